@@ -1,0 +1,105 @@
+// sim/channel.hpp — fiber mailboxes and signals on virtual time.
+//
+// Channel<T>: an unbounded FIFO mailbox. push() never blocks (it may be called
+// from a callback timer); pop() parks the calling fiber until an item arrives;
+// pop_until(deadline) gives up at a virtual deadline. Items are handed out in
+// push order; waiters are served in the order they started waiting.
+//
+// Signal: a level-free notification: wait() parks until notify_all() or
+// the deadline.
+//
+// Waiters are registered as Wakers (slot, wait id), never as pointers, so a
+// waiter that timed out, crashed or was destroyed is simply skipped: nothing
+// dangles and nothing needs deregistering during unwinding.
+//
+// Does not: bound capacity or apply backpressure; model code does that.
+#pragma once
+
+#include <deque>
+#include <optional>
+#include <utility>
+
+#include "sim/simulation.hpp"
+
+namespace sim {
+
+template <class T>
+class Channel {
+ public:
+  void push(T item) {
+    items_.push_back(std::move(item));
+    wake_one();
+  }
+
+  // Parks until an item is available. Throws Crash if the node crashes meanwhile.
+  T pop() {
+    auto item = pop_until(kTimeMax);
+    return std::move(*item);
+  }
+
+  // Parks until an item is available or `deadline` passes (nullopt).
+  std::optional<T> pop_until(Time deadline) {
+    Simulation& simulation = Simulation::current();
+    while (items_.empty()) {
+      if (simulation.now() >= deadline) return std::nullopt;
+      prune();
+      waiters_.push_back(simulation.waker());
+      simulation.park(deadline);
+    }
+    T item = std::move(items_.front());
+    items_.pop_front();
+    if (!items_.empty()) wake_one();  // another waiter may take the next one
+    return item;
+  }
+
+  std::optional<T> try_pop() {
+    if (items_.empty()) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    return item;
+  }
+
+  std::size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  void clear() { items_.clear(); }
+
+ private:
+  void wake_one() {
+    Simulation& simulation = Simulation::current();
+    while (!waiters_.empty()) {
+      Waker w = waiters_.front();
+      waiters_.pop_front();
+      if (simulation.wake(w)) return;
+    }
+  }
+  void prune() {
+    Simulation& simulation = Simulation::current();
+    while (!waiters_.empty() && !simulation.waiting(waiters_.front())) waiters_.pop_front();
+  }
+
+  std::deque<T> items_;
+  std::deque<Waker> waiters_;
+};
+
+class Signal {
+ public:
+  // Parks until notify_all() or `deadline`. Returns true if notified.
+  bool wait(Time deadline = kTimeMax) {
+    Simulation& simulation = Simulation::current();
+    if (simulation.now() >= deadline) return false;
+    while (!waiters_.empty() && !simulation.waiting(waiters_.front())) waiters_.pop_front();
+    waiters_.push_back(simulation.waker());
+    return simulation.park(deadline);
+  }
+  void notify_all() {
+    Simulation& simulation = Simulation::current();
+    std::deque<Waker> waiters;
+    waiters.swap(waiters_);
+    for (Waker w : waiters) simulation.wake(w);
+  }
+
+ private:
+  std::deque<Waker> waiters_;
+};
+
+}  // namespace sim

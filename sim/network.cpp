@@ -1,0 +1,106 @@
+#include "sim/network.hpp"
+
+namespace sim {
+
+void Network::set_link(GroupId a, GroupId b, LinkConfig link) {
+  for (auto& o : overrides_) {
+    if ((o.a == a && o.b == b) || (o.a == b && o.b == a)) {
+      o.link = std::move(link);
+      return;
+    }
+  }
+  overrides_.push_back(Override{a, b, std::move(link)});
+}
+
+void Network::add_partition(GroupId a, GroupId b, Time from, Time until) {
+  partitions_.push_back(Partition{a, b, from, until});
+}
+
+bool Network::partitioned(const Node& a, const Node& b, Time time) const {
+  const GroupId ga = a.group();
+  const GroupId gb = b.group();
+  for (const auto& p : partitions_) {
+    if (time < p.from || time >= p.until) continue;
+    if ((p.a == ga && p.b == gb) || (p.a == gb && p.b == ga)) return true;
+  }
+  return false;
+}
+
+const LinkConfig& Network::link(const Node& a, const Node& b) const {
+  const GroupId ga = a.group();
+  const GroupId gb = b.group();
+  for (const auto& o : overrides_) {
+    if ((o.a == ga && o.b == gb) || (o.a == gb && o.b == ga)) return o.link;
+  }
+  return default_link_;
+}
+
+void Network::transmit(Node& from, Node& to, std::function<void()> on_deliver, std::uint64_t tag,
+                       bool is_response) {
+  Simulation& simulation = simulation_;
+  Trace& trace = simulation.trace();
+  const Time now = simulation.now();
+  ++stats_.sent;
+  trace.record(now, kinds::kSend, from.id(), tag, to.id(), is_response ? 1 : 0);
+  if (partitioned(from, to, now)) {
+    ++stats_.partitioned;
+    trace.record(now, kinds::kDropPartition, from.id(), tag, to.id(), is_response ? 1 : 0);
+    return;
+  }
+  const LinkConfig& cfg = link(from, to);
+  const double drop_probability = is_response ? cfg.ack_loss : cfg.loss;
+  if (drop_probability > 0.0 && rng_.bernoulli(drop_probability)) {
+    if (is_response) {
+      ++stats_.ack_lost;
+      trace.record(now, kinds::kDropAck, from.id(), tag, to.id(), 1);
+    } else {
+      ++stats_.lost;
+      trace.record(now, kinds::kDropLoss, from.id(), tag, to.id(), 0);
+    }
+    return;
+  }
+  const bool duplicated = cfg.duplicate > 0.0 && rng_.bernoulli(cfg.duplicate);
+  Node* source = &from;
+  Node* target = &to;
+  if (duplicated) {
+    ++stats_.duplicated;
+    trace.record(now, kinds::kDuplicate, from.id(), tag, to.id(), is_response ? 1 : 0);
+    const Duration second_latency = cfg.latency.sample(rng_);
+    simulation.at(now + second_latency,
+                  [this, source, target, on_deliver, tag]() { arrive(*source, *target, on_deliver, tag); });
+  }
+  const Duration latency = cfg.latency.sample(rng_);
+  simulation.at(now + latency, [this, source, target, on_deliver = std::move(on_deliver), tag]() {
+    arrive(*source, *target, on_deliver, tag);
+  });
+}
+
+void Network::arrive(Node& from, Node& to, const std::function<void()>& on_deliver, std::uint64_t tag) {
+  Simulation& simulation = simulation_;
+  Trace& trace = simulation.trace();
+  const Time now = simulation.now();
+  if (partitioned(from, to, now)) {
+    ++stats_.partitioned;
+    trace.record(now, kinds::kDropPartition, to.id(), tag, from.id(), 2);
+    return;
+  }
+  if (!to.alive()) {
+    ++stats_.to_down_node;
+    trace.record(now, kinds::kDropDown, to.id(), tag, from.id());
+    return;
+  }
+  if (to.paused()) {
+    // A paused process does not read its socket until the pause ends.
+    Node* source = &from;
+    Node* target = &to;
+    simulation.at(to.paused_until(), [this, source, target, on_deliver, tag]() {
+      arrive(*source, *target, on_deliver, tag);
+    });
+    return;
+  }
+  ++stats_.delivered;
+  trace.record(now, kinds::kDeliver, to.id(), tag, from.id());
+  on_deliver();
+}
+
+}  // namespace sim

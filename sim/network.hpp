@@ -1,0 +1,173 @@
+// sim/network.hpp — messages and RPC between simulated nodes.
+//
+// Every message crosses a link chosen by the (sender group, receiver group)
+// pair: a latency distribution (random latency reorders messages), a loss
+// probability for requests and one-way messages, an ack_loss probability for
+// responses (the lost ACK), and a duplication probability. Partitions between
+// two groups are scheduled windows [from, until): a message across a partition
+// at its send or its arrival instant is dropped; messages within a group or
+// between other groups are untouched. A message to a crashed node is dropped.
+//
+// RPC: call() sends a request from the calling fiber's node to a Service; the
+// service's handler runs atomically at one virtual instant (arrival + service
+// time: the instant the operation takes effect), and the response travels
+// back. A caller that times out cannot tell a lost request from a lost
+// response: the trace records which it was. A duplicated request runs the
+// handler twice (the server sees both), and the caller takes the first
+// response.
+//
+// All randomness comes from the Network's own Rng stream, so adding nodes that
+// do not send does not reshuffle the network's draws.
+//
+// Does not: model bandwidth, connection state or TCP retransmission; the model
+// layer adds retries where real clients have them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "sim/distribution.hpp"
+#include "sim/node.hpp"
+#include "sim/random.hpp"
+#include "sim/simulation.hpp"
+#include "sim/trace.hpp"
+
+namespace sim {
+
+struct LinkConfig {
+  Distribution latency = Distribution::constant(kMillisecond);
+  double loss = 0.0;       // request or one-way message dropped
+  double ack_loss = 0.0;   // response dropped
+  double duplicate = 0.0;  // message delivered twice
+};
+
+// A server endpoint: where a call's handler runs, and how long it takes.
+struct Service {
+  Node* node = nullptr;
+  Distribution service_time;  // default: zero
+  bool serial = false;        // true: one request at a time, FIFO (a single-threaded server)
+  Time busy_until = 0;
+};
+
+struct NetworkStats {
+  std::uint64_t sent = 0;
+  std::uint64_t delivered = 0;
+  std::uint64_t lost = 0;
+  std::uint64_t ack_lost = 0;
+  std::uint64_t partitioned = 0;
+  std::uint64_t to_down_node = 0;
+  std::uint64_t duplicated = 0;
+  std::uint64_t rpc_timeouts = 0;
+  std::uint64_t late_responses = 0;
+};
+
+class Network {
+ public:
+  Network(Simulation& simulation, Rng rng) : simulation_(simulation), rng_(rng) {}
+
+  void set_default_link(LinkConfig link) { default_link_ = std::move(link); }
+  // Override for messages between two groups (either direction).
+  void set_link(GroupId a, GroupId b, LinkConfig link);
+  // Drops every message between groups a and b sent or arriving in [from, until).
+  void add_partition(GroupId a, GroupId b, Time from, Time until);
+  bool partitioned(const Node& a, const Node& b, Time time) const;
+  const LinkConfig& link(const Node& a, const Node& b) const;
+
+  // One-way message: `on_deliver` runs at the destination's arrival instant,
+  // unless the message is lost, crosses a partition, or `to` is down.
+  void send(Node& from, Node& to, std::function<void()> on_deliver, std::uint64_t tag = 0) {
+    transmit(from, to, std::move(on_deliver), tag, false);
+  }
+
+  // RPC from the calling fiber's node. `handle` is a copyable callable with no
+  // arguments returning the response; it must not block. Returns nullopt on timeout.
+  template <class Handler>
+  auto call(Service& service, Handler handle, Duration timeout, std::uint64_t tag = 0)
+      -> std::optional<std::invoke_result_t<Handler&>>;
+
+  const NetworkStats& stats() const { return stats_; }
+
+ private:
+  struct Override {
+    GroupId a, b;
+    LinkConfig link;
+  };
+  struct Partition {
+    GroupId a, b;
+    Time from, until;
+  };
+  // Sends with loss/partition/duplication; is_response selects ack_loss.
+  void transmit(Node& from, Node& to, std::function<void()> on_deliver, std::uint64_t tag, bool is_response);
+  void arrive(Node& from, Node& to, const std::function<void()>& on_deliver, std::uint64_t tag);
+
+  Simulation& simulation_;
+  Rng rng_;
+  LinkConfig default_link_;
+  std::vector<Override> overrides_;
+  std::vector<Partition> partitions_;
+  NetworkStats stats_;
+};
+
+template <class Handler>
+auto Network::call(Service& service, Handler handle, Duration timeout, std::uint64_t tag)
+    -> std::optional<std::invoke_result_t<Handler&>> {
+  using Response = std::invoke_result_t<Handler&>;
+  Simulation& simulation = simulation_;
+  Node& caller = simulation.this_node();
+  Node& server = *service.node;
+  std::optional<Response> result;
+  const Waker waker = simulation.waker();
+  Network* network = this;
+  Service* service_pointer = &service;
+  Node* caller_pointer = &caller;
+  Node* server_pointer = &server;
+  std::optional<Response>* result_pointer = &result;
+
+  auto on_request = [network, service_pointer, caller_pointer, server_pointer, result_pointer, waker, tag,
+                     handle]() mutable {
+    Simulation& sim = network->simulation_;
+    auto serve = [network, caller_pointer, server_pointer, result_pointer, waker, tag, handle]() mutable {
+      Response response = handle();
+      network->transmit(
+          *server_pointer, *caller_pointer,
+          [network, result_pointer, waker, tag, response = std::move(response)]() mutable {
+            Simulation& s = network->simulation_;
+            if (s.waiting(waker)) {
+              *result_pointer = std::move(response);
+              s.wake(waker);
+            } else {
+              ++network->stats_.late_responses;
+              s.trace().record(s.now(), kinds::kLateResponse, 0, tag);
+            }
+          },
+          tag, true);
+    };
+    Service& svc = *service_pointer;
+    const Duration service_ns = svc.service_time.is_constant() && svc.service_time.mean_ns() == 0.0
+                                    ? 0
+                                    : svc.service_time.sample(network->rng_);
+    if (!svc.serial && service_ns == 0) {
+      serve();
+      return;
+    }
+    Time start = sim.now();
+    if (svc.serial) start = std::max(start, svc.busy_until);
+    const Time finish = start + service_ns;
+    if (svc.serial) svc.busy_until = finish;
+    sim.at(finish, std::move(serve));
+  };
+  transmit(caller, server, std::move(on_request), tag, false);
+  const bool answered = simulation.park(simulation.now() + timeout);
+  if (!answered || !result.has_value()) {
+    ++stats_.rpc_timeouts;
+    simulation.trace().record(simulation.now(), kinds::kRpcTimeout, caller.id(), tag);
+    return std::nullopt;
+  }
+  return result;
+}
+
+}  // namespace sim

@@ -1,0 +1,444 @@
+#include "sim/simulation.hpp"
+
+#include <algorithm>
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/fiber.hpp>
+#include <boost/fiber/fixedsize_stack.hpp>
+#include <boost/fiber/operations.hpp>
+#include <boost/fiber/type.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include "sim/node.hpp"
+
+namespace sim {
+
+namespace {
+thread_local Simulation* t_current = nullptr;
+thread_local KernelAlgorithm* t_algorithm = nullptr;
+
+[[noreturn]] void kernel_abort(const char* what) {
+  std::fprintf(stderr, "lethe kernel: %s\n", what);
+  std::abort();
+}
+#define LETHE_KERNEL_ASSERT(cond) \
+  do {                            \
+    if (!(cond)) kernel_abort("assertion failed: " #cond); \
+  } while (false)
+}  // namespace
+
+// The Boost.Fiber scheduling algorithm installed once per thread. It keeps the
+// dispatcher and main contexts apart from simulated fibers: simulated fibers
+// first (the Simulation's ready queue), then the dispatcher, then main.
+class KernelAlgorithm final : public boost::fibers::algo::algorithm {
+ public:
+  KernelAlgorithm() { t_algorithm = this; }
+  ~KernelAlgorithm() override {
+    if (t_algorithm == this) t_algorithm = nullptr;
+  }
+
+  void awakened(boost::fibers::context* ctx) noexcept override {
+    if (ctx->is_context(boost::fibers::type::dispatcher_context)) {
+      dispatcher_ = ctx;
+    } else if (ctx->is_context(boost::fibers::type::main_context)) {
+      main_ = ctx;
+    } else {
+      LETHE_KERNEL_ASSERT(simulation_ != nullptr);
+      simulation_->ready_.push_back(ctx);
+    }
+  }
+
+  boost::fibers::context* pick_next() noexcept override {
+    if (simulation_ != nullptr && !simulation_->ready_.empty()) {
+      simulation_->current_slot_ = Simulation::kNoSlot;
+      return simulation_->pick_next();
+    }
+    if (dispatcher_ != nullptr) {
+      auto* ctx = dispatcher_;
+      dispatcher_ = nullptr;
+      if (simulation_ != nullptr) simulation_->current_slot_ = Simulation::kNoSlot;
+      return ctx;
+    }
+    if (main_ != nullptr) {
+      auto* ctx = main_;
+      main_ = nullptr;
+      if (simulation_ != nullptr) simulation_->current_slot_ = Simulation::kNoSlot;
+      return ctx;
+    }
+    return nullptr;
+  }
+
+  bool has_ready_fibers() const noexcept override {
+    return (simulation_ != nullptr && !simulation_->ready_.empty()) || dispatcher_ != nullptr || main_ != nullptr;
+  }
+
+  // Reached from the dispatcher when nothing is ready: this is where virtual
+  // time advances. A finite `until` means some code used a real-time wait.
+  void suspend_until(std::chrono::steady_clock::time_point const& until) noexcept override {
+    if (until != (std::chrono::steady_clock::time_point::max)()) {
+      kernel_abort("a fiber used a real-time wait (sleep_for, wait_for, ...); use sim::sleep and kernel await points");
+    }
+    if (simulation_ == nullptr || !simulation_->running_) {
+      kernel_abort("no simulated fiber is ready and no simulation is running: deadlock outside the kernel");
+    }
+    simulation_->advance();
+  }
+
+  void notify() noexcept override {}
+
+  void make_main_ready(boost::fibers::context* ctx) { main_ = ctx; }
+
+  Simulation* simulation_ = nullptr;
+
+ private:
+  boost::fibers::context* dispatcher_ = nullptr;
+  boost::fibers::context* main_ = nullptr;
+};
+
+Simulation::Simulation(SimulationOptions options)
+    : options_(options), schedule_rng_(Rng::derive(options.seed, "kernel.schedule")) {
+  if (t_current != nullptr) throw std::logic_error("one Simulation per thread at a time");
+  if (t_algorithm == nullptr) boost::fibers::use_scheduling_algorithm<KernelAlgorithm>();
+  LETHE_KERNEL_ASSERT(t_algorithm != nullptr);
+  algorithm_ = t_algorithm;
+  algorithm_->simulation_ = this;
+  t_current = this;
+  timers_.reserve(1024);
+}
+
+Simulation::~Simulation() {
+  // Unwind every remaining fiber as a crash, without advancing time.
+  shutting_down_ = true;
+  for (auto& node : nodes_) kill_fibers_of(*node);
+  if (live_fibers_ > 0 && !running_) {
+    try {
+      run_until(now_);
+    } catch (const InternalError&) {
+      // Already reported by the run that failed.
+    }
+  }
+  LETHE_KERNEL_ASSERT(live_fibers_ == 0);
+  algorithm_->simulation_ = nullptr;
+  t_current = nullptr;
+}
+
+Simulation& Simulation::current() {
+  LETHE_KERNEL_ASSERT(t_current != nullptr);
+  return *t_current;
+}
+
+GroupId Simulation::group_id(std::string_view group) {
+  for (std::size_t i = 0; i < group_names_.size(); ++i) {
+    if (group_names_[i] == group) return static_cast<GroupId>(i);
+  }
+  group_names_.emplace_back(group);
+  return static_cast<GroupId>(group_names_.size() - 1);
+}
+
+Node& Simulation::add_node(std::string name, std::string_view group) {
+  auto id = static_cast<NodeId>(nodes_.size());
+  trace_.set_node_name(id, name);
+  nodes_.push_back(std::make_unique<Node>(*this, id, std::move(name), group_id(group)));
+  return *nodes_.back();
+}
+
+void Simulation::push_timer(Time time, Waker waker, std::function<void()> fn) {
+  LETHE_KERNEL_ASSERT(time >= now_);
+  timers_.push_back(Timer{time, timer_sequence_++, waker, std::move(fn)});
+  std::push_heap(timers_.begin(), timers_.end(), TimerLater{});
+}
+
+void Simulation::at(Time time, std::function<void()> fn) {
+  push_timer(time, Waker{kNoSlot, 0}, std::move(fn));
+}
+
+Waker Simulation::waker() const {
+  LETHE_KERNEL_ASSERT(current_slot_ != kNoSlot);
+  const FiberSlot& slot = slots_[current_slot_];
+  return Waker{current_slot_, slot.next_wait_id};
+}
+
+bool Simulation::waiting(Waker w) const {
+  if (w.slot >= slots_.size()) return false;
+  const FiberSlot& slot = slots_[w.slot];
+  return slot.in_use && slot.wait_id != 0 && slot.wait_id == w.wait_id;
+}
+
+bool Simulation::wake(Waker w) {
+  if (!waiting(w)) return false;
+  make_ready(w.slot);
+  return true;
+}
+
+void Simulation::make_ready(std::uint32_t slot_index) {
+  FiberSlot& slot = slots_[slot_index];
+  LETHE_KERNEL_ASSERT(slot.wait_id != 0);
+  slot.wait_id = 0;
+  ready_.push_back(slot.context);
+}
+
+void Simulation::checkpoint() {
+  LETHE_KERNEL_ASSERT(current_slot_ != kNoSlot);
+  if (slots_[current_slot_].killed && std::uncaught_exceptions() == 0) throw Crash{};
+}
+
+Node& Simulation::this_node() {
+  LETHE_KERNEL_ASSERT(current_slot_ != kNoSlot);
+  return *slots_[current_slot_].node;
+}
+
+bool Simulation::park(Time deadline) {
+  const std::uint32_t self = current_slot_;
+  LETHE_KERNEL_ASSERT(self != kNoSlot);
+  FiberSlot& slot = slots_[self];
+  if (slot.killed) {
+    if (std::uncaught_exceptions() == 0) throw Crash{};
+    return false;  // unwinding already: never block a dying fiber
+  }
+  LETHE_KERNEL_ASSERT(deadline >= now_);
+  slot.wait_id = slot.next_wait_id;
+  slot.next_wait_id = ++wait_counter_;
+  slot.timed_out = false;
+  if (deadline != kTimeMax) push_timer(deadline, Waker{self, slot.wait_id}, nullptr);
+  suspend_current(self);
+  current_slot_ = self;
+  FiberSlot& resumed = slots_[self];  // slots_ may have grown while suspended
+  const bool woken = !resumed.timed_out;
+  if (resumed.killed) {
+    if (std::uncaught_exceptions() == 0) throw Crash{};
+    return false;
+  }
+  handle_pause(self);
+  return woken;
+}
+
+void Simulation::handle_pause(std::uint32_t self) {
+  // A fiber of a paused node does not return from an await point until the pause ends.
+  while (slots_[self].node->paused_until_ > now_) {
+    FiberSlot& slot = slots_[self];
+    slot.wait_id = slot.next_wait_id;
+    slot.next_wait_id = ++wait_counter_;
+    push_timer(slot.node->paused_until_, Waker{self, slot.wait_id}, nullptr);
+    suspend_current(self);
+    current_slot_ = self;
+    if (slots_[self].killed) {
+      if (std::uncaught_exceptions() == 0) throw Crash{};
+      return;
+    }
+  }
+}
+
+void Simulation::suspend_current(std::uint32_t self) {
+  boost::fibers::context* ctx = slots_[self].context;
+  if (options_.fast_path && ready_.empty()) {
+    advance();
+    // advance() ran here, in this fiber, so this fiber may itself be ready now.
+    // Make the pick pick_next() would make; if it is this fiber, keep running
+    // (no switch); otherwise remember the pick (Boost must never be asked to
+    // resume the active context) so the random stream sees the same draws.
+    const auto self_position = std::find(ready_.begin(), ready_.end(), ctx);
+    if (self_position != ready_.end()) {
+      const std::size_t chosen = choose_ready_index();
+      if (ready_[chosen] == ctx) {
+        ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(chosen));
+        return;
+      }
+      preselected_ = chosen;
+    }
+  }
+  ++switches_;
+  ctx->suspend();
+}
+
+std::size_t Simulation::choose_ready_index() {
+  if (options_.policy == SchedulePolicy::Fifo || ready_.size() == 1) return 0;
+  return static_cast<std::size_t>(schedule_rng_.below(ready_.size()));
+}
+
+void Simulation::advance() {
+  LETHE_KERNEL_ASSERT(ready_.empty());
+  if (shutting_down_ || !failure_.empty()) {
+    finish_run();
+    return;
+  }
+  while (ready_.empty()) {
+    if (timers_.empty() || timers_.front().time > limit_) {
+      finish_run();
+      return;
+    }
+    const Time instant = timers_.front().time;
+    LETHE_KERNEL_ASSERT(instant >= now_);  // virtual time never goes backwards
+    now_ = instant;
+    while (!timers_.empty() && timers_.front().time == instant) {
+      std::pop_heap(timers_.begin(), timers_.end(), TimerLater{});
+      Timer timer = std::move(timers_.back());
+      timers_.pop_back();
+      if (timer.fn) {
+        timer.fn();
+        if (!failure_.empty()) {
+          finish_run();
+          return;
+        }
+      } else if (waiting(timer.waker)) {
+        slots_[timer.waker.slot].timed_out = true;
+        make_ready(timer.waker.slot);
+      }
+    }
+  }
+}
+
+void Simulation::finish_run() {
+  if (finished_) return;
+  finished_ = true;
+  if (main_waiting_ != nullptr) {
+    algorithm_->make_main_ready(main_waiting_);
+    main_waiting_ = nullptr;
+  }
+}
+
+boost::fibers::context* Simulation::pick_next() {
+  LETHE_KERNEL_ASSERT(!ready_.empty());
+  ++switches_;
+  std::size_t index;
+  if (preselected_ != kNoPick) {
+    index = preselected_;
+    preselected_ = kNoPick;
+  } else {
+    index = choose_ready_index();
+  }
+  LETHE_KERNEL_ASSERT(index < ready_.size());
+  auto* ctx = ready_[index];
+  ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(index));
+  return ctx;
+}
+
+void Simulation::run_until(Time limit) {
+  LETHE_KERNEL_ASSERT(!running_);
+  LETHE_KERNEL_ASSERT(current_slot_ == kNoSlot);
+  if (!failure_.empty()) throw InternalError(failure_);
+  limit_ = limit;
+  running_ = true;
+  finished_ = false;
+  main_waiting_ = boost::fibers::context::active();
+  if (ready_.empty()) advance();
+  if (!finished_) {
+    main_waiting_->suspend();
+  } else {
+    main_waiting_ = nullptr;
+  }
+  running_ = false;
+  current_slot_ = kNoSlot;
+  if (!failure_.empty()) throw InternalError(failure_);
+}
+
+void Simulation::fail(std::string message) {
+  if (failure_.empty()) failure_ = std::move(message);
+}
+
+void Simulation::spawn_fiber(Node& node, std::function<void()> body) {
+  std::uint32_t index;
+  if (!free_slots_.empty()) {
+    index = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    index = static_cast<std::uint32_t>(slots_.size());
+    slots_.emplace_back();
+  }
+  FiberSlot& slot = slots_[index];
+  slot = FiberSlot{};
+  slot.in_use = true;
+  slot.node = &node;
+  slot.next_wait_id = ++wait_counter_;
+  node.fiber_slots_.push_back(index);
+  ++live_fibers_;
+  boost::fibers::fiber fiber(
+      std::allocator_arg, boost::fibers::fixedsize_stack(options_.stack_bytes),
+      [this, index, body = std::move(body)]() mutable {
+        current_slot_ = index;
+        slots_[index].context = boost::fibers::context::active();
+        try {
+          if (slots_[index].killed) throw Crash{};
+          handle_pause(index);
+          body();
+        } catch (const Crash&) {
+          // Normal end of a crashed fiber.
+        } catch (const std::exception& e) {
+          fail(std::string("a simulated fiber failed: ") + e.what());
+        } catch (...) {
+          fail("a simulated fiber failed with a non-standard exception");
+        }
+        body = nullptr;  // release captured state while the fiber still exists
+        fiber_exited(index);
+      });
+  fiber.detach();
+}
+
+void Simulation::fiber_exited(std::uint32_t index) {
+  FiberSlot& slot = slots_[index];
+  Node& node = *slot.node;
+  auto it = std::find(node.fiber_slots_.begin(), node.fiber_slots_.end(), index);
+  LETHE_KERNEL_ASSERT(it != node.fiber_slots_.end());
+  node.fiber_slots_.erase(it);
+  slot = FiberSlot{};
+  free_slots_.push_back(index);
+  --live_fibers_;
+  current_slot_ = kNoSlot;
+  if (live_fibers_ == 0 && shutting_down_) finish_run();
+}
+
+void Simulation::kill_fibers_of(Node& node) {
+  for (std::uint32_t index : node.fiber_slots_) {
+    FiberSlot& slot = slots_[index];
+    slot.killed = true;
+    if (slot.wait_id != 0) make_ready(index);
+  }
+}
+
+void sleep(Duration duration) {
+  Simulation& simulation = Simulation::current();
+  simulation.park(simulation.now() + std::max<Duration>(duration, 0));
+}
+
+void sleep_until(Time time) {
+  Simulation& simulation = Simulation::current();
+  simulation.park(std::max(time, simulation.now()));
+}
+
+// --- Node ---
+
+void Node::start() {
+  if (!main_) throw std::logic_error("Node::start: no main function set for " + name_);
+  simulation_.trace().record(simulation_.now(), kinds::kSpawn, id_, incarnation_);
+  simulation_.spawn_fiber(*this, main_);
+}
+
+void Node::spawn(std::function<void()> body) { simulation_.spawn_fiber(*this, std::move(body)); }
+
+void Node::crash() {
+  if (!alive_) return;
+  alive_ = false;
+  ++crashes_;
+  simulation_.trace().record(simulation_.now(), kinds::kCrash, id_, incarnation_);
+  simulation_.kill_fibers_of(*this);
+}
+
+void Node::restart() {
+  if (alive_) return;
+  alive_ = true;
+  ++incarnation_;
+  paused_until_ = 0;
+  simulation_.trace().record(simulation_.now(), kinds::kRestart, id_, incarnation_);
+  if (main_) simulation_.spawn_fiber(*this, main_);
+}
+
+void Node::pause_for(Duration duration) {
+  const Time until = simulation_.now() + std::max<Duration>(duration, 0);
+  if (until <= paused_until_) return;
+  paused_until_ = until;
+  simulation_.trace().record(simulation_.now(), kinds::kPause, id_, static_cast<std::uint64_t>(duration));
+}
+
+}  // namespace sim

@@ -1,0 +1,210 @@
+// sim/simulation.hpp — the deterministic virtual-time kernel.
+//
+// A Simulation owns virtual time, the timer queue, the nodes and their fibers,
+// and the trace. Every simulated activity is a Boost.Fiber fiber on the ONE
+// thread that runs the simulation, scheduled by a custom algorithm:
+//   - ready fibers run in FIFO order, or in a seeded-random order
+//     (SchedulePolicy::Random, to explore interleavings);
+//   - fibers block only through the kernel's await points (park(), sleep(),
+//     Channel, Signal, Network::call); virtual time advances to the earliest
+//     timer only when no fiber is ready;
+//   - callback timers (at()) run on the loop at their instant and must not block.
+//
+// Invariants (checked with assertions that stay on):
+//   - virtual time never goes backwards;
+//   - timers fire in (time, sequence) order: ties break by insertion order;
+//   - nothing here reads a real clock, sleeps, or uses pointer values to order
+//     anything: the same seed gives the same trace hash on every run and build.
+//
+// Crashes: Node::crash() marks every fiber of the node; each throws sim::Crash
+// (which does not derive from std::exception) at its current or next await
+// point, so stacks unwind and RAII runs. A fiber blocked in a Boost mutex,
+// condition variable, future or join cannot be crashed: simulated code must
+// block only through this kernel.
+//
+// Threads: one Simulation per thread at a time. Several simulations may run on
+// several threads (each thread gets its own scheduling algorithm), which is
+// how runner/ runs seeds in parallel. Nothing here spawns a thread.
+//
+// Does not: know anything about messages, stores or dedupe (that is model/).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/random.hpp"
+#include "sim/time.hpp"
+#include "sim/trace.hpp"
+
+namespace boost::fibers {
+class context;
+}
+
+namespace sim {
+
+class Node;
+class KernelAlgorithm;
+
+// Thrown at an await point of a fiber whose node crashed. Deliberately not a
+// std::exception, so `catch (const std::exception&)` in code under test does
+// not swallow it. If user code swallows it with catch (...), the next await
+// point throws again.
+struct Crash {};
+
+// Raised by Simulation::run_until when a fiber failed with an exception other
+// than Crash, or a kernel invariant broke: lethe's own bug (exit code 3).
+struct InternalError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class SchedulePolicy { Fifo, Random };
+
+using NodeId = std::uint32_t;
+using GroupId = std::uint32_t;
+
+// Identifies one wait of one fiber; wake() on a stale Waker does nothing.
+struct Waker {
+  std::uint32_t slot = 0;
+  std::uint64_t wait_id = 0;
+};
+
+struct SimulationOptions {
+  std::uint64_t seed = 1;
+  SchedulePolicy policy = SchedulePolicy::Fifo;
+  std::size_t stack_bytes = 64 * 1024;
+  bool fast_path = true;  // skip the dispatcher when the parking fiber is next anyway (traces are identical)
+};
+
+class Simulation {
+ public:
+  explicit Simulation(SimulationOptions options = {});
+  ~Simulation();  // unwinds every remaining fiber (as a crash), then releases everything
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  // The simulation running on this thread. REQUIRES: one exists.
+  static Simulation& current();
+
+  Time now() const { return now_; }
+  std::uint64_t seed() const { return options_.seed; }
+  // A named random stream derived from the seed: independent of every other name.
+  Rng rng(std::string_view stream_name) const { return Rng::derive(options_.seed, stream_name); }
+  Trace& trace() { return trace_; }
+
+  // Nodes. Groups name sets of nodes for link settings and partitions.
+  Node& add_node(std::string name, std::string_view group);
+  Node& node(NodeId id) { return *nodes_[id]; }
+  std::size_t node_count() const { return nodes_.size(); }
+  GroupId group_id(std::string_view group);  // interns the name
+  const std::string& group_name(GroupId id) const { return group_names_[id]; }
+
+  // Callback timers: `fn` runs on the loop at `time` (>= now). It must not block.
+  void at(Time time, std::function<void()> fn);
+  void after(Duration delay, std::function<void()> fn) { at(now_ + delay, std::move(fn)); }
+
+  // Runs until nothing is ready and no timer is due at or before `limit`.
+  // Time ends at the last event processed (not at `limit`).
+  // Throws InternalError if a fiber failed with an unexpected exception.
+  void run_until(Time limit = kTimeMax);
+  void run() { run_until(kTimeMax); }
+  bool has_pending_timers() const { return !timers_.empty(); }
+  std::size_t live_fibers() const { return live_fibers_; }
+
+  // --- await points (call only from a simulated fiber) ---
+  // Parks the current fiber until wake(waker()) or `deadline` (kTimeMax = none).
+  // Returns true if woken, false on the deadline. Throws Crash if the node crashed.
+  bool park(Time deadline = kTimeMax);
+  // The Waker for the current fiber's NEXT park(). Take it, register it, then park().
+  Waker waker() const;
+  // True if that wait is still in progress (its fiber is parked in it).
+  bool waiting(Waker w) const;
+  // Makes the fiber ready if it is still parked in that wait. Returns whether it was.
+  bool wake(Waker w);
+  // Throws Crash if the current fiber's node crashed; otherwise returns.
+  void checkpoint();
+  // The node of the current fiber.
+  Node& this_node();
+  bool in_fiber() const { return current_slot_ != kNoSlot; }
+
+  // Internal: used by Node.
+  void spawn_fiber(Node& node, std::function<void()> body);
+  void kill_fibers_of(Node& node);
+  std::uint64_t context_switches() const { return switches_; }
+
+ private:
+  friend class KernelAlgorithm;
+  static constexpr std::uint32_t kNoSlot = UINT32_MAX;
+
+  struct FiberSlot {
+    boost::fibers::context* context = nullptr;
+    Node* node = nullptr;
+    std::uint64_t wait_id = 0;       // nonzero while parked
+    std::uint64_t next_wait_id = 0;  // the id its next park() will use
+    bool killed = false;
+    bool timed_out = false;
+    bool in_use = false;
+  };
+  struct Timer {
+    Time time;
+    std::uint64_t sequence;
+    Waker waker;                 // fiber wake-up (slot != kNoSlot) ...
+    std::function<void()> fn;    // ... or a callback
+  };
+  struct TimerLater {
+    bool operator()(const Timer& x, const Timer& y) const {
+      return x.time != y.time ? x.time > y.time : x.sequence > y.sequence;
+    }
+  };
+
+  void push_timer(Time time, Waker waker, std::function<void()> fn);
+  // Pops every timer due at the earliest instant (repeating while nothing became
+  // ready). Sets finished_ when there is nothing left before the limit.
+  void advance();
+  void make_ready(std::uint32_t slot);
+  void suspend_current(std::uint32_t slot);
+  void fiber_exited(std::uint32_t slot);
+  void finish_run();
+  void handle_pause(std::uint32_t slot);
+  void fail(std::string message);
+  boost::fibers::context* pick_next();
+  std::size_t choose_ready_index();
+  static constexpr std::size_t kNoPick = SIZE_MAX;
+  std::size_t preselected_ = kNoPick;
+  bool has_ready() const;
+
+  SimulationOptions options_;
+  Time now_ = 0;
+  Time limit_ = kTimeMax;
+  std::uint64_t timer_sequence_ = 0;
+  std::uint64_t wait_counter_ = 0;
+  std::uint64_t switches_ = 0;
+  std::vector<Timer> timers_;  // binary heap with TimerLater
+  std::deque<boost::fibers::context*> ready_;
+  std::vector<FiberSlot> slots_;
+  std::vector<std::uint32_t> free_slots_;
+  std::uint32_t current_slot_ = kNoSlot;
+  std::size_t live_fibers_ = 0;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::string> group_names_;
+  Trace trace_;
+  Rng schedule_rng_;
+  KernelAlgorithm* algorithm_ = nullptr;
+  boost::fibers::context* main_waiting_ = nullptr;
+  bool running_ = false;
+  bool finished_ = false;
+  bool shutting_down_ = false;
+  std::string failure_;
+};
+
+// Free functions for code running in a simulated fiber.
+inline Time now() { return Simulation::current().now(); }
+void sleep(Duration duration);
+void sleep_until(Time time);
+
+}  // namespace sim

@@ -1,0 +1,51 @@
+// sim/time.hpp — virtual time and durations, and their text form.
+//
+// Contract:
+// - `Time` is virtual nanoseconds since the start of a simulation; `Duration` is a signed count of nanoseconds.
+//   Both are plain integers: no real clock is ever read here.
+// - Text form (SCENARIOS.md "Values"): "<number><unit>", the number an integer or a decimal ("250ms", "1.5s",
+//   "7d", "0s"), units ns us ms s m h d (m = minute). A bare "0" is also accepted. No spaces, no '+', no exponent,
+//   no ".5s" or "5.s" (digits are required on both sides of a decimal point).
+// - parse_duration() is exact (parse_duration_rounded() is the one exception, for measured data): a value that is not a whole number of nanoseconds ("0.5ns", "1.0000000001s") is
+//   rejected rather than rounded, and so is anything beyond the int64 range. Trailing zeros are fine ("1.500s").
+// - format_duration() gives the shortest text that parse_duration() reads back as exactly the same value;
+//   parse_duration(format_duration(d)) == d for every d >= 0, and for every d when negatives are allowed.
+// - Nothing here throws; errors are reported through the `error` out-parameter, which is written only on failure.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sim {
+
+using Time = std::int64_t;      // virtual nanoseconds since simulation start
+using Duration = std::int64_t;  // nanoseconds (negative only where a caller allows it, e.g. clock skew)
+
+inline constexpr Duration kNanosecond = 1;
+inline constexpr Duration kMicrosecond = 1000;
+inline constexpr Duration kMillisecond = 1000000;
+inline constexpr Duration kSecond = 1000000000;
+inline constexpr Duration kMinute = 60 * kSecond;
+inline constexpr Duration kHour = 60 * kMinute;
+inline constexpr Duration kDay = 24 * kHour;
+inline constexpr Time kTimeMax = INT64_MAX;
+
+// Parses a duration (see the contract above). A leading '-' is accepted only when `allow_negative`; the range is
+// then [INT64_MIN, INT64_MAX] ns, otherwise [0, INT64_MAX] ns. On failure returns nullopt and sets `error` to one
+// sentence naming what was found, why it was refused and what is allowed.
+std::optional<Duration> parse_duration(std::string_view text, std::string& error, bool allow_negative = false);
+
+// Like parse_duration, but a value finer than one nanosecond is rounded to the nearest nanosecond (ties away from
+// zero) instead of being refused; decimal digits beyond the 18th are ignored. For measured data (empirical
+// distribution files), which often carries more digits than a nanosecond.
+std::optional<Duration> parse_duration_rounded(std::string_view text, std::string& error, bool allow_negative = false);
+
+// Shortest exact text of `d` whose number does not start with "0." (so 100 ms is "100ms", never "0.1s"):
+// 0 -> "0s", 1500000000 -> "1.5s", 250000000 -> "250ms", 90 s -> "90s", 36 h -> "36h", 7 days -> "7d",
+// 1500 ns -> "1.5us". Among texts of equal length the one without a decimal point wins, then the larger unit.
+// Negative values get a leading '-'.
+std::string format_duration(Duration d);
+
+}  // namespace sim

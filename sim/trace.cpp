@@ -1,0 +1,61 @@
+#include "sim/trace.hpp"
+
+#include <ostream>
+
+namespace sim {
+
+namespace {
+void write_json_string(std::ostream& out, std::string_view text) {
+  out << '"';
+  for (char c : text) {
+    switch (c) {
+      case '"': out << "\\\""; break;
+      case '\\': out << "\\\\"; break;
+      case '\n': out << "\\n"; break;
+      case '\t': out << "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          static const char* hex = "0123456789abcdef";
+          out << "\\u00" << hex[(c >> 4) & 0xf] << hex[c & 0xf];
+        } else {
+          out << c;
+        }
+    }
+  }
+  out << '"';
+}
+}  // namespace
+
+void Trace::write_jsonl(std::ostream* out) {
+  out_ = out;
+  detailed_ = keep_ || out_ != nullptr;
+}
+
+void Trace::set_node_name(std::uint32_t node, std::string name) {
+  if (node_names_.size() <= node) node_names_.resize(node + 1);
+  node_names_[node] = std::move(name);
+}
+
+void Trace::store(Time time, const TraceKind& kind, std::uint32_t node, std::uint64_t a, std::uint64_t b,
+                  std::uint64_t c, std::string detail) {
+  if (out_ != nullptr) {
+    std::ostream& o = *out_;
+    o << "{\"t\":" << time << ",\"kind\":";
+    write_json_string(o, kind.name);
+    o << ",\"node\":";
+    if (node < node_names_.size()) {
+      write_json_string(o, node_names_[node]);
+    } else {
+      o << node;
+    }
+    o << ",\"a\":" << a << ",\"b\":" << b << ",\"c\":" << c;
+    if (!detail.empty()) {
+      o << ",\"detail\":";
+      write_json_string(o, detail);
+    }
+    o << "}\n";
+  }
+  if (keep_) records_.push_back(TraceRecord{time, kind.id, kind.name, node, a, b, c, std::move(detail)});
+}
+
+}  // namespace sim

@@ -1,0 +1,135 @@
+// sim/trace.hpp — structured trace records and the determinism fingerprint.
+//
+// Every event that changes what happens in a simulation (a send, a delivery, a
+// drop, a crash, a store operation, an effect, a decision) is recorded here as
+// a fixed-shape record: virtual time, kind, node, and three integer fields.
+// The trace hash is a stable 64-bit hash over all records in order; two runs
+// with the same seed must produce the same hash on every build (it is the
+// determinism fingerprint). Kind names are hashed at compile time, so adding a
+// kind never changes the hash of runs that do not use it.
+//
+// Keeping the records in memory and writing JSON lines are optional and cost
+// more; the hash is always computed.
+//
+// Does not: interpret records (the model layer gives them meaning), or hash the
+// optional free-text detail (it is for people and may change wording freely).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/time.hpp"
+
+namespace sim {
+
+// A trace record kind: a name and its stable 64-bit FNV-1a hash.
+struct TraceKind {
+  std::string_view name;
+  std::uint64_t id;
+  constexpr explicit TraceKind(std::string_view kind_name) : name(kind_name), id(fnv1a(kind_name)) {}
+
+  static constexpr std::uint64_t fnv1a(std::string_view text) {
+    std::uint64_t hash = 0xcbf29ce484222325ull;
+    for (char c : text) {
+      hash ^= static_cast<unsigned char>(c);
+      hash *= 0x100000001b3ull;
+    }
+    return hash;
+  }
+};
+
+// Kernel kinds (model code defines its own TraceKind constants).
+namespace kinds {
+inline constexpr TraceKind kSpawn{"spawn"};
+inline constexpr TraceKind kCrash{"crash"};
+inline constexpr TraceKind kRestart{"restart"};
+inline constexpr TraceKind kPause{"pause"};
+inline constexpr TraceKind kSend{"send"};
+inline constexpr TraceKind kDeliver{"deliver"};
+inline constexpr TraceKind kDropLoss{"drop.loss"};          // request lost in the network
+inline constexpr TraceKind kDropAck{"drop.ack"};            // response lost (the lost ACK)
+inline constexpr TraceKind kDropPartition{"drop.partition"};
+inline constexpr TraceKind kDropDown{"drop.down"};          // destination crashed
+inline constexpr TraceKind kDuplicate{"duplicate"};         // network duplicated a message
+inline constexpr TraceKind kRpcTimeout{"rpc.timeout"};
+inline constexpr TraceKind kLateResponse{"rpc.late"};       // response arrived after the caller gave up
+}  // namespace kinds
+
+struct TraceRecord {
+  Time time = 0;
+  std::uint64_t kind = 0;
+  std::string_view kind_name;
+  std::uint32_t node = 0;
+  std::uint64_t a = 0, b = 0, c = 0;
+  std::string detail;  // not hashed
+};
+
+class Trace {
+ public:
+  // Records one event. Cheap when neither keeping nor writing: a few multiplies.
+  void record(Time time, const TraceKind& kind, std::uint32_t node, std::uint64_t a = 0, std::uint64_t b = 0,
+              std::uint64_t c = 0) {
+    mix(static_cast<std::uint64_t>(time));
+    mix(kind.id);
+    mix(node);
+    mix(a);
+    mix(b);
+    mix(c);
+    ++count_;
+    if (detailed_) store(time, kind, node, a, b, c, {});
+  }
+  // Same, with a human-readable detail kept only when detailed() (build it only then).
+  void record_detail(Time time, const TraceKind& kind, std::uint32_t node, std::uint64_t a, std::uint64_t b,
+                     std::uint64_t c, std::string detail) {
+    record_hash_only(time, kind, node, a, b, c);
+    if (detailed_) store(time, kind, node, a, b, c, std::move(detail));
+  }
+
+  // Keep records in memory (for replay, explain, DOT timelines) and/or write JSON lines.
+  void keep_records(bool keep) { detailed_ = keep || out_ != nullptr; keep_ = keep; }
+  void write_jsonl(std::ostream* out);
+  void set_node_name(std::uint32_t node, std::string name);
+  bool detailed() const { return detailed_; }
+
+  std::uint64_t hash() const { return finalize(hash_); }
+  std::uint64_t count() const { return count_; }
+  const std::vector<TraceRecord>& records() const { return records_; }
+
+ private:
+  void record_hash_only(Time time, const TraceKind& kind, std::uint32_t node, std::uint64_t a, std::uint64_t b,
+                        std::uint64_t c) {
+    mix(static_cast<std::uint64_t>(time));
+    mix(kind.id);
+    mix(node);
+    mix(a);
+    mix(b);
+    mix(c);
+    ++count_;
+  }
+  void mix(std::uint64_t value) {
+    hash_ ^= value;
+    hash_ *= 0x9E3779B97F4A7C15ull;
+    hash_ ^= hash_ >> 29;
+  }
+  static std::uint64_t finalize(std::uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+  }
+  void store(Time time, const TraceKind& kind, std::uint32_t node, std::uint64_t a, std::uint64_t b,
+             std::uint64_t c, std::string detail);
+
+  std::uint64_t hash_ = 0x6c657468652d7631ull;  // "lethe-v1"
+  std::uint64_t count_ = 0;
+  bool detailed_ = false;
+  bool keep_ = false;
+  std::ostream* out_ = nullptr;
+  std::vector<std::string> node_names_;
+  std::vector<TraceRecord> records_;
+};
+
+}  // namespace sim

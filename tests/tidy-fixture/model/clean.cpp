@@ -1,0 +1,2 @@
+// Fixture: clean code (only the sim/ fixture has violations).
+int clean() { return 1; }
