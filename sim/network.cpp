@@ -40,6 +40,11 @@ void Network::transmit(Node& from, Node& to, std::function<void()> on_deliver, s
   Simulation& simulation = simulation_;
   Trace& trace = simulation.trace();
   const Time now = simulation.now();
+  if (!from.alive()) {
+    ++stats_.to_down_node;
+    trace.record(now, kinds::kDropDown, from.id(), tag, to.id(), 3);
+    return;
+  }
   ++stats_.sent;
   trace.record(now, kinds::kSend, from.id(), tag, to.id(), is_response ? 1 : 0);
   if (partitioned(from, to, now)) {

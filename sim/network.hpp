@@ -6,7 +6,8 @@
 // responses (the lost ACK), and a duplication probability. Partitions between
 // two groups are scheduled windows [from, until): a message across a partition
 // at its send or its arrival instant is dropped; messages within a group or
-// between other groups are untouched. A message to a crashed node is dropped.
+// between other groups are untouched. A message to or from a crashed node is
+// dropped (a crashed process sends nothing, even before its fibers unwind).
 //
 // RPC: call() sends a request from the calling fiber's node to a Service; the
 // service's handler runs atomically at one virtual instant (arrival + service
@@ -46,11 +47,15 @@ struct LinkConfig {
 };
 
 // A server endpoint: where a call's handler runs, and how long it takes.
+// Service times are drawn from the service's own stream, so changing one
+// service's latency never shifts the network's (or another service's) draws:
+// give each service `simulation.rng("<name>.service")`.
 struct Service {
   Node* node = nullptr;
   Distribution service_time;  // default: zero
   bool serial = false;        // true: one request at a time, FIFO (a single-threaded server)
   Time busy_until = 0;
+  Rng rng = Rng(0x5e7f1ce);   // service-time draws only
 };
 
 struct NetworkStats {
@@ -149,7 +154,7 @@ auto Network::call(Service& service, Handler handle, Duration timeout, std::uint
     Service& svc = *service_pointer;
     const Duration service_ns = svc.service_time.is_constant() && svc.service_time.mean_ns() == 0.0
                                     ? 0
-                                    : svc.service_time.sample(network->rng_);
+                                    : svc.service_time.sample(svc.rng);
     if (!svc.serial && service_ns == 0) {
       serve();
       return;

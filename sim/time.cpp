@@ -181,18 +181,10 @@ std::string format_duration(Duration d) {
   const std::uint64_t magnitude =
       negative ? std::uint64_t{0} - static_cast<std::uint64_t>(d) : static_cast<std::uint64_t>(d);
   std::string best;
-  bool best_has_point = true;
-  for (const Unit& unit : kUnits) {
+  for (const Unit& unit : kUnits) {  // largest unit first: it wins a tie ("1234.567s", not "1234567us")
     if (magnitude < unit.nanoseconds) continue;  // never "0.1s": "100ms" reads better (nanoseconds always qualify)
     std::string candidate = format_in_unit(magnitude, unit);
-    if (candidate.empty()) continue;
-    const bool has_point = candidate.find('.') != std::string::npos;
-    const bool shorter = best.empty() || candidate.size() < best.size();
-    const bool same_length_without_point = candidate.size() == best.size() && best_has_point && !has_point;
-    if (shorter || same_length_without_point) {
-      best = std::move(candidate);
-      best_has_point = has_point;
-    }
+    if (!candidate.empty() && (best.empty() || candidate.size() < best.size())) best = std::move(candidate);
   }
   return negative ? "-" + best : best;
 }

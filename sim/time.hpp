@@ -44,7 +44,7 @@ std::optional<Duration> parse_duration_rounded(std::string_view text, std::strin
 
 // Shortest exact text of `d` whose number does not start with "0." (so 100 ms is "100ms", never "0.1s"):
 // 0 -> "0s", 1500000000 -> "1.5s", 250000000 -> "250ms", 90 s -> "90s", 36 h -> "36h", 7 days -> "7d",
-// 1500 ns -> "1.5us". Among texts of equal length the one without a decimal point wins, then the larger unit.
+// 1500 ns -> "1.5us", 1234567 ms -> "1234.567s". Among texts of equal length the larger unit wins.
 // Negative values get a leading '-'.
 std::string format_duration(Duration d);
 

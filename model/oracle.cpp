@@ -1,0 +1,307 @@
+#include "model/oracle.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+
+#include "sim/time.hpp"
+
+namespace model {
+
+Quantiles quantiles(std::vector<std::int64_t>& values) {
+  Quantiles q;
+  q.count = values.size();
+  if (values.empty()) return q;
+  std::sort(values.begin(), values.end());
+  auto rank = [&values](double p) {
+    auto index = static_cast<std::size_t>(p * static_cast<double>(values.size()) + 0.999999);
+    if (index == 0) index = 1;
+    return values[std::min(index, values.size()) - 1];
+  };
+  q.p50 = rank(0.50);
+  q.p99 = rank(0.99);
+  q.max = values.back();
+  return q;
+}
+
+namespace {
+
+bool is_process_basis(Basis basis) {
+  switch (basis) {
+    case Basis::Unprotected:
+    case Basis::Absent:
+    case Basis::ExpiredCompleted:
+    case Basis::StaleTakeover:
+    case Basis::MaxWaitProcess:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string t(sim::Time time) { return sim::format_duration(time); }
+
+class Judge {
+ public:
+  Judge(const OracleInput& input, RunResult& result) : in_(input), ledger_(input.ledger), result_(result) {
+    decisions_by_attempt_.resize(ledger_.attempts.size() + 1);
+    for (std::size_t i = 0; i < ledger_.decisions.size(); ++i) {
+      const AttemptId a = ledger_.decisions[i].note.attempt;
+      if (a >= 1 && a < decisions_by_attempt_.size()) decisions_by_attempt_[a].push_back(i);
+    }
+  }
+
+  void run() {
+    count_executions();
+    count_lost();
+    count_memo_mismatches();
+    count_memo_overwrites();
+    count_waits();
+    count_recovery();
+    result_.sink_calls = in_.sink_calls;
+    result_.calls_per_success =
+        result_.effects > 0 ? static_cast<double>(in_.sink_calls) / static_cast<double>(result_.effects) : 0.0;
+  }
+
+ private:
+  std::string node(std::uint32_t id) const { return in_.node_name ? in_.node_name(id) : fmt::format("node{}", id); }
+  std::string processor(ProcessorId p) const {
+    return in_.processor_name ? in_.processor_name(p) : fmt::format("processor{}", p);
+  }
+  std::string who(AttemptId a) const {
+    if (a == 0 || a > ledger_.attempts.size()) return fmt::format("attempt {}", a);
+    const auto& r = ledger_.attempt(a);
+    return fmt::format("attempt {} on {}", a, node(r.node));
+  }
+
+  // The decision on which the attempt ran its effect (the last process-type one).
+  const DecisionRecord* process_decision(AttemptId a) const {
+    if (a >= decisions_by_attempt_.size()) return nullptr;
+    const auto& list = decisions_by_attempt_[a];
+    for (auto it = list.rbegin(); it != list.rend(); ++it) {
+      const auto& d = ledger_.decisions[*it];
+      if (is_process_basis(d.note.basis)) return &d;
+    }
+    return nullptr;
+  }
+
+  bool crashed_after_effect(AttemptId a) const {
+    if (a == 0 || a > ledger_.attempts.size()) return false;
+    const auto& r = ledger_.attempt(a);
+    return r.crashed_at.has_value() && r.executed && !r.completion_applied;
+  }
+
+  bool evicted_before(MessageId id, ProcessorId p, sim::Time time) const {
+    const Key dedupe = make_key(Table::Dedupe, p, id);
+    const Key inbox = make_key(Table::Inbox, p, id);
+    for (const auto& e : ledger_.evictions) {
+      if ((e.key == dedupe || e.key == inbox) && e.at <= time) return true;
+    }
+    return false;
+  }
+
+  Cause classify(const ExecutionRecord& e, const std::vector<const ExecutionRecord*>& earlier, std::string& why) {
+    for (const auto* prior : earlier) {
+      if (prior->attempt == e.attempt) {
+        why = fmt::format("{} called the provider again (call #{}) after a call whose response never arrived; "
+                          "the provider had already executed call #{} at {}",
+                          who(e.attempt), e.call_number, prior->call_number, t(prior->at));
+        return Cause::SinkRetry;
+      }
+    }
+    const ExecutionRecord& first = *earlier.front();
+    const ExecutionRecord& previous = *earlier.back();
+    if (in_.protocol == ProtocolKind::None) {
+      why = fmt::format("strategy \"none\" checks nothing: {} ran the effect again (first run by {} at {})",
+                        who(e.attempt), who(first.attempt), t(first.at));
+      return Cause::Unprotected;
+    }
+    const DecisionRecord* d = process_decision(e.attempt);
+    if (d == nullptr) {
+      why = fmt::format("{} ran the effect without a recorded decision", who(e.attempt));
+      return Cause::Unprotected;
+    }
+    const DecisionNote& note = d->note;
+    switch (note.basis) {
+      case Basis::Unprotected:
+        why = fmt::format("{} ran unprotected", who(e.attempt));
+        return Cause::Unprotected;
+      case Basis::ExpiredCompleted:
+        why = fmt::format("{} found the completed record expired at {} (expires_on {}) and treated it as absent "
+                          "(expired_wins); the first run was by {} at {}",
+                          who(e.attempt), t(d->at), note.seen && note.seen->expires_on ? t(*note.seen->expires_on) : "?",
+                          who(first.attempt), t(first.at));
+        return Cause::Expired;
+      case Basis::Absent:
+        if (evicted_before(e.id, e.processor, d->at)) {
+          why = fmt::format("{} found no record at {}: TTL had evicted it; the first run was by {} at {} "
+                            "(ttl shorter than this late redelivery)",
+                            who(e.attempt), t(d->at), who(first.attempt), t(first.at));
+          return Cause::Expired;
+        }
+        if (crashed_after_effect(previous.attempt)) {
+          why = fmt::format("{} found no record at {}: {} ran the effect at {} and died at {} before recording it",
+                            who(e.attempt), t(d->at), who(previous.attempt), t(previous.at),
+                            t(*ledger_.attempt(previous.attempt).crashed_at));
+          return Cause::CrashAfterEffect;
+        }
+        why = fmt::format("{} found no record at {} while {} (effect at {}) had not recorded it yet: a race the "
+                          "strategy does not prevent",
+                          who(e.attempt), t(d->at), who(previous.attempt), t(previous.at));
+        return Cause::Unprotected;
+      case Basis::StaleTakeover: {
+        const AttemptId owner = note.seen ? note.seen->owner : 0;
+        const sim::Time started = note.seen && note.seen->started_at ? *note.seen->started_at : 0;
+        // Another attempt took over the same stale record (same startedAt and owner) before us and ran it.
+        for (const auto* prior : earlier) {
+          const DecisionRecord* pd = process_decision(prior->attempt);
+          if (pd != nullptr && pd->note.basis == Basis::StaleTakeover && pd->note.seen && note.seen &&
+              pd->note.seen->started_at == note.seen->started_at && pd->note.seen->owner == note.seen->owner) {
+            why = fmt::format("{} and {} both took over the same stale record (started_at {} by {}): the start "
+                              "time was never refreshed, so every waiter that found it stale ran the effect",
+                              who(prior->attempt), who(e.attempt), t(started), who(owner));
+            return Cause::HerdTakeover;
+          }
+        }
+        AttemptId blamed = owner;
+        if (blamed == 0 || blamed > ledger_.attempts.size() || !ledger_.attempt(blamed).executed) {
+          blamed = previous.attempt;
+        }
+        if (crashed_after_effect(blamed)) {
+          why = fmt::format("{} ran the effect at {} and died at {} before its completion record; {} found the "
+                            "record stale at {} and ran it again",
+                            who(blamed), t(previous.at), t(*ledger_.attempt(blamed).crashed_at), who(e.attempt),
+                            t(d->at));
+          return Cause::CrashAfterEffect;
+        }
+        const auto& owner_record = ledger_.attempt(blamed);
+        why = fmt::format("{} found the record of {} (started_at {} on its clock) older than max_processing_time "
+                          "at {} (its local clock {}), but {} was alive{}: slow work, a pause or clock skew",
+                          who(e.attempt), who(owner), t(started), t(d->at), t(note.local_time), who(blamed),
+                          owner_record.completed_at ? " and completed at " + t(*owner_record.completed_at) : "");
+        return Cause::TakeoverWhileAlive;
+      }
+      case Basis::MaxWaitProcess:
+        why = fmt::format("{} waited max_wait for the in-flight record of {} and went ahead anyway "
+                          "(on_max_wait = \"process\") at {}",
+                          who(e.attempt), who(previous.attempt), t(d->at));
+        return Cause::TakeoverWhileAlive;
+      default:
+        why = fmt::format("{} ran the effect after decision {}", who(e.attempt), to_string(note.basis));
+        return Cause::Unprotected;
+    }
+  }
+
+  void count_executions() {
+    const auto& ex = ledger_.executions;
+    std::vector<std::size_t> order(ex.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&ex](std::size_t a, std::size_t b) {
+      if (ex[a].id != ex[b].id) return ex[a].id < ex[b].id;
+      if (ex[a].processor != ex[b].processor) return ex[a].processor < ex[b].processor;
+      return ex[a].at < ex[b].at;
+    });
+    result_.effects = ex.size();
+    std::vector<const ExecutionRecord*> earlier;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const ExecutionRecord& e = ex[order[k]];
+      const bool same_group = k > 0 && ex[order[k - 1]].id == e.id && ex[order[k - 1]].processor == e.processor;
+      if (!same_group) {
+        earlier.clear();
+        first_value_[{e.id, e.processor}] = e.value;
+        earlier.push_back(&e);
+        continue;
+      }
+      std::string why;
+      const Cause cause = classify(e, earlier, why);
+      ++result_.duplicates[static_cast<std::size_t>(cause)];
+      ++result_.duplicate_effects;
+      if (result_.explanations.size() < in_.max_explanations) {
+        result_.explanations.push_back(DuplicateExplanation{e.id, e.processor, cause, e.attempt,
+                                                            earlier.front()->attempt, e.at,
+                                                            fmt::format("message {} ({}): {}", e.id,
+                                                                        processor(e.processor), why)});
+      }
+      earlier.push_back(&e);
+    }
+  }
+
+  void count_lost() {
+    for (const auto& [id, p] : ledger_.expected) {
+      if (first_value_.find({id, p}) == first_value_.end()) ++result_.lost_messages;
+    }
+    result_.messages = ledger_.messages;
+    result_.deliveries = ledger_.deliveries;
+  }
+
+  void count_memo_mismatches() {
+    for (const auto& a : ledger_.attempts) {
+      if (!a.returned_value.has_value()) continue;
+      auto it = first_value_.find({a.id, a.processor});
+      if (it != first_value_.end() && it->second != *a.returned_value) ++result_.memo_mismatches;
+    }
+  }
+
+  // Completions that landed on top of an earlier completion with a different memoized value: a timed-out
+  // owner's blind completion overwriting the result other callers were already handed.
+  void count_memo_overwrites() {
+    std::vector<const AttemptRecord*> landed;
+    for (const auto& a : ledger_.attempts) {
+      if (a.completion_applied && a.completed_at && a.returned_value) landed.push_back(&a);
+    }
+    std::stable_sort(landed.begin(), landed.end(), [](const AttemptRecord* x, const AttemptRecord* y) {
+      if (x->id != y->id) return x->id < y->id;
+      if (x->processor != y->processor) return x->processor < y->processor;
+      return *x->completed_at < *y->completed_at;
+    });
+    for (std::size_t i = 1; i < landed.size(); ++i) {
+      const auto* before = landed[i - 1];
+      const auto* now = landed[i];
+      if (before->id == now->id && before->processor == now->processor && *before->returned_value != *now->returned_value) {
+        ++result_.memo_overwrites;
+      }
+    }
+  }
+
+  void count_waits() {
+    std::vector<std::int64_t> waited;
+    waited.reserve(ledger_.waits.size());
+    for (const auto& w : ledger_.waits) waited.push_back(w.waited);
+    result_.waits = ledger_.waits.size();
+    result_.wait_time = quantiles(waited);
+  }
+
+  void count_recovery() {
+    // Completions per (id, processor), by time.
+    std::map<std::pair<MessageId, ProcessorId>, std::vector<std::pair<sim::Time, AttemptId>>> completions;
+    for (const auto& a : ledger_.attempts) {
+      if (a.completion_applied && a.completed_at) completions[{a.id, a.processor}].push_back({*a.completed_at, a.attempt});
+    }
+    for (auto& [key, list] : completions) std::sort(list.begin(), list.end());
+    std::vector<std::int64_t> latencies;
+    for (const auto& a : ledger_.attempts) {
+      if (!a.crashed_at || process_decision(a.attempt) == nullptr) continue;
+      auto it = completions.find({a.id, a.processor});
+      if (it == completions.end()) continue;
+      for (const auto& [when, by] : it->second) {
+        if (by != a.attempt && when >= *a.crashed_at) {
+          latencies.push_back(when - *a.crashed_at);
+          break;
+        }
+      }
+    }
+    result_.recovery_latency = quantiles(latencies);
+  }
+
+  const OracleInput& in_;
+  const Ledger& ledger_;
+  RunResult& result_;
+  std::vector<std::vector<std::size_t>> decisions_by_attempt_;
+  std::map<std::pair<MessageId, ProcessorId>, std::uint64_t> first_value_;
+};
+
+}  // namespace
+
+void judge(const OracleInput& input, RunResult& result) { Judge(input, result).run(); }
+
+}  // namespace model

@@ -1,0 +1,18 @@
+// reports/json.hpp — RunResult as JSON, with the field names of SCENARIOS.md.
+//
+// One object per seed (JSON lines for `--json`). Dotted result names are
+// nested objects: "duplicates.expired" is {"duplicates": {"expired": n}}.
+// Renders only: runs nothing.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "model/result.hpp"
+
+namespace reports {
+
+nlohmann::ordered_json to_json(const model::RunResult& result);
+// Parses what to_json wrote (for merging shards and reading results back).
+model::RunResult result_from_json(const nlohmann::json& json);
+
+}  // namespace reports

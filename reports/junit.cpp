@@ -1,0 +1,95 @@
+#include "reports/junit.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+
+#include "reports/summary.hpp"
+
+namespace reports {
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+          out += ' ';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::string junit_xml(const std::vector<JunitCase>& cases) {
+  // Group by scenario, keeping first-seen order.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const JunitCase*>> by_scenario;
+  for (const auto& c : cases) {
+    if (by_scenario.find(c.scenario) == by_scenario.end()) order.push_back(c.scenario);
+    by_scenario[c.scenario].push_back(&c);
+  }
+  std::size_t tests = 0, failures = 0, errors = 0;
+  double seconds = 0;
+  for (const auto& c : cases) {
+    ++tests;
+    if (!c.error.empty()) {
+      ++errors;
+    } else if (!c.result.ok) {
+      ++failures;
+    }
+    seconds += c.seconds;
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"lethe\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n", tests,
+                     failures, errors, seconds);
+  for (const auto& name : order) {
+    const auto& list = by_scenario[name];
+    std::size_t f = 0, e = 0;
+    double s = 0;
+    for (const auto* c : list) {
+      if (!c->error.empty()) {
+        ++e;
+      } else if (!c->result.ok) {
+        ++f;
+      }
+      s += c->seconds;
+    }
+    out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
+                       xml_escape(name), list.size(), f, e, s);
+    for (const auto* c : list) {
+      out += fmt::format("    <testcase classname=\"lethe.{}\" name=\"seed {}\" file=\"{}\" time=\"{:.3f}\">\n",
+                         xml_escape(name), c->result.seed, xml_escape(c->file), c->seconds);
+      if (!c->error.empty()) {
+        out += fmt::format("      <error message=\"{}\">{}\nreplay: {}</error>\n", xml_escape(c->error),
+                           xml_escape(c->error), xml_escape(c->replay));
+      } else if (!c->result.ok) {
+        std::string message;
+        for (const auto& x : c->result.expectations) {
+          if (x.ok) continue;
+          if (!message.empty()) message += "; ";
+          message += fmt::format("{} {} {} (got {})", x.key, x.op, x.want,
+                                 std::isnan(x.got) ? std::string("n/a") : fmt::format("{}", x.got));
+        }
+        out += fmt::format("      <failure message=\"{}\" type=\"expectation\">{}replay: {}</failure>\n",
+                           xml_escape(message), xml_escape(run_summary(c->result)), xml_escape(c->replay));
+      }
+      out += fmt::format("      <system-out>trace_hash={:016x} duplicates={} lost={}</system-out>\n",
+                         c->result.trace_hash, c->result.duplicate_effects, c->result.lost_messages);
+      out += "    </testcase>\n";
+    }
+    out += "  </testsuite>\n";
+  }
+  out += "</testsuites>\n";
+  return out;
+}
+
+}  // namespace reports

@@ -1,0 +1,26 @@
+// reports/junit.hpp — JUnit XML for CI systems (GitLab, Jenkins, GitHub test reporters).
+// One <testsuite> per scenario, one <testcase> per (scenario, seed); a failed
+// expectation is a <failure>, an internal error an <error>; the replay command
+// is in the failure text. Renders only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/result.hpp"
+
+namespace reports {
+
+struct JunitCase {
+  std::string scenario;
+  std::string file;
+  model::RunResult result;
+  std::string error;        // internal error text, if any
+  std::string replay;       // the command that reproduces it
+  double seconds = 0.0;     // wall time of the seed
+};
+
+std::string junit_xml(const std::vector<JunitCase>& cases);
+std::string xml_escape(std::string_view text);
+
+}  // namespace reports

@@ -1,0 +1,100 @@
+#include "reports/summary.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace reports {
+
+std::string format_time(std::int64_t ns) {
+  const bool negative = ns < 0;
+  const double v = std::fabs(static_cast<double>(ns));
+  std::string text;
+  if (v == 0) {
+    text = "0s";
+  } else if (v < 1e3) {
+    text = fmt::format("{}ns", static_cast<long long>(v));
+  } else if (v < 1e6) {
+    text = fmt::format("{:.3g}us", v / 1e3);
+  } else if (v < 1e9) {
+    text = fmt::format("{:.3g}ms", v / 1e6);
+  } else if (v < 120e9) {
+    text = fmt::format("{:.4g}s", v / 1e9);
+  } else if (v < 7200e9) {
+    text = fmt::format("{:.4g}m", v / 60e9);
+  } else {
+    text = fmt::format("{:.4g}h", v / 3600e9);
+  }
+  return negative ? "-" + text : text;
+}
+
+namespace {
+std::string quantiles_text(const model::Quantiles& q) {
+  if (q.count == 0) return "none";
+  return fmt::format("{} (p50 {}, p99 {}, max {})", q.count, format_time(q.p50), format_time(q.p99),
+                     format_time(q.max));
+}
+}  // namespace
+
+std::string run_summary(const model::RunResult& r) {
+  std::string out;
+  out += fmt::format("scenario {}  seed {}  trace {:016x}\n", r.scenario, r.seed, r.trace_hash);
+  out += fmt::format("  messages {}  deliveries {}  effects {}  simulated {}\n", r.messages, r.deliveries, r.effects,
+                     format_time(r.sim_time));
+  out += fmt::format("  duplicate effects {}", r.duplicate_effects);
+  if (r.duplicate_effects > 0) {
+    std::string causes;
+    for (std::size_t i = 0; i < model::kCauseCount; ++i) {
+      if (r.duplicates[i] == 0) continue;
+      if (!causes.empty()) causes += ", ";
+      causes += fmt::format("{} {}", model::kCauseNames[i], r.duplicates[i]);
+    }
+    out += ": " + causes;
+  }
+  out += "\n";
+  out += fmt::format("  lost messages {}  memo mismatches {}  memo overwrites {}\n", r.lost_messages, r.memo_mismatches,
+                     r.memo_overwrites);
+  out += fmt::format("  waits {}\n", quantiles_text(r.wait_time));
+  out += fmt::format("  recovery latency {}\n", quantiles_text(r.recovery_latency));
+  out += fmt::format("  sink calls {} ({:.3f} per successful effect)\n", r.sink_calls, r.calls_per_success);
+  out += fmt::format("  store history linearizable: {}\n",
+                     r.linearizable.has_value() ? (*r.linearizable ? "yes" : "NO") : "not checked");
+  if (!r.swarm.empty()) {
+    std::string kinds;
+    for (const auto& k : r.swarm) kinds += (kinds.empty() ? "" : " ") + k;
+    out += fmt::format("  swarm: faults on for this seed: {}\n", kinds.empty() ? "none" : kinds);
+  }
+  std::string never;
+  for (const auto& [key, count] : r.coverage) {
+    if (count == 0 && key.ends_with(".fired")) never += (never.empty() ? "" : ", ") + key;
+  }
+  if (!never.empty()) out += fmt::format("  fault points that never fired: {}\n", never);
+  if (!r.expectations.empty()) {
+    out += "  expectations:\n";
+    for (const auto& e : r.expectations) {
+      out += fmt::format("    {:4} {} {} {} (got {})\n", e.ok ? "ok" : "FAIL", e.key, e.op, e.want,
+                         std::isnan(e.got) ? std::string("n/a") : fmt::format("{}", e.got));
+    }
+  }
+  out += fmt::format("  {}\n", r.ok ? "OK" : "FAILED");
+  return out;
+}
+
+std::string suite_table(const std::vector<SuiteRow>& rows) {
+  std::size_t width = 8;
+  for (const auto& row : rows) width = std::max(width, row.scenario.size());
+  std::string out = fmt::format("{:<{}}  {:>5}  {:>6}  {:>9}  {:>9}  {:>10}  {:>6}  {}\n", "scenario", width, "seeds",
+                                "passed", "messages", "effects", "duplicates", "lost", "result");
+  std::size_t total = 0;
+  std::size_t passed = 0;
+  for (const auto& row : rows) {
+    total += row.seeds;
+    passed += row.passed;
+    const char* verdict = row.errors > 0 ? "ERROR" : (row.passed == row.seeds ? "ok" : "FAIL");
+    out += fmt::format("{:<{}}  {:>5}  {:>6}  {:>9}  {:>9}  {:>10}  {:>6}  {}\n", row.scenario, width, row.seeds,
+                       row.passed, row.messages, row.effects, row.duplicates, row.lost, verdict);
+  }
+  out += fmt::format("{} scenarios, {} seeds: {} passed, {} failed\n", rows.size(), total, passed, total - passed);
+  return out;
+}
+
+}  // namespace reports

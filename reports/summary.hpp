@@ -1,0 +1,32 @@
+// reports/summary.hpp — readable text for people: one run, and a suite table.
+// Renders only: runs nothing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/result.hpp"
+
+namespace reports {
+
+std::string format_time(std::int64_t ns);  // "1.5s", "250ms", "0s"
+
+// The summary of one seed: counts, duplicates by cause, lost, memo mismatches,
+// waits, recovery latency, linearizability, expectations.
+std::string run_summary(const model::RunResult& result);
+
+struct SuiteRow {
+  std::string scenario;
+  std::string file;
+  std::size_t seeds = 0;
+  std::size_t passed = 0;
+  std::size_t errors = 0;          // internal errors (exit 3)
+  std::uint64_t messages = 0;      // summed over seeds
+  std::uint64_t effects = 0;
+  std::uint64_t duplicates = 0;
+  std::uint64_t lost = 0;
+  std::vector<std::uint64_t> failed_seeds;
+};
+std::string suite_table(const std::vector<SuiteRow>& rows);
+
+}  // namespace reports
