@@ -59,21 +59,21 @@ struct SourcePosition {
 
 // ---------------------------------------------------------------- enums
 
-enum class SourceKind { Kafka, Queue, Clients };                  // "kafka" | "queue" | "clients"
-enum class Partitioner { Key, Random };                           // "key" | "random"
-enum class CommitMode { AfterEach, Interval };                    // "after-each" | "interval(5s)"
-enum class TtlEvictionKind { Exact, Lazy };                       // "exact" | "lazy(max=48h)"
+enum class SourceKind { Kafka, Queue, Clients };  // "kafka" | "queue" | "clients"
+enum class Partitioner { Key, Random };           // "key" | "random"
+enum class CommitMode { AfterEach, Interval };    // "after-each" | "interval(5s)"
+enum class TtlEvictionKind { Exact, Lazy };       // "exact" | "lazy(max=48h)"
 enum class ProtocolKind { None, CheckThenInsert, RecordAfter, Mnemosyne, Inbox };
-enum class Takeover { Conditional, IfNotExists };                 // "conditional" | "if-not-exists"
-enum class Complete { Fenced, Blind };                            // "fenced" | "blind"
-enum class PollReadKind { Consistent, Eventual };                 // "consistent" | "eventual(lag=...)"
-enum class ExpiresOn { AtComplete, AtStart };                     // "at-complete" | "at-start"
-enum class OnMaxWait { Error, Process };                          // "error" | "process"
-enum class SinkKind { Counter, Payment, Email };                  // "counter" | "payment" | "email"
-enum class BackoffKind { None, Constant, Exponential };           // "none" | "constant(d)" | "exponential(base, cap)"
-enum class Jitter { None, Full, Equal, Decorrelated };            // "none" | "full" | "equal" | "decorrelated"
-enum class ProducerMode { Direct, DualWrite, Outbox };            // "direct" | "dual-write" | "outbox"
-enum class PollKind { Distribution, Backoff };                    // a distribution | "backoff(base, factor, cap)"
+enum class Takeover { Conditional, IfNotExists };        // "conditional" | "if-not-exists"
+enum class Complete { Fenced, Blind };                   // "fenced" | "blind"
+enum class PollReadKind { Consistent, Eventual };        // "consistent" | "eventual(lag=...)"
+enum class ExpiresOn { AtComplete, AtStart };            // "at-complete" | "at-start"
+enum class OnMaxWait { Error, Process };                 // "error" | "process"
+enum class SinkKind { Counter, Payment, Email };         // "counter" | "payment" | "email"
+enum class BackoffKind { None, Constant, Exponential };  // "none" | "constant(d)" | "exponential(base, cap)"
+enum class Jitter { None, Full, Equal, Decorrelated };   // "none" | "full" | "equal" | "decorrelated"
+enum class ProducerMode { Direct, DualWrite, Outbox };   // "direct" | "dual-write" | "outbox"
+enum class PollKind { Distribution, Backoff };           // a distribution | "backoff(base, factor, cap)"
 enum class PartitionGroup { Consumers, Store, Broker, Sink, Clients };
 enum class ExpectationOp { Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual };  // == != < <= > >=
 
@@ -236,9 +236,9 @@ struct TtlEviction {
 struct Poll {
   PollKind kind = PollKind::Distribution;
   sim::Distribution interval = sim::Distribution::constant(100'000'000);  // kind == Distribution
-  sim::Duration backoff_base = 0;   // kind == Backoff: > 0
-  double backoff_factor = 1.0;      // kind == Backoff: >= 1
-  sim::Duration backoff_cap = 0;    // kind == Backoff: >= backoff_base
+  sim::Duration backoff_base = 0;                                         // kind == Backoff: > 0
+  double backoff_factor = 1.0;                                            // kind == Backoff: >= 1
+  sim::Duration backoff_cap = 0;                                          // kind == Backoff: >= backoff_base
 };
 
 // protocol.poll_read: "consistent" | "eventual(lag=DIST)": waiting callers may
@@ -265,9 +265,9 @@ struct ScenarioSection {
 };
 
 struct RunSection {
-  std::int64_t seeds = 20;               // default 20; >= 1
+  std::int64_t seeds = 20;                     // default 20; >= 1
   sim::Duration duration = 3'600'000'000'000;  // default "1h"; > 0
-  bool drain = true;                     // default true
+  bool drain = true;                           // default true
 };
 
 struct TopologySection {
@@ -279,37 +279,44 @@ struct TopologySection {
   Commit commit;                                      // default "after-each"
   sim::Duration visibility_timeout = 30'000'000'000;  // default "30s"; > 0
   int clients = 10;                                   // default 10; >= 1 when source is clients (>= 0 otherwise)
+  // Extensions (not in SCENARIOS.md's example; documented in the README): the request/response callers of
+  // source "clients" time out, retry the same id, back off and jitter like real HTTP clients.
+  sim::Duration client_timeout = 1'000'000'000;  // default "1s"; > 0
+  int client_retries = 5;                        // default 5; >= 0
+  // default "exponential(base=100ms, cap=10s)"
+  Backoff client_backoff{BackoffKind::Exponential, 0, 100'000'000, 10'000'000'000};
+  Jitter client_jitter = Jitter::Full;  // default "full"
 };
 
 struct RedeliverySection {
-  double fraction = 0.0;     // default 0.0; probability
-  int copies = 1;            // default 1; >= 1
+  double fraction = 0.0;                                     // default 0.0; probability
+  int copies = 1;                                            // default 1; >= 1
   sim::Distribution delay = sim::Distribution::constant(0);  // default "0s"
 };
 
 struct WorkloadSection {
-  std::int64_t messages = 1000;                   // default 1000; >= 0
-  Rate rate{50.0};                                // default "50/s"; > 0 when messages > 0
+  std::int64_t messages = 1000;  // default 1000; >= 0
+  Rate rate{50.0};               // default "50/s"; > 0 when messages > 0
   sim::Distribution processing_time = default_distribution("exponential(mean=200ms)");  // default
-  std::int64_t result_size = 64;                  // default 64 (bytes); >= 0
+  std::int64_t result_size = 64;                                                        // default 64 (bytes); >= 0
   RedeliverySection redelivery;
 };
 
 // One [[network.partition]]: the link between two groups is cut from `at` for `for_duration`.
 struct NetworkPartition {
-  sim::Duration at = 0;            // required; >= 0
-  sim::Duration for_duration = 0;  // required (key "for"); > 0
+  sim::Duration at = 0;                              // required; >= 0
+  sim::Duration for_duration = 0;                    // required (key "for"); > 0
   PartitionGroup first = PartitionGroup::Consumers;  // required: between = [first, second], distinct groups
   PartitionGroup second = PartitionGroup::Store;
 };
 
 struct NetworkSection {
   sim::Distribution latency = default_distribution("uniform(500us, 2ms)");  // default; one-way
-  double loss = 0.0;                        // default 0.0; probability
-  double ack_loss = 0.0;                    // default 0.0; probability
-  double duplicate = 0.0;                   // default 0.0; probability
-  sim::Duration rpc_timeout = 1'000'000'000;  // default "1s"; > 0
-  std::vector<NetworkPartition> partitions; // [[network.partition]], default none
+  double loss = 0.0;                                                        // default 0.0; probability
+  double ack_loss = 0.0;                                                    // default 0.0; probability
+  double duplicate = 0.0;                                                   // default 0.0; probability
+  sim::Duration rpc_timeout = 1'000'000'000;                                // default "1s"; > 0
+  std::vector<NetworkPartition> partitions;                                 // [[network.partition]], default none
 };
 
 struct CrashPointsSection {
@@ -319,19 +326,19 @@ struct CrashPointsSection {
 };
 
 struct FaultsSection {
-  std::optional<sim::Distribution> crash_every;      // absent = no random crashes; mean > 0
+  std::optional<sim::Distribution> crash_every;                                  // absent = no random crashes; mean > 0
   sim::Distribution restart_after = sim::Distribution::constant(5'000'000'000);  // default "5s"
-  std::optional<sim::Distribution> pause_every;      // absent = no pauses; mean > 0
-  sim::Distribution pause_for = default_distribution("exponential(mean=2s)");  // default
-  std::optional<sim::Distribution> clock_skew;       // absent = no skew (may be negative)
-  std::optional<sim::Distribution> rebalance_every;  // absent = no rebalances; mean > 0
-  bool swarm = false;                                // default false
+  std::optional<sim::Distribution> pause_every;                                  // absent = no pauses; mean > 0
+  sim::Distribution pause_for = default_distribution("exponential(mean=2s)");    // default
+  std::optional<sim::Distribution> clock_skew;                                   // absent = no skew (may be negative)
+  std::optional<sim::Distribution> rebalance_every;                              // absent = no rebalances; mean > 0
+  bool swarm = false;                                                            // default false
   CrashPointsSection crash_points;
 };
 
 struct StoreSection {
   sim::Distribution latency = sim::Distribution::constant(200'000);  // default "200us"
-  TtlEviction ttl_eviction;   // default "exact"
+  TtlEviction ttl_eviction;                                          // default "exact"
 };
 
 struct ProtocolSection {
@@ -357,19 +364,19 @@ struct SinkOutage {
 };
 
 struct SinkSection {
-  SinkKind kind = SinkKind::Counter;       // default "counter"
-  bool idempotent = false;                 // default false
+  SinkKind kind = SinkKind::Counter;                                    // default "counter"
+  bool idempotent = false;                                              // default false
   sim::Distribution latency = sim::Distribution::constant(20'000'000);  // default "20ms"
-  sim::Duration timeout = 1'000'000'000;   // default "1s"; > 0
-  int retries = 0;                         // default 0; >= 0
-  Backoff backoff;                         // default "none"
-  Jitter jitter = Jitter::None;            // default "none"
-  Rate capacity{0.0};                      // default "0/s" = unlimited
-  std::vector<SinkOutage> outages;         // [[sink.outage]], default none
+  sim::Duration timeout = 1'000'000'000;                                // default "1s"; > 0
+  int retries = 0;                                                      // default 0; >= 0
+  Backoff backoff;                                                      // default "none"
+  Jitter jitter = Jitter::None;                                         // default "none"
+  Rate capacity{0.0};                                                   // default "0/s" = unlimited
+  std::vector<SinkOutage> outages;                                      // [[sink.outage]], default none
 };
 
 struct ProducerSection {
-  ProducerMode mode = ProducerMode::Direct;        // default "direct"
+  ProducerMode mode = ProducerMode::Direct;       // default "direct"
   double crash_between_commit_and_publish = 0.0;  // default 0.0; probability
 };
 
@@ -382,7 +389,7 @@ struct Expectation {
   ExpectationOp op = ExpectationOp::Equal;
   double number = 0.0;
   bool percent = false;
-  int line = 0;    // where it was written (0 = --set)
+  int line = 0;  // where it was written (0 = --set)
   int column = 0;
 };
 

@@ -116,6 +116,19 @@ class Judge {
                         who(e.attempt), who(first.attempt), t(first.at));
       return Cause::Unprotected;
     }
+    // This attempt owned the record, and an earlier executor took it over from it: the owner was alive (it
+    // went on to run the effect), so the record was declared dead too early.
+    for (const auto* prior : earlier) {
+      const DecisionRecord* pd = process_decision(prior->attempt);
+      if (pd == nullptr || !pd->note.seen || pd->note.seen->owner != e.attempt) continue;
+      if (pd->note.basis != Basis::StaleTakeover && pd->note.basis != Basis::MaxWaitProcess) continue;
+      why = fmt::format("{} owned the record (started_at {}); {} found it older than max_processing_time at {} "
+                        "(its clock {}) and ran the effect at {}, but the owner was alive and ran it too at {}: "
+                        "slow work, a pause or clock skew",
+                        who(e.attempt), pd->note.seen->started_at ? t(*pd->note.seen->started_at) : "?",
+                        who(prior->attempt), t(pd->at), t(pd->note.local_time), t(prior->at), t(e.at));
+      return Cause::TakeoverWhileAlive;
+    }
     const DecisionRecord* d = process_decision(e.attempt);
     if (d == nullptr) {
       why = fmt::format("{} ran the effect without a recorded decision", who(e.attempt));

@@ -10,6 +10,9 @@
 // the keys they relate are read.
 #include "runner/scenario_loader.hpp"
 
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <deque>
 #include <fstream>
@@ -18,9 +21,6 @@
 #include <map>
 #include <sstream>
 #include <utility>
-
-#include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include "runner/scenario_text.hpp"
 
@@ -35,9 +35,14 @@ constexpr char kDistributionAllowed[] =
     "a distribution: a duration (\"5ms\"), \"uniform(1ms, 5ms)\", \"exponential(mean=200ms)\", "
     "\"normal(mean=1s, sd=200ms)\", \"lognormal(median=200ms, p99=2s)\", \"pareto(scale=100ms, shape=1.5)\" "
     "or \"empirical(file=latencies.csv)\"";
-constexpr char kRateAllowed[] = "a rate such as \"50/s\" or \"30/m\" (a number >= 0, then / and a unit ns us ms s m h d)";
+constexpr char kRateAllowed[] =
+    "a rate such as \"50/s\" or \"30/m\" (a number >= 0, then / and a unit ns us ms s m h d)";
 constexpr char kExpectationAllowed[] =
     "\"OP NUMBER\" with OP one of == != < <= > >= and NUMBER optionally ending in % (of messages), e.g. \"<= 3\"";
+
+constexpr char kBackoffAllowed[] =
+    "\"none\", \"constant(DURATION)\" or \"exponential(base=DURATION, cap=DURATION)\", e.g. "
+    "\"exponential(base=100ms, cap=10s)\"";
 
 // ---------------------------------------------------------------- result fields for [expect]
 
@@ -58,6 +63,7 @@ const std::vector<std::pair<std::string, FieldKind>>& result_fields() {
       {"duplicates.sink_retry", FieldKind::Count},
       {"lost_messages", FieldKind::Count},
       {"memo_mismatches", FieldKind::Count},
+      {"memo_overwrites", FieldKind::Count},  // extension: completions that replaced a memoized result
       {"waits", FieldKind::Count},
       {"wait_time.p50", FieldKind::Time},
       {"wait_time.p99", FieldKind::Time},
@@ -76,6 +82,9 @@ std::optional<FieldKind> result_field_kind(std::string_view key) {
   for (const auto& [name, kind] : result_fields()) {
     if (name == key) return kind;
   }
+  // Extension: coverage counters ("coverage.crash_point.after_effect_before_complete.fired", "coverage.pause"):
+  // how often a fault point fired, so a scenario can insist that its fault really happened.
+  if (key.size() > 9 && key.substr(0, 9) == "coverage.") return FieldKind::Count;
   return std::nullopt;
 }
 
@@ -115,6 +124,10 @@ std::string reason_only(const std::string& found, std::string reason) {
     reason = reason.substr(at + inner.size(), reason.size() - at - inner.size() - 1);
   }
   return reason;
+}
+
+Words<model::Jitter> jitter_words() {
+  return words_of({model::Jitter::None, model::Jitter::Full, model::Jitter::Equal, model::Jitter::Decorrelated});
 }
 
 // ---------------------------------------------------------------- positions and errors
@@ -239,6 +252,7 @@ class Loader {
   void read_producer(const Table& root);
   void read_expect(const Table& root);
   void read_window(const Table& entry, Duration& at, Duration& for_duration);
+  void read_between(const Table& entry, model::NetworkPartition& partition);
   void check_unknown_keys();
   void check_expectation(const std::string& key, const std::string& value, Where where, const Where& key_where);
 
@@ -246,8 +260,8 @@ class Loader {
   std::filesystem::path base_dir_;
   ScenarioConfig config_;
   std::vector<Error> errors_;
-  std::map<std::string, std::string> set_origin_;        // path -> "--set KEY=VALUE" that wrote it
-  std::deque<toml::table> coerced_;                      // owns nodes parsed from --set values
+  std::map<std::string, std::string> set_origin_;               // path -> "--set KEY=VALUE" that wrote it
+  std::deque<toml::table> coerced_;                             // owns nodes parsed from --set values
   std::map<std::string, std::vector<std::string>> known_keys_;  // schema path -> keys, in schema order
   std::vector<Table> tables_to_check_;
   struct ExpectOverride {
@@ -296,9 +310,8 @@ std::vector<LoadError> Loader::finished_errors() {
   });
   std::vector<LoadError> out;
   for (const Error& e : errors_) {
-    std::string origin = e.where.set_text.empty()
-                             ? fmt::format("{}:{}:{}", display_name_, e.where.line, e.where.column)
-                             : e.where.set_text;
+    std::string origin = e.where.set_text.empty() ? fmt::format("{}:{}:{}", display_name_, e.where.line, e.where.column)
+                                                  : e.where.set_text;
     out.push_back(LoadError{origin + ": " + e.text});
   }
   return out;
@@ -365,7 +378,7 @@ void Loader::apply_override(toml::table& root, const std::string& argument) {
   std::optional<std::vector<KeyPart>> parts = split_key(key);
   if (!parts) {
     errors_.push_back({Where{0, 0, set_text}, key + ": found a malformed key; allowed: a dotted key such as "
-                                                     "protocol.ttl or network.partition[0].at"});
+                                                    "protocol.ttl or network.partition[0].at"});
     return;
   }
   toml::table* table = &root;
@@ -390,8 +403,8 @@ void Loader::apply_override(toml::table& root, const std::string& argument) {
     if (node == nullptr) node = &table->insert_or_assign(part.name, toml::array{}).first->second;
     toml::array* array = node->as_array();
     if (array == nullptr || !(array->empty() || array->is_array_of_tables())) {
-      errors_.push_back({Where{0, 0, set_text}, path + ": found " + describe(*node) +
-                                                    " in the file; allowed: an array of tables"});
+      errors_.push_back(
+          {Where{0, 0, set_text}, path + ": found " + describe(*node) + " in the file; allowed: an array of tables"});
       return;
     }
     std::size_t index = *part.index;
@@ -416,7 +429,8 @@ void Loader::apply_override(toml::table& root, const std::string& argument) {
                                                   fmt::format("[{}].at=1m", *last.index)});
     return;
   }
-  if (const toml::node* existing = table->get(last.name); existing && (existing->is_table() || existing->is_array_of_tables())) {
+  if (const toml::node* existing = table->get(last.name);
+      existing && (existing->is_table() || existing->is_array_of_tables())) {
     errors_.push_back({Where{0, 0, set_text}, full + ": found " + describe(*existing) +
                                                   " in the file; allowed: --set sets one value, e.g. " + full +
                                                   ".KEY=VALUE"});
@@ -435,7 +449,8 @@ const toml::node* Loader::coerce(const std::string& path, const toml::node* node
     std::size_t start = 0;
     while (start <= raw.size()) {
       std::size_t comma = raw.find(',', start);
-      std::string item = text::trim(std::string_view(raw).substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      std::string item = text::trim(
+          std::string_view(raw).substr(start, comma == std::string::npos ? std::string::npos : comma - start));
       items.push_back(item);
       if (comma == std::string::npos) break;
       start = comma + 1;
@@ -467,8 +482,8 @@ const toml::node* Loader::get(const Table& table, std::string_view key) {
   if (node != nullptr) {
     std::string path = join_path(table.path, key);
     Where where = where_node(path, node);
-    config_.positions[path] = where.set_text.empty() ? model::SourcePosition{where.line, where.column}
-                                                     : model::SourcePosition{0, 0};
+    config_.positions[path] =
+        where.set_text.empty() ? model::SourcePosition{where.line, where.column} : model::SourcePosition{0, 0};
   }
   return node;
 }
@@ -504,8 +519,8 @@ std::vector<Table> Loader::table_array(const Table& parent, std::string_view key
   for (std::size_t i = 0; i < array->size(); ++i) {
     Table entry{array->get(i)->as_table(), fmt::format("{}[{}]", path, i), schema};
     Where where = where_node(entry.path, entry.node);
-    config_.positions[entry.path] = where.set_text.empty() ? model::SourcePosition{where.line, where.column}
-                                                           : model::SourcePosition{0, 0};
+    config_.positions[entry.path] =
+        where.set_text.empty() ? model::SourcePosition{where.line, where.column} : model::SourcePosition{0, 0};
     tables_to_check_.push_back(entry);
     entries.push_back(entry);
   }
@@ -535,13 +550,13 @@ bool Loader::read_string(const Table& table, std::string_view key, std::string& 
   return true;
 }
 
-bool Loader::read_strings(const Table& table, std::string_view key, std::vector<std::string>& out,
-                          bool at_least_one, bool distinct, const std::string& allowed_text) {
+bool Loader::read_strings(const Table& table, std::string_view key, std::vector<std::string>& out, bool at_least_one,
+                          bool distinct, const std::string& allowed_text) {
   std::string path = join_path(table.path, key);
   const toml::node* node = coerce(path, get(table, key), Want::StringArray);
   if (node == nullptr) return true;
   std::string allowed = !allowed_text.empty() ? allowed_text
-                        : at_least_one ? "an array of one or more distinct non-empty strings, e.g. [\"billing\"]"
+                        : at_least_one        ? "an array of one or more distinct non-empty strings, e.g. [\"billing\"]"
                                        : "an array of distinct non-empty strings, e.g. [\"incident\", \"payments\"]";
   const toml::array* array = node->as_array();
   if (array == nullptr) {
@@ -679,10 +694,10 @@ bool Loader::read_distribution(const Table& table, std::string_view key, bool al
   std::string allowed = kDistributionAllowed;
   if (positive_mean) allowed += ", with a mean above 0";
   if (allow_negative) allowed += " (negative values allowed)";
-  std::function<std::optional<sim::Distribution>(const std::string&, std::string&)> parse =
-      [&](const std::string& text, std::string& problem) {
-        return distribution_in(text, allow_negative, positive_mean, problem);
-      };
+  std::function<std::optional<sim::Distribution>(const std::string&, std::string&)> parse = [&](const std::string& text,
+                                                                                                std::string& problem) {
+    return distribution_in(text, allow_negative, positive_mean, problem);
+  };
   return read_parsed<sim::Distribution>(table, key, allowed, parse, out);
 }
 
@@ -939,18 +954,25 @@ void Loader::read_topology(const Table& root) {
   Table table = subtable(root, "topology");
   model::TopologySection& section = config_.topology;
   using model::SourceKind;
-  source_valid_ = read_enum(table, "source", words_of({SourceKind::Kafka, SourceKind::Queue, SourceKind::Clients}),
-                            section.source);
+  source_valid_ =
+      read_enum(table, "source", words_of({SourceKind::Kafka, SourceKind::Queue, SourceKind::Clients}), section.source);
   read_int(table, "consumers", 1, 1'000'000, section.consumers);
   read_strings(table, "processors", section.processors, true);
   bool partitions_valid = read_int(table, "partitions", 0, 1'000'000, section.partitions);
   read_enum(table, "partitioner", words_of({model::Partitioner::Key, model::Partitioner::Random}), section.partitioner);
   std::function<std::optional<model::Commit>(const std::string&, std::string&)> commit =
       [this](const std::string& text, std::string& problem) { return parse_commit(text, problem); };
-  read_parsed<model::Commit>(table, "commit", "\"after-each\" or \"interval(DURATION)\", e.g. \"interval(5s)\"",
-                             commit, section.commit);
+  read_parsed<model::Commit>(table, "commit", "\"after-each\" or \"interval(DURATION)\", e.g. \"interval(5s)\"", commit,
+                             section.commit);
   read_duration(table, "visibility_timeout", 1, section.visibility_timeout);
   bool clients_valid = read_int(table, "clients", 0, 1'000'000, section.clients);
+  // Extensions for source "clients": how the request/response callers time out, retry and back off.
+  read_duration(table, "client_timeout", 1, section.client_timeout);
+  read_int(table, "client_retries", 0, 1000, section.client_retries);
+  std::function<std::optional<model::Backoff>(const std::string&, std::string&)> backoff =
+      [this](const std::string& text, std::string& problem) { return parse_backoff(text, problem); };
+  read_parsed<model::Backoff>(table, "client_backoff", kBackoffAllowed, backoff, section.client_backoff);
+  read_enum(table, "client_jitter", jitter_words(), section.client_jitter);
 
   if (source_valid_ && partitions_valid && section.source == SourceKind::Kafka && section.partitions < 1) {
     error(where_in(table, "partitions"), "topology.partitions",
@@ -992,6 +1014,12 @@ void Loader::read_window(const Table& entry, Duration& at, Duration& for_duratio
     }
     read_duration(entry, key, std::string_view(key) == "at" ? 0 : 1, out);
   }
+  if (for_duration > 0 && at > std::numeric_limits<Duration>::max() - for_duration) {
+    error(where_in(entry, "for"), join_path(entry.path, "for"),
+          fmt::format("found \"{}\", which ends the window after the last representable instant; allowed: at + for "
+                      "below 292 years",
+                      sim::format_duration(for_duration)));
+  }
 }
 
 void Loader::read_network(const Table& root) {
@@ -1003,69 +1031,73 @@ void Loader::read_network(const Table& root) {
   read_probability(table, "duplicate", section.duplicate);
   read_duration(table, "rpc_timeout", 1, section.rpc_timeout);
 
-  using model::PartitionGroup;
-  Words<PartitionGroup> groups = words_of({PartitionGroup::Consumers, PartitionGroup::Store, PartitionGroup::Broker,
-                                           PartitionGroup::Sink, PartitionGroup::Clients});
-  std::string allowed_groups = "two different groups out of " + quoted_words(groups);
   for (const Table& entry : table_array(table, "partition")) {
     model::NetworkPartition partition;
     read_window(entry, partition.at, partition.for_duration);
-    std::string path = join_path(entry.path, "between");
-    if (!has(entry, "between")) {
-      get(entry, "between");
-      missing(entry, "between", where_table(entry), "every [[network.partition]] needs `between`: " + allowed_groups);
-      section.partitions.push_back(partition);
-      continue;
-    }
-    std::vector<std::string> names;
-    if (read_strings(entry, "between", names, true, /*distinct=*/false,
-                     "an array of " + allowed_groups + ", e.g. [\"consumers\", \"store\"]")) {
-      if (names.size() != 2) {
-        error(where_in(entry, "between"), path,
-              fmt::format("found {} group{}; allowed: {}, e.g. [\"consumers\", \"store\"]", names.size(),
-                          names.size() == 1 ? "" : "s", allowed_groups));
-      } else {
-        std::vector<PartitionGroup> chosen;
-        for (std::size_t i = 0; i < 2; ++i) {
-          auto found = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == names[i]; });
-          std::string item_path = fmt::format("{}[{}]", path, i);
-          const toml::node* between = entry.node->get("between");
-          Where where = is_set(path) ? where_node(path, between) : where_node(item_path, between->as_array() ? between->as_array()->get(i) : between);
-          if (found == groups.end()) {
-            std::string near = text::nearest(names[i], [&] {
-              std::vector<std::string> all;
-              for (const auto& g : groups) all.push_back(g.first);
-              return all;
-            }());
-            error(where, item_path,
-                  fmt::format("found \"{}\"{}; allowed: {}", names[i],
-                              near.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", near), quoted_words(groups)));
-            continue;
-          }
-          PartitionGroup group = found->second;
-          bool brokerless = config_.topology.source == model::SourceKind::Clients;
-          bool clientless = config_.topology.source != model::SourceKind::Clients;
-          if (source_valid_ && ((group == PartitionGroup::Broker && brokerless) ||
-                                (group == PartitionGroup::Clients && clientless))) {
-            error(where, item_path,
-                  fmt::format("found \"{}\", but topology.source is \"{}\", which has no {}; allowed: a group that "
-                              "exists in this topology",
-                              names[i], model::to_string(config_.topology.source), names[i]));
-            continue;
-          }
-          chosen.push_back(group);
-        }
-        if (chosen.size() == 2 && chosen[0] == chosen[1]) {
-          error(where_in(entry, "between"), path,
-                fmt::format("found the same group twice; allowed: {}", allowed_groups));
-        } else if (chosen.size() == 2) {
-          partition.first = chosen[0];
-          partition.second = chosen[1];
-        }
-      }
-    }
+    read_between(entry, partition);
     section.partitions.push_back(partition);
   }
+}
+
+void Loader::read_between(const Table& entry, model::NetworkPartition& partition) {
+  using model::PartitionGroup;
+  const Words<PartitionGroup> groups =
+      words_of({PartitionGroup::Consumers, PartitionGroup::Store, PartitionGroup::Broker, PartitionGroup::Sink,
+                PartitionGroup::Clients});
+  const std::string allowed = "two different groups out of " + quoted_words(groups);
+  const std::string path = join_path(entry.path, "between");
+  if (!has(entry, "between")) {
+    get(entry, "between");
+    missing(entry, "between", where_table(entry), "every [[network.partition]] needs `between`: " + allowed);
+    return;
+  }
+  std::vector<std::string> names;
+  if (!read_strings(entry, "between", names, true, /*distinct=*/false,
+                    "an array of " + allowed + ", e.g. [\"consumers\", \"store\"]")) {
+    return;
+  }
+  if (names.size() != 2) {
+    error(where_in(entry, "between"), path,
+          fmt::format("found {} group{}; allowed: {}, e.g. [\"consumers\", \"store\"]", names.size(),
+                      names.size() == 1 ? "" : "s", allowed));
+    return;
+  }
+  std::vector<std::string> group_names;
+  for (const auto& group : groups) group_names.push_back(group.first);
+  const toml::node* between = entry.node->get("between");
+  const toml::array* items = between->as_array();  // null when given with --set as "a,b"
+  std::vector<PartitionGroup> chosen;
+  for (std::size_t i = 0; i < 2; ++i) {
+    std::string item_path = fmt::format("{}[{}]", path, i);
+    Where where = is_set(path) || items == nullptr ? where_node(path, between) : where_node(item_path, items->get(i));
+    auto found = std::find(group_names.begin(), group_names.end(), names[i]);
+    if (found == group_names.end()) {
+      std::string near = text::nearest(names[i], group_names);
+      error(where, item_path,
+            fmt::format("found \"{}\"{}; allowed: {}", names[i],
+                        near.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", near), quoted_words(groups)));
+      continue;
+    }
+    PartitionGroup group = groups[static_cast<std::size_t>(found - group_names.begin())].second;
+    // A group this topology does not have would make the partition a silent no-op.
+    bool has_clients = config_.topology.source == model::SourceKind::Clients;
+    if (source_valid_ &&
+        ((group == PartitionGroup::Broker && has_clients) || (group == PartitionGroup::Clients && !has_clients))) {
+      error(where, item_path,
+            fmt::format("found \"{}\", but topology.source is \"{}\", which has no {}; allowed: a group that exists "
+                        "in this topology",
+                        names[i], model::to_string(config_.topology.source), names[i]));
+      continue;
+    }
+    chosen.push_back(group);
+  }
+  if (chosen.size() != 2) return;
+  if (chosen[0] == chosen[1]) {
+    error(where_in(entry, "between"), path, fmt::format("found the same group twice; allowed: {}", allowed));
+    return;
+  }
+  partition.first = chosen[0];
+  partition.second = chosen[1];
 }
 
 void Loader::read_faults(const Table& root) {
@@ -1105,10 +1137,10 @@ void Loader::read_protocol(const Table& root) {
   read_duration(table, "ttl", 1, section.ttl);
   std::function<std::optional<model::Poll>(const std::string&, std::string&)> poll =
       [this](const std::string& text, std::string& problem) { return parse_poll(text, problem); };
-  read_parsed<model::Poll>(table, "poll",
-                           std::string(kDistributionAllowed) +
-                               " with a mean above 0, or \"backoff(base=50ms, factor=1.5, cap=5s)\"",
-                           poll, section.poll);
+  read_parsed<model::Poll>(
+      table, "poll",
+      std::string(kDistributionAllowed) + " with a mean above 0, or \"backoff(base=50ms, factor=1.5, cap=5s)\"", poll,
+      section.poll);
   read_duration(table, "max_wait", 0, section.max_wait);
   read_enum(table, "on_max_wait", words_of({model::OnMaxWait::Error, model::OnMaxWait::Process}), section.on_max_wait);
   read_bool(table, "memoize", section.memoize);
@@ -1154,13 +1186,8 @@ void Loader::read_sink(const Table& root) {
   read_int(table, "retries", 0, 1000, section.retries);
   std::function<std::optional<model::Backoff>(const std::string&, std::string&)> backoff =
       [this](const std::string& text, std::string& problem) { return parse_backoff(text, problem); };
-  read_parsed<model::Backoff>(table, "backoff",
-                              "\"none\", \"constant(DURATION)\" or \"exponential(base=DURATION, cap=DURATION)\", "
-                              "e.g. \"exponential(base=100ms, cap=10s)\"",
-                              backoff, section.backoff);
-  read_enum(table, "jitter",
-            words_of({model::Jitter::None, model::Jitter::Full, model::Jitter::Equal, model::Jitter::Decorrelated}),
-            section.jitter);
+  read_parsed<model::Backoff>(table, "backoff", kBackoffAllowed, backoff, section.backoff);
+  read_enum(table, "jitter", jitter_words(), section.jitter);
   read_rate(table, "capacity", section.capacity);
   for (const Table& entry : table_array(table, "outage")) {
     model::SinkOutage outage;
@@ -1200,9 +1227,10 @@ void Loader::check_expectation(const std::string& key, const std::string& value,
                            [&](const model::Expectation& e) { return e.key == key; });
   if (same != config_.expect.end() && where.set_text.empty()) {
     // Both "duplicates.expired" = ... and [expect.duplicates] expired = ...: TOML allows it, we do not.
-    error(where, path, fmt::format("found a second expectation for this field (the first is on line {}); allowed: "
-                                   "one per field",
-                                   same->line));
+    error(where, path,
+          fmt::format("found a second expectation for this field (the first is on line {}); allowed: "
+                      "one per field",
+                      same->line));
     return;
   }
   if (same != config_.expect.end()) {
@@ -1287,8 +1315,9 @@ void Loader::check_unknown_keys() {
       }
       std::string hint = suggestion.empty() ? "" : fmt::format(" (did you mean `{}`?)", suggestion);
       std::string what = table.schema.empty() && value.is_table() ? "unknown table" : "unknown key";
-      std::string allowed = table.schema.empty() ? "allowed tables: " + text::join(known, ", ")
-                                                 : fmt::format("allowed in [{}]: {}", table.schema, text::join(known, ", "));
+      std::string allowed = table.schema.empty()
+                                ? "allowed tables: " + text::join(known, ", ")
+                                : fmt::format("allowed in [{}]: {}", table.schema, text::join(known, ", "));
       error(where_key(path, key), path, fmt::format("found an {}{}; {}", what, hint, allowed));
     }
   }
@@ -1344,8 +1373,8 @@ LoadResult load_scenario_text(std::string_view toml_text, const std::string& dis
     return loader.load(toml_text, overrides);
   } catch (const std::exception& failure) {
     // Not expected (every input error is reported above); never let it escape as a crash.
-    return std::vector<LoadError>{LoadError{fmt::format("{}:1:1: scenario: internal error while loading: {}",
-                                                        display_name, failure.what())}};
+    return std::vector<LoadError>{
+        LoadError{fmt::format("{}:1:1: scenario: internal error while loading: {}", display_name, failure.what())}};
   }
 }
 
@@ -1358,9 +1387,8 @@ LoadResult load_scenario(const std::filesystem::path& file, const std::vector<st
   }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
-    return std::vector<LoadError>{LoadError{
-        fmt::format("{}:1:1: scenario: found no readable file; allowed: a readable scenario file (.toml)",
-                    display_name)}};
+    return std::vector<LoadError>{LoadError{fmt::format(
+        "{}:1:1: scenario: found no readable file; allowed: a readable scenario file (.toml)", display_name)}};
   }
   std::ostringstream content;
   content << in.rdbuf();

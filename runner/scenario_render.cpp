@@ -5,9 +5,9 @@
 // is how the loader reads "off". Values use the loader's own languages
 // (format_duration, Distribution::to_string, "N/s" rates) so they read back
 // exactly.
-#include <string>
-
 #include <fmt/format.h>
+
+#include <string>
 
 #include "runner/scenario_loader.hpp"
 #include "runner/scenario_text.hpp"
@@ -58,7 +58,8 @@ std::string poll_read(const model::PollRead& value) {
 std::string backoff(const model::Backoff& value) {
   switch (value.kind) {
     case model::BackoffKind::None: return word(value.kind);
-    case model::BackoffKind::Constant: return toml_quote(fmt::format("constant({})", sim::format_duration(value.delay)));
+    case model::BackoffKind::Constant:
+      return toml_quote(fmt::format("constant({})", sim::format_duration(value.delay)));
     case model::BackoffKind::Exponential:
       return toml_quote(fmt::format("exponential(base={}, cap={})", sim::format_duration(value.base),
                                     sim::format_duration(value.cap)));
@@ -112,6 +113,10 @@ std::string render_scenario_toml(const model::ScenarioConfig& config) {
   w.key("commit", commit(topology.commit));
   w.key("visibility_timeout", duration(topology.visibility_timeout));
   w.key("clients", fmt::format("{}", topology.clients));
+  w.key("client_timeout", duration(topology.client_timeout));
+  w.key("client_retries", fmt::format("{}", topology.client_retries));
+  w.key("client_backoff", backoff(topology.client_backoff));
+  w.key("client_jitter", word(topology.client_jitter));
 
   const model::WorkloadSection& workload = config.workload;
   w.table("workload");

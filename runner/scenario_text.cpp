@@ -1,12 +1,12 @@
 #include "runner/scenario_text.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-
-#include <fmt/format.h>
 
 namespace runner::text {
 
@@ -42,14 +42,22 @@ std::optional<double> parse_rate_per_second(std::string_view text) {
   if (!count || *count < 0) return std::nullopt;
   std::string unit = trim(text.substr(slash + 1));
   double seconds_per_unit = 0.0;
-  if (unit == "ns") seconds_per_unit = 1e-9;
-  else if (unit == "us") seconds_per_unit = 1e-6;
-  else if (unit == "ms") seconds_per_unit = 1e-3;
-  else if (unit == "s") seconds_per_unit = 1.0;
-  else if (unit == "m") seconds_per_unit = 60.0;
-  else if (unit == "h") seconds_per_unit = 3600.0;
-  else if (unit == "d") seconds_per_unit = 86400.0;
-  else return std::nullopt;
+  if (unit == "ns")
+    seconds_per_unit = 1e-9;
+  else if (unit == "us")
+    seconds_per_unit = 1e-6;
+  else if (unit == "ms")
+    seconds_per_unit = 1e-3;
+  else if (unit == "s")
+    seconds_per_unit = 1.0;
+  else if (unit == "m")
+    seconds_per_unit = 60.0;
+  else if (unit == "h")
+    seconds_per_unit = 3600.0;
+  else if (unit == "d")
+    seconds_per_unit = 86400.0;
+  else
+    return std::nullopt;
   double per_second = *count / seconds_per_unit;
   if (!std::isfinite(per_second)) return std::nullopt;
   return per_second;
@@ -57,9 +65,7 @@ std::optional<double> parse_rate_per_second(std::string_view text) {
 
 namespace {
 
-bool is_name_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
-}
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; }
 
 // Splits `inside` at commas outside parentheses; nullopt on unbalanced parentheses.
 std::optional<std::vector<std::string>> split_top_level(std::string_view inside) {
@@ -194,7 +200,8 @@ std::string nearest(std::string_view word, const std::vector<std::string>& candi
 
 std::string format_number(double value) {
   std::string text = fmt::format("{}", value);
-  bool plain_integer = std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '-'; });
+  bool plain_integer = std::all_of(text.begin(), text.end(),
+                                   [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '-'; });
   if (plain_integer) text += ".0";
   return text;
 }

@@ -72,7 +72,9 @@ std::uint64_t discrete_quantile_index(double q, double count, std::uint64_t inde
 }
 
 std::string_view trim(std::string_view text) {
-  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  const auto is_space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+  };
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
   while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
   return text;
@@ -212,7 +214,9 @@ class DistributionParser {
     if (!low) return std::nullopt;
     const std::optional<Duration> high = duration_argument("high", arguments_[1].value, allow_negative_);
     if (!high) return std::nullopt;
-    if (*low > *high) return fail("low " + in_quotes(arguments_[0].value) + " is above high " + in_quotes(arguments_[1].value));
+    if (*low > *high) {
+      return fail("low " + in_quotes(arguments_[0].value) + " is above high " + in_quotes(arguments_[1].value));
+    }
     Distribution result;
     result.kind_ = Distribution::Kind::kUniform;
     result.first_ = *low;
@@ -331,7 +335,9 @@ class DistributionParser {
                          " gives the unit), found " + in_quotes(value);
       } else {
         sample = parse_duration_rounded(std::string(value) + std::string(unit), duration_error, allow_negative_);
-        if (!sample) duration_error = "value " + in_quotes(value) + " with unit=" + std::string(unit) + ": " + duration_error;
+        if (!sample) {
+          duration_error = "value " + in_quotes(value) + " with unit=" + std::string(unit) + ": " + duration_error;
+        }
       }
       if (!sample) {
         fail_plain(where + duration_error);
@@ -441,8 +447,9 @@ double Distribution::survival(Duration x) const {
     case Kind::kUniform: {
       if (x < first_) return 1.0;
       if (x >= second_) return 0.0;
-      const double count = static_cast<double>(static_cast<std::uint64_t>(second_) - static_cast<std::uint64_t>(first_)) + 1.0;
-      return static_cast<double>(static_cast<std::uint64_t>(second_) - static_cast<std::uint64_t>(x)) / count;
+      const std::uint64_t span = static_cast<std::uint64_t>(second_) - static_cast<std::uint64_t>(first_);
+      const std::uint64_t above = static_cast<std::uint64_t>(second_) - static_cast<std::uint64_t>(x);
+      return static_cast<double>(above) / (static_cast<double>(span) + 1.0);
     }
     case Kind::kExponential:
       if (x < 0) return 1.0;

@@ -20,9 +20,10 @@
 // Contract:
 // - sample() is a pure function of the Rng stream: the number of draws is fixed per form (constant: none;
 //   uniform, exponential, pareto, empirical: those of one Rng call; normal and lognormal: two per attempt, and a
-//   truncated normal retries while the attempt is negative, at most a geometric number of times with success
-//   probability >= 1/2 since the mean is >= 0). Results are rounded to the nearest nanosecond and clamped to the
-//   int64 range (kTimeMax for an infinite pareto draw). They are never negative unless allow_negative was used.
+//   truncated normal makes a new attempt while the value is negative: a geometric number of attempts, each
+//   succeeding with probability >= 1/2 because its mean is >= 0, so 2 attempts or fewer on average). Results are
+//   rounded to the nearest nanosecond and clamped to the int64 range (kTimeMax for an infinite pareto draw). They
+//   are never negative unless allow_negative was used.
 // - mean_ns(), survival() and quantile() are analytic for the continuous law before rounding (uniform and
 //   empirical are discrete and exact). quantile(q) is the smallest x with P(X <= x) >= q for the discrete forms.
 //   mean_ns() is +infinity for pareto with shape <= 1.
@@ -48,7 +49,7 @@ namespace sim {
 class Distribution {
  public:
   Distribution();  // constant 0
-  static Distribution constant(Duration value);
+  static Distribution constant(Duration value);  // any value, negative ones included (the caller's choice)
   // REQUIRES: mean >= 0.
   static Distribution exponential(Duration mean);
   static std::optional<Distribution> parse(std::string_view text, const std::filesystem::path& base_dir,

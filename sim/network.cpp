@@ -108,4 +108,22 @@ void Network::arrive(Node& from, Node& to, const std::function<void()>& on_deliv
   on_deliver();
 }
 
+void Network::finish_service(Node& server, std::uint32_t incarnation, std::uint64_t tag,
+                             std::function<void()> serve) {
+  Simulation& simulation = simulation_;
+  if (!server.alive() || server.incarnation() != incarnation) {
+    ++stats_.to_down_node;
+    simulation.trace().record(simulation.now(), kinds::kDropDown, server.id(), tag, 0, 4);
+    return;
+  }
+  if (server.paused()) {
+    Node* target = &server;
+    simulation.at(server.paused_until(), [this, target, incarnation, tag, serve = std::move(serve)]() mutable {
+      finish_service(*target, incarnation, tag, std::move(serve));
+    });
+    return;
+  }
+  serve();
+}
+
 }  // namespace sim

@@ -108,6 +108,8 @@ class Network {
   // Sends with loss/partition/duplication; is_response selects ack_loss.
   void transmit(Node& from, Node& to, std::function<void()> on_deliver, std::uint64_t tag, bool is_response);
   void arrive(Node& from, Node& to, const std::function<void()>& on_deliver, std::uint64_t tag);
+  // Runs a served request's handler at the end of its service time, unless the server crashed meanwhile.
+  void finish_service(Node& server, std::uint32_t incarnation, std::uint64_t tag, std::function<void()> serve);
 
   Simulation& simulation_;
   Rng rng_;
@@ -163,7 +165,12 @@ auto Network::call(Service& service, Handler handle, Duration timeout, std::uint
     if (svc.serial) start = std::max(start, svc.busy_until);
     const Time finish = start + service_ns;
     if (svc.serial) svc.busy_until = finish;
-    sim.at(finish, std::move(serve));
+    // A server that crashes during the service time loses the request (even if it restarted meanwhile);
+    // a paused server finishes it when the pause ends.
+    const std::uint32_t incarnation = server_pointer->incarnation();
+    sim.at(finish, [network, server_pointer, incarnation, tag, serve = std::move(serve)]() mutable {
+      network->finish_service(*server_pointer, incarnation, tag, std::move(serve));
+    });
   };
   transmit(caller, server, std::move(on_request), tag, false);
   const bool answered = simulation.park(simulation.now() + timeout);

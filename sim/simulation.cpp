@@ -147,8 +147,28 @@ Node& Simulation::add_node(std::string name, std::string_view group) {
 
 void Simulation::push_timer(Time time, Waker waker, std::function<void()> fn) {
   LETHE_KERNEL_ASSERT(time >= now_);
-  timers_.push_back(Timer{time, timer_sequence_++, waker, std::move(fn)});
+  if (fn) {
+    std::uint32_t index;
+    if (!free_callbacks_.empty()) {
+      index = free_callbacks_.back();
+      free_callbacks_.pop_back();
+      callbacks_[index] = std::move(fn);
+    } else {
+      index = static_cast<std::uint32_t>(callbacks_.size());
+      callbacks_.push_back(std::move(fn));
+    }
+    timers_.push_back(Timer{time, timer_sequence_++, index, kNoSlot});
+  } else {
+    timers_.push_back(Timer{time, timer_sequence_++, waker.wait_id, waker.slot});
+  }
   std::push_heap(timers_.begin(), timers_.end(), TimerLater{});
+  if (stale_timers_ > 1024 && stale_timers_ * 2 > timers_.size()) compact_timers();
+}
+
+void Simulation::compact_timers() {
+  std::erase_if(timers_, [this](const Timer& t) { return t.slot != kNoSlot && !waiting(Waker{t.slot, t.payload}); });
+  std::make_heap(timers_.begin(), timers_.end(), TimerLater{});
+  stale_timers_ = 0;
 }
 
 void Simulation::at(Time time, std::function<void()> fn) {
@@ -177,6 +197,10 @@ void Simulation::make_ready(std::uint32_t slot_index) {
   FiberSlot& slot = slots_[slot_index];
   LETHE_KERNEL_ASSERT(slot.wait_id != 0);
   slot.wait_id = 0;
+  if (slot.deadline_armed) {
+    slot.deadline_armed = false;
+    ++stale_timers_;
+  }
   ready_.push_back(slot.context);
 }
 
@@ -202,6 +226,7 @@ bool Simulation::park(Time deadline) {
   slot.wait_id = slot.next_wait_id;
   slot.next_wait_id = ++wait_counter_;
   slot.timed_out = false;
+  slot.deadline_armed = deadline != kTimeMax;
   if (deadline != kTimeMax) push_timer(deadline, Waker{self, slot.wait_id}, nullptr);
   suspend_current(self);
   current_slot_ = self;
@@ -221,6 +246,7 @@ void Simulation::handle_pause(std::uint32_t self) {
     FiberSlot& slot = slots_[self];
     slot.wait_id = slot.next_wait_id;
     slot.next_wait_id = ++wait_counter_;
+    slot.deadline_armed = true;
     push_timer(slot.node->paused_until_, Waker{self, slot.wait_id}, nullptr);
     suspend_current(self);
     current_slot_ = self;
@@ -243,7 +269,11 @@ void Simulation::suspend_current(std::uint32_t self) {
     if (self_position != ready_.end()) {
       const std::size_t chosen = choose_ready_index();
       if (ready_[chosen] == ctx) {
-        ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(chosen));
+        if (chosen == 0) {
+          ready_.pop_front();
+        } else {
+          ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(chosen));
+        }
         return;
       }
       preselected_ = chosen;
@@ -274,17 +304,22 @@ void Simulation::advance() {
     now_ = instant;
     while (!timers_.empty() && timers_.front().time == instant) {
       std::pop_heap(timers_.begin(), timers_.end(), TimerLater{});
-      Timer timer = std::move(timers_.back());
+      const Timer timer = timers_.back();
       timers_.pop_back();
-      if (timer.fn) {
-        timer.fn();
+      if (timer.slot == kNoSlot) {
+        std::function<void()> fn = std::move(callbacks_[timer.payload]);
+        free_callbacks_.push_back(static_cast<std::uint32_t>(timer.payload));
+        fn();
         if (!failure_.empty()) {
           finish_run();
           return;
         }
-      } else if (waiting(timer.waker)) {
-        slots_[timer.waker.slot].timed_out = true;
-        make_ready(timer.waker.slot);
+      } else if (waiting(Waker{timer.slot, timer.payload})) {
+        slots_[timer.slot].timed_out = true;
+        slots_[timer.slot].deadline_armed = false;
+        make_ready(timer.slot);
+      } else if (stale_timers_ > 0) {
+        --stale_timers_;
       }
     }
   }
@@ -311,7 +346,11 @@ boost::fibers::context* Simulation::pick_next() {
   }
   LETHE_KERNEL_ASSERT(index < ready_.size());
   auto* ctx = ready_[index];
-  ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(index));
+  if (index == 0) {
+    ready_.pop_front();
+  } else {
+    ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(index));
+  }
   return ctx;
 }
 

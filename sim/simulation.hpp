@@ -148,13 +148,16 @@ class Simulation {
     std::uint64_t next_wait_id = 0;  // the id its next park() will use
     bool killed = false;
     bool timed_out = false;
+    bool deadline_armed = false;  // its current wait has a timer in timers_
     bool in_use = false;
   };
+  // Trivially copyable heap entry (32 bytes): a fiber wake-up (slot != kNoSlot, payload = wait id) or a
+  // callback (slot == kNoSlot, payload = index into callbacks_).
   struct Timer {
     Time time;
     std::uint64_t sequence;
-    Waker waker;                 // fiber wake-up (slot != kNoSlot) ...
-    std::function<void()> fn;    // ... or a callback
+    std::uint64_t payload;
+    std::uint32_t slot;
   };
   struct TimerLater {
     bool operator()(const Timer& x, const Timer& y) const {
@@ -185,6 +188,10 @@ class Simulation {
   std::uint64_t wait_counter_ = 0;
   std::uint64_t switches_ = 0;
   std::vector<Timer> timers_;  // binary heap with TimerLater
+  std::size_t stale_timers_ = 0;  // fiber timers whose wait already ended (dropped when popped or compacted)
+  void compact_timers();
+  std::vector<std::function<void()>> callbacks_;
+  std::vector<std::uint32_t> free_callbacks_;
   std::deque<boost::fibers::context*> ready_;
   std::vector<FiberSlot> slots_;
   std::vector<std::uint32_t> free_slots_;

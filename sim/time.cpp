@@ -133,7 +133,9 @@ std::optional<Duration> parse(std::string_view text, std::string& error, bool al
   }
 
   const std::uint64_t magnitude_max = negative ? kMagnitudeMaxNegative : kMagnitudeMaxPositive;
-  const std::string_view too_large = "beyond the largest duration, 9223372036854775807ns (about 106751 days)";
+  const std::string_view too_large = negative
+                                         ? "beyond the smallest duration, -9223372036854775808ns (about -106751 days)"
+                                         : "beyond the largest duration, 9223372036854775807ns (about 106751 days)";
   std::uint64_t integer_value = 0;
   if (!parse_digits(integer_digits, integer_value)) return fail(too_large);
   const Uint128 integer_ns = static_cast<Uint128>(integer_value) * unit->nanoseconds;
@@ -141,7 +143,8 @@ std::optional<Duration> parse(std::string_view text, std::string& error, bool al
 
   // The fraction contributes fraction_value * unit / 10^digits ns, which must be a whole number.
   const std::size_t significant = fraction_digits.find_last_not_of('0');
-  fraction_digits = significant == std::string_view::npos ? std::string_view{} : fraction_digits.substr(0, significant + 1);
+  fraction_digits =
+      significant == std::string_view::npos ? std::string_view{} : fraction_digits.substr(0, significant + 1);
   const std::string_view too_precise = "more precise than one nanosecond";
   const bool rounding = precision == Precision::kRoundToNanosecond;
   if (fraction_digits.size() > kFractionDigitsMax) {

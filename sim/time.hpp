@@ -6,8 +6,10 @@
 // - Text form (SCENARIOS.md "Values"): "<number><unit>", the number an integer or a decimal ("250ms", "1.5s",
 //   "7d", "0s"), units ns us ms s m h d (m = minute). A bare "0" is also accepted. No spaces, no '+', no exponent,
 //   no ".5s" or "5.s" (digits are required on both sides of a decimal point).
-// - parse_duration() is exact (parse_duration_rounded() is the one exception, for measured data): a value that is not a whole number of nanoseconds ("0.5ns", "1.0000000001s") is
+// - parse_duration() is exact: a value that is not a whole number of nanoseconds ("0.5ns", "1.0000000001s") is
 //   rejected rather than rounded, and so is anything beyond the int64 range. Trailing zeros are fine ("1.500s").
+//   parse_duration_rounded(), for measured data only, rounds to the nearest nanosecond instead.
+// - A bare "0" (also "0.0", and "-0" when negatives are allowed) is the only number accepted without a unit.
 // - format_duration() gives the shortest text that parse_duration() reads back as exactly the same value;
 //   parse_duration(format_duration(d)) == d for every d >= 0, and for every d when negatives are allowed.
 // - Nothing here throws; errors are reported through the `error` out-parameter, which is written only on failure.

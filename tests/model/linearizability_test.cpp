@@ -125,7 +125,6 @@ struct RegisterModel {
 
 using Op = model::lin::Operation<RegisterInput, RegisterOutput>;
 using History = std::vector<Op>;
-using Absent = std::nullopt_t;
 
 model::lin::Result check(const History& history, std::uint64_t budget = 10'000'000) {
   return model::lin::check<RegisterModel>(history, budget);

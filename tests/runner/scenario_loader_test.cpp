@@ -2,6 +2,9 @@
 // broken file of tests/runner/broken/ with a message that points at the right
 // line and key, validates --set overrides like the file, and render/load
 // round-trips.
+#include "runner/scenario_loader.hpp"
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -12,10 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "model/config.hpp"
-#include "runner/scenario_loader.hpp"
 #include "runner/scenario_text.hpp"
 
 namespace {
@@ -77,10 +77,17 @@ std::vector<std::string> differences(const ScenarioConfig& a, const ScenarioConf
   check("topology.processors", a.topology.processors == b.topology.processors);
   check("topology.partitions", a.topology.partitions == b.topology.partitions);
   check("topology.partitioner", a.topology.partitioner == b.topology.partitioner);
-  check("topology.commit", a.topology.commit.mode == b.topology.commit.mode &&
-                               a.topology.commit.interval == b.topology.commit.interval);
+  check("topology.commit",
+        a.topology.commit.mode == b.topology.commit.mode && a.topology.commit.interval == b.topology.commit.interval);
   check("topology.visibility_timeout", a.topology.visibility_timeout == b.topology.visibility_timeout);
   check("topology.clients", a.topology.clients == b.topology.clients);
+  check("topology.client_timeout", a.topology.client_timeout == b.topology.client_timeout);
+  check("topology.client_retries", a.topology.client_retries == b.topology.client_retries);
+  check("topology.client_backoff", a.topology.client_backoff.kind == b.topology.client_backoff.kind &&
+                                       a.topology.client_backoff.delay == b.topology.client_backoff.delay &&
+                                       a.topology.client_backoff.base == b.topology.client_backoff.base &&
+                                       a.topology.client_backoff.cap == b.topology.client_backoff.cap);
+  check("topology.client_jitter", a.topology.client_jitter == b.topology.client_jitter);
   check("workload.messages", a.workload.messages == b.workload.messages);
   check("workload.rate", a.workload.rate.per_second == b.workload.rate.per_second);
   check("workload.processing_time", dist(a.workload.processing_time) == dist(b.workload.processing_time));
@@ -93,12 +100,12 @@ std::vector<std::string> differences(const ScenarioConfig& a, const ScenarioConf
   check("network.ack_loss", a.network.ack_loss == b.network.ack_loss);
   check("network.duplicate", a.network.duplicate == b.network.duplicate);
   check("network.rpc_timeout", a.network.rpc_timeout == b.network.rpc_timeout);
-  check("network.partition", std::equal(a.network.partitions.begin(), a.network.partitions.end(),
-                                         b.network.partitions.begin(), b.network.partitions.end(),
-                                         [](const model::NetworkPartition& x, const model::NetworkPartition& y) {
-                                           return x.at == y.at && x.for_duration == y.for_duration &&
-                                                  x.first == y.first && x.second == y.second;
-                                         }));
+  check("network.partition",
+        std::equal(a.network.partitions.begin(), a.network.partitions.end(), b.network.partitions.begin(),
+                   b.network.partitions.end(), [](const model::NetworkPartition& x, const model::NetworkPartition& y) {
+                     return x.at == y.at && x.for_duration == y.for_duration && x.first == y.first &&
+                            x.second == y.second;
+                   }));
   check("faults.crash_every", opt_dist(a.faults.crash_every) == opt_dist(b.faults.crash_every));
   check("faults.restart_after", dist(a.faults.restart_after) == dist(b.faults.restart_after));
   check("faults.pause_every", opt_dist(a.faults.pause_every) == opt_dist(b.faults.pause_every));
@@ -122,7 +129,8 @@ std::vector<std::string> differences(const ScenarioConfig& a, const ScenarioConf
   check("protocol.ttl", p.ttl == q.ttl);
   check("protocol.poll", p.poll.kind == q.poll.kind && dist(p.poll.interval) == dist(q.poll.interval) &&
                              p.poll.backoff_base == q.poll.backoff_base &&
-                             p.poll.backoff_factor == q.poll.backoff_factor && p.poll.backoff_cap == q.poll.backoff_cap);
+                             p.poll.backoff_factor == q.poll.backoff_factor &&
+                             p.poll.backoff_cap == q.poll.backoff_cap);
   check("protocol.max_wait", p.max_wait == q.max_wait);
   check("protocol.on_max_wait", p.on_max_wait == q.on_max_wait);
   check("protocol.memoize", p.memoize == q.memoize);
@@ -224,7 +232,8 @@ TEST(ScenarioLoaderBrokenCorpus, EveryFileFailsWithOneErrorAtItsLineNamingItsKey
     const std::string& message = errors[0].message;
     std::string prefix = fmt::format("{}:{}:", c.file.string(), c.line);
     EXPECT_EQ(message.rfind(prefix, 0), 0u) << message << "\n  should start with " << prefix;
-    EXPECT_TRUE(continues_with_column_and_key(std::string_view(message).substr(std::min(prefix.size(), message.size())), c.key))
+    EXPECT_TRUE(
+        continues_with_column_and_key(std::string_view(message).substr(std::min(prefix.size(), message.size())), c.key))
         << message << "\n  should continue with COL: " << c.key << ": ...";
     EXPECT_NE(message.find(c.expect), std::string::npos) << message << "\n  should contain: " << c.expect;
   }
@@ -303,9 +312,9 @@ TEST(ScenarioLoaderGoodFiles, EveryValueFormLoadsIncludingEmpiricalFiles) {
   // Expectations in file order, nested tables flattened to dotted keys.
   std::vector<std::string> keys;
   for (const model::Expectation& e : config.expect) keys.push_back(e.key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"duplicate_effects", "wait_time.p99", "recovery_latency.max",
-                                            "linearizable", "calls_per_success", "duplicates.expired",
-                                            "duplicates.sink_retry"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"duplicate_effects", "wait_time.p99", "recovery_latency.max", "linearizable",
+                                      "calls_per_success", "duplicates.expired", "duplicates.sink_retry"}));
   EXPECT_TRUE(config.expect[0].percent);
   EXPECT_EQ(config.expect[0].number, 1.0);
   EXPECT_EQ(config.expect[1].number, 5e9);  // "< 5s" on a time field is in ns
@@ -322,6 +331,11 @@ TEST(ScenarioLoaderGoodFiles, AClientsScenarioMayPartitionClients) {
   EXPECT_FALSE(config.protocol.ttl.has_value());
   EXPECT_EQ(config.sink.backoff.kind, model::BackoffKind::Constant);
   EXPECT_EQ(config.sink.backoff.delay, 100 * sim::kMillisecond);
+  EXPECT_EQ(config.topology.client_timeout, 2 * sim::kSecond);
+  EXPECT_EQ(config.topology.client_retries, 2);
+  EXPECT_EQ(config.topology.client_backoff.kind, model::BackoffKind::Constant);
+  EXPECT_EQ(config.topology.client_backoff.delay, 50 * sim::kMillisecond);
+  EXPECT_EQ(config.topology.client_jitter, model::Jitter::Equal);
 }
 
 TEST(ScenarioLoaderGoodFiles, AMinimalFileGetsTheDocumentedDefaults) {
@@ -358,8 +372,9 @@ TEST(ScenarioLoaderGoodFiles, PositionsPointAtTheLinesKeysWereWrittenOn) {
 // ---------------------------------------------------------------- errors beyond the corpus
 
 TEST(ScenarioLoaderErrors, EveryErrorOfAFileIsReportedInLineOrder) {
-  std::string text = "[scenario]\nname = \"t\"\n[topology]\nconsumers = 0\nsource = \"kafak\"\n"
-                     "[protocol]\nkind = \"none\"\nbogus = 1\n[network]\nloss = 2\n";
+  std::string text =
+      "[scenario]\nname = \"t\"\n[topology]\nconsumers = 0\nsource = \"kafak\"\n"
+      "[protocol]\nkind = \"none\"\nbogus = 1\n[network]\nloss = 2\n";
   std::vector<LoadError> errors = must_fail(load_text(text));
   ASSERT_EQ(errors.size(), 4u) << errors_text(errors);
   EXPECT_EQ(errors[0].message.rfind("test.toml:4:13: topology.consumers:", 0), 0u) << errors[0].message;
@@ -397,8 +412,8 @@ TEST(ScenarioLoaderErrors, EmpiricalPathsResolveAgainstTheScenarioFolder) {
   must_load(runner::load_scenario_text(text, "x.toml", kTestDir / "good", {}));
   std::vector<LoadError> errors = must_fail(runner::load_scenario_text(text, "x.toml", kTestDir / "broken", {}));
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0].message.rfind("x.toml:8:19: workload.processing_time: found \"empirical(file=latencies.csv)\"", 0),
-            0u)
+  EXPECT_EQ(
+      errors[0].message.rfind("x.toml:8:19: workload.processing_time: found \"empirical(file=latencies.csv)\"", 0), 0u)
       << errors[0].message;
 }
 
@@ -408,8 +423,8 @@ TEST(ScenarioLoaderOverrides, SetValuesAreTypedByTheKeysSchema) {
   ScenarioConfig config = must_load(load_text(
       kMinimal, {"protocol.max_processing_time=5s", "topology.consumers=8", "network.loss=0.1", "faults.swarm=true",
                  "network.ack_loss=1", "topology.processors=billing, shipping", "scenario.tags=[\"a\", \"b\"]",
-                 "scenario.name=\"quoted name\"", "faults.crash_every=exponential(mean=10m)",
-                 "workload.rate=30/m", "sink.backoff=exponential(base=100ms, cap=10s)", "expect.lost_messages=== 0",
+                 "scenario.name=\"quoted name\"", "faults.crash_every=exponential(mean=10m)", "workload.rate=30/m",
+                 "sink.backoff=exponential(base=100ms, cap=10s)", "expect.lost_messages=== 0",
                  "expect.duplicates.expired=<= 2%"}));
   EXPECT_EQ(config.protocol.max_processing_time, 5 * sim::kSecond);
   EXPECT_EQ(config.topology.consumers, 8);
@@ -432,8 +447,8 @@ TEST(ScenarioLoaderOverrides, SetValuesAreTypedByTheKeysSchema) {
 
 TEST(ScenarioLoaderOverrides, ALaterSetWinsAndReplacesAFileExpectation) {
   std::string text = kMinimal + "[expect]\nlost_messages = \"== 0\"\n";
-  ScenarioConfig config = must_load(load_text(text, {"topology.consumers=2", "topology.consumers=3",
-                                                     "expect.lost_messages=<= 5"}));
+  ScenarioConfig config =
+      must_load(load_text(text, {"topology.consumers=2", "topology.consumers=3", "expect.lost_messages=<= 5"}));
   EXPECT_EQ(config.topology.consumers, 3);
   ASSERT_EQ(config.expect.size(), 1u);
   EXPECT_EQ(config.expect[0].op, model::ExpectationOp::LessEqual);
@@ -442,8 +457,8 @@ TEST(ScenarioLoaderOverrides, ALaterSetWinsAndReplacesAFileExpectation) {
 
 TEST(ScenarioLoaderOverrides, ArrayEntriesCanBeChangedOrAdded) {
   std::string text = kMinimal + "[[sink.outage]]\nat = \"1m\"\nfor = \"30s\"\n";
-  ScenarioConfig config = must_load(load_text(text, {"sink.outage[0].at=2m", "sink.outage[1].at=5m",
-                                                     "sink.outage[1].for=1s"}));
+  ScenarioConfig config =
+      must_load(load_text(text, {"sink.outage[0].at=2m", "sink.outage[1].at=5m", "sink.outage[1].for=1s"}));
   ASSERT_EQ(config.sink.outages.size(), 2u);
   EXPECT_EQ(config.sink.outages[0].at, 2 * sim::kMinute);
   EXPECT_EQ(config.sink.outages[1].at, 5 * sim::kMinute);
@@ -457,6 +472,27 @@ TEST(ScenarioLoaderOverrides, ArrayEntriesCanBeChangedOrAdded) {
   EXPECT_NE(errors[0].message.find("found index 3; allowed: 0 to 1"), std::string::npos) << errors[0].message;
 }
 
+TEST(ScenarioLoaderOverrides, PartitionGroupsCanBeSetAsACommaList) {
+  std::string text =
+      kMinimal + "[[network.partition]]\nat = \"1m\"\nfor = \"30s\"\nbetween = [\"consumers\", \"store\"]\n";
+  ScenarioConfig config = must_load(load_text(text, {"network.partition[0].between=sink, store"}));
+  EXPECT_EQ(config.network.partitions[0].first, model::PartitionGroup::Sink);
+  EXPECT_EQ(config.network.partitions[0].second, model::PartitionGroup::Store);
+  std::vector<LoadError> errors = must_fail(load_text(text, {"network.partition[0].between=sink,clients"}));
+  ASSERT_EQ(errors.size(), 1u) << errors_text(errors);
+  EXPECT_EQ(errors[0].message.rfind("--set network.partition[0].between=sink,clients: network.partition[0].between[1]: "
+                                    "found \"clients\", but topology.source is \"kafka\"",
+                                    0),
+            0u)
+      << errors[0].message;
+  // The same group twice, and a window past the end of representable time, from the file.
+  errors = must_fail(load_text(text, {"network.partition[0].between=store,store", "network.partition[0].at=106751d",
+                                      "network.partition[0].for=1d"}));
+  ASSERT_EQ(errors.size(), 2u) << errors_text(errors);
+  EXPECT_NE(errors_text(errors).find("found the same group twice"), std::string::npos);
+  EXPECT_NE(errors_text(errors).find("after the last representable instant"), std::string::npos);
+}
+
 TEST(ScenarioLoaderOverrides, BadSetValuesAreValidatedLikeTheFileAndNameSetAndTheKey) {
   struct Case {
     std::string set;
@@ -464,18 +500,18 @@ TEST(ScenarioLoaderOverrides, BadSetValuesAreValidatedLikeTheFileAndNameSetAndTh
     std::string contains;
   };
   std::vector<Case> cases = {
-      {"protocol.max_processing_time=5", "--set protocol.max_processing_time=5: protocol.max_processing_time: ",
-       "found \"5\""},
+      {"protocol.max_processing_time=5",
+       "--set protocol.max_processing_time=5: protocol.max_processing_time: ", "found \"5\""},
       {"topology.consumers=0", "--set topology.consumers=0: topology.consumers: ", "found 0; allowed: an integer"},
       {"topology.consumers=many", "--set topology.consumers=many: topology.consumers: ", "found string \"many\""},
       {"network.loss=1.5", "--set network.loss=1.5: network.loss: ", "allowed: a probability"},
       {"faults.swarm=yes", "--set faults.swarm=yes: faults.swarm: ", "allowed: true or false"},
-      {"protocol.max_procesing_time=5s", "--set protocol.max_procesing_time=5s: protocol.max_procesing_time: ",
-       "did you mean `max_processing_time`?"},
+      {"protocol.max_procesing_time=5s",
+       "--set protocol.max_procesing_time=5s: protocol.max_procesing_time: ", "did you mean `max_processing_time`?"},
       {"protocl.ttl=5s", "--set protocl.ttl=5s: protocl: ", "did you mean `protocol`?"},
       {"protocol.kind=mnemosine", "--set protocol.kind=mnemosine: protocol.kind: ", "did you mean \"mnemosyne\"?"},
-      {"expect.lost_mesages=== 0", "--set expect.lost_mesages=== 0: expect.lost_mesages: ",
-       "did you mean `lost_messages`?"},
+      {"expect.lost_mesages=== 0",
+       "--set expect.lost_mesages=== 0: expect.lost_mesages: ", "did you mean `lost_messages`?"},
       {"expect.lost_messages=0", "--set expect.lost_messages=0: expect.lost_messages: ", "allowed: \"OP NUMBER\""},
       {"topology.consumers", "--set topology.consumers: topology.consumers: ", "allowed: --set KEY=VALUE"},
       {"protocol=none", "--set protocol=none: protocol: ", "allowed: --set sets one value"},
@@ -517,9 +553,15 @@ ScenarioConfig arbitrary_config() {
   namespace gen = rc::gen;
   const fs::path base = kTestDir / "good";
   auto distribution = [&](bool allow_negative) {
-    std::vector<std::string> forms = {"0s", "5ms", "1.5s", "uniform(1ms, 5ms)", "exponential(mean=200ms)",
-                                      "normal(mean=1s, sd=200ms)", "lognormal(median=200ms, p99=2s)",
-                                      "pareto(scale=100ms, shape=1.5)", "empirical(file=latencies.csv)",
+    std::vector<std::string> forms = {"0s",
+                                      "5ms",
+                                      "1.5s",
+                                      "uniform(1ms, 5ms)",
+                                      "exponential(mean=200ms)",
+                                      "normal(mean=1s, sd=200ms)",
+                                      "lognormal(median=200ms, p99=2s)",
+                                      "pareto(scale=100ms, shape=1.5)",
+                                      "empirical(file=latencies.csv)",
                                       "empirical(file=latencies_ms.txt, unit=ms)"};
     if (allow_negative) forms.push_back("uniform(-50ms, 50ms)");
     std::string text = *gen::elementOf(forms);
@@ -532,8 +574,9 @@ ScenarioConfig arbitrary_config() {
   auto duration = [](sim::Duration min) { return *gen::inRange<sim::Duration>(min, 400 * sim::kDay); };
   auto probability = [] {
     return *gen::oneOf(gen::element(0.0, 1.0, 0.5),
-                       gen::map(gen::inRange<std::int64_t>(0, std::int64_t{1} << 53),
-                                [](std::int64_t n) { return static_cast<double>(n) / static_cast<double>(std::int64_t{1} << 53); }));
+                       gen::map(gen::inRange<std::int64_t>(0, std::int64_t{1} << 53), [](std::int64_t n) {
+                         return static_cast<double>(n) / static_cast<double>(std::int64_t{1} << 53);
+                       }));
   };
   auto text = [] {
     return *gen::container<std::string>(
@@ -546,6 +589,19 @@ ScenarioConfig arbitrary_config() {
       if (*gen::arbitrary<bool>()) chosen.push_back(item);
     }
     return chosen;
+  };
+  auto backoff = [&] {
+    switch (*gen::inRange(0, 3)) {
+      case 0: return model::Backoff{};
+      case 1: return model::Backoff{model::BackoffKind::Constant, duration(0), 0, 0};
+      default: {
+        sim::Duration first_delay = duration(1);
+        return model::Backoff{model::BackoffKind::Exponential, 0, first_delay, first_delay + duration(0)};
+      }
+    }
+  };
+  auto jitter = [] {
+    return *gen::element(model::Jitter::None, model::Jitter::Full, model::Jitter::Equal, model::Jitter::Decorrelated);
   };
   ScenarioConfig c;
   c.scenario.name = "n" + text();
@@ -563,6 +619,10 @@ ScenarioConfig arbitrary_config() {
   if (*gen::arbitrary<bool>()) c.topology.commit = model::Commit{model::CommitMode::Interval, duration(1)};
   c.topology.visibility_timeout = duration(1);
   c.topology.clients = *gen::inRange(c.topology.source == model::SourceKind::Clients ? 1 : 0, 1000);
+  c.topology.client_timeout = duration(1);
+  c.topology.client_retries = *gen::inRange(0, 1000);
+  c.topology.client_backoff = backoff();
+  c.topology.client_jitter = jitter();
   c.workload.messages = *gen::inRange<std::int64_t>(0, 1'000'000);
   c.workload.rate.per_second = *gen::element(50.0, 0.5, 1.0 / 60.0, 1e-5, 12345.678);
   c.workload.processing_time = distribution(false);
@@ -628,19 +688,13 @@ ScenarioConfig arbitrary_config() {
   c.sink.latency = distribution(false);
   c.sink.timeout = duration(1);
   c.sink.retries = *gen::inRange(0, 1000);
-  switch (*gen::inRange(0, 3)) {
-    case 0: c.sink.backoff = model::Backoff{}; break;
-    case 1: c.sink.backoff = model::Backoff{model::BackoffKind::Constant, duration(0), 0, 0}; break;
-    default: {
-      sim::Duration first_delay = duration(1);
-      c.sink.backoff = model::Backoff{model::BackoffKind::Exponential, 0, first_delay, first_delay + duration(0)};
-    }
-  }
-  c.sink.jitter = *gen::element(model::Jitter::None, model::Jitter::Full, model::Jitter::Equal, model::Jitter::Decorrelated);
+  c.sink.backoff = backoff();
+  c.sink.jitter = jitter();
   c.sink.capacity.per_second = *gen::element(0.0, 100.0, 2.5);
   int outages = *gen::inRange(0, 3);
   for (int i = 0; i < outages; ++i) c.sink.outages.push_back(model::SinkOutage{duration(0), duration(1)});
-  c.producer.mode = *gen::element(model::ProducerMode::Direct, model::ProducerMode::DualWrite, model::ProducerMode::Outbox);
+  c.producer.mode =
+      *gen::element(model::ProducerMode::Direct, model::ProducerMode::DualWrite, model::ProducerMode::Outbox);
   c.producer.crash_between_commit_and_publish = probability();
   for (const std::string& key : subset(runner::expectation_keys())) {
     model::Expectation e;
@@ -700,7 +754,8 @@ RC_GTEST_PROP(ScenarioLoaderRobustness, AnyMutationOfAGoodFileLoadsOrFailsWithPo
   }
 }
 
-RC_GTEST_PROP(ScenarioLoaderRobustness, ArbitrarySetArgumentsNeverCrashAndTheirErrorsNameSet, (const std::string& value)) {
+RC_GTEST_PROP(ScenarioLoaderRobustness, ArbitrarySetArgumentsNeverCrashAndTheirErrorsNameSet,
+              (const std::string& value)) {
   // A known key (or a near miss) with an arbitrary value, or an arbitrary argument.
   std::string key = *rc::gen::element<std::string>(
       "scenario.name", "scenario.tags", "run.seeds", "run.duration", "run.drain", "topology.source",

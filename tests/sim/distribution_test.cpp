@@ -118,7 +118,10 @@ void expect_fit(const Distribution& distribution, Rng rng, int count, bool check
   for (Duration sample : samples) sum += static_cast<double>(sample);
   const double mean = sum / n;
   double squares = 0;
-  for (Duration sample : samples) squares += (static_cast<double>(sample) - mean) * (static_cast<double>(sample) - mean);
+  for (Duration sample : samples) {
+    const double deviation = static_cast<double>(sample) - mean;
+    squares += deviation * deviation;
+  }
   const double standard_error = std::sqrt(squares / (n - 1)) / std::sqrt(n);
   EXPECT_NEAR(mean, distribution.mean_ns(), 6.0 * standard_error + 1e-9 * std::abs(mean)) << distribution.to_string();
 }

@@ -108,7 +108,8 @@ TEST(RngDeterminism, FirstThousandFloatingPointDrawsMatchTheGoldenHashes) {
   const auto bits = [](double value) { return std::bit_cast<std::uint64_t>(value); };
   const std::uint64_t exponential = thousand_draw_hash([&](Rng& rng) { return bits(rng.exponential(2e8)); });
   const std::uint64_t normal = thousand_draw_hash([&](Rng& rng) { return bits(rng.normal(1e9, 2e8)); });
-  const std::uint64_t lognormal = thousand_draw_hash([&](Rng& rng) { return bits(rng.lognormal_median_p99(2e8, 2e9)); });
+  const std::uint64_t lognormal =
+      thousand_draw_hash([&](Rng& rng) { return bits(rng.lognormal_median_p99(2e8, 2e9)); });
   const std::uint64_t pareto = thousand_draw_hash([&](Rng& rng) { return bits(rng.pareto(1e8, 1.5)); });
   // Stable across two constructions...
   EXPECT_EQ(exponential, thousand_draw_hash([&](Rng& rng) { return bits(rng.exponential(2e8)); }));
@@ -300,7 +301,8 @@ TEST(RngContinuous, DrawsRespectTheirSupport) {
 }
 
 TEST(RngDerive, SameNameGivesTheSameStream) {
-  EXPECT_EQ(first_draws(Rng::derive(kGoldenSeed, "network"), 100), first_draws(Rng::derive(kGoldenSeed, "network"), 100));
+  EXPECT_EQ(first_draws(Rng::derive(kGoldenSeed, "network"), 100),
+            first_draws(Rng::derive(kGoldenSeed, "network"), 100));
   // Known answer from the Python transcription: seed = splitmix64(splitmix64(root) ^ fnv1a(name)).
   EXPECT_EQ(first_draws(Rng::derive(kGoldenSeed, "network"), 3),
             (std::vector<std::uint64_t>{0x595c636cd306d3caULL, 0x74355f9be51f30c5ULL, 0x1396088eb507ecdfULL}));

@@ -1,0 +1,97 @@
+#include "runner/execute.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <fmt/format.h>
+#include <thread>
+
+#include "sim/simulation.hpp"
+
+namespace runner {
+
+namespace {
+bool compare(double got, model::ExpectationOp op, double want) {
+  switch (op) {
+    case model::ExpectationOp::Equal: return got == want;
+    case model::ExpectationOp::NotEqual: return got != want;
+    case model::ExpectationOp::Less: return got < want;
+    case model::ExpectationOp::LessEqual: return got <= want;
+    case model::ExpectationOp::Greater: return got > want;
+    case model::ExpectationOp::GreaterEqual: return got >= want;
+  }
+  return false;
+}
+
+std::string number_text(double value) {
+  if (std::floor(value) == value && std::fabs(value) < 1e15) return fmt::format("{}", static_cast<long long>(value));
+  return fmt::format("{}", value);
+}
+}  // namespace
+
+void check_expectations(const model::ScenarioConfig& config, model::RunResult& result) {
+  result.expectations.clear();
+  result.ok = true;
+  for (const auto& e : config.expect) {
+    model::ExpectationResult x;
+    x.key = e.key;
+    x.op = model::to_string(e.op);
+    x.want = number_text(e.number) + (e.percent ? "%" : "");
+    x.line = e.line;
+    const auto got = result.field(e.key);
+    const double want = e.percent ? e.number / 100.0 * static_cast<double>(result.messages) : e.number;
+    if (!got.has_value()) {
+      // e.g. `linearizable` when it was not checked: the expectation cannot hold.
+      x.got = std::nan("");
+      x.ok = false;
+    } else {
+      x.got = *got;
+      x.ok = compare(*got, e.op, want);
+    }
+    result.ok = result.ok && x.ok;
+    result.expectations.push_back(x);
+  }
+}
+
+SeedRun run_seed(const model::ScenarioConfig& config, std::uint64_t seed, const model::WorldOptions& options,
+                 model::WorldRecord* record) {
+  SeedRun run;
+  try {
+    run.result = model::run_world(config, seed, options, record);
+    check_expectations(config, run.result);
+  } catch (const sim::InternalError& e) {
+    run.error = e.what();
+  } catch (const std::exception& e) {
+    run.error = std::string("internal error: ") + e.what();
+  }
+  if (!run.error.empty()) {
+    run.result.scenario = config.scenario.name;
+    run.result.seed = seed;
+    run.result.ok = false;
+  }
+  return run;
+}
+
+void parallel_for(std::size_t count, unsigned threads, const std::function<void(std::size_t)>& f) {
+  if (threads <= 1 || count <= 1) {
+    for (std::size_t i = 0; i < count; ++i) f(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  const unsigned n = static_cast<unsigned>(std::min<std::size_t>(threads, count));
+  pool.reserve(n);
+  for (unsigned t = 0; t < n; ++t) {
+    pool.emplace_back([&] {
+      for (std::size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) f(i);
+    });
+  }
+  for (auto& thread : pool) thread.join();
+}
+
+unsigned default_jobs() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : n;
+}
+
+}  // namespace runner

@@ -1,0 +1,37 @@
+// runner/execute.hpp — running seeds of scenarios, alone or in parallel, and checking expectations.
+//
+// Seeds run in parallel on a pool of threads, one simulation per thread at a
+// time (each thread has its own fiber scheduler). A seed's result depends only
+// on (scenario, seed): never on the number of threads or the order they run in.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/config.hpp"
+#include "model/result.hpp"
+#include "model/world.hpp"
+
+namespace runner {
+
+// Runs one seed and checks the scenario's [expect] lines. An internal error of
+// lethe (sim::InternalError or any other exception) is returned in `error`.
+struct SeedRun {
+  model::RunResult result;
+  std::string error;  // non-empty: lethe's own invariant broke (exit code 3)
+};
+SeedRun run_seed(const model::ScenarioConfig& config, std::uint64_t seed, const model::WorldOptions& options = {},
+                 model::WorldRecord* record = nullptr);
+
+// Fills result.expectations and result.ok.
+void check_expectations(const model::ScenarioConfig& config, model::RunResult& result);
+
+// Runs f(i) for i in [0, count) on `threads` threads (>= 1); blocks until all finished.
+void parallel_for(std::size_t count, unsigned threads, const std::function<void(std::size_t)>& f);
+
+// Number of threads to use for -j 0 (all cores).
+unsigned default_jobs();
+
+}  // namespace runner
