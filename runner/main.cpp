@@ -16,8 +16,15 @@
 #include "reports/junit.hpp"
 #include "reports/summary.hpp"
 #include "reports/timeline.hpp"
+#include "runner/bench.hpp"
+#include "runner/command.hpp"
 #include "runner/execute.hpp"
+#include "runner/live.hpp"
 #include "runner/scenario_loader.hpp"
+#include "runner/sweep.hpp"
+#include "runner/report.hpp"
+#include "runner/shrink.hpp"
+#include "runner/tune.hpp"
 
 namespace fs = std::filesystem;
 
@@ -381,6 +388,17 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--dot", replay.dot_path, "Write a Graphviz timeline of the message (.dot or .svg)");
   replay_cmd->add_option("--trace", replay.trace_path, "Write the full trace as JSON lines");
 
+  // Extra commands (runner/<name>.cpp): one line each.
+  std::vector<runner::ExtraCommand> extra;
+  // extra.push_back(runner::register_<name>(app));
+  extra.push_back(runner::register_sweep(app));
+  extra.push_back(runner::register_merge(app));
+  extra.push_back(runner::register_report(app));
+  extra.push_back(runner::register_tune(app));
+  extra.push_back(runner::register_shrink(app));
+  extra.push_back(runner::register_bench(app));
+  extra.push_back(runner::register_live(app));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -397,6 +415,9 @@ int main(int argc, char** argv) {
     if (replay_cmd->parsed()) {
       if (message_opt->count() > 0) replay.message = message_id;
       return command_replay(replay);
+    }
+    for (auto& command : extra) {
+      if (command.command->parsed()) return command.run();
     }
     return kExitBadInput;
   } catch (const std::exception& e) {

@@ -1,0 +1,187 @@
+// The simulated world end to end: determinism, the oracle's accounting, and each failure's signature.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/world.hpp"
+#include "runner/execute.hpp"
+#include "runner/scenario_loader.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+model::ScenarioConfig load(const std::string& name, const std::vector<std::string>& sets = {}) {
+  auto loaded = runner::load_scenario(fs::path(LETHE_SOURCE_DIR) / "scenarios" / (name + ".toml"), sets);
+  if (auto* errors = std::get_if<std::vector<runner::LoadError>>(&loaded)) {
+    std::string text;
+    for (const auto& e : *errors) text += e.message + "\n";
+    throw std::runtime_error(text);
+  }
+  return std::get<model::ScenarioConfig>(std::move(loaded));
+}
+
+std::uint64_t sum_causes(const model::RunResult& r) {
+  std::uint64_t sum = 0;
+  for (auto n : r.duplicates) sum += n;
+  return sum;
+}
+
+std::uint64_t cause(const model::RunResult& r, model::Cause c) { return r.duplicates[static_cast<std::size_t>(c)]; }
+
+TEST(WorldDeterminism, SameSeedSameHashAndDifferentSeedsDiffer) {
+  const auto config = load("mnemosyne-lossy-crashes");
+  std::set<std::uint64_t> hashes;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const auto a = model::run_world(config, seed);
+    const auto b = model::run_world(config, seed);
+    EXPECT_EQ(a.trace_hash, b.trace_hash) << "seed " << seed;
+    EXPECT_EQ(a.effects, b.effects);
+    EXPECT_EQ(a.sim_time, b.sim_time);
+    hashes.insert(a.trace_hash);
+  }
+  EXPECT_EQ(hashes.size(), 5u);
+}
+
+TEST(WorldDeterminism, ResultsDoNotDependOnTheNumberOfThreads) {
+  const auto config = load("herd-takeover-if-not-exists");
+  const std::size_t seeds = 6;
+  std::vector<std::uint64_t> one(seeds), two(seeds);
+  runner::parallel_for(seeds, 1, [&](std::size_t i) { one[i] = runner::run_seed(config, i + 1).result.trace_hash; });
+  runner::parallel_for(seeds, 2, [&](std::size_t i) { two[i] = runner::run_seed(config, i + 1).result.trace_hash; });
+  EXPECT_EQ(one, two);
+}
+
+TEST(WorldDeterminism, KeepingTheTraceDoesNotChangeTheRun) {
+  const auto config = load("crash-window-after-effect");
+  model::WorldOptions keep;
+  keep.keep_trace = true;
+  model::WorldRecord record;
+  const auto kept = model::run_world(config, 4, keep, &record);
+  const auto plain = model::run_world(config, 4);
+  EXPECT_EQ(kept.trace_hash, plain.trace_hash);
+  EXPECT_EQ(record.trace.size(), kept.trace_events);
+}
+
+// Every scenario of the library: the causes sum to the total, every expectation holds on seeds 1..2,
+// and the store history is linearizable.
+TEST(ScenarioLibrary, EveryScenarioHoldsItsExpectationsAndCausesSumToTheTotal) {
+  int scenarios = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(LETHE_SOURCE_DIR) / "scenarios")) {
+    if (entry.path().extension() != ".toml") continue;
+    const auto config = load(entry.path().stem().string());
+    ++scenarios;
+    for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+      const auto run = runner::run_seed(config, seed);
+      SCOPED_TRACE(config.scenario.name + " seed " + std::to_string(seed));
+      ASSERT_TRUE(run.error.empty()) << run.error;
+      EXPECT_TRUE(run.result.ok);
+      EXPECT_EQ(sum_causes(run.result), run.result.duplicate_effects);
+      EXPECT_GE(run.result.effects, run.result.duplicate_effects);
+      EXPECT_NE(run.result.linearizable, std::optional<bool>(false));
+      EXPECT_LE(run.result.explanations.size(), run.result.duplicate_effects);
+    }
+  }
+  EXPECT_GE(scenarios, 20);
+}
+
+struct Signature {
+  const char* scenario;
+  model::Cause cause;
+};
+
+// Each failure mode shows up with the cause that names it, and only where expected.
+TEST(ScenarioLibrary, EachFailureHasItsSignatureCause) {
+  const Signature signatures[] = {
+      {"consumer-crash-before-ack-none", model::Cause::Unprotected},
+      {"check-then-insert-race", model::Cause::Unprotected},
+      {"record-after-crash", model::Cause::CrashAfterEffect},
+      {"crash-window-after-effect", model::Cause::CrashAfterEffect},
+      {"slow-work-mpt-too-low", model::Cause::TakeoverWhileAlive},
+      {"gc-pause-takeover", model::Cause::TakeoverWhileAlive},
+      {"clock-skew-takeover", model::Cause::TakeoverWhileAlive},
+      {"ttl-shorter-than-redelivery", model::Cause::Expired},
+      {"herd-takeover-if-not-exists", model::Cause::HerdTakeover},
+      {"lost-ack-double-charge", model::Cause::SinkRetry},
+  };
+  for (const auto& s : signatures) {
+    const auto config = load(s.scenario);
+    const auto r = runner::run_seed(config, 1).result;
+    SCOPED_TRACE(s.scenario);
+    EXPECT_GT(cause(r, s.cause), 0u);
+    EXPECT_GE(2 * cause(r, s.cause), r.duplicate_effects) << "the signature cause is the main one";
+  }
+}
+
+TEST(ScenarioLibrary, TheFixedVariantsRemoveTheirFailure) {
+  EXPECT_EQ(runner::run_seed(load("lost-ack-idempotent-gateway"), 1).result.duplicate_effects, 0u);
+  EXPECT_EQ(runner::run_seed(load("consumer-crash-before-ack-inbox"), 1).result.duplicate_effects, 0u);
+  EXPECT_EQ(runner::run_seed(load("herd-takeover-conditional"), 1).result.duplicate_effects, 0u);
+  EXPECT_EQ(runner::run_seed(load("slow-work-mpt-fixed"), 1).result.duplicate_effects, 0u);
+  EXPECT_EQ(runner::run_seed(load("fenced-completion"), 1).result.memo_overwrites, 0u);
+  EXPECT_GT(runner::run_seed(load("blind-completion"), 1).result.memo_overwrites, 0u);
+  EXPECT_GT(runner::run_seed(load("dual-write-lost-event"), 1).result.lost_messages, 0u);
+  EXPECT_EQ(runner::run_seed(load("outbox-no-lost-event"), 1).result.lost_messages, 0u);
+  // The same lost sink ACKs: without an idempotent provider the retries charge twice, with one they do not.
+  const auto lossy = load("lost-ack-double-charge");
+  const auto idempotent = load("lost-ack-double-charge", {"sink.idempotent=true", "expect.duplicate_effects=== 0",
+                                                          "expect.duplicates.sink_retry=== 0"});
+  EXPECT_GT(runner::run_seed(lossy, 3).result.duplicates[static_cast<std::size_t>(model::Cause::SinkRetry)], 0u);
+  EXPECT_EQ(runner::run_seed(idempotent, 3).result.duplicate_effects, 0u);
+}
+
+TEST(ScenarioLibrary, FullJitterNeedsFewerCallsPerSuccessThanNoJitter) {
+  double none = 0, full = 0;
+  std::uint64_t lost_none = 0, lost_full = 0;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const auto a = runner::run_seed(load("retry-storm-no-jitter"), seed).result;
+    const auto b = runner::run_seed(load("retry-storm-full-jitter"), seed).result;
+    none += a.calls_per_success;
+    full += b.calls_per_success;
+    lost_none += a.lost_messages;
+    lost_full += b.lost_messages;
+  }
+  std::printf("retry storm, 4 seeds: calls per success no jitter %.3f, full jitter %.3f; gave up %llu vs %llu\n",
+              none / 4, full / 4, static_cast<unsigned long long>(lost_none), static_cast<unsigned long long>(lost_full));
+  EXPECT_LT(full, none);
+  EXPECT_LT(lost_full, lost_none);
+}
+
+// mnemosyne with fixed settings and work faster than max_processing_time: zero duplicates and nothing lost,
+// under request loss, lost ACKs, crashes before the effect, rebalances, partitions and producer retries.
+TEST(MnemosyneFixedSettingsSlow, ZeroDuplicatesAndNothingLostOverHundredsOfSeeds) {
+  const auto queue = load("mnemosyne-lossy-crashes");
+  const auto kafka = load("mnemosyne-lossy-crashes",
+                          {"topology.source=kafka", "topology.partitions=8",
+                           "faults.rebalance_every=exponential(mean=5s)", "workload.messages=200"});
+  std::uint64_t effects = 0, faults_fired = 0, rebalances = 0, producer_retries = 0;
+  for (const auto* config : {&queue, &kafka}) {
+    for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+      const auto run = runner::run_seed(*config, seed);
+      ASSERT_TRUE(run.error.empty()) << run.error;
+      const auto& r = run.result;
+      const char* source = config->topology.source == model::SourceKind::Kafka ? "kafka" : "queue";
+      ASSERT_EQ(r.duplicate_effects, 0u) << source << " seed " << seed;
+      ASSERT_EQ(r.lost_messages, 0u) << "seed " << seed;
+      ASSERT_EQ(r.memo_mismatches, 0u) << "seed " << seed;
+      ASSERT_NE(r.linearizable, std::optional<bool>(false)) << "seed " << seed;
+      effects += r.effects;
+      faults_fired += r.coverage.at("crash_point.after_start_before_effect.fired") + r.coverage.at("network.lost") +
+                      r.coverage.at("network.ack_lost") + r.coverage.at("network.partitioned");
+      rebalances += r.coverage.count("rebalance.scheduled") ? r.coverage.at("rebalance.scheduled") : 0;
+      producer_retries += r.coverage.at("producer.retry");
+    }
+  }
+  std::printf("200 seeds: %llu effects, %llu faults fired, %llu rebalances, %llu producer retries, 0 duplicates\n",
+              static_cast<unsigned long long>(effects), static_cast<unsigned long long>(faults_fired),
+              static_cast<unsigned long long>(rebalances), static_cast<unsigned long long>(producer_retries));
+  EXPECT_GT(faults_fired, 1000u);
+  EXPECT_GT(rebalances, 100u);
+  EXPECT_GT(producer_retries, 10u);
+}
+
+}  // namespace
