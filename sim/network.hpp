@@ -105,20 +105,9 @@ class Network {
     GroupId a, b;
     Time from, until;
   };
-  // A message on the wire. Messages wait in a pool and their timers carry only the pool index, so a message
-  // costs no allocation beyond its own callback (the pool's slots are reused).
-  struct InFlight {
-    std::function<void()> on_deliver;
-    Node* from = nullptr;
-    Node* to = nullptr;
-    std::uint64_t tag = 0;
-  };
   // Sends with loss/partition/duplication; is_response selects ack_loss.
   void transmit(Node& from, Node& to, std::function<void()> on_deliver, std::uint64_t tag, bool is_response);
-  std::uint32_t hold(Node& from, Node& to, std::function<void()> on_deliver, std::uint64_t tag);
-  void schedule_arrival(Time time, std::uint32_t message);
-  // The message's arrival instant: delivers it (and frees its slot), drops it, or waits for a pause to end.
-  void arrive(std::uint32_t message);
+  void arrive(Node& from, Node& to, const std::function<void()>& on_deliver, std::uint64_t tag);
   // Runs a served request's handler at the end of its service time, unless the server crashed meanwhile.
   void finish_service(Node& server, std::uint32_t incarnation, std::uint64_t tag, std::function<void()> serve);
 
@@ -128,8 +117,6 @@ class Network {
   std::vector<Override> overrides_;
   std::vector<Partition> partitions_;
   NetworkStats stats_;
-  std::vector<InFlight> in_flight_;
-  std::vector<std::uint32_t> free_in_flight_;
 };
 
 template <class Handler>

@@ -107,8 +107,6 @@ Simulation::Simulation(SimulationOptions options)
   algorithm_->simulation_ = this;
   t_current = this;
   timers_.reserve(1024);
-  lanes_.reserve(kMaxLanes);
-  recent_delays_.fill(-1);  // delays are >= 0
 }
 
 Simulation::~Simulation() {
@@ -159,98 +157,17 @@ void Simulation::push_timer(Time time, Waker waker, std::function<void()> fn) {
       index = static_cast<std::uint32_t>(callbacks_.size());
       callbacks_.push_back(std::move(fn));
     }
-    insert_timer(Timer{time, timer_sequence_++, index, kNoSlot});
+    timers_.push_back(Timer{time, timer_sequence_++, index, kNoSlot});
   } else {
-    insert_timer(Timer{time, timer_sequence_++, waker.wait_id, waker.slot});
+    timers_.push_back(Timer{time, timer_sequence_++, waker.wait_id, waker.slot});
   }
-  if (stale_timers_ > 1024 && stale_timers_ * 2 > timer_count_) compact_timers();
-}
-
-void Simulation::insert_timer(const Timer& timer) {
-  ++timer_count_;
-  const Duration delay = timer.time - now_;
-  for (Lane& lane : lanes_) {
-    if (lane.delay == delay) {
-      lane.items.push_back(timer);
-      return;
-    }
-  }
-  if (std::find(recent_delays_.begin(), recent_delays_.end(), delay) != recent_delays_.end()) {
-    Lane* free_lane = nullptr;
-    if (lanes_.size() < kMaxLanes) {
-      free_lane = &lanes_.emplace_back();
-    } else {
-      for (Lane& lane : lanes_) {
-        if (lane.empty()) {
-          free_lane = &lane;
-          break;
-        }
-      }
-    }
-    if (free_lane != nullptr) {
-      free_lane->delay = delay;
-      free_lane->items.push_back(timer);
-      return;
-    }
-  } else {
-    recent_delays_[recent_next_] = delay;
-    recent_next_ = (recent_next_ + 1) % kRecentDelays;
-  }
-  timers_.push_back(timer);
   std::push_heap(timers_.begin(), timers_.end(), TimerLater{});
-}
-
-void Simulation::Lane::pop_front() {
-  ++head;
-  if (head == items.size()) {
-    items.clear();
-    head = 0;
-  } else if (head >= 4096 && head * 2 >= items.size()) {
-    items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(head));
-    head = 0;
-  }
-}
-
-std::size_t Simulation::earliest_source() const {
-  std::size_t best = timers_.empty() ? kNoSource : kHeapSource;
-  const Timer* best_timer = timers_.empty() ? nullptr : &timers_.front();
-  for (std::size_t i = 0; i < lanes_.size(); ++i) {
-    const Lane& lane = lanes_[i];
-    if (lane.empty()) continue;
-    const Timer& front = lane.front();
-    if (best_timer == nullptr || TimerLater{}(*best_timer, front)) {
-      best = i;
-      best_timer = &front;
-    }
-  }
-  return best;
-}
-
-Simulation::Timer Simulation::take_timer(std::size_t source) {
-  --timer_count_;
-  if (source == kHeapSource) {
-    std::pop_heap(timers_.begin(), timers_.end(), TimerLater{});
-    const Timer timer = timers_.back();
-    timers_.pop_back();
-    return timer;
-  }
-  Lane& lane = lanes_[source];
-  const Timer timer = lane.front();
-  lane.pop_front();
-  return timer;
+  if (stale_timers_ > 1024 && stale_timers_ * 2 > timers_.size()) compact_timers();
 }
 
 void Simulation::compact_timers() {
-  const auto stale = [this](const Timer& t) { return t.slot != kNoSlot && !waiting(Waker{t.slot, t.payload}); };
-  std::erase_if(timers_, stale);
+  std::erase_if(timers_, [this](const Timer& t) { return t.slot != kNoSlot && !waiting(Waker{t.slot, t.payload}); });
   std::make_heap(timers_.begin(), timers_.end(), TimerLater{});
-  timer_count_ = timers_.size();
-  for (Lane& lane : lanes_) {
-    lane.items.erase(lane.items.begin(), lane.items.begin() + static_cast<std::ptrdiff_t>(lane.head));
-    lane.head = 0;
-    std::erase_if(lane.items, stale);  // keeps the order
-    timer_count_ += lane.items.size();
-  }
   stale_timers_ = 0;
 }
 
@@ -378,16 +295,17 @@ void Simulation::advance() {
     return;
   }
   while (ready_.empty()) {
-    std::size_t source = earliest_source();
-    if (source == kNoSource || timer_at(source).time > limit_) {
+    if (timers_.empty() || timers_.front().time > limit_) {
       finish_run();
       return;
     }
-    const Time instant = timer_at(source).time;
+    const Time instant = timers_.front().time;
     LETHE_KERNEL_ASSERT(instant >= now_);  // virtual time never goes backwards
     now_ = instant;
-    while (source != kNoSource && timer_at(source).time == instant) {
-      const Timer timer = take_timer(source);
+    while (!timers_.empty() && timers_.front().time == instant) {
+      std::pop_heap(timers_.begin(), timers_.end(), TimerLater{});
+      const Timer timer = timers_.back();
+      timers_.pop_back();
       if (timer.slot == kNoSlot) {
         std::function<void()> fn = std::move(callbacks_[timer.payload]);
         free_callbacks_.push_back(static_cast<std::uint32_t>(timer.payload));
@@ -403,7 +321,6 @@ void Simulation::advance() {
       } else if (stale_timers_ > 0) {
         --stale_timers_;
       }
-      source = earliest_source();
     }
   }
 }
