@@ -310,6 +310,15 @@ struct NetworkPartition {
   PartitionGroup second = PartitionGroup::Store;
 };
 
+// One [[network.link]] (extension, documented in the README): the one-way latency between two groups, in both
+// directions, instead of network.latency. Loss, lost ACKs and duplication stay network.*'s. The group "clients"
+// is also where the producer of a kafka or queue source sits.
+struct NetworkLink {
+  PartitionGroup first = PartitionGroup::Consumers;  // required: between = [first, second], distinct groups
+  PartitionGroup second = PartitionGroup::Store;
+  sim::Distribution latency = sim::Distribution::constant(0);  // required
+};
+
 struct NetworkSection {
   sim::Distribution latency = default_distribution("uniform(500us, 2ms)");  // default; one-way
   double loss = 0.0;                                                        // default 0.0; probability
@@ -317,6 +326,7 @@ struct NetworkSection {
   double duplicate = 0.0;                                                   // default 0.0; probability
   sim::Duration rpc_timeout = 1'000'000'000;                                // default "1s"; > 0
   std::vector<NetworkPartition> partitions;                                 // [[network.partition]], default none
+  std::vector<NetworkLink> links;                                           // [[network.link]], default none
 };
 
 struct CrashPointsSection {

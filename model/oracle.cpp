@@ -91,6 +91,16 @@ class Judge {
     return r.crashed_at.has_value() && r.executed && !r.completion_applied;
   }
 
+  // The attempt ran its effect, then ended (protect() returned, e.g. failed after a provider call whose
+  // response was lost) before `time` without its completion record: like a crash after the effect, the record
+  // was abandoned while the effect had happened.
+  bool gave_up_after_effect(AttemptId a, sim::Time time) const {
+    if (a == 0 || a > ledger_.attempts.size()) return false;
+    const auto& r = ledger_.attempt(a);
+    return r.executed && !r.crashed_at && r.ended_at && *r.ended_at <= time &&
+           (!r.completed_at || *r.completed_at > time);
+  }
+
   bool evicted_before(MessageId id, ProcessorId p, sim::Time time) const {
     const Key dedupe = make_key(Table::Dedupe, p, id);
     const Key inbox = make_key(Table::Inbox, p, id);
@@ -152,6 +162,13 @@ class Judge {
                             who(e.attempt), t(d->at), who(first.attempt), t(first.at));
           return Cause::Expired;
         }
+        if (gave_up_after_effect(previous.attempt, d->at)) {
+          why = fmt::format("{} found no record at {}: {} ran the effect at {}, then failed at {} without "
+                            "recording it (its provider call never got a response) and released the record",
+                            who(e.attempt), t(d->at), who(previous.attempt), t(previous.at),
+                            t(*ledger_.attempt(previous.attempt).ended_at));
+          return Cause::CrashAfterEffect;
+        }
         if (crashed_after_effect(previous.attempt)) {
           why = fmt::format("{} found no record at {}: {} ran the effect at {} and died at {} before recording it",
                             who(e.attempt), t(d->at), who(previous.attempt), t(previous.at),
@@ -184,6 +201,14 @@ class Judge {
           why = fmt::format("{} ran the effect at {} and died at {} before its completion record; {} found the "
                             "record stale at {} and ran it again",
                             who(blamed), t(previous.at), t(*ledger_.attempt(blamed).crashed_at), who(e.attempt),
+                            t(d->at));
+          return Cause::CrashAfterEffect;
+        }
+        if (gave_up_after_effect(blamed, d->at)) {
+          why = fmt::format("{} ran the effect at {} and then gave up at {} without its completion record (its "
+                            "provider call never got a response, so it failed); the record it abandoned stayed in "
+                            "flight, and {} found it stale at {} and ran it again",
+                            who(blamed), t(previous.at), t(*ledger_.attempt(blamed).ended_at), who(e.attempt),
                             t(d->at));
           return Cause::CrashAfterEffect;
         }

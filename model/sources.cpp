@@ -48,9 +48,8 @@ Queue::Queue(sim::Simulation& simulation, sim::Network& network, sim::Node& brok
 }
 
 std::uint64_t Queue::publish(MessageId id) {
-  const std::uint64_t number = entries_.size();
+  const std::uint64_t number = published_++;
   entries_.push_back(Entry{id, State::Visible, 0, 0});
-  visible_.insert(number);
   simulation_.trace().record(simulation_.now(), source_kinds::kQueuePublish, broker_.id(), id, number,
                              settings_.index);
   changed();
@@ -63,10 +62,16 @@ void Queue::changed() {
 }
 
 Queue::ReceiveResponse Queue::serve_receive() {
-  if (visible_.empty()) return ReceiveResponse{};
-  const std::uint64_t number = *visible_.begin();
-  visible_.erase(visible_.begin());
-  Entry& entry = entries_[number];
+  std::uint64_t number = 0;
+  if (!revisible_.empty()) {  // older than every never-received message
+    number = *revisible_.begin();
+    revisible_.erase(revisible_.begin());
+  } else if (fresh_ < published_) {
+    number = fresh_++;
+  } else {
+    return ReceiveResponse{};
+  }
+  Entry& entry = this->entry(number);
   if (entry.state != State::Visible) throw sim::InternalError("Queue: a visible message was not in state Visible");
   entry.state = State::InFlight;
   entry.receipt = next_receipt_++;
@@ -81,29 +86,41 @@ Queue::ReceiveResponse Queue::serve_receive() {
 }
 
 void Queue::expire(std::uint64_t message, std::uint64_t receipt) {
-  Entry& entry = entries_[message];
+  if (message < first_entry_) return;  // deleted (and dropped)
+  Entry& entry = this->entry(message);
   if (entry.state != State::InFlight || entry.receipt != receipt) return;  // deleted or received again since
   entry.state = State::Visible;
-  visible_.insert(message);
+  revisible_.insert(message);
   ++expiries_;
   simulation_.trace().record(simulation_.now(), source_kinds::kQueueVisible, broker_.id(), entry.id, message,
                              receipt);
   changed();
 }
 
-Queue::DeleteResult Queue::serve_delete(std::uint64_t message, std::uint64_t receipt) {
-  Entry& entry = entries_.at(message);
+Queue::DeleteResult Queue::serve_delete(MessageId id, std::uint64_t message, std::uint64_t receipt) {
+  if (message >= published_) throw std::out_of_range("Queue: delete of a message never published");
   DeleteResult result = DeleteResult::Stale;
-  if (entry.state == State::Deleted) {
-    result = DeleteResult::AlreadyDeleted;
-  } else if (entry.receipt == receipt) {
-    // The latest receipt deletes the message, also after its timeout expired if nobody received it again.
-    if (entry.state == State::Visible) visible_.erase(message);
-    entry.state = State::Deleted;
-    ++deleted_;
-    result = DeleteResult::Deleted;
+  if (message < first_entry_) {
+    result = DeleteResult::AlreadyDeleted;  // deleted, and dropped since
+  } else {
+    Entry& entry = this->entry(message);
+    if (entry.state == State::Deleted) {
+      result = DeleteResult::AlreadyDeleted;
+    } else if (entry.receipt == receipt) {
+      // The latest receipt deletes the message, also after its timeout expired if nobody received it again
+      // (a visible message with a receipt was received before: it is in revisible_).
+      if (entry.state == State::Visible) revisible_.erase(message);
+      entry.state = State::Deleted;
+      ++deleted_;
+      result = DeleteResult::Deleted;
+      while (!entries_.empty() && entries_.front().state == State::Deleted) {
+        entries_.pop_front();
+        ++first_entry_;
+      }
+    }
   }
-  simulation_.trace().record(simulation_.now(), source_kinds::kQueueDelete, broker_.id(), entry.id, message,
+  // `id` is the delivery's, which came from this message: the same as the entry's.
+  simulation_.trace().record(simulation_.now(), source_kinds::kQueueDelete, broker_.id(), id, message,
                              static_cast<std::uint64_t>(result));
   return result;
 }
@@ -130,11 +147,12 @@ std::optional<Delivery> Queue::receive(sim::Time deadline) {
 
 bool Queue::acknowledge(const Delivery& delivery) {
   Queue* self = this;
+  const MessageId id = delivery.id;
   const std::uint64_t message = delivery.message;
   const std::uint64_t receipt = delivery.receipt;
   const std::optional<DeleteResult> response = network_.call(
-      service_, [self, message, receipt] { return self->serve_delete(message, receipt); }, settings_.rpc_timeout,
-      delivery.id);
+      service_, [self, id, message, receipt] { return self->serve_delete(id, message, receipt); },
+      settings_.rpc_timeout, id);
   return response.has_value() && *response != DeleteResult::Stale;
 }
 

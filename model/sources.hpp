@@ -136,6 +136,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -215,11 +216,11 @@ class Queue {
   bool acknowledge(const Delivery& delivery);
 
   // Every published message deleted (nothing visible, nothing in flight).
-  bool drained() const { return deleted_ == entries_.size(); }
-  std::size_t published() const { return entries_.size(); }
+  bool drained() const { return deleted_ == published_; }
+  std::size_t published() const { return published_; }
   std::size_t deleted() const { return deleted_; }
-  std::size_t visible() const { return visible_.size(); }
-  std::size_t in_flight() const { return entries_.size() - deleted_ - visible_.size(); }
+  std::size_t visible() const { return revisible_.size() + (published_ - fresh_); }
+  std::size_t in_flight() const { return published_ - deleted_ - visible(); }
   std::uint64_t receives() const { return receives_; }    // at the broker (responses lost included)
   std::uint64_t expiries() const { return expiries_; }    // visibility timeouts that made a message visible again
   const QueueSettings& settings() const { return settings_; }
@@ -239,7 +240,8 @@ class Queue {
   enum class DeleteResult : std::uint8_t { Stale = 0, Deleted = 1, AlreadyDeleted = 2 };
 
   ReceiveResponse serve_receive();
-  DeleteResult serve_delete(std::uint64_t message, std::uint64_t receipt);
+  DeleteResult serve_delete(MessageId id, std::uint64_t message, std::uint64_t receipt);
+  Entry& entry(std::uint64_t message) { return entries_[static_cast<std::size_t>(message - first_entry_)]; }
   void expire(std::uint64_t message, std::uint64_t receipt);
   void changed();
 
@@ -249,8 +251,15 @@ class Queue {
   QueueSettings settings_;
   Ledger& ledger_;
   sim::Service service_;
-  std::vector<Entry> entries_;           // by message number
-  std::set<std::uint64_t> visible_;      // message numbers, oldest first
+  // Memory: messages from the oldest one not yet deleted on (a deleted message at the front is dropped), and
+  // no per-message index: the visible messages are the never-received ones, which are every message from
+  // fresh_ on (they are handed out in publish order and cannot be deleted before their first receive), and
+  // the few made visible again by a visibility timeout (all older than fresh_, so they go first).
+  std::deque<Entry> entries_;            // messages first_entry_ .. published_ - 1
+  std::uint64_t first_entry_ = 0;
+  std::uint64_t published_ = 0;
+  std::uint64_t fresh_ = 0;              // the first message never received
+  std::set<std::uint64_t> revisible_;    // visible again after a visibility timeout, oldest first
   std::size_t deleted_ = 0;
   std::uint64_t next_receipt_ = 1;
   std::uint64_t receives_ = 0;

@@ -211,22 +211,29 @@ Store::Response Store::serve(std::uint64_t request, const Op& op,
 Reply Store::execute(std::uint64_t request, const Op& op, const std::optional<std::optional<Item>>& snapshot) {
   const sim::Time now = simulation_.now();
   ++stats_.executions;
-  const std::vector<Key> keys = op.keys();
-  std::vector<std::optional<Item>> before;
-  before.reserve(keys.size());
-  for (Key key : keys) before.push_back(peek(key));
-
-  Reply reply = (request != 0 && bug_ != StoreBug::None) ? execute_with_bug(request, op, snapshot)
-                                                           : apply(state_, op);
-
-  for (std::size_t index = 0; index < keys.size(); ++index) after_change(keys[index], before[index], peek(keys[index]));
+  Reply reply;
+  Key first_key = 0;
+  if (op.kind != OpKind::Transaction) {
+    // One key (op.keys() == {op.key}): no vectors.
+    first_key = op.key;
+    const std::optional<Item> before = peek(op.key);
+    reply = (request != 0 && bug_ != StoreBug::None) ? execute_with_bug(request, op, snapshot) : apply(state_, op);
+    after_change(op.key, before, peek(op.key));
+  } else {
+    const std::vector<Key> keys = op.keys();
+    std::vector<std::optional<Item>> before;
+    before.reserve(keys.size());
+    for (Key key : keys) before.push_back(peek(key));
+    reply = (request != 0 && bug_ != StoreBug::None) ? execute_with_bug(request, op, snapshot) : apply(state_, op);
+    for (std::size_t index = 0; index < keys.size(); ++index) after_change(keys[index], before[index], peek(keys[index]));
+    first_key = keys.empty() ? 0 : keys.front();
+  }
   if (op.kind == OpKind::Evict && reply.applied && reply.previous.has_value()) {
     evictions_.push_back(Eviction{op.key, now, *reply.previous});
     ++stats_.evictions;
     simulation_.trace().record(now, kTraceEvict, node_.id(), op.key,
                                static_cast<std::uint64_t>(reply.previous->expires_on.value_or(0)));
   }
-  const Key first_key = keys.empty() ? 0 : keys.front();
   simulation_.trace().record(now, kTraceExecute, node_.id(), request, first_key,
                              static_cast<std::uint64_t>(op.kind) * 2 + (reply.applied ? 1 : 0));
   if (on_applied_) on_applied_(op, reply, now);

@@ -1,6 +1,7 @@
 #include "model/world.hpp"
 
 #include <algorithm>
+#include <array>
 #include <fmt/format.h>
 #include <memory>
 #include <ostream>
@@ -77,6 +78,8 @@ class World {
   // --- building ---
   void draw_swarm();
   void build_network();
+  // [[network.link]]: `base` (the default link's faults) with each listed pair's own latency.
+  void set_link_latencies(const sim::LinkConfig& base);
   void build_nodes();
   void build_faults();
   void start_producer();
@@ -104,6 +107,9 @@ class World {
   bool publish_with_retries(MessageId id);
   sim::Duration sample(const sim::Distribution& d) { return d.sample(fault_rng_); }
   void cover(const std::string& key, std::uint64_t n = 1) { coverage_[key] += n; }
+  // The per-attempt coverage counters (crash points, decisions), kept as numbers during the run (formatting a
+  // key per attempt cost more than the attempt's store calls) and added to coverage_ by judge_run.
+  void merge_counted_coverage();
 
   const ScenarioConfig& config_;
   std::uint64_t seed_;
@@ -132,6 +138,9 @@ class World {
   Ledger ledger_;
   std::vector<std::vector<AttemptId>> active_attempts_;  // per node id
   std::map<std::string, std::uint64_t> coverage_;
+  std::array<std::uint64_t, kCrashPointCount> crash_points_reached_{};
+  std::array<std::uint64_t, kCrashPointCount> crash_points_fired_{};
+  std::array<std::uint64_t, static_cast<std::size_t>(Basis::InboxDuplicate) + 1> decisions_by_basis_{};
   std::int64_t next_to_publish_ = 0;  // durable producer position
   std::int64_t committed_ = 0;        // ids committed by the producer (dual-write / outbox)
   std::int64_t relay_cursor_ = 0;     // durable outbox relay position
@@ -148,8 +157,7 @@ class World::Hooks final : public ProtocolHooks {
   Hooks(World& world, sim::Node& node) : world_(world), node_(node) {}
 
   void crash_point(CrashPoint point, MessageId id, AttemptId attempt) override {
-    const char* name = to_string(point);
-    world_.cover(fmt::format("crash_point.{}.reached", name));
+    ++world_.crash_points_reached_[static_cast<std::size_t>(point)];
     double probability = 0.0;
     const auto& points = world_.config_.faults.crash_points;
     switch (point) {
@@ -159,7 +167,7 @@ class World::Hooks final : public ProtocolHooks {
     }
     if (!world_.switches_.crash_points || !world_.faults_on_) probability = 0.0;
     if (probability <= 0.0 || !world_.fault_rng_.bernoulli(probability)) return;
-    world_.cover(fmt::format("crash_point.{}.fired", name));
+    ++world_.crash_points_fired_[static_cast<std::size_t>(point)];
     auto& simulation = *world_.simulation_;
     simulation.trace().record(simulation.now(), kTraceCrashPoint, node_.id(), id, static_cast<std::uint64_t>(point),
                               attempt);
@@ -173,7 +181,7 @@ class World::Hooks final : public ProtocolHooks {
     world_.ledger_.decisions.push_back(DecisionRecord{note, simulation.now(), node_.id()});
     simulation.trace().record(simulation.now(), kTraceDecision, node_.id(), note.id, note.attempt,
                               static_cast<std::uint64_t>(note.basis));
-    world_.cover(fmt::format("decision.{}", to_string(note.basis)));
+    ++world_.decisions_by_basis_[static_cast<std::size_t>(note.basis)];
   }
 
   void waited(MessageId id, ProcessorId processor, AttemptId attempt, sim::Duration waited) override {
@@ -220,6 +228,7 @@ void World::build_network() {
   link.ack_loss = switches_.ack_loss ? config_.network.ack_loss : 0.0;
   link.duplicate = switches_.duplication ? config_.network.duplicate : 0.0;
   network_->set_default_link(link);
+  set_link_latencies(link);
   // The fault injector is not part of the system: its links are perfect and instant.
   sim::LinkConfig perfect;
   perfect.latency = sim::Distribution::constant(0);
@@ -230,6 +239,15 @@ void World::build_network() {
                               p.at, p.at + p.for_duration);
       cover("partition.scheduled");
     }
+  }
+}
+
+void World::set_link_latencies(const sim::LinkConfig& base) {
+  for (const NetworkLink& entry : config_.network.links) {
+    sim::LinkConfig link = base;
+    link.latency = entry.latency;
+    network_->set_link(simulation_->group_id(to_string(entry.first)), simulation_->group_id(to_string(entry.second)),
+                       link);
   }
 }
 
@@ -452,10 +470,20 @@ void World::schedule_restart(sim::Node& node) {
 std::optional<ProtectResult> World::process(Strategy& strategy, SinkClient& sink, sim::Rng& work, MessageId id,
                                             ProcessorId processor, sim::Node& node) {
   const AttemptId attempt = begin_attempt(id, processor, node);
-  // The effect: the domain's processing time (workload.processing_time), then the provider call.
-  const Effect effect = [this, &sink, &work, id, processor, attempt]() {
-    sim::sleep(config_.workload.processing_time.sample(work));
-    return sink.call(id, processor, attempt);
+  // The effect: the domain's processing time (workload.processing_time), then the provider call. protect()
+  // runs it in this fiber, before returning: the closure refers to this frame, so it is one pointer (no
+  // allocation for the std::function).
+  struct EffectCall {
+    World* world;
+    SinkClient* sink;
+    sim::Rng* work;
+    MessageId id;
+    ProcessorId processor;
+    AttemptId attempt;
+  } call{this, &sink, &work, id, processor, attempt};
+  const Effect effect = [frame = &call]() {
+    sim::sleep(frame->world->config_.workload.processing_time.sample(*frame->work));
+    return frame->sink->call(frame->id, frame->processor, frame->attempt);
   };
   const ProtectResult result = strategy.protect(id, processor, attempt, effect);
   end_attempt(attempt, result);
@@ -677,6 +705,7 @@ void World::heal() {
   sim::LinkConfig link;
   link.latency = config_.network.latency;
   network_->set_default_link(link);
+  set_link_latencies(link);
   for (auto* node : workers_) {
     if (!node->alive()) {
       node->restart();
@@ -707,6 +736,7 @@ RunResult World::run(WorldRecord* record) {
   } else {
     start_producer();
   }
+  if (options_.on_phase) options_.on_phase(WorldPhase::Built);
   auto& sim = *simulation_;
   const sim::Time workload_end = config_.run.duration;
   sim::Time check = 0;
@@ -724,7 +754,9 @@ RunResult World::run(WorldRecord* record) {
       sim.run_until(check);
     }
   }
+  if (options_.on_phase) options_.on_phase(WorldPhase::Ran);
   RunResult result = judge_run();
+  if (options_.on_phase) options_.on_phase(WorldPhase::Judged);
   if (record != nullptr) {
     record->trace = sim.trace().records();
     record->node_names.clear();
@@ -735,8 +767,21 @@ RunResult World::run(WorldRecord* record) {
   return result;
 }
 
+void World::merge_counted_coverage() {
+  for (int p = 0; p < kCrashPointCount; ++p) {
+    const char* name = to_string(static_cast<CrashPoint>(p));
+    const auto index = static_cast<std::size_t>(p);
+    if (crash_points_reached_[index] > 0) cover(fmt::format("crash_point.{}.reached", name), crash_points_reached_[index]);
+    if (crash_points_fired_[index] > 0) cover(fmt::format("crash_point.{}.fired", name), crash_points_fired_[index]);
+  }
+  for (std::size_t b = 0; b < decisions_by_basis_.size(); ++b) {
+    if (decisions_by_basis_[b] > 0) cover(fmt::format("decision.{}", to_string(static_cast<Basis>(b))), decisions_by_basis_[b]);
+  }
+}
+
 RunResult World::judge_run() {
   auto& sim = *simulation_;
+  merge_counted_coverage();
   if (config_.protocol.kind != ProtocolKind::Inbox) {
     for (const auto& e : sink_->executions()) {
       ledger_.executions.push_back(ExecutionRecord{e.id, e.processor, e.attempt, e.call_number, e.caller, e.at, e.value});

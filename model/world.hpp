@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -27,12 +28,18 @@
 
 namespace model {
 
+// The phases of one run, for timing by the runner (model code reads no clock): Built once the nodes exist,
+// Ran when the simulation loop (workload and drain) is over, Judged when the oracle (and the linearizability
+// check, when on) has finished.
+enum class WorldPhase { Built, Ran, Judged };
+
 struct WorldOptions {
   bool keep_trace = false;            // keep every trace record (replay --message, --explain, --dot)
   std::ostream* trace_out = nullptr;  // write the trace as JSON lines
   bool check_linearizability = true;
   std::uint64_t linearizability_budget = 20'000'000;
   sim::SchedulePolicy policy = sim::SchedulePolicy::Fifo;
+  std::function<void(WorldPhase)> on_phase;  // called at the end of each phase; must not touch the world
 };
 
 // Everything a run leaves behind for replay, explanation and reports.

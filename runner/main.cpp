@@ -16,9 +16,15 @@
 #include "reports/junit.hpp"
 #include "reports/summary.hpp"
 #include "reports/timeline.hpp"
+#include "runner/bench.hpp"
 #include "runner/command.hpp"
 #include "runner/execute.hpp"
+#include "runner/live.hpp"
 #include "runner/scenario_loader.hpp"
+#include "runner/sweep.hpp"
+#include "runner/report.hpp"
+#include "runner/shrink.hpp"
+#include "runner/tune.hpp"
 
 namespace fs = std::filesystem;
 
@@ -385,6 +391,13 @@ int main(int argc, char** argv) {
   // Extra commands (runner/<name>.cpp): one line each.
   std::vector<runner::ExtraCommand> extra;
   // extra.push_back(runner::register_<name>(app));
+  extra.push_back(runner::register_sweep(app));
+  extra.push_back(runner::register_merge(app));
+  extra.push_back(runner::register_report(app));
+  extra.push_back(runner::register_tune(app));
+  extra.push_back(runner::register_shrink(app));
+  extra.push_back(runner::register_bench(app));
+  extra.push_back(runner::register_live(app));
 
   try {
     app.parse(argc, argv);

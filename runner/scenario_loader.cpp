@@ -252,7 +252,10 @@ class Loader {
   void read_producer(const Table& root);
   void read_expect(const Table& root);
   void read_window(const Table& entry, Duration& at, Duration& for_duration);
-  void read_between(const Table& entry, model::NetworkPartition& partition);
+  // `between` of a [[network.partition]] or [[network.link]]. `producer_clients`: the group "clients" is also
+  // allowed when the source is not "clients" (the producer sits there).
+  bool read_between(const Table& entry, bool producer_clients, model::PartitionGroup& first,
+                    model::PartitionGroup& second);
   void check_unknown_keys();
   void check_expectation(const std::string& key, const std::string& value, Where where, const Where& key_where);
 
@@ -1034,12 +1037,26 @@ void Loader::read_network(const Table& root) {
   for (const Table& entry : table_array(table, "partition")) {
     model::NetworkPartition partition;
     read_window(entry, partition.at, partition.for_duration);
-    read_between(entry, partition);
+    read_between(entry, /*producer_clients=*/false, partition.first, partition.second);
     section.partitions.push_back(partition);
+  }
+
+  for (const Table& entry : table_array(table, "link")) {
+    model::NetworkLink link;
+    read_between(entry, /*producer_clients=*/true, link.first, link.second);
+    if (!has(entry, "latency")) {
+      get(entry, "latency");
+      missing(entry, "latency", where_table(entry),
+              fmt::format("every [[{}]] needs `latency`: {}", entry.schema, kDistributionAllowed));
+    } else {
+      read_distribution(entry, "latency", false, false, link.latency);
+    }
+    section.links.push_back(link);
   }
 }
 
-void Loader::read_between(const Table& entry, model::NetworkPartition& partition) {
+bool Loader::read_between(const Table& entry, bool producer_clients, model::PartitionGroup& first,
+                          model::PartitionGroup& second) {
   using model::PartitionGroup;
   const Words<PartitionGroup> groups =
       words_of({PartitionGroup::Consumers, PartitionGroup::Store, PartitionGroup::Broker, PartitionGroup::Sink,
@@ -1048,19 +1065,19 @@ void Loader::read_between(const Table& entry, model::NetworkPartition& partition
   const std::string path = join_path(entry.path, "between");
   if (!has(entry, "between")) {
     get(entry, "between");
-    missing(entry, "between", where_table(entry), "every [[network.partition]] needs `between`: " + allowed);
-    return;
+    missing(entry, "between", where_table(entry), fmt::format("every [[{}]] needs `between`: ", entry.schema) + allowed);
+    return false;
   }
   std::vector<std::string> names;
   if (!read_strings(entry, "between", names, true, /*distinct=*/false,
                     "an array of " + allowed + ", e.g. [\"consumers\", \"store\"]")) {
-    return;
+    return false;
   }
   if (names.size() != 2) {
     error(where_in(entry, "between"), path,
           fmt::format("found {} group{}; allowed: {}, e.g. [\"consumers\", \"store\"]", names.size(),
                       names.size() == 1 ? "" : "s", allowed));
-    return;
+    return false;
   }
   std::vector<std::string> group_names;
   for (const auto& group : groups) group_names.push_back(group.first);
@@ -1081,8 +1098,8 @@ void Loader::read_between(const Table& entry, model::NetworkPartition& partition
     PartitionGroup group = groups[static_cast<std::size_t>(found - group_names.begin())].second;
     // A group this topology does not have would make the partition a silent no-op.
     bool has_clients = config_.topology.source == model::SourceKind::Clients;
-    if (source_valid_ &&
-        ((group == PartitionGroup::Broker && has_clients) || (group == PartitionGroup::Clients && !has_clients))) {
+    if (source_valid_ && ((group == PartitionGroup::Broker && has_clients) ||
+                          (group == PartitionGroup::Clients && !has_clients && !producer_clients))) {
       error(where, item_path,
             fmt::format("found \"{}\", but topology.source is \"{}\", which has no {}; allowed: a group that exists "
                         "in this topology",
@@ -1091,13 +1108,14 @@ void Loader::read_between(const Table& entry, model::NetworkPartition& partition
     }
     chosen.push_back(group);
   }
-  if (chosen.size() != 2) return;
+  if (chosen.size() != 2) return false;
   if (chosen[0] == chosen[1]) {
     error(where_in(entry, "between"), path, fmt::format("found the same group twice; allowed: {}", allowed));
-    return;
+    return false;
   }
-  partition.first = chosen[0];
-  partition.second = chosen[1];
+  first = chosen[0];
+  second = chosen[1];
+  return true;
 }
 
 void Loader::read_faults(const Table& root) {

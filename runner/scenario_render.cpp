@@ -142,6 +142,11 @@ std::string render_scenario_toml(const model::ScenarioConfig& config) {
     w.key("for", duration(partition.for_duration));
     w.key("between", strings({model::to_string(partition.first), model::to_string(partition.second)}));
   }
+  for (const model::NetworkLink& link : network.links) {
+    w.array_entry("network.link");
+    w.key("between", strings({model::to_string(link.first), model::to_string(link.second)}));
+    w.key("latency", distribution(link.latency));
+  }
 
   const model::FaultsSection& faults = config.faults;
   w.table("faults");

@@ -92,10 +92,12 @@ class Signal {
     return simulation.park(deadline);
   }
   void notify_all() {
+    if (waiters_.empty()) return;
     Simulation& simulation = Simulation::current();
-    std::deque<Waker> waiters;
-    waiters.swap(waiters_);
-    for (Waker w : waiters) simulation.wake(w);
+    // wake() only makes fibers ready (none runs here), so nobody adds a waiter meanwhile: drain in place
+    // (a swap with a local deque would allocate one on every notify).
+    for (Waker w : waiters_) simulation.wake(w);
+    waiters_.clear();
   }
 
  private:

@@ -65,47 +65,66 @@ void Network::transmit(Node& from, Node& to, std::function<void()> on_deliver, s
     return;
   }
   const bool duplicated = cfg.duplicate > 0.0 && rng_.bernoulli(cfg.duplicate);
-  Node* source = &from;
-  Node* target = &to;
   if (duplicated) {
     ++stats_.duplicated;
     trace.record(now, kinds::kDuplicate, from.id(), tag, to.id(), is_response ? 1 : 0);
     const Duration second_latency = cfg.latency.sample(rng_);
-    simulation.at(now + second_latency,
-                  [this, source, target, on_deliver, tag]() { arrive(*source, *target, on_deliver, tag); });
+    schedule_arrival(now + second_latency, hold(from, to, on_deliver, tag));
   }
   const Duration latency = cfg.latency.sample(rng_);
-  simulation.at(now + latency, [this, source, target, on_deliver = std::move(on_deliver), tag]() {
-    arrive(*source, *target, on_deliver, tag);
-  });
+  schedule_arrival(now + latency, hold(from, to, std::move(on_deliver), tag));
 }
 
-void Network::arrive(Node& from, Node& to, const std::function<void()>& on_deliver, std::uint64_t tag) {
+std::uint32_t Network::hold(Node& from, Node& to, std::function<void()> on_deliver, std::uint64_t tag) {
+  std::uint32_t index;
+  if (!free_in_flight_.empty()) {
+    index = free_in_flight_.back();
+    free_in_flight_.pop_back();
+  } else {
+    index = static_cast<std::uint32_t>(in_flight_.size());
+    in_flight_.emplace_back();
+  }
+  InFlight& message = in_flight_[index];
+  message.on_deliver = std::move(on_deliver);
+  message.from = &from;
+  message.to = &to;
+  message.tag = tag;
+  return index;
+}
+
+void Network::schedule_arrival(Time time, std::uint32_t message) {
+  simulation_.at(time, [this, message] { arrive(message); });
+}
+
+void Network::arrive(std::uint32_t message) {
   Simulation& simulation = simulation_;
   Trace& trace = simulation.trace();
   const Time now = simulation.now();
+  InFlight& m = in_flight_[message];
+  Node& from = *m.from;
+  Node& to = *m.to;
+  const std::uint64_t tag = m.tag;
+  bool deliver = false;
   if (partitioned(from, to, now)) {
     ++stats_.partitioned;
     trace.record(now, kinds::kDropPartition, to.id(), tag, from.id(), 2);
-    return;
-  }
-  if (!to.alive()) {
+  } else if (!to.alive()) {
     ++stats_.to_down_node;
     trace.record(now, kinds::kDropDown, to.id(), tag, from.id());
-    return;
-  }
-  if (to.paused()) {
+  } else if (to.paused()) {
     // A paused process does not read its socket until the pause ends.
-    Node* source = &from;
-    Node* target = &to;
-    simulation.at(to.paused_until(), [this, source, target, on_deliver, tag]() {
-      arrive(*source, *target, on_deliver, tag);
-    });
+    schedule_arrival(to.paused_until(), message);
     return;
+  } else {
+    ++stats_.delivered;
+    trace.record(now, kinds::kDeliver, to.id(), tag, from.id());
+    deliver = true;
   }
-  ++stats_.delivered;
-  trace.record(now, kinds::kDeliver, to.id(), tag, from.id());
-  on_deliver();
+  // Free the slot before running the callback: it may send (and reuse the slot, or grow the pool).
+  std::function<void()> on_deliver = std::move(m.on_deliver);
+  m.on_deliver = nullptr;
+  free_in_flight_.push_back(message);
+  if (deliver) on_deliver();
 }
 
 void Network::finish_service(Node& server, std::uint32_t incarnation, std::uint64_t tag,

@@ -105,9 +105,20 @@ class Network {
     GroupId a, b;
     Time from, until;
   };
+  // A message on the wire. Messages wait in a pool and their timers carry only the pool index, so a message
+  // costs no allocation beyond its own callback (the pool's slots are reused).
+  struct InFlight {
+    std::function<void()> on_deliver;
+    Node* from = nullptr;
+    Node* to = nullptr;
+    std::uint64_t tag = 0;
+  };
   // Sends with loss/partition/duplication; is_response selects ack_loss.
   void transmit(Node& from, Node& to, std::function<void()> on_deliver, std::uint64_t tag, bool is_response);
-  void arrive(Node& from, Node& to, const std::function<void()>& on_deliver, std::uint64_t tag);
+  std::uint32_t hold(Node& from, Node& to, std::function<void()> on_deliver, std::uint64_t tag);
+  void schedule_arrival(Time time, std::uint32_t message);
+  // The message's arrival instant: delivers it (and frees its slot), drops it, or waits for a pause to end.
+  void arrive(std::uint32_t message);
   // Runs a served request's handler at the end of its service time, unless the server crashed meanwhile.
   void finish_service(Node& server, std::uint32_t incarnation, std::uint64_t tag, std::function<void()> serve);
 
@@ -117,6 +128,8 @@ class Network {
   std::vector<Override> overrides_;
   std::vector<Partition> partitions_;
   NetworkStats stats_;
+  std::vector<InFlight> in_flight_;
+  std::vector<std::uint32_t> free_in_flight_;
 };
 
 template <class Handler>
@@ -134,33 +147,33 @@ auto Network::call(Service& service, Handler handle, Duration timeout, std::uint
   Node* server_pointer = &server;
   std::optional<Response>* result_pointer = &result;
 
-  auto on_request = [network, service_pointer, caller_pointer, server_pointer, result_pointer, waker, tag,
-                     handle]() mutable {
+  // Sends the response back to the caller (runs at the server, at the instant the handler ran).
+  auto respond = [network, caller_pointer, server_pointer, result_pointer, waker, tag](Response response) {
+    network->transmit(
+        *server_pointer, *caller_pointer,
+        [network, result_pointer, waker, tag, response = std::move(response)]() mutable {
+          Simulation& s = network->simulation_;
+          if (s.waiting(waker)) {
+            *result_pointer = std::move(response);
+            s.wake(waker);
+          } else {
+            ++network->stats_.late_responses;
+            s.trace().record(s.now(), kinds::kLateResponse, 0, tag);
+          }
+        },
+        tag, true);
+  };
+  auto on_request = [network, service_pointer, server_pointer, tag, respond, handle]() mutable {
     Simulation& sim = network->simulation_;
-    auto serve = [network, caller_pointer, server_pointer, result_pointer, waker, tag, handle]() mutable {
-      Response response = handle();
-      network->transmit(
-          *server_pointer, *caller_pointer,
-          [network, result_pointer, waker, tag, response = std::move(response)]() mutable {
-            Simulation& s = network->simulation_;
-            if (s.waiting(waker)) {
-              *result_pointer = std::move(response);
-              s.wake(waker);
-            } else {
-              ++network->stats_.late_responses;
-              s.trace().record(s.now(), kinds::kLateResponse, 0, tag);
-            }
-          },
-          tag, true);
-    };
     Service& svc = *service_pointer;
     const Duration service_ns = svc.service_time.is_constant() && svc.service_time.mean_ns() == 0.0
                                     ? 0
                                     : svc.service_time.sample(svc.rng);
     if (!svc.serial && service_ns == 0) {
-      serve();
+      respond(handle());  // no copy of the handler (and of what it captured) on the common path
       return;
     }
+    auto serve = [respond, handle]() mutable { respond(handle()); };
     Time start = sim.now();
     if (svc.serial) start = std::max(start, svc.busy_until);
     const Time finish = start + service_ns;

@@ -107,6 +107,8 @@ Simulation::Simulation(SimulationOptions options)
   algorithm_->simulation_ = this;
   t_current = this;
   timers_.reserve(1024);
+  lanes_.reserve(kMaxLanes);
+  recent_delays_.fill(-1);  // delays are >= 0
 }
 
 Simulation::~Simulation() {
@@ -157,18 +159,130 @@ void Simulation::push_timer(Time time, Waker waker, std::function<void()> fn) {
       index = static_cast<std::uint32_t>(callbacks_.size());
       callbacks_.push_back(std::move(fn));
     }
-    timers_.push_back(Timer{time, timer_sequence_++, index, kNoSlot});
+    insert_timer(Timer{time, timer_sequence_++, index, kNoSlot});
   } else {
-    timers_.push_back(Timer{time, timer_sequence_++, waker.wait_id, waker.slot});
+    insert_timer(Timer{time, timer_sequence_++, waker.wait_id, waker.slot});
   }
+  if (stale_timers_ > 1024 && stale_timers_ * 2 > timer_count_) compact_timers();
+}
+
+void Simulation::insert_timer(const Timer& timer) {
+  ++timer_count_;
+  const Duration delay = timer.time - now_;
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    Lane& lane = lanes_[i];
+    if (lane.delay == delay) {
+      const bool was_empty = lane.empty();
+      lane.items.push_back(timer);
+      if (was_empty) activate_lane(i);
+      return;
+    }
+  }
+  if (std::find(recent_delays_.begin(), recent_delays_.end(), delay) != recent_delays_.end()) {
+    std::size_t free_lane = kNoSource;
+    if (lanes_.size() < kMaxLanes) {
+      lanes_.emplace_back();
+      free_lane = lanes_.size() - 1;
+    } else {
+      for (std::size_t i = 0; i < lanes_.size(); ++i) {
+        if (lanes_[i].empty()) {
+          free_lane = i;
+          break;
+        }
+      }
+    }
+    if (free_lane != kNoSource) {
+      lanes_[free_lane].delay = delay;
+      lanes_[free_lane].items.push_back(timer);
+      activate_lane(free_lane);
+      return;
+    }
+  } else {
+    recent_delays_[recent_next_] = delay;
+    recent_next_ = (recent_next_ + 1) % kRecentDelays;
+  }
+  timers_.push_back(timer);
   std::push_heap(timers_.begin(), timers_.end(), TimerLater{});
-  if (stale_timers_ > 1024 && stale_timers_ * 2 > timers_.size()) compact_timers();
+}
+
+void Simulation::activate_lane(std::size_t lane) {
+  // Insertion into the ordered list of non-empty lanes.
+  const Timer& front = lanes_[lane].front();
+  std::size_t position = active_count_;
+  while (position > 0 && TimerLater{}(lanes_[active_lanes_[position - 1]].front(), front)) {
+    active_lanes_[position] = active_lanes_[position - 1];
+    --position;
+  }
+  active_lanes_[position] = static_cast<std::uint8_t>(lane);
+  ++active_count_;
+}
+
+void Simulation::reorder_lanes() {
+  active_count_ = 0;
+  for (std::size_t i = 0; i < lanes_.size(); ++i) {
+    if (!lanes_[i].empty()) activate_lane(i);
+  }
+}
+
+void Simulation::Lane::pop_front() {
+  ++head;
+  if (head == items.size()) {
+    items.clear();
+    head = 0;
+  } else if (head >= 4096 && head * 2 >= items.size()) {
+    items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(head));
+    head = 0;
+  }
+}
+
+std::size_t Simulation::earliest_source() const {
+  if (active_count_ == 0) return timers_.empty() ? kNoSource : kHeapSource;
+  const std::size_t lane = active_lanes_[0];
+  if (!timers_.empty() && TimerLater{}(lanes_[lane].front(), timers_.front())) return kHeapSource;
+  return lane;
+}
+
+Simulation::Timer Simulation::take_timer(std::size_t source) {
+  --timer_count_;
+  if (source == kHeapSource) {
+    std::pop_heap(timers_.begin(), timers_.end(), TimerLater{});
+    const Timer timer = timers_.back();
+    timers_.pop_back();
+    return timer;
+  }
+  // `source` is the earliest lane: active_lanes_[0].
+  Lane& lane = lanes_[source];
+  const Timer timer = lane.front();
+  lane.pop_front();
+  if (lane.empty()) {
+    std::copy(active_lanes_.begin() + 1, active_lanes_.begin() + static_cast<std::ptrdiff_t>(active_count_),
+              active_lanes_.begin());
+    --active_count_;
+  } else {
+    const Timer& front = lane.front();
+    std::size_t position = 0;
+    while (position + 1 < active_count_ && TimerLater{}(front, lanes_[active_lanes_[position + 1]].front())) {
+      active_lanes_[position] = active_lanes_[position + 1];
+      ++position;
+    }
+    active_lanes_[position] = static_cast<std::uint8_t>(source);
+  }
+  return timer;
 }
 
 void Simulation::compact_timers() {
-  std::erase_if(timers_, [this](const Timer& t) { return t.slot != kNoSlot && !waiting(Waker{t.slot, t.payload}); });
+  const auto stale = [this](const Timer& t) { return t.slot != kNoSlot && !waiting(Waker{t.slot, t.payload}); };
+  std::erase_if(timers_, stale);
   std::make_heap(timers_.begin(), timers_.end(), TimerLater{});
+  timer_count_ = timers_.size();
+  for (Lane& lane : lanes_) {
+    lane.items.erase(lane.items.begin(), lane.items.begin() + static_cast<std::ptrdiff_t>(lane.head));
+    lane.head = 0;
+    std::erase_if(lane.items, stale);  // keeps the order
+    timer_count_ += lane.items.size();
+  }
   stale_timers_ = 0;
+  reorder_lanes();
 }
 
 void Simulation::at(Time time, std::function<void()> fn) {
@@ -295,17 +409,16 @@ void Simulation::advance() {
     return;
   }
   while (ready_.empty()) {
-    if (timers_.empty() || timers_.front().time > limit_) {
+    std::size_t source = earliest_source();
+    if (source == kNoSource || timer_at(source).time > limit_) {
       finish_run();
       return;
     }
-    const Time instant = timers_.front().time;
+    const Time instant = timer_at(source).time;
     LETHE_KERNEL_ASSERT(instant >= now_);  // virtual time never goes backwards
     now_ = instant;
-    while (!timers_.empty() && timers_.front().time == instant) {
-      std::pop_heap(timers_.begin(), timers_.end(), TimerLater{});
-      const Timer timer = timers_.back();
-      timers_.pop_back();
+    while (source != kNoSource && timer_at(source).time == instant) {
+      const Timer timer = take_timer(source);
       if (timer.slot == kNoSlot) {
         std::function<void()> fn = std::move(callbacks_[timer.payload]);
         free_callbacks_.push_back(static_cast<std::uint32_t>(timer.payload));
@@ -321,6 +434,7 @@ void Simulation::advance() {
       } else if (stale_timers_ > 0) {
         --stale_timers_;
       }
+      source = earliest_source();
     }
   }
 }

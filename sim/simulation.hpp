@@ -29,6 +29,7 @@
 // Does not: know anything about messages, stores or dedupe (that is model/).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -113,7 +114,7 @@ class Simulation {
   // Throws InternalError if a fiber failed with an unexpected exception.
   void run_until(Time limit = kTimeMax);
   void run() { run_until(kTimeMax); }
-  bool has_pending_timers() const { return !timers_.empty(); }
+  bool has_pending_timers() const { return timer_count_ > 0; }
   std::size_t live_fibers() const { return live_fibers_; }
 
   // --- await points (call only from a simulated fiber) ---
@@ -165,7 +166,31 @@ class Simulation {
     }
   };
 
+  // The timer queue: a binary heap plus "lanes", FIFO queues of timers pushed with one same delay (time - now at
+  // the push: an RPC timeout, a constant latency, a TTL). Virtual time never goes back and sequence numbers grow,
+  // so each lane is sorted by (time, sequence) as it is filled, and the earliest timer is the least of the heap's
+  // top and the lanes' fronts: the same order as one heap, at O(1) per push and pop for the common delays (a
+  // heap holding 100k TTL timers made every RPC pay two ~17-level sifts). A delay gets a lane the second time
+  // it is seen among the last kRecentDelays heap pushes (random delays never repeat); an empty lane is
+  // reassigned when every lane is taken.
+  struct Lane {
+    Duration delay = 0;
+    std::vector<Timer> items;  // [head, end) pending, sorted
+    std::size_t head = 0;
+    bool empty() const { return head == items.size(); }
+    const Timer& front() const { return items[head]; }
+    void pop_front();
+  };
+  static constexpr std::size_t kMaxLanes = 8;
+  static constexpr std::size_t kRecentDelays = 8;
+  static constexpr std::size_t kHeapSource = SIZE_MAX - 1;
+  static constexpr std::size_t kNoSource = SIZE_MAX;
   void push_timer(Time time, Waker waker, std::function<void()> fn);
+  void insert_timer(const Timer& timer);
+  // Where the earliest pending timer is: a lane index, kHeapSource, or kNoSource when none is pending.
+  std::size_t earliest_source() const;
+  const Timer& timer_at(std::size_t source) const { return source == kHeapSource ? timers_.front() : lanes_[source].front(); }
+  Timer take_timer(std::size_t source);
   // Pops every timer due at the earliest instant (repeating while nothing became
   // ready). Sets finished_ when there is nothing left before the limit.
   void advance();
@@ -187,7 +212,17 @@ class Simulation {
   std::uint64_t timer_sequence_ = 0;
   std::uint64_t wait_counter_ = 0;
   std::uint64_t switches_ = 0;
-  std::vector<Timer> timers_;  // binary heap with TimerLater
+  std::vector<Timer> timers_;  // binary heap with TimerLater (timers not in a lane)
+  std::vector<Lane> lanes_;    // at most kMaxLanes
+  std::array<Duration, kRecentDelays> recent_delays_{};
+  std::size_t recent_next_ = 0;
+  std::size_t timer_count_ = 0;  // heap + lanes
+  // The non-empty lanes, ordered by their fronts (earliest first): the earliest timer is the heap's top or
+  // lanes_[active_lanes_[0]].front(), found in O(1); a pop moves its lane back past the lanes now earlier.
+  std::array<std::uint8_t, kMaxLanes> active_lanes_{};
+  std::size_t active_count_ = 0;
+  void activate_lane(std::size_t lane);  // REQUIRES: the lane just got its first timer
+  void reorder_lanes();                  // after compact_timers
   std::size_t stale_timers_ = 0;  // fiber timers whose wait already ended (dropped when popped or compacted)
   void compact_timers();
   std::vector<std::function<void()>> callbacks_;

@@ -1,0 +1,643 @@
+#include "live/run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <fmt/format.h>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "model/oracle.hpp"
+#include "model/protocols.hpp"
+#include "sim/random.hpp"
+
+namespace live {
+
+namespace {
+
+using model::AttemptId;
+using model::MessageId;
+using SteadyClock = std::chrono::steady_clock;
+
+// Thrown through the protocol from a crash point: the worker "process" dies there.
+struct WorkerKilled {};
+
+class RealClock final : public model::Clock {
+ public:
+  explicit RealClock(SteadyClock::time_point epoch) : epoch_(epoch) {}
+  sim::Time now() override {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - epoch_).count();
+  }
+  void sleep(sim::Duration duration) override {
+    if (duration > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(duration));
+  }
+
+ private:
+  SteadyClock::time_point epoch_;
+};
+
+// Every store operation, with real invocation and response instants.
+class Recorder {
+ public:
+  std::size_t begin(std::uint32_t client, const model::Op& op, sim::Time invoked_at) {
+    model::StoreOperation operation;
+    operation.client = client;
+    operation.keys = op.keys();
+    operation.invoked_at = invoked_at;
+    operation.returned_at = model::lin::kNever;
+    operation.input = op;
+    std::lock_guard<std::mutex> lock(mutex_);
+    operations_.push_back(std::move(operation));
+    return operations_.size() - 1;
+  }
+  void finish(std::size_t index, const model::Reply& reply, sim::Time returned_at) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    operations_[index].returned_at = returned_at;
+    operations_[index].output = reply;
+  }
+  std::vector<model::StoreOperation> take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::move(operations_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<model::StoreOperation> operations_;
+};
+
+// The ledger the oracle reads, shared by the workers.
+class SharedLedger {
+ public:
+  AttemptId begin_attempt(MessageId id, std::uint32_t worker, std::uint32_t incarnation, sim::Time now) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    model::AttemptRecord record;
+    record.attempt = ledger_.attempts.size() + 1;
+    record.id = id;
+    record.node = worker;
+    record.incarnation = incarnation;
+    record.began_at = now;
+    ledger_.attempts.push_back(record);
+    ledger_.deliveries += 1;
+    return record.attempt;
+  }
+  void end_attempt(AttemptId attempt, const model::ProtectResult& result, sim::Time now) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& record = ledger_.attempt(attempt);
+    record.ended_at = now;
+    record.outcome = static_cast<int>(result.outcome);
+    if (result.outcome != model::Outcome::Failed) record.returned_value = result.value;
+  }
+  void crashed(AttemptId attempt, sim::Time now) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ledger_.attempt(attempt).crashed_at = now;
+  }
+  void decided(const model::DecisionNote& note, sim::Time now, std::uint32_t worker) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ledger_.decisions.push_back(model::DecisionRecord{note, now, worker});
+  }
+  void waited(MessageId id, model::ProcessorId processor, AttemptId attempt, sim::Duration waited) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ledger_.waits.push_back(model::WaitRecord{id, processor, attempt, waited});
+  }
+  void completed(AttemptId attempt, bool applied, sim::Time now) {
+    if (!applied) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& record = ledger_.attempt(attempt);
+    record.completion_applied = true;
+    record.completed_at = now;
+  }
+  // The effect: one entry in the log that outlives the worker. Returns the execution's unique value.
+  std::uint64_t execute(MessageId id, AttemptId attempt, std::uint32_t worker, sim::Time now) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::uint64_t value = ++executions_;
+    ledger_.executions.push_back(model::ExecutionRecord{id, 0, attempt, 1, worker, now, value});
+    return value;
+  }
+  void slowed(AttemptId attempt) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    slowed_.insert(attempt);
+  }
+  model::Ledger take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::move(ledger_);
+  }
+  std::set<AttemptId> slowed_attempts() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return slowed_;
+  }
+
+ private:
+  std::mutex mutex_;
+  model::Ledger ledger_;
+  std::uint64_t executions_ = 0;
+  std::set<AttemptId> slowed_;  // attempts whose effect was made slow
+};
+
+struct Delivery {
+  MessageId id = 0;
+  int attempts = 0;
+};
+
+// The broker: ready deliveries in order, failed ones back after a delay, until every one was acknowledged.
+class DeliveryQueue {
+ public:
+  DeliveryQueue(std::deque<Delivery> initial, RealClock& clock)
+      : ready_(std::move(initial)), outstanding_(ready_.size()), clock_(clock) {}
+
+  std::optional<Delivery> pop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      if (stopped_ || outstanding_ == 0) return std::nullopt;
+      const sim::Time now = clock_.now();
+      while (!delayed_.empty() && delayed_.begin()->first <= now) {
+        ready_.push_back(delayed_.begin()->second);
+        delayed_.erase(delayed_.begin());
+      }
+      if (!ready_.empty()) {
+        Delivery delivery = ready_.front();
+        ready_.pop_front();
+        return delivery;
+      }
+      const sim::Duration wait = delayed_.empty() ? 10 * sim::kMillisecond : delayed_.begin()->first - now;
+      changed_.wait_for(lock, std::chrono::nanoseconds(std::max<sim::Duration>(wait, 10 * sim::kMicrosecond)));
+    }
+  }
+  void acknowledge() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --outstanding_;
+    changed_.notify_all();
+  }
+  // Back after `delay`, unless the delivery used all its attempts (then it is given up).
+  void redeliver(Delivery delivery, sim::Duration delay) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (++delivery.attempts >= kMaxDeliveryAttempts) {
+      --outstanding_;
+      ++given_up_;
+    } else {
+      delayed_.emplace(clock_.now() + delay, delivery);
+    }
+    changed_.notify_all();
+  }
+  void stop() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopped_ = true;
+    changed_.notify_all();
+  }
+  // Waits until every delivery is done or `deadline` (run time) passes; false on the deadline.
+  bool wait_done(sim::Time deadline) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (outstanding_ > 0 && !stopped_) {
+      const sim::Duration left = deadline - clock_.now();
+      if (left <= 0) return false;
+      changed_.wait_for(lock, std::chrono::nanoseconds(std::min<sim::Duration>(left, 50 * sim::kMillisecond)));
+    }
+    return true;
+  }
+  std::uint64_t given_up() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return given_up_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Delivery> ready_;
+  std::multimap<sim::Time, Delivery> delayed_;
+  std::size_t outstanding_;
+  std::uint64_t given_up_ = 0;
+  bool stopped_ = false;
+  RealClock& clock_;
+};
+
+// The protocol's StoreClient: one connection (reopened after it broke), every operation recorded.
+class RecordingClient final : public model::StoreClient {
+ public:
+  RecordingClient(LiveStore& store, Recorder& recorder, RealClock& clock, Counters& coverage, std::uint32_t client,
+                  double drop, sim::Rng rng)
+      : store_(store), recorder_(recorder), clock_(clock), coverage_(coverage), client_(client), drop_(drop),
+        rng_(std::move(rng)) {}
+
+  std::optional<model::Reply> execute(const model::Op& op) override {
+    if (!connection_ || connection_->broken()) {
+      connection_.reset();
+      try {
+        connection_ = store_.connect();
+        coverage_.add("store.connections");
+      } catch (const std::runtime_error&) {
+        coverage_.add("store.connect_failures");
+        clock_.sleep(sim::kMillisecond);
+        return std::nullopt;  // nothing was sent: no operation to record
+      }
+    }
+    DropPlan plan;
+    if (rng_.bernoulli(drop_)) {
+      if (rng_.bernoulli(0.5)) {
+        plan.before_send = true;
+      } else {
+        plan.after_request = 1 + static_cast<int>(rng_.below(2));
+      }
+    }
+    const std::size_t index = recorder_.begin(client_, op, clock_.now());
+    std::optional<model::Reply> reply = connection_->execute(op, plan);
+    if (reply.has_value()) {
+      recorder_.finish(index, *reply, clock_.now());
+    } else {
+      coverage_.add("store.unknown_outcomes");
+      if (plan.any()) coverage_.add("fault.connection_drop.fired");
+    }
+    return reply;
+  }
+
+  // The worker died: its connection goes with it.
+  void disconnect() { connection_.reset(); }
+
+ private:
+  LiveStore& store_;
+  Recorder& recorder_;
+  RealClock& clock_;
+  Counters& coverage_;
+  std::uint32_t client_;
+  double drop_;
+  sim::Rng rng_;
+  std::unique_ptr<Connection> connection_;
+};
+
+class WorkerHooks final : public model::ProtocolHooks {
+ public:
+  WorkerHooks(const LiveFaults& faults, SharedLedger& ledger, Counters& coverage, RealClock& clock,
+              std::uint32_t worker, sim::Rng rng)
+      : faults_(faults), ledger_(ledger), coverage_(coverage), clock_(clock), worker_(worker), rng_(std::move(rng)) {}
+
+  void crash_point(model::CrashPoint point, MessageId, AttemptId attempt) override {
+    const std::string name = model::to_string(point);
+    coverage_.add(fmt::format("crash_point.{}.reached", name));
+    double probability = 0.0;
+    switch (point) {
+      case model::CrashPoint::AfterStartBeforeEffect: probability = faults_.crash_after_start; break;
+      case model::CrashPoint::AfterEffectBeforeComplete: probability = faults_.crash_after_effect; break;
+      case model::CrashPoint::AfterCompleteBeforeAck: probability = faults_.crash_before_ack; break;
+    }
+    if (!rng_.bernoulli(probability)) return;
+    coverage_.add(fmt::format("crash_point.{}.fired", name));
+    if (attempt != 0) ledger_.crashed(attempt, clock_.now());
+    throw WorkerKilled{};
+  }
+  void decided(const model::DecisionNote& note) override {
+    ledger_.decided(note, clock_.now(), worker_);
+    coverage_.add(fmt::format("decision.{}", model::to_string(note.basis)));
+  }
+  void waited(MessageId id, model::ProcessorId processor, AttemptId attempt, sim::Duration waited) override {
+    ledger_.waited(id, processor, attempt, waited);
+  }
+  void completed(MessageId, model::ProcessorId, AttemptId attempt, bool applied) override {
+    ledger_.completed(attempt, applied, clock_.now());
+  }
+
+ private:
+  const LiveFaults& faults_;
+  SharedLedger& ledger_;
+  Counters& coverage_;
+  RealClock& clock_;
+  std::uint32_t worker_;
+  sim::Rng rng_;
+};
+
+// One run: the shared state and the threads.
+class Run {
+ public:
+  Run(const LiveSettings& settings, LiveStore& store)
+      : settings_(settings), store_(store), clock_(SteadyClock::now()), queue_(initial_deliveries(), clock_) {}
+
+  LiveOutcome execute();
+
+ private:
+  std::deque<Delivery> initial_deliveries() {
+    sim::Rng rng = sim::Rng::derive(settings_.seed, "deliveries");
+    std::deque<Delivery> deliveries;
+    for (std::int64_t i = 0; i < settings_.messages; ++i) {
+      const int count = rng.bernoulli(settings_.duplicates) ? 1 + settings_.copies : 1;
+      for (int c = 0; c < count; ++c) deliveries.push_back(Delivery{static_cast<MessageId>(i), 0});
+      if (count > 1) coverage_.add("redelivery.copy", static_cast<std::uint64_t>(count - 1));
+    }
+    return deliveries;
+  }
+  void worker_main(std::uint32_t index);
+  void stall_main();
+  std::vector<std::uint64_t> unexplained_messages(const model::Ledger& ledger, const model::RunResult& result);
+  void record_error(const std::string& what) {
+    {
+      std::lock_guard<std::mutex> lock(error_mutex_);
+      if (error_.empty()) error_ = what;
+    }
+    queue_.stop();
+  }
+
+  const LiveSettings& settings_;
+  LiveStore& store_;
+  RealClock clock_;
+  Counters coverage_;
+  Recorder recorder_;
+  SharedLedger ledger_;
+  DeliveryQueue queue_;
+  std::mutex error_mutex_;
+  std::string error_;
+  std::mutex stop_mutex_;
+  std::condition_variable stop_signal_;
+  bool stopping_ = false;
+};
+
+std::vector<std::uint64_t> Run::unexplained_messages(const model::Ledger& ledger, const model::RunResult& result) {
+  const model::ProtocolSection& protocol = settings_.protocol;
+  // Messages with an attempt that ran the effect while alive and held its record in flight for at least
+  // max_processing_time: an injected slow effect, a completion that never landed although the attempt was not
+  // killed, or a measured span >= max_processing_time from its decision to run until its completion landed (a
+  // store stall delaying the completion, a real pause).
+  const std::set<AttemptId> slowed = ledger_.slowed_attempts();
+  std::map<AttemptId, sim::Time> decided_at;  // the last decision of each attempt that let it run the effect
+  for (const auto& d : ledger.decisions) {
+    switch (d.note.basis) {
+      case model::Basis::Absent:
+      case model::Basis::ExpiredCompleted:
+      case model::Basis::StaleTakeover:
+      case model::Basis::MaxWaitProcess:
+        decided_at[d.note.attempt] = d.note.local_time;
+        break;
+      default:
+        break;
+    }
+  }
+  std::set<MessageId> slow_owner;
+  for (const auto& e : ledger.executions) {
+    const model::AttemptRecord& a = ledger.attempt(e.attempt);
+    // (A kill after the effect does not matter here: the attempt was alive, and slow, when it ran the effect.)
+    const bool unrecorded =
+        !a.crashed_at && a.outcome == static_cast<int>(model::Outcome::Executed) && !a.completion_applied;
+    // How long the attempt kept its record in flight: from its decision to its completion landing (or to its
+    // end, or its effect): at least max_processing_time means a waiter could rightly find it stale.
+    const sim::Time held_until = std::max(e.at, a.completed_at.value_or(a.ended_at.value_or(e.at)));
+    const auto decided = decided_at.find(e.attempt);
+    const bool paused =
+        decided != decided_at.end() && held_until - decided->second >= *protocol.max_processing_time;
+    if (slowed.count(e.attempt) > 0 || unrecorded || paused) slow_owner.insert(e.id);
+  }
+  std::vector<std::uint64_t> unexplained;  // one entry per unexplained duplicate
+  for (const auto& x : result.explanations) {
+    switch (x.cause) {
+      case model::Cause::Unprotected:
+        unexplained.push_back(x.id);  // two attempts both found no record: the conditional write did not hold
+        break;
+      case model::Cause::HerdTakeover:
+        if (protocol.takeover == model::Takeover::Conditional) unexplained.push_back(x.id);  // two takeovers landed
+        break;
+      case model::Cause::TakeoverWhileAlive:
+        if (protocol.on_max_wait != model::OnMaxWait::Process && slow_owner.count(x.id) == 0) {
+          unexplained.push_back(x.id);
+        }
+        break;
+      case model::Cause::CrashAfterEffect:  // the oracle saw the kill between the effect and the completion
+      case model::Cause::Expired:           // the configured ttl
+      case model::Cause::SinkRetry:         // (no sink in live mode)
+        break;
+    }
+  }
+  return unexplained;
+}
+
+void Run::worker_main(std::uint32_t index) {
+  const sim::Rng root = sim::Rng::derive(settings_.seed, fmt::format("worker:{}", index));
+  RecordingClient client(store_, recorder_, clock_, coverage_, index, settings_.faults.drop, root.derive("drops"));
+  WorkerHooks hooks(settings_.faults, ledger_, coverage_, clock_, index, root.derive("crashes"));
+  sim::Rng work = root.derive("work");
+  std::uint32_t incarnation = 0;
+  auto strategy = model::make_strategy(settings_.protocol, client, clock_, hooks, root.derive("protocol:0"));
+  const sim::Duration slow_for = settings_.faults.slow_for.value_or(
+      2 * settings_.protocol.max_processing_time.value_or(50 * sim::kMillisecond));
+  while (auto delivery = queue_.pop()) {
+    const MessageId id = delivery->id;
+    const AttemptId attempt = ledger_.begin_attempt(id, index, incarnation, clock_.now());
+    const model::Effect effect = [&]() -> std::optional<std::uint64_t> {
+      clock_.sleep(settings_.processing_time.sample(work));
+      if (work.bernoulli(settings_.faults.slow)) {
+        coverage_.add("fault.slow_effect.fired");
+        ledger_.slowed(attempt);
+        clock_.sleep(slow_for);
+      }
+      return ledger_.execute(id, attempt, index, clock_.now());
+    };
+    try {
+      const model::ProtectResult result = strategy->protect(id, 0, attempt, effect);
+      ledger_.end_attempt(attempt, result, clock_.now());
+      if (result.outcome == model::Outcome::Failed) {
+        queue_.redeliver(*delivery, settings_.visibility_timeout);
+        continue;
+      }
+      hooks.crash_point(model::CrashPoint::AfterCompleteBeforeAck, id, 0);
+      queue_.acknowledge();
+    } catch (const WorkerKilled&) {
+      coverage_.add("crash");
+      client.disconnect();
+      clock_.sleep(settings_.restart_after);
+      ++incarnation;
+      coverage_.add("restart");
+      strategy = model::make_strategy(settings_.protocol, client, clock_, hooks,
+                                      root.derive(fmt::format("protocol:{}", incarnation)));
+      queue_.redeliver(*delivery, settings_.visibility_timeout);
+    }
+  }
+}
+
+void Run::stall_main() {
+  sim::Rng rng = sim::Rng::derive(settings_.seed, "stalls");
+  for (;;) {
+    // Uniform in [stall_every / 2, 3 * stall_every / 2]: a run of a few stall_every sees stalls for sure.
+    const sim::Duration every = settings_.faults.stall_every;
+    const sim::Duration pause = every / 2 + rng.between(0, every);
+    {
+      std::unique_lock<std::mutex> lock(stop_mutex_);
+      if (stop_signal_.wait_for(lock, std::chrono::nanoseconds(std::max<sim::Duration>(pause, 1)),
+                                [this] { return stopping_; })) {
+        return;
+      }
+    }
+    try {
+      if (store_.stall(settings_.faults.stall_for)) coverage_.add("fault.store_stall.fired");
+    } catch (const std::runtime_error&) {
+      coverage_.add("fault.store_stall.errors");
+    }
+  }
+}
+
+LiveOutcome Run::execute() {
+  std::vector<std::thread> threads;
+  for (int i = 0; i < settings_.workers; ++i) {
+    threads.emplace_back([this, i] {
+      try {
+        worker_main(static_cast<std::uint32_t>(i));
+      } catch (const std::exception& e) {
+        record_error(fmt::format("worker {}: {}", i, e.what()));
+      } catch (...) {
+        record_error(fmt::format("worker {}: unknown exception", i));
+      }
+    });
+  }
+  std::thread staller;
+  if (settings_.faults.stall_every > 0) staller = std::thread([this] { stall_main(); });
+  if (!queue_.wait_done(settings_.max_duration)) {
+    coverage_.add("run.deadline_reached");
+    queue_.stop();
+  }
+  for (auto& t : threads) t.join();
+  {
+    std::lock_guard<std::mutex> lock(stop_mutex_);
+    stopping_ = true;
+  }
+  stop_signal_.notify_all();
+  if (staller.joinable()) staller.join();
+  const sim::Duration wall_time = clock_.now();
+  if (!error_.empty()) throw std::runtime_error(error_);
+
+  LiveOutcome outcome;
+  outcome.store = settings_.store;
+  outcome.variant = settings_.store_options.variant;
+  const VariantInfo* info = find_variant(settings_.store, settings_.store_options.variant);
+  outcome.variant_atomic = info != nullptr && info->atomic;
+  outcome.location = store_.location();
+  outcome.wall_time = wall_time;
+
+  model::Ledger ledger = ledger_.take();
+  ledger.messages = static_cast<std::uint64_t>(settings_.messages);
+  for (std::int64_t i = 0; i < settings_.messages; ++i) ledger.expected.emplace_back(static_cast<MessageId>(i), 0);
+  for (const auto& e : ledger.executions) ledger.attempt(e.attempt).executed = true;
+  model::RunResult& result = outcome.result;
+  result.scenario = fmt::format("live-{}-{}", settings_.store, settings_.store_options.variant);
+  result.seed = settings_.seed;
+  model::OracleInput input{ledger, settings_.protocol.kind, ledger.executions.size(),
+                           [](std::uint32_t node) { return fmt::format("worker-{}", node); },
+                           [](model::ProcessorId) { return std::string("live"); }};
+  input.max_explanations = SIZE_MAX;  // every duplicate is accounted for below
+  model::judge(input, result);
+  result.sim_time = wall_time;
+
+  std::vector<model::StoreOperation> history = recorder_.take();
+  outcome.operations = history.size();
+  outcome.unknown_outcomes = static_cast<std::uint64_t>(std::count_if(
+      history.begin(), history.end(), [](const model::StoreOperation& op) { return op.returned_at == model::lin::kNever; }));
+  std::vector<std::int64_t> latencies;
+  for (const auto& op : history) {
+    if (op.returned_at != model::lin::kNever) latencies.push_back(op.returned_at - op.invoked_at);
+  }
+  outcome.latency = model::quantiles(latencies);
+  const model::lin::Result check = model::check_store_history(history, settings_.linearizability_budget);
+  outcome.verdict = check.verdict;
+  outcome.check_steps = check.steps;
+  outcome.check_explanation = check.explanation;
+  if (check.verdict != model::lin::Verdict::Unknown) result.linearizable = check.verdict == model::lin::Verdict::Linearizable;
+  if (settings_.keep_history) outcome.history = std::move(history);
+  if (settings_.keep_history) outcome.ledger = ledger;
+
+  if (settings_.protocol.kind == model::ProtocolKind::Mnemosyne) {
+    outcome.unexplained_ids = unexplained_messages(ledger, result);
+    outcome.unexplained_duplicates = outcome.unexplained_ids.size();
+  }
+
+  // Coverage: every crash point (also those that never fired) and every fault that was switched on.
+  std::map<std::string, std::uint64_t> coverage = coverage_.snapshot();
+  for (const auto& [name, count] : store_.counters().snapshot()) coverage[name] += count;
+  for (const char* point : {"after_start_before_effect", "after_effect_before_complete", "after_complete_before_ack"}) {
+    coverage.try_emplace(fmt::format("crash_point.{}.reached", point), 0);
+    coverage.try_emplace(fmt::format("crash_point.{}.fired", point), 0);
+  }
+  for (const char* key : {"crash", "restart", "redelivery.copy", "store.unknown_outcomes"}) coverage.try_emplace(key, 0);
+  if (settings_.faults.drop > 0) coverage.try_emplace("fault.connection_drop.fired", 0);
+  if (settings_.faults.stall_every > 0) coverage.try_emplace("fault.store_stall.fired", 0);
+  if (settings_.faults.slow > 0) coverage.try_emplace("fault.slow_effect.fired", 0);
+  // Attempts that ran the effect and returned, but whose completion write never landed (every try unknown or
+  // rejected): their record stays in flight and is taken over later while they are alive.
+  std::uint64_t unrecorded = 0;
+  for (const auto& a : ledger.attempts) {
+    if (a.executed && !a.crashed_at && !a.completion_applied && a.outcome == static_cast<int>(model::Outcome::Executed)) {
+      ++unrecorded;
+    }
+  }
+  coverage["completion.not_recorded"] = unrecorded;
+  coverage["store.operations"] = outcome.operations;
+  coverage["deliveries.given_up"] = queue_.given_up();
+  result.coverage = std::move(coverage);
+  result.ok = outcome.passed();
+  return outcome;
+}
+
+}  // namespace
+
+std::string validate(const LiveSettings& s) {
+  if (s.store != "postgres" && s.store != "redis" && s.store != "memory") {
+    return "unknown store \"" + s.store + "\" (postgres, redis or memory)";
+  }
+  if (find_variant(s.store, s.store_options.variant) == nullptr) {
+    std::string known;
+    for (const auto& v : store_variants()) {
+      if (v.store == s.store) known += (known.empty() ? "" : ", ") + v.name;
+    }
+    return "store " + s.store + ": unknown variant \"" + s.store_options.variant + "\" (" + known + ")";
+  }
+  if (s.protocol.kind == model::ProtocolKind::Inbox) {
+    return "protocol.kind = \"inbox\" needs store transactions, which live mode does not run";
+  }
+  if (s.protocol.poll_read.kind == model::PollReadKind::Eventual) {
+    return "protocol.poll_read = \"eventual\" needs a read replica, which live mode does not have";
+  }
+  if (s.protocol.kind != model::ProtocolKind::None && !(s.protocol.ttl && *s.protocol.ttl > 0)) {
+    return "protocol.ttl must be set and positive";
+  }
+  if (s.protocol.kind == model::ProtocolKind::Mnemosyne &&
+      !(s.protocol.max_processing_time && *s.protocol.max_processing_time > 0)) {
+    return "protocol.max_processing_time must be set and positive";
+  }
+  if (s.workers < 1 || s.workers > 256) return "workers must be between 1 and 256";
+  if (s.messages < 1 || s.messages > 10'000'000) return "messages must be between 1 and 10000000";
+  auto probability = [](double p) { return p >= 0.0 && p <= 1.0; };
+  if (!probability(s.duplicates)) return "duplicates must be a fraction in [0, 1]";
+  if (s.copies < 1 || s.copies > 100) return "copies must be between 1 and 100";
+  const LiveFaults& f = s.faults;
+  if (!probability(f.crash_after_start) || !probability(f.crash_after_effect) || !probability(f.crash_before_ack) ||
+      !probability(f.drop) || !probability(f.slow)) {
+    return "fault probabilities must be in [0, 1]";
+  }
+  if (f.stall_every < 0 || f.stall_for < 0 || (f.stall_every > 0 && f.stall_for <= 0)) {
+    return "stalls need stall_every > 0 and stall_for > 0";
+  }
+  if (f.slow_for && *f.slow_for < 0) return "slow_for must be >= 0";
+  if (s.visibility_timeout <= 0 || s.restart_after < 0 || s.max_duration <= 0) {
+    return "visibility_timeout and max_duration must be positive, restart_after >= 0";
+  }
+  if (s.store_options.timeout <= 0) return "the store timeout must be positive";
+  return {};
+}
+
+LiveOutcome run_live(const LiveSettings& settings) {
+  const std::string problem = validate(settings);
+  if (!problem.empty()) throw std::invalid_argument(problem);
+  std::unique_ptr<LiveStore> store = open_store(settings.store, settings.store_options);
+  LiveOutcome outcome;
+  try {
+    Run run(settings, *store);
+    outcome = run.execute();
+  } catch (...) {
+    try {
+      store->teardown();
+    } catch (const std::exception&) {
+      // the run's own failure is the one to report
+    }
+    throw;
+  }
+  store->teardown();
+  return outcome;
+}
+
+}  // namespace live

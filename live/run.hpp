@@ -1,0 +1,130 @@
+// live/run.hpp — live mode: the protocol for real, on real threads, against a real store, judged by the
+// simulator's oracle and linearizability checker.
+//
+// What a run does: `workers` threads take deliveries from one in-process queue (ids 0..messages-1; a fraction
+// `duplicates` of them delivered 1 + `copies` times, the copies queued back to back so that several workers
+// process the same id at the same moment) and call Strategy::protect (model/protocols.hpp, made by the same
+// make_strategy as the simulator) with a real clock (steady, nanoseconds since the run began) and a connection
+// of their own to the store. The effect sleeps `processing_time`, then appends (id, attempt, value) to an
+// in-process effect log that outlives the worker; its value is unique per execution. A delivery whose attempt
+// failed, or whose worker was killed, comes back after `visibility_timeout` (at most kMaxDeliveryAttempts times);
+// one that was executed or skipped is acknowledged (after the AfterCompleteBeforeAck crash point).
+//
+// Faults (all optional, drawn from per-worker generators seeded by `seed`; thread timing is real, so a seed does
+// not replay a run):
+//   crash points     at each named point (after_start_before_effect, after_effect_before_complete,
+//                    after_complete_before_ack) the worker is killed with the given probability: its connection
+//                    is closed without a goodbye, it "restarts" after restart_after with a new connection and a
+//                    new strategy, and its delivery comes back after the visibility timeout;
+//   drop             per store operation: the connection is closed abruptly before the request is sent or right
+//                    after one of its requests was sent (the outcome is unknown to the caller);
+//   stalls           every stall_every (uniform in [1/2, 3/2] of it), a separate connection blocks the store's
+//                    writers for stall_for (Postgres: EXCLUSIVE table lock; Redis: a busy script), so statements
+//                    hit the store timeout;
+//   slow effects     with probability `slow`, the effect takes slow_for more (past max_processing_time: another
+//                    attempt takes over while the owner is alive).
+//
+// Judging: every store operation is recorded with its real invocation and response instants (kNever when the
+// outcome is unknown) and the history is checked with model::check_store_history (the simulator's checker and
+// StoreModel). The ledger (attempts, decisions, waits, effect executions, crashes) is judged by model::judge into
+// the same RunResult as `lethe run` (duplicates by cause, lost messages, memo mismatches, waits, recovery).
+// `unexplained_duplicates` counts duplicates that no injected fault or configured setting accounts for (mnemosyne
+// only; the strategies that are unprotected by design — none, check-then-insert, record-after — have none):
+//   unprotected            always (two attempts both saw no record: the store's conditional write did not hold);
+//   herd_takeover          under takeover = "conditional" (two fenced takeovers of one record both landed);
+//   takeover_while_alive   unless on_max_wait = "process", or some attempt of that message that ran the effect
+//                          while alive held its record in flight for at least max_processing_time, as seen in the
+//                          run: an injected slow effect, a completion that never landed although it was not killed
+//                          (every try unknown, e.g. during a stall), or a measured span >= max_processing_time
+//                          from its decision to run until its completion landed (a stall delaying the completion,
+//                          a real pause: scheduling, a loaded machine);
+//   crash_after_effect     never (the oracle only gives it when an injected kill fell between effect and
+//                          completion); expired: never (the configured ttl).
+// Coverage "completion.not_recorded" counts the attempts whose completion never landed.
+// passed() = linearizable, no unexplained duplicate, no lost message.
+//
+// Does not: simulate the network or time (everything is real), use a sink (the effect log is the provider),
+// support the inbox protocol (no Transaction in live stores), evict expired records (no TTL sweeper), or
+// replay a run.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "live/store.hpp"
+#include "model/config.hpp"
+#include "model/ledger.hpp"
+#include "model/linearizability.hpp"
+#include "model/result.hpp"
+#include "model/store.hpp"
+#include "sim/distribution.hpp"
+#include "sim/time.hpp"
+
+namespace live {
+
+inline constexpr int kMaxDeliveryAttempts = 50;
+
+struct LiveFaults {
+  double crash_after_start = 0.0;         // probability per attempt reaching the point
+  double crash_after_effect = 0.0;
+  double crash_before_ack = 0.0;
+  double drop = 0.0;                      // probability per store operation
+  sim::Duration stall_every = 0;          // mean interval between stalls; 0 = none
+  sim::Duration stall_for = 0;
+  double slow = 0.0;                      // probability per effect
+  std::optional<sim::Duration> slow_for;  // default: 2 * max_processing_time
+};
+
+struct LiveSettings {
+  std::string store = "memory";  // postgres | redis | memory
+  StoreOptions store_options;     // target, variant, timeout, table / key prefix
+  model::ProtocolSection protocol;
+  int workers = 8;                                    // >= 1
+  std::int64_t messages = 300;                        // >= 1
+  double duplicates = 1.0;                            // fraction of ids delivered more than once
+  int copies = 1;                                     // extra deliveries of such an id (>= 1)
+  sim::Distribution processing_time = sim::Distribution::constant(sim::kMillisecond);
+  sim::Duration visibility_timeout = 20 * sim::kMillisecond;
+  sim::Duration restart_after = 2 * sim::kMillisecond;
+  sim::Duration max_duration = 120 * sim::kSecond;    // the run stops taking deliveries after this
+  std::uint64_t seed = 1;
+  LiveFaults faults;
+  std::uint64_t linearizability_budget = 20'000'000;
+  bool keep_history = false;                          // copy the history and the ledger into the outcome
+};
+
+struct LiveOutcome {
+  model::RunResult result;             // the same fields as `lethe run` (sim_time = wall time of the run)
+  std::string store;
+  std::string variant;
+  bool variant_atomic = false;         // the catalogue's claim (store_variants)
+  std::string location;                // where the data lived
+  std::uint64_t operations = 0;        // store operations recorded
+  std::uint64_t unknown_outcomes = 0;  // of which the outcome is unknown
+  model::Quantiles latency;            // response time of the answered operations (ns)
+  std::uint64_t unexplained_duplicates = 0;
+  model::lin::Verdict verdict = model::lin::Verdict::Unknown;
+  std::uint64_t check_steps = 0;
+  std::string check_explanation;       // the offending window when not linearizable
+  sim::Duration wall_time = 0;
+  std::vector<model::StoreOperation> history;  // when keep_history
+  model::Ledger ledger;                         // when keep_history: what the oracle judged
+  std::vector<std::uint64_t> unexplained_ids;   // the messages of the unexplained duplicates
+
+  bool passed() const {
+    return verdict == model::lin::Verdict::Linearizable && unexplained_duplicates == 0 &&
+           result.lost_messages == 0;
+  }
+};
+
+// Runs the workload against the store (opened, used and torn down here). Throws std::invalid_argument for bad
+// settings (an unsupported protocol kind included) and std::runtime_error when the store cannot be reached.
+LiveOutcome run_live(const LiveSettings& settings);
+
+// The same validation run_live does first (empty = fine), for the command line.
+std::string validate(const LiveSettings& settings);
+
+}  // namespace live

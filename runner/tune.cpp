@@ -1,0 +1,602 @@
+#include "runner/tune.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unistd.h>
+
+#include "reports/cells.hpp"
+#include "reports/report.hpp"
+#include "reports/summary.hpp"
+#include "runner/command_line.hpp"
+#include "runner/scenario_loader.hpp"
+#include "runner/scenario_text.hpp"
+#include "runner/sweep.hpp"
+
+namespace fs = std::filesystem;
+
+namespace runner {
+
+sim::Duration round_up_significant(sim::Duration d, int digits) {
+  if (d <= 0) return 0;
+  const int magnitude = static_cast<int>(std::floor(std::log10(static_cast<double>(d))));
+  const int exponent = magnitude - (digits - 1);
+  if (exponent <= 0) return d;  // already exact to the nanosecond
+  sim::Duration step = 1;
+  for (int i = 0; i < exponent; ++i) step *= 10;
+  const sim::Duration rounded = (d / step) * step;
+  if (rounded == d) return d;
+  if (rounded > sim::kTimeMax - step) return sim::kTimeMax;
+  return rounded + step;
+}
+
+namespace {
+
+constexpr double kRelativeSlack = 1e-9;  // survival() is a double: the quantile may land a hair above the target
+
+std::string rate_text(double p) { return fmt::format("{:.3g}", p); }
+
+std::string level_label(double level) {
+  // 0.999 -> "p99.9"
+  std::string digits = fmt::format("{:.6f}", level * 100.0);
+  while (!digits.empty() && digits.back() == '0') digits.pop_back();
+  if (!digits.empty() && digits.back() == '.') digits.pop_back();
+  return "p" + digits;
+}
+
+bool meets(double rate, double target) { return rate <= target * (1.0 + kRelativeSlack); }
+
+}  // namespace
+
+TuneAnalysis analyze_tuning(const TuneInput& in) {
+  TuneAnalysis a;
+  const auto& law = in.processing_time;
+  a.target_mpt_exact = law.quantile(1.0 - in.target_duplicates);
+  a.target_mpt = std::max<sim::Duration>(round_up_significant(a.target_mpt_exact), sim::kMillisecond);
+  // The rounded value must meet the target (it does for any monotone survival; guard against rounding in
+  // survival()) — step up until it does.
+  for (int i = 0; i < 8 && !meets(law.survival(a.target_mpt), in.target_duplicates); ++i) {
+    a.target_mpt = round_up_significant(a.target_mpt + a.target_mpt / 100);
+  }
+  if (in.patience) {
+    const sim::Duration limit = *in.patience - in.poll;
+    if (limit > 0) a.patience_mpt = limit;
+  }
+  if (!in.patience || (a.patience_mpt && a.target_mpt <= *a.patience_mpt)) a.recommended_mpt = a.target_mpt;
+  if (in.redelivery_window) {
+    a.ttl = *in.redelivery_window > sim::kTimeMax / 2 ? sim::kTimeMax : 2 * *in.redelivery_window;
+  }
+  const double mean = law.mean_ns();
+  a.typical_processing_ns = std::isfinite(mean) ? mean : static_cast<double>(law.quantile(0.5));
+  a.crash_hit_probability = 1.0 - std::exp(-in.crash_rate_per_second * a.typical_processing_ns / 1e9);
+
+  // Candidates: quantile levels, the recommendation and its neighbours, and the patience limit.
+  std::map<sim::Duration, std::string> labels;
+  const auto add = [&](sim::Duration mpt, const std::string& label) {
+    if (mpt <= 0 || mpt == sim::kTimeMax) return;
+    auto& l = labels[mpt];
+    l += (l.empty() ? "" : ", ") + label;
+  };
+  for (double level : {0.5, 0.9, 0.99, 0.999, 0.9999, 0.99999, 0.999999}) {
+    add(std::max<sim::Duration>(round_up_significant(law.quantile(level)), sim::kMillisecond), level_label(level));
+  }
+  add(a.target_mpt, a.recommended_mpt ? "recommended" : "meets the target");
+  add(round_up_significant(a.target_mpt / 2), "0.5x");
+  add(round_up_significant(a.target_mpt * 2), "2x");
+  if (a.patience_mpt) add(*a.patience_mpt, "patience limit");
+  for (const auto& [mpt, label] : labels) {
+    TuneCandidate c;
+    c.mpt = mpt;
+    c.label = label;
+    c.takeover_rate = law.survival(mpt);
+    c.recovery = mpt > sim::kTimeMax - in.poll ? sim::kTimeMax : mpt + in.poll;
+    c.crash_delay_ns = a.crash_hit_probability * static_cast<double>(c.recovery);
+    c.meets_target = meets(c.takeover_rate, in.target_duplicates);
+    c.within_patience = !in.patience || c.recovery <= *in.patience;
+    a.candidates.push_back(c);
+  }
+
+  if (in.sample_count > 0) {
+    const double resolution = 1.0 / static_cast<double>(in.sample_count);
+    if (resolution > in.target_duplicates) {
+      a.notes.push_back(fmt::format(
+          "only {} samples: a rate below 1/{} = {} cannot be told apart from zero, so the recommendation is the "
+          "largest sample seen; collect at least {:.0f} samples (10 / target) for a trustworthy tail",
+          in.sample_count, in.sample_count, rate_text(resolution), std::ceil(10.0 / in.target_duplicates)));
+    } else if (resolution * 10.0 > in.target_duplicates) {
+      a.notes.push_back(fmt::format("{} samples: the {} quantile rests on fewer than 10 values of the tail", in.sample_count,
+                                    level_label(1.0 - in.target_duplicates)));
+    }
+  }
+  if (!std::isfinite(mean)) {
+    a.notes.push_back("the processing time has an infinite mean (heavy tail): every max_processing_time leaves a "
+                      "real chance of taking over live work; the table uses the median as the typical duration");
+  }
+  if (!in.redelivery_window) {
+    a.notes.push_back("no --redelivery-window given: ttl is not recommended (the confirmation scenario uses 7d). "
+                      "Give how late a duplicate can turn up: the producer's retry budget, the broker's replay "
+                      "window, how far back an operator may rewind offsets");
+  } else if (a.ttl && *a.ttl < 10 * (a.target_mpt + in.poll)) {
+    a.notes.push_back(fmt::format("ttl {} is not much longer than max_processing_time {}: with expires_on = "
+                                  "\"at-start\" a record could expire while its attempt is still running",
+                                  sim::format_duration(*a.ttl), sim::format_duration(a.target_mpt)));
+  }
+  return a;
+}
+
+std::string confirmation_scenario(const TuneInput& in, const TuneAnalysis& a, sim::Duration mpt, std::int64_t messages,
+                                  std::int64_t seeds, sim::Duration largest_mpt) {
+  constexpr int kConsumers = 8;
+  // Keep the workers about 30% busy: each message costs its processing time plus, for the redelivered copy,
+  // up to as long again spent waiting on the in-flight record.
+  const double typical_s = std::max(a.typical_processing_ns / 1e9, 1e-4);
+  double rate = 0.3 * kConsumers / (2.0 * typical_s + 0.02);
+  rate = std::clamp(rate, 0.05, 500.0);
+  rate = std::stod(fmt::format("{:.3g}", rate));
+  const double workload_s = static_cast<double>(messages) / rate;
+  const sim::Duration duration = static_cast<sim::Duration>(std::ceil(workload_s + 60.0)) * sim::kSecond;
+  const sim::Duration visibility = std::max<sim::Duration>(30 * sim::kSecond, 4 * (largest_mpt + in.poll));
+  const sim::Duration max_wait = 2 * largest_mpt + 10 * in.poll + 10 * sim::kSecond;
+  const sim::Duration ttl = a.ttl.value_or(7 * sim::kDay);
+  std::string crash;
+  if (in.crash_rate_per_second > 0) {
+    const auto mean = static_cast<sim::Duration>(std::llround(1e9 / in.crash_rate_per_second));
+    crash = fmt::format("crash_every = {}\n", text::toml_quote(fmt::format("exponential(mean={})", sim::format_duration(mean))));
+  }
+  std::string out;
+  out += "# Generated by lethe tune: the confirmation scenario of its recommendation.\n";
+  out += "[scenario]\nname = \"tune-confirmation\"\n";
+  out += "description = \"\"\"\n"
+         "A queue whose every message is delivered a second time while the first delivery is still being\n"
+         "processed, so a waiting copy takes the record over exactly when it is older than max_processing_time\n"
+         "(duplicates.takeover_while_alive measures P(processing time > max_processing_time)); consumers crash at\n"
+         "the given rate (recovery_latency measures how long a crashed message waits).\"\"\"\n";
+  out += "tags = [\"generated\", \"tune\"]\n\n";
+  out += fmt::format("[run]\nseeds = {}\nduration = {}\ndrain = true\n\n", seeds,
+                     text::toml_quote(sim::format_duration(duration)));
+  out += fmt::format("[topology]\nsource = \"queue\"\nconsumers = {}\nvisibility_timeout = {}\n\n", kConsumers,
+                     text::toml_quote(sim::format_duration(visibility)));
+  out += fmt::format("[workload]\nmessages = {}\nrate = {}\nprocessing_time = {}\n\n", messages,
+                     text::toml_quote(fmt::format("{}/s", text::format_number(rate))),
+                     text::toml_quote(in.processing_time_text));
+  out += fmt::format("[workload.redelivery]\nfraction = 1.0\ncopies = 1\ndelay = {}\n\n",
+                     text::toml_quote(fmt::format("uniform(0s, {})", sim::format_duration(in.poll))));
+  out += "[faults]\n" + crash + "restart_after = \"1s\"\n\n";
+  out += fmt::format("[protocol]\nkind = \"mnemosyne\"\nmax_processing_time = {}\nttl = {}\npoll = {}\nmax_wait = {}\n\n",
+                     text::toml_quote(sim::format_duration(mpt)), text::toml_quote(sim::format_duration(ttl)),
+                     text::toml_quote(sim::format_duration(in.poll)), text::toml_quote(sim::format_duration(max_wait)));
+  out += "[sink]\nkind = \"counter\"\nlatency = \"1ms\"\n";
+  return out;
+}
+
+namespace {
+
+struct TuneOptions {
+  std::string processing_time;
+  std::string samples;
+  std::string samples_unit;
+  std::string crash_rate = "1/h";
+  double target = 1e-3;
+  std::string patience;
+  std::string redelivery_window;
+  std::string poll = "100ms";
+  std::int64_t seeds = 5;
+  std::int64_t messages = 2000;
+  unsigned jobs = 0;
+  bool no_confirm = false;
+  std::string out;
+};
+
+std::optional<sim::Duration> duration_option(const std::string& name, const std::string& text, bool& ok) {
+  if (text.empty()) return std::nullopt;
+  std::string error;
+  auto d = sim::parse_duration(text, error);
+  if (!d) {
+    std::cerr << fmt::format("lethe tune: {}: {}\n", name, error);
+    ok = false;
+  }
+  return d;
+}
+
+std::size_t count_samples(const fs::path& file) {
+  std::ifstream in(file);
+  std::size_t count = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.erase(hash);
+    if (!text::trim(line).empty() && text::trim(line) != "\r") ++count;
+  }
+  return count;
+}
+
+// Builds the input from the options; prints what is wrong and returns nullopt on bad input.
+std::optional<TuneInput> tune_input(const TuneOptions& o) {
+  TuneInput in;
+  bool ok = true;
+  if (o.processing_time.empty() == o.samples.empty()) {
+    std::cerr << "lethe tune: give exactly one of --processing-time DIST and --samples FILE\n";
+    return std::nullopt;
+  }
+  if (!o.samples_unit.empty() && o.samples.empty()) {
+    std::cerr << "lethe tune: --samples-unit goes with --samples\n";
+    return std::nullopt;
+  }
+  std::string dist_text = o.processing_time;
+  if (!o.samples.empty()) {
+    std::error_code ec;
+    const fs::path file = fs::absolute(o.samples, ec);
+    if (ec || !fs::is_regular_file(file, ec)) {
+      std::cerr << fmt::format("lethe tune: --samples {}: no such file\n", o.samples);
+      return std::nullopt;
+    }
+    if (file.string().find_first_of(",()") != std::string::npos) {
+      std::cerr << fmt::format("lethe tune: --samples {}: the path may not contain ',', '(' or ')'\n", o.samples);
+      return std::nullopt;
+    }
+    dist_text = fmt::format("empirical(file={}{})", file.string(),
+                            o.samples_unit.empty() ? "" : ", unit=" + o.samples_unit);
+    in.sample_count = count_samples(file);
+  }
+  std::string error;
+  auto law = sim::Distribution::parse(dist_text, fs::current_path(), error);
+  if (!law) {
+    std::cerr << fmt::format("lethe tune: {}: {}\n", o.samples.empty() ? "--processing-time" : "--samples", error);
+    return std::nullopt;
+  }
+  in.processing_time = *law;
+  in.processing_time_text = law->to_string();
+  const auto rate = text::parse_rate_per_second(o.crash_rate);
+  if (!rate) {
+    std::cerr << fmt::format("lethe tune: --crash-rate: found \"{}\"; allowed: crashes per worker as N/s, N/m, N/h "
+                             "or N/d (e.g. \"2/h\"), N >= 0\n", o.crash_rate);
+    ok = false;
+  } else {
+    in.crash_rate_per_second = *rate;
+  }
+  if (!(o.target > 0.0 && o.target < 1.0)) {
+    std::cerr << fmt::format("lethe tune: --target-duplicates: found {}; allowed: a probability strictly between 0 "
+                             "and 1 (e.g. 0.001)\n", o.target);
+    ok = false;
+  }
+  in.target_duplicates = o.target;
+  in.patience = duration_option("--patience", o.patience, ok);
+  in.redelivery_window = duration_option("--redelivery-window", o.redelivery_window, ok);
+  const auto poll = duration_option("--poll", o.poll, ok);
+  if (poll) {
+    if (*poll <= 0) {
+      std::cerr << "lethe tune: --poll: found 0s; allowed: a positive duration (the re-read interval)\n";
+      ok = false;
+    } else {
+      in.poll = *poll;
+    }
+  }
+  if (in.patience && *in.patience <= 0) {
+    std::cerr << "lethe tune: --patience: found 0s; allowed: a positive duration\n";
+    ok = false;
+  }
+  if (in.redelivery_window && *in.redelivery_window <= 0) {
+    std::cerr << "lethe tune: --redelivery-window: found 0s; allowed: a positive duration\n";
+    ok = false;
+  }
+  if (!ok) return std::nullopt;
+  return in;
+}
+
+std::string d(sim::Duration v) { return v == sim::kTimeMax ? "inf" : reports::format_time(v); }
+
+std::string candidates_text(const TuneInput& in, const TuneAnalysis& a) {
+  std::string out = fmt::format("  {:>10}  {:>22}  {:>19}  {:>18}  {}\n", "mpt", "takeover dup rate", "recovery ~ mpt+poll",
+                                "crash delay/msg", "");
+  for (const auto& c : a.candidates) {
+    std::string flags = c.label;
+    if (!c.meets_target) flags += "; over target";
+    if (!c.within_patience) flags += "; beyond patience";
+    out += fmt::format("  {:>10}  {:>22}  {:>19}  {:>18}  {}\n", d(c.mpt), rate_text(c.takeover_rate), d(c.recovery),
+                       reports::format_time(static_cast<std::int64_t>(std::llround(c.crash_delay_ns))), flags);
+  }
+  (void)in;
+  return out;
+}
+
+std::string candidates_html(const TuneAnalysis& a) {
+  std::string out = "<table class=\"tune\">\n<thead><tr><th>max_processing_time</th><th>takeover duplicate rate "
+                    "P(T &gt; mpt)</th><th>recovery after a crash &asymp; mpt + poll</th><th>mean crash delay per "
+                    "message</th><th>meets target</th><th>within patience</th><th>note</th></tr></thead>\n<tbody>\n";
+  for (const auto& c : a.candidates) {
+    out += fmt::format("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                       c.meets_target && c.within_patience ? "" : " class=\"failed\"", d(c.mpt),
+                       rate_text(c.takeover_rate), d(c.recovery),
+                       reports::format_time(static_cast<std::int64_t>(std::llround(c.crash_delay_ns))),
+                       c.meets_target ? "yes" : "no", c.within_patience ? "yes" : "no", reports::html_escape(c.label));
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
+struct Verdict {
+  std::string text;  // plain words, several lines
+  bool feasible = false;
+};
+
+Verdict verdict(const TuneInput& in, const TuneAnalysis& a) {
+  Verdict v;
+  const std::string target = rate_text(in.target_duplicates);
+  if (a.recommended_mpt) {
+    v.feasible = true;
+    v.text += fmt::format("recommended max_processing_time = {}\n", sim::format_duration(*a.recommended_mpt));
+    v.text += fmt::format("  the smallest value with P(processing time > mpt) <= {} (the {} quantile is {}; rounded "
+                          "up to {} takes over live work with probability {})\n",
+                          target, level_label(1.0 - in.target_duplicates), d(a.target_mpt_exact),
+                          sim::format_duration(a.target_mpt), rate_text(in.processing_time.survival(a.target_mpt)));
+    v.text += fmt::format("  a crashed message waits about {} (mpt + poll {}) for a retry{}\n",
+                          d(a.target_mpt + in.poll), d(in.poll),
+                          in.patience ? fmt::format("; patience {}", d(*in.patience)) : "");
+  } else {
+    v.text += fmt::format("no max_processing_time meets both the target duplicate rate {} and the patience {}:\n",
+                          target, d(*in.patience));
+    v.text += fmt::format("  the target needs mpt >= {} (P(T > mpt) = {}), so a crashed message waits about {}, "
+                          "longer than the patience {}\n",
+                          sim::format_duration(a.target_mpt), rate_text(in.processing_time.survival(a.target_mpt)),
+                          d(a.target_mpt + in.poll), d(*in.patience));
+    v.text += "closest options:\n";
+    v.text += fmt::format("  (a) keep the target: max_processing_time = {}; crashed messages wait about {} ({} over "
+                          "the patience)\n",
+                          sim::format_duration(a.target_mpt), d(a.target_mpt + in.poll),
+                          d(a.target_mpt + in.poll - *in.patience));
+    if (a.patience_mpt) {
+      const double rate = in.processing_time.survival(*a.patience_mpt);
+      v.text += fmt::format("  (b) keep the patience: max_processing_time = {}; live work is taken over with "
+                            "probability {} ({:.3g}x the target)\n",
+                            sim::format_duration(*a.patience_mpt), rate_text(rate), rate / in.target_duplicates);
+    } else {
+      v.text += fmt::format("  (b) the patience {} is not even one poll interval ({}): no max_processing_time fits "
+                            "it\n", d(*in.patience), d(in.poll));
+    }
+    v.text += "  (c) or make the effect idempotent at the provider (keyed by message id), so a takeover of live work "
+              "is harmless, and choose mpt for the patience alone\n";
+  }
+  if (a.ttl) {
+    v.text += fmt::format("recommended ttl = {}\n  2 x the redelivery window {}: a duplicate arriving after its "
+                          "record expired is processed again, and twice the window covers an underestimate of it\n",
+                          sim::format_duration(*a.ttl), d(*in.redelivery_window));
+  }
+  return v;
+}
+
+std::string html_paragraphs(const std::string& text) {
+  return "<pre class=\"verdict\">" + reports::html_escape(text) + "</pre>\n";
+}
+
+int run_tune(const TuneOptions& o) {
+  const auto input = tune_input(o);
+  if (!input) return kExitBadInput;
+  const TuneInput& in = *input;
+  const TuneAnalysis a = analyze_tuning(in);
+  const Verdict v = verdict(in, a);
+
+  std::cout << fmt::format("processing time: {}{}\n", in.processing_time_text,
+                           in.sample_count > 0 ? fmt::format(" ({} samples)", in.sample_count) : "");
+  std::cout << fmt::format("crash rate: {:.3g} per worker per hour; target duplicate rate: {}; patience: {}; poll: {}\n\n",
+                           in.crash_rate_per_second * 3600.0, rate_text(in.target_duplicates),
+                           in.patience ? d(*in.patience) : "none given", d(in.poll));
+  std::cout << v.text << "\n";
+  std::cout << "trade-off: duplicates from taking over live work against recovery latency after a crash\n";
+  std::cout << candidates_text(in, a);
+  std::cout << fmt::format("  (an attempt of typical length {} is hit by a crash with probability {})\n",
+                           d(static_cast<sim::Duration>(std::llround(a.typical_processing_ns))),
+                           rate_text(a.crash_hit_probability));
+  for (const auto& note : a.notes) std::cout << "note: " << note << "\n";
+
+  std::error_code ec;
+  const fs::path dir = o.out;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    std::cerr << fmt::format("lethe tune: cannot create {}: {}\n", dir.string(), ec.message());
+    return kExitBadInput;
+  }
+  // The cells of the confirmation sweep: around the recommendation, or the two closest options.
+  std::vector<sim::Duration> mpts;
+  if (a.recommended_mpt) {
+    mpts = {round_up_significant(*a.recommended_mpt / 2), *a.recommended_mpt, round_up_significant(*a.recommended_mpt * 2)};
+  } else {
+    if (a.patience_mpt) mpts.push_back(*a.patience_mpt);
+    mpts.push_back(a.target_mpt);
+  }
+  const sim::Duration centre = a.recommended_mpt.value_or(a.target_mpt);
+  const sim::Duration largest = *std::max_element(mpts.begin(), mpts.end());
+  const std::string scenario_text = confirmation_scenario(in, a, centre, o.messages, o.seeds, largest);
+  const fs::path scenario_path = dir / "scenario.toml";
+  {
+    std::ofstream out(scenario_path);
+    out << scenario_text;
+    if (!out) {
+      std::cerr << fmt::format("lethe tune: cannot write {}\n", scenario_path.string());
+      return kExitBadInput;
+    }
+  }
+  VarySpec axis;
+  axis.key = "protocol.max_processing_time";
+  for (const auto mpt : mpts) axis.values.push_back(sim::format_duration(mpt));
+  std::string vary_text = axis.key + "=";
+  for (std::size_t i = 0; i < axis.values.size(); ++i) vary_text += (i > 0 ? "," : "") + axis.values[i];
+  const fs::path confirmation = dir / "confirmation";
+  const std::string sweep_command = fmt::format("lethe sweep {} --vary {} --seeds {} --out {}",
+                                                shell_quote(scenario_path.string()), vary_text, o.seeds,
+                                                shell_quote(confirmation.string()));
+
+  nlohmann::ordered_json json;
+  json["inputs"] = {{"processing_time", in.processing_time_text},
+                    {"samples", in.sample_count},
+                    {"crash_rate_per_second", in.crash_rate_per_second},
+                    {"target_duplicates", in.target_duplicates},
+                    {"patience", in.patience ? nlohmann::ordered_json(*in.patience) : nlohmann::ordered_json()},
+                    {"redelivery_window",
+                     in.redelivery_window ? nlohmann::ordered_json(*in.redelivery_window) : nlohmann::ordered_json()},
+                    {"poll", in.poll}};
+  json["recommended"] = {
+      {"max_processing_time", a.recommended_mpt ? nlohmann::ordered_json(sim::format_duration(*a.recommended_mpt))
+                                                : nlohmann::ordered_json()},
+      {"ttl", a.ttl ? nlohmann::ordered_json(sim::format_duration(*a.ttl)) : nlohmann::ordered_json()}};
+  json["target_mpt"] = sim::format_duration(a.target_mpt);
+  json["target_mpt_exact_ns"] = a.target_mpt_exact;
+  json["patience_mpt"] = a.patience_mpt ? nlohmann::ordered_json(sim::format_duration(*a.patience_mpt))
+                                        : nlohmann::ordered_json();
+  nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
+  for (const auto& c : a.candidates) {
+    candidates.push_back({{"max_processing_time", sim::format_duration(c.mpt)},
+                          {"label", c.label},
+                          {"takeover_duplicate_rate", c.takeover_rate},
+                          {"recovery_ns", c.recovery},
+                          {"crash_delay_per_message_ns", c.crash_delay_ns},
+                          {"meets_target", c.meets_target},
+                          {"within_patience", c.within_patience}});
+  }
+  json["candidates"] = candidates;
+  json["notes"] = a.notes;
+
+  reports::ReportInput report;
+  report.title = fmt::format("lethe tune: max_processing_time for {}", in.processing_time_text);
+  report.varied_keys = {axis.key};
+  report.scenario_path = scenario_path.string();
+  report.scenario_toml = scenario_text;
+  report.command = this_command_line() + "\n\n# the confirmation sweep alone:\n" + sweep_command;
+  report.analytic_label = "analytic P(T > mpt)";
+  std::string measured_text;
+  std::string measured_html;
+  int exit_code = v.feasible ? kExitOk : kExitExpectation;
+
+  if (!o.no_confirm) {
+    fs::remove_all(confirmation, ec);
+    SweepSpec spec;
+    spec.scenario_file = scenario_path;
+    spec.scenario_text = scenario_text;
+    spec.vary = {axis};
+    spec.seeds = o.seeds;
+    spec.jobs = o.jobs;
+    spec.out_dir = confirmation;
+    spec.command_line = sweep_command;
+    spec.progress = isatty(fileno(stderr)) != 0;
+    spec.messages_out = &std::cerr;
+    std::cout << fmt::format("\nconfirmation sweep: {} cells x {} seeds x {} messages ({})\n", mpts.size(), o.seeds,
+                             o.messages, confirmation.string());
+    const SweepOutcome outcome = run_sweep(spec);
+    if (outcome.exit_code == kExitBadInput || outcome.exit_code == kExitInternal) {
+      std::cerr << fmt::format("lethe tune: the confirmation sweep failed (exit {}); the generated scenario is {}\n",
+                               outcome.exit_code, scenario_path.string());
+      return kExitInternal;
+    }
+    report.cells = outcome.cells.cells;
+    measured_text = fmt::format("  {:>10}  {:>10}  {:>10}  {:>24}  {:>10}  {:>14}  {:>26}\n", "mpt", "analytic",
+                                "measured", "95% interval", "takeovers", "analytic rec.", "measured rec. p50/p99 (n)");
+    measured_html = "<table class=\"tune\">\n<thead><tr><th>max_processing_time</th><th>analytic P(T &gt; mpt)</th>"
+                    "<th>measured duplicate rate (every cause)</th><th>95% interval</th><th>of which takeovers of live "
+                    "work</th><th>analytic recovery &asymp; mpt + poll</th>"
+                    "<th>measured recovery p50 / p99 (samples)</th></tr></thead>\n<tbody>\n";
+    nlohmann::ordered_json measured = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < report.cells.size() && i < mpts.size(); ++i) {
+      const auto& cell = report.cells[i];
+      const double analytic = in.processing_time.survival(mpts[i]);
+      report.analytic_duplicate_rate[cell.index] = analytic;
+      const double takeovers =
+          cell.trials == 0 ? 0.0
+                           : static_cast<double>(cell.by_cause[static_cast<std::size_t>(model::Cause::TakeoverWhileAlive)]) /
+                                 static_cast<double>(cell.trials);
+      const std::string recovery = cell.recovery_latency.count == 0
+                                       ? std::string("none")
+                                       : fmt::format("{} / {} ({})", d(cell.recovery_latency.p50),
+                                                     d(cell.recovery_latency.p99), cell.recovery_latency.count);
+      measured_text += fmt::format("  {:>10}  {:>10}  {:>10}  {:>24}  {:>10}  {:>14}  {:>26}\n", d(mpts[i]),
+                                   rate_text(analytic), rate_text(cell.duplicate_rate),
+                                   fmt::format("[{}, {}]", rate_text(cell.duplicate_interval.low),
+                                               rate_text(cell.duplicate_interval.high)),
+                                   rate_text(takeovers), d(mpts[i] + in.poll), recovery);
+      measured_html += fmt::format(
+          "<tr><td>{}</td><td>{}</td><td>{}</td><td>[{}, {}]</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", d(mpts[i]),
+          rate_text(analytic), rate_text(cell.duplicate_rate), rate_text(cell.duplicate_interval.low),
+          rate_text(cell.duplicate_interval.high), rate_text(takeovers), d(mpts[i] + in.poll),
+          reports::html_escape(recovery));
+      measured.push_back({{"max_processing_time", sim::format_duration(mpts[i])},
+                          {"analytic_duplicate_rate", analytic},
+                          {"measured_duplicate_rate", cell.duplicate_rate},
+                          {"interval", {cell.duplicate_interval.low, cell.duplicate_interval.high}},
+                          {"duplicates", cell.duplicates},
+                          {"trials", cell.trials},
+                          {"takeover_while_alive", cell.by_cause[static_cast<std::size_t>(model::Cause::TakeoverWhileAlive)]},
+                          {"recovery_latency_p50_ns", cell.recovery_latency.p50},
+                          {"recovery_latency_p99_ns", cell.recovery_latency.p99},
+                          {"recovery_samples", cell.recovery_latency.count}});
+    }
+    measured_html += "</tbody>\n</table>\n";
+    json["confirmation"] = measured;
+    std::cout << "measured in the simulator (duplicates: every cause; the analytic rate is an upper bound of the "
+                 "takeovers, a waiter notices a stale record only at its next re-read):\n"
+              << measured_text;
+  }
+
+  report.intro_html = "<h2>Recommendation</h2>\n" + html_paragraphs(v.text);
+  for (const auto& note : a.notes) report.intro_html += "<p class=\"note\">" + reports::html_escape(note) + "</p>\n";
+  report.intro_html += "<h2>Trade-off</h2>\n<p>Duplicates from taking over live work (the record looks dead while "
+                       "its owner is only slow) against the time a crashed message waits before anyone retries "
+                       "it.</p>\n" + candidates_html(a);
+  if (!measured_html.empty()) {
+    report.intro_html += "<h2>Confirmation in the simulator</h2>\n<p>The generated scenario below, at 0.5x, 1x and 2x "
+                         "the recommendation (or at the closest options), every message redelivered while in flight. "
+                         "The analytic rate is an upper bound of the takeovers: a waiting copy notices a stale record "
+                         "only at its next re-read.</p>\n" + measured_html;
+  }
+  const auto rendered = reports::write_report(dir, report);
+  for (const auto& w : rendered.warnings) std::cerr << "lethe tune: " << w << "\n";
+  if (!rendered.ok()) {
+    std::cerr << "lethe tune: " << rendered.error << "\n";
+    return kExitBadInput;
+  }
+  std::ofstream json_out(dir / "tune.json");
+  json_out << json.dump(2) << "\n";
+  if (!json_out) {
+    std::cerr << fmt::format("lethe tune: cannot write {}\n", (dir / "tune.json").string());
+    return kExitBadInput;
+  }
+  std::cout << fmt::format("\nreport: {}\n", rendered.html_path.string());
+  return exit_code;
+}
+
+}  // namespace
+
+ExtraCommand register_tune(CLI::App& app) {
+  auto o = std::make_shared<TuneOptions>();
+  auto* command = app.add_subcommand(
+      "tune", "Recommend max_processing_time and ttl from the processing time, crash rate, duplicate target and "
+              "patience; confirm it in the simulator");
+  auto* dist = command->add_option("--processing-time", o->processing_time,
+                                   "The domain's processing time as a distribution (\"exponential(mean=200ms)\")");
+  auto* samples = command->add_option("--samples", o->samples, "Measured processing times: a file, one duration per line");
+  dist->excludes(samples);
+  command->add_option("--samples-unit", o->samples_unit, "Unit of plain numbers in --samples (ns us ms s m h d)");
+  command->add_option("--crash-rate", o->crash_rate,
+                      "Crashes per worker, with a unit: N/s, N/m, N/h or N/d (default 1/h)");
+  command->add_option("--target-duplicates", o->target,
+                      "Acceptable rate of duplicates from taking over live work, in (0, 1) (default 0.001)");
+  command->add_option("--patience", o->patience, "The longest a crashed message may wait for a retry (a duration)");
+  command->add_option("--redelivery-window", o->redelivery_window,
+                      "How late a duplicate delivery can turn up (ttl = 2x this)");
+  command->add_option("--poll", o->poll, "The protocol's re-read interval while waiting (default 100ms)");
+  command->add_option("--seeds", o->seeds, "Seeds per cell of the confirmation sweep (default 5)")
+      ->check(CLI::Range(1, 100000));
+  command->add_option("--messages", o->messages, "Messages per seed of the confirmation sweep (default 2000)")
+      ->check(CLI::Range(1, 10000000));
+  command->add_option("-j,--jobs", o->jobs, "Threads (default: all cores)")->check(CLI::Range(0, 1024));
+  command->add_flag("--no-confirm", o->no_confirm, "Skip the confirmation sweep (analysis and report only)");
+  command->add_option("--out", o->out, "Output folder (report.html, tune.json, scenario.toml, confirmation/)")
+      ->required();
+  return ExtraCommand{command, [o] { return run_tune(*o); }};
+}
+
+}  // namespace runner

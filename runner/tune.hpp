@@ -1,0 +1,91 @@
+// runner/tune.hpp — `lethe tune`: choose max_processing_time and ttl from what the domain knows.
+//
+//   lethe tune (--processing-time DIST | --samples FILE [--samples-unit U]) [--crash-rate R]
+//              [--target-duplicates P] [--patience D] [--redelivery-window D] [--poll D]
+//              [--seeds N] [--messages N] [-j N] [--no-confirm] --out DIR
+//
+// max_processing_time (mpt) is a statement about the domain, not a config value: too low and healthy-but-slow
+// work is declared dead and run again concurrently (a takeover of live work: a duplicate); too high and a
+// crashed message waits that long before anyone retries it. tune makes the trade-off explicit:
+// - takeover duplicate rate(mpt) = P(processing time > mpt) = survival(mpt) of the processing-time law
+//   (a waiting redelivery takes over as soon as the record is mpt old; polling can only make it later, so this
+//   is an upper bound of the rate the simulator measures);
+// - recovery after a crash ~= mpt + poll: the crashed attempt's record must age to mpt, then a waiter needs up
+//   to one poll interval to re-read it. --patience bounds this: mpt + poll <= patience.
+// The recommendation is the smallest mpt whose takeover rate meets --target-duplicates (the (1 - P) quantile,
+// rounded UP to 3 significant digits so the rounded value still meets the target), provided mpt + poll fits
+// the patience. TTL = 2 x --redelivery-window: a duplicate that turns up after its record expired is processed
+// again (duplicates.expired), and the window (producer retry budget, broker replay, operator rewinds) is an
+// estimate: twice it covers an underestimate, and a store that evicts lazily only ever keeps records longer.
+//
+// Units: --crash-rate is crashes per worker (consumer node) as a rate with its unit, "N/s", "N/m", "N/h" or
+// "N/d" (default "1/h"); a bare number is refused, because "per second or per hour?" is exactly the mistake
+// this command exists to prevent. Durations use the scenario language ("250ms", "1.5s").
+//
+// Output: a readable summary on stdout, and in DIR: tune.json (inputs, analysis, candidates, measured rates),
+// scenario.toml (the generated confirmation scenario), confirmation/ (a `lethe sweep` folder over mpt = 0.5x,
+// 1x, 2x the recommendation; rewritten on every run) and report.html.
+// Exit codes: 0 a recommendation exists; 1 no mpt meets both the target and the patience (the closest options
+// are printed); 2 bad input; 3 lethe broke during the confirmation sweep.
+//
+// Does not: fit distributions to samples (an empirical law is used as measured), or tune anything but mpt/ttl.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/command.hpp"
+#include "sim/distribution.hpp"
+#include "sim/time.hpp"
+
+namespace runner {
+
+struct TuneInput {
+  sim::Distribution processing_time;
+  std::string processing_time_text;               // as it goes into the scenario ("exponential(mean=200ms)")
+  std::size_t sample_count = 0;                   // --samples: how many values the file has (0 otherwise)
+  double crash_rate_per_second = 1.0 / 3600.0;    // per worker
+  double target_duplicates = 1e-3;                // in (0, 1)
+  std::optional<sim::Duration> patience;          // the longest a crashed message may wait for a retry
+  std::optional<sim::Duration> redelivery_window; // how late a duplicate delivery can turn up
+  sim::Duration poll = 100 * sim::kMillisecond;   // the protocol's re-read interval while waiting
+};
+
+struct TuneCandidate {
+  sim::Duration mpt = 0;
+  std::string label;             // "p99.9", "recommended", "0.5x", "patience limit", ...
+  double takeover_rate = 0.0;    // P(processing time > mpt)
+  sim::Duration recovery = 0;    // ~= mpt + poll
+  double crash_delay_ns = 0.0;   // mean delay added per message by crashes: P(attempt hit) x (mpt + poll)
+  bool meets_target = false;
+  bool within_patience = true;
+};
+
+struct TuneAnalysis {
+  sim::Duration target_mpt_exact = 0;            // the (1 - target) quantile
+  sim::Duration target_mpt = 0;                  // rounded up: the smallest mpt offered that meets the target
+  std::optional<sim::Duration> patience_mpt;     // the largest mpt within patience (patience - poll), if any
+  std::optional<sim::Duration> recommended_mpt;  // target_mpt when it fits the patience
+  std::optional<sim::Duration> ttl;              // 2 x redelivery window
+  double crash_hit_probability = 0.0;            // P(an attempt is hit by a crash) ~= rate x mean processing time
+  double typical_processing_ns = 0.0;            // mean, or the median when the mean is infinite
+  std::vector<TuneCandidate> candidates;         // sorted by mpt
+  std::vector<std::string> notes;                // caveats (few samples, heavy tail, ...)
+};
+
+// Rounds a positive duration UP to 3 significant digits (1381551056ns -> 1.39s); 0 stays 0.
+sim::Duration round_up_significant(sim::Duration d, int digits = 3);
+
+// The analytic part: no simulation. REQUIRES 0 < target < 1, poll >= 0.
+TuneAnalysis analyze_tuning(const TuneInput& input);
+
+// The generated confirmation scenario (queue; every message redelivered while in flight; the processing time;
+// crashes at the crash rate), with max_processing_time = `mpt`, as TOML that load_scenario_text accepts.
+std::string confirmation_scenario(const TuneInput& input, const TuneAnalysis& analysis, sim::Duration mpt,
+                                  std::int64_t messages, std::int64_t seeds, sim::Duration largest_mpt);
+
+ExtraCommand register_tune(CLI::App& app);
+
+}  // namespace runner

@@ -1,0 +1,577 @@
+// lethe sweep / lethe merge: the grid, results written as seeds finish, resume after kill -9, shards and merge,
+// order-independent aggregation, and the measured duplicate rates against their closed forms.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <spawn.h>
+#include <sstream>
+#include <string>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "reports/cells.hpp"
+#include "runner/scenario_loader.hpp"
+#include "runner/sweep.hpp"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kScenarios = fs::path(LETHE_SOURCE_DIR) / "tests/runner/sweep-scenarios";
+const std::string kLethe = std::string(LETHE_BINARY_DIR) + "/lethe";
+
+fs::path temp_dir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("lethe-sweep-test-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+std::vector<std::string> sorted_lines(const fs::path& path) {
+  std::vector<std::string> lines;
+  std::istringstream in(read_file(path));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+std::size_t count_lines(const fs::path& path) {
+  const std::string text = read_file(path);
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+// Runs `lethe ARGS`; returns the exit code (-1 if it did not exit normally). Output goes to `log`.
+int lethe(const std::string& args, const fs::path& log) {
+  const std::string command = kLethe + " " + args + " >" + log.string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The small sweep most tests use: 3 x 2 cells x 6 seeds of a 60-message scenario.
+runner::SweepSpec small_sweep(const fs::path& out, std::ostream& messages) {
+  runner::SweepSpec spec;
+  spec.scenario_file = kScenarios / "small.toml";
+  spec.vary = {{"protocol.max_processing_time", {"50ms", "200ms", "1s"}}, {"protocol.ttl", {"1s", "10s"}}};
+  spec.jobs = 2;
+  spec.out_dir = out;
+  spec.messages_out = &messages;
+  return spec;
+}
+
+model::RunResult random_result(std::mt19937_64& random, std::uint64_t seed) {
+  model::RunResult r;
+  r.scenario = "x";
+  r.seed = seed;
+  r.messages = random() % 1000;
+  for (auto& n : r.duplicates) n = random() % 5;
+  for (auto n : r.duplicates) r.duplicate_effects += n;
+  r.lost_messages = random() % 3;
+  r.waits = random() % 4;
+  r.wait_time = {static_cast<std::int64_t>(random() % 1000), static_cast<std::int64_t>(random() % 5000),
+                 static_cast<std::int64_t>(random() % 9000), r.waits};
+  r.recovery_latency.count = random() % 3;
+  if (r.recovery_latency.count > 0) {
+    r.recovery_latency.p50 = static_cast<std::int64_t>(random() % 1000);
+    r.recovery_latency.p99 = static_cast<std::int64_t>(random() % 5000);
+    r.recovery_latency.max = static_cast<std::int64_t>(random() % 9000);
+  }
+  r.memo_mismatches = random() % 2;
+  r.ok = random() % 4 != 0;
+  return r;
+}
+
+// ---------------------------------------------------------------- parsing
+
+TEST(SweepParse, VarySplitsOnlyAtCommasOutsideParenthesesBracketsAndQuotes) {
+  std::string error;
+  auto vary = runner::parse_vary(
+      "workload.processing_time = uniform(1ms, 5ms), exponential(mean=2s) ,\"a,b\", [\"x\", \"y\"]", error);
+  ASSERT_TRUE(vary.has_value()) << error;
+  EXPECT_EQ(vary->key, "workload.processing_time");
+  EXPECT_EQ(vary->values,
+            (std::vector<std::string>{"uniform(1ms, 5ms)", "exponential(mean=2s)", "\"a,b\"", "[\"x\", \"y\"]"}));
+}
+
+TEST(SweepParse, VaryRefusesAMissingKeyAnEmptyValueAndARepeatedValue) {
+  std::string error;
+  EXPECT_FALSE(runner::parse_vary("protocol.ttl", error).has_value());
+  EXPECT_NE(error.find("KEY=V1,V2"), std::string::npos) << error;
+  EXPECT_FALSE(runner::parse_vary("=1s,2s", error).has_value());
+  EXPECT_FALSE(runner::parse_vary("protocol.ttl=1s,,2s", error).has_value());
+  EXPECT_NE(error.find("empty value"), std::string::npos) << error;
+  EXPECT_FALSE(runner::parse_vary("protocol.ttl=1s,2s,1s", error).has_value());
+  EXPECT_NE(error.find("twice"), std::string::npos) << error;
+}
+
+TEST(SweepParse, ShardIsKOverNWithKFromOneToN) {
+  std::string error;
+  EXPECT_EQ(runner::parse_shard("1/1", error), (runner::Shard{1, 1}));
+  EXPECT_EQ(runner::parse_shard("3/8", error), (runner::Shard{3, 8}));
+  for (const char* bad : {"0/3", "4/3", "3", "/3", "1/", "a/b", "-1/3", "1/3x", ""}) {
+    EXPECT_FALSE(runner::parse_shard(bad, error).has_value()) << bad;
+  }
+}
+
+// ---------------------------------------------------------------- aggregation
+
+TEST(SweepSummarize, TrialsAreMessagesTimesProcessorsAndErrorSeedsCountOnlyAsErrors) {
+  std::vector<runner::SeedRun> runs(3);
+  runs[0].result.seed = 1;
+  runs[0].result.messages = 100;
+  runs[0].result.duplicate_effects = 3;
+  runs[0].result.duplicates[static_cast<std::size_t>(model::Cause::Expired)] = 3;
+  runs[1].result.seed = 2;
+  runs[1].result.messages = 100;
+  runs[1].result.duplicate_effects = 1;
+  runs[1].result.duplicates[static_cast<std::size_t>(model::Cause::SinkRetry)] = 1;
+  runs[1].result.ok = false;
+  runs[2].result.seed = 3;
+  runs[2].result.messages = 100;
+  runs[2].result.duplicate_effects = 50;
+  runs[2].error = "broken";
+  const auto cell = runner::summarize(4, {{"protocol.ttl", "1m"}}, 2, runs);
+  EXPECT_EQ(cell.index, 4u);
+  EXPECT_EQ(cell.seeds, 2u);
+  EXPECT_EQ(cell.error_seeds, 1u);
+  EXPECT_EQ(cell.failed_seeds, 1u);
+  EXPECT_EQ(cell.trials, 400u);
+  EXPECT_EQ(cell.duplicates, 4u);
+  EXPECT_DOUBLE_EQ(cell.duplicate_rate, 0.01);
+  EXPECT_EQ(cell.by_cause[static_cast<std::size_t>(model::Cause::Expired)], 3u);
+  EXPECT_EQ(cell.by_cause[static_cast<std::size_t>(model::Cause::SinkRetry)], 1u);
+  const auto expected = reports::wilson_interval(4, 400);
+  EXPECT_EQ(cell.duplicate_interval.low, expected.low);
+  EXPECT_EQ(cell.duplicate_interval.high, expected.high);
+  EXPECT_LT(cell.duplicate_interval.low, 0.01);
+  EXPECT_GT(cell.duplicate_interval.high, 0.01);
+}
+
+TEST(SweepSummarize, QuantilesAreLowerMediansOverSeedsWithSamplesAndTheLargestMax) {
+  std::vector<runner::SeedRun> runs(4);
+  const std::array<model::Quantiles, 4> recovery = {
+      model::Quantiles{10, 40, 50, 2}, model::Quantiles{0, 0, 0, 0}, model::Quantiles{30, 60, 90, 1},
+      model::Quantiles{20, 20, 20, 5}};
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    runs[i].result.seed = i + 1;
+    runs[i].result.recovery_latency = recovery[i];
+  }
+  const auto cell = runner::summarize(0, {}, 1, runs);
+  EXPECT_EQ(cell.recovery_latency.p50, 20);  // of 10, 20, 30 (the seed without a sample is left out)
+  EXPECT_EQ(cell.recovery_latency.p99, 40);  // of 20, 40, 60
+  EXPECT_EQ(cell.recovery_latency.max, 90);
+  EXPECT_EQ(cell.recovery_latency.count, 8u);
+  EXPECT_EQ(cell.wait_time.count, 0u);
+}
+
+RC_GTEST_PROP(SweepSummarize, TheSummaryIsTheSameForEveryOrderOfTheSeeds, (std::uint64_t generator_seed)) {
+  std::mt19937_64 random(generator_seed);
+  const std::size_t count = 1 + random() % 20;
+  std::vector<runner::SeedRun> runs(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    runs[i].result = random_result(random, i + 1);
+    if (random() % 7 == 0) runs[i].error = "lethe broke";
+  }
+  const auto expected = reports::cell_json(runner::summarize(2, {{"k", "v"}}, 3, runs)).dump();
+  std::shuffle(runs.begin(), runs.end(), random);
+  RC_ASSERT(reports::cell_json(runner::summarize(2, {{"k", "v"}}, 3, runs)).dump() == expected);
+}
+
+TEST(SweepLines, AResultLineReadsBackToTheSameLine) {
+  std::mt19937_64 random(7);
+  runner::SeedRun run;
+  run.result = random_result(random, 12);
+  run.result.trace_hash = 0xfeedbeefcafe1234ull;
+  run.result.expectations.push_back({"linearizable", "==", "1", std::nan(""), false, 3});
+  run.result.ok = false;
+  const runner::Params params{{"protocol.ttl", "1m"}, {"workload.processing_time", "uniform(1ms, 5ms)"}};
+  const std::string line = runner::result_line(5, params, run);
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  std::string error;
+  auto parsed = runner::parse_result_line(line, error);
+  ASSERT_TRUE(parsed.has_value()) << error;
+  EXPECT_EQ(parsed->cell, 5u);
+  EXPECT_EQ(parsed->seed, 12u);
+  EXPECT_EQ(parsed->params, params);
+  EXPECT_EQ(parsed->run.result.recovery_latency.count, run.result.recovery_latency.count);
+  EXPECT_EQ(parsed->run.result.wait_time.count, run.result.wait_time.count);
+  EXPECT_EQ(runner::result_line(parsed->cell, parsed->params, parsed->run), line);
+  run.error = "lethe broke";
+  auto broken = runner::parse_result_line(runner::result_line(5, params, run), error);
+  ASSERT_TRUE(broken.has_value()) << error;
+  EXPECT_EQ(broken->run.error, "lethe broke");
+  EXPECT_FALSE(runner::parse_result_line(line.substr(0, line.size() / 2), error).has_value());
+}
+
+TEST(SweepCells, CellsJsonReadsBackToEqualCells) {
+  reports::SweepCells sweep;
+  sweep.scenario = "s";
+  sweep.axes = {{"protocol.ttl", {"1m", "2m"}}, {"a.b", {"x"}}};
+  std::mt19937_64 random(3);
+  for (std::size_t c = 0; c < 2; ++c) {
+    std::vector<runner::SeedRun> runs(5);
+    for (std::size_t i = 0; i < runs.size(); ++i) runs[i].result = random_result(random, i + 1);
+    sweep.cells.push_back(runner::summarize(c, {{"protocol.ttl", sweep.axes[0].values[c]}, {"a.b", "x"}}, 1, runs));
+  }
+  const std::string text = reports::sweep_cells_json(sweep).dump(2);
+  const auto back = reports::sweep_cells_from_json(nlohmann::json::parse(text));
+  EXPECT_EQ(reports::sweep_cells_json(back).dump(2), text);
+  EXPECT_EQ(back.cells[1].params.front().first, "protocol.ttl");  // axis order, not key order
+  const std::string csv = reports::cells_csv(sweep.axes, sweep.cells);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
+  EXPECT_EQ(csv.rfind("index,protocol.ttl,a.b,seeds,trials,duplicates,duplicate_rate,ci_low,ci_high,", 0), 0u);
+}
+
+// ---------------------------------------------------------------- the sweep in-process
+
+TEST(Sweep, CellsAreRowMajorInVaryOrderAndEveryCellRunsItsSeeds) {
+  const fs::path dir = temp_dir("grid");
+  std::ostringstream messages;
+  auto spec = small_sweep(dir / "out", messages);
+  spec.seeds = 2;
+  const auto outcome = runner::run_sweep(spec);
+  ASSERT_LE(outcome.exit_code, 1) << messages.str();
+  ASSERT_EQ(outcome.cells.cells.size(), 6u);
+  EXPECT_EQ(outcome.pairs_total, 12u);
+  EXPECT_EQ(outcome.pairs_run, 12u);
+  const std::vector<std::pair<std::string, std::string>> cell3{{"protocol.max_processing_time", "200ms"},
+                                                               {"protocol.ttl", "10s"}};
+  EXPECT_EQ(outcome.cells.cells[3].params, cell3);
+  for (const auto& cell : outcome.cells.cells) {
+    EXPECT_EQ(cell.seeds, 2u);
+    EXPECT_EQ(cell.trials, 120u);  // 60 messages x 1 processor x 2 seeds
+  }
+  EXPECT_EQ(count_lines(dir / "out/results.jsonl"), 12u);
+  EXPECT_TRUE(fs::exists(dir / "out/cells.json"));
+  EXPECT_TRUE(fs::exists(dir / "out/cells.csv"));
+  const auto description = nlohmann::json::parse(read_file(dir / "out/sweep.json"));
+  EXPECT_EQ(description["scenario_text"], read_file(kScenarios / "small.toml"));
+  EXPECT_EQ(description["vary"][1]["key"], "protocol.ttl");
+  EXPECT_EQ(description["shard"]["count"], 1);
+  fs::remove_all(dir);
+}
+
+TEST(Sweep, BadInputIsRefusedWithTheStandardMessageAndExitTwo) {
+  const fs::path dir = temp_dir("bad");
+  std::ostringstream messages;
+  auto spec = small_sweep(dir / "out", messages);
+  spec.vary = {{"protocol.max_processing_time", {"1s", "abc"}}};
+  EXPECT_EQ(runner::run_sweep(spec).exit_code, 2);
+  EXPECT_NE(messages.str().find("--vary protocol.max_processing_time=abc: protocol.max_processing_time: found \"abc\""),
+            std::string::npos)
+      << messages.str();
+  messages.str("");
+  spec.vary = {{"protocol.max_procesing_time", {"1s"}}};
+  EXPECT_EQ(runner::run_sweep(spec).exit_code, 2);
+  EXPECT_NE(messages.str().find("did you mean `max_processing_time`"), std::string::npos) << messages.str();
+  messages.str("");
+  spec.vary = {{"protocol.ttl", {"1s"}}, {"protocol.ttl", {"2s"}}};
+  EXPECT_EQ(runner::run_sweep(spec).exit_code, 2);
+  EXPECT_NE(messages.str().find("varied twice"), std::string::npos) << messages.str();
+  EXPECT_FALSE(fs::exists(dir / "out/results.jsonl"));  // nothing is written for refused input
+  fs::remove_all(dir);
+}
+
+TEST(Sweep, ExistingResultsNeedResumeAndAnotherSweepsFolderIsRefused) {
+  const fs::path dir = temp_dir("exists");
+  std::ostringstream messages;
+  auto spec = small_sweep(dir / "out", messages);
+  spec.seeds = 1;
+  ASSERT_LE(runner::run_sweep(spec).exit_code, 1) << messages.str();
+  messages.str("");
+  EXPECT_EQ(runner::run_sweep(spec).exit_code, 2);
+  EXPECT_NE(messages.str().find("use --resume"), std::string::npos) << messages.str();
+  spec.resume = true;
+  messages.str("");
+  const auto again = runner::run_sweep(spec);
+  EXPECT_LE(again.exit_code, 1) << messages.str();
+  EXPECT_EQ(again.pairs_run, 0u);
+  EXPECT_EQ(again.pairs_found, 6u);
+  spec.sets = {"sink.latency=3ms"};
+  messages.str("");
+  EXPECT_EQ(runner::run_sweep(spec).exit_code, 2);
+  EXPECT_NE(messages.str().find("holds another sweep (the --set overrides differ)"), std::string::npos)
+      << messages.str();
+  spec.sets = {};
+  spec.shard = {1, 2};
+  messages.str("");
+  EXPECT_EQ(runner::run_sweep(spec).exit_code, 2);
+  EXPECT_NE(messages.str().find("holds shard 1/1"), std::string::npos) << messages.str();
+  fs::remove_all(dir);
+}
+
+TEST(Sweep, ASecondSweepIntoAFolderThatIsBeingWrittenIsRefused) {
+  const fs::path dir = temp_dir("locked");
+  std::ostringstream messages;
+  auto spec = small_sweep(dir / "out", messages);
+  spec.seeds = 1;
+  fs::create_directories(dir / "out");
+  const int fd = ::open((dir / "out/.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);  // as a running sweep holds it
+  spec.resume = true;
+  EXPECT_EQ(runner::run_sweep(spec).exit_code, 2);
+  EXPECT_NE(messages.str().find("another lethe sweep is writing into"), std::string::npos) << messages.str();
+  EXPECT_FALSE(fs::exists(dir / "out/results.jsonl"));
+  ::close(fd);  // the first sweep ended (or was killed): the folder is free again
+  messages.str("");
+  EXPECT_LE(runner::run_sweep(spec).exit_code, 1) << messages.str();
+  fs::remove_all(dir);
+}
+
+TEST(Sweep, ATruncatedLastLineIsDroppedAndItsSeedRunsAgain) {
+  const fs::path dir = temp_dir("truncated");
+  std::ostringstream messages;
+  auto whole = small_sweep(dir / "whole", messages);
+  whole.seeds = 3;
+  ASSERT_LE(runner::run_sweep(whole).exit_code, 1) << messages.str();
+  fs::copy(dir / "whole", dir / "cut");
+  const fs::path results = dir / "cut/results.jsonl";
+  const auto size = fs::file_size(results);
+  fs::resize_file(results, size - 40);  // the last line loses its end (and its newline)
+  fs::remove(dir / "cut/cells.json");
+  auto resumed = small_sweep(dir / "cut", messages);
+  resumed.seeds = 3;
+  resumed.resume = true;
+  messages.str("");
+  const auto outcome = runner::run_sweep(resumed);
+  ASSERT_LE(outcome.exit_code, 1) << messages.str();
+  EXPECT_NE(messages.str().find("dropped a truncated last line"), std::string::npos) << messages.str();
+  EXPECT_EQ(outcome.pairs_run, 1u);
+  EXPECT_EQ(outcome.pairs_found, 17u);
+  EXPECT_EQ(sorted_lines(results), sorted_lines(dir / "whole/results.jsonl"));
+  EXPECT_EQ(read_file(dir / "cut/cells.json"), read_file(dir / "whole/cells.json"));
+  EXPECT_EQ(read_file(dir / "cut/cells.csv"), read_file(dir / "whole/cells.csv"));
+  fs::remove_all(dir);
+}
+
+TEST(Sweep, AGarbledCompleteLineIsAnErrorNotSilentlyDropped) {
+  const fs::path dir = temp_dir("garbled");
+  std::ostringstream messages;
+  auto spec = small_sweep(dir / "out", messages);
+  spec.seeds = 1;
+  ASSERT_LE(runner::run_sweep(spec).exit_code, 1) << messages.str();
+  {
+    std::ofstream out(dir / "out/results.jsonl", std::ios::app);
+    out << "{\"cell\": 1, \"oops\n";
+  }
+  spec.resume = true;
+  messages.str("");
+  EXPECT_EQ(runner::run_sweep(spec).exit_code, 2);
+  EXPECT_NE(messages.str().find("results.jsonl:7: not a result line"), std::string::npos) << messages.str();
+  fs::remove_all(dir);
+}
+
+TEST(Sweep, ThreeShardsMergedEqualOneRun) {
+  const fs::path dir = temp_dir("shards");
+  std::ostringstream messages;
+  auto whole = small_sweep(dir / "whole", messages);
+  whole.seeds = 3;
+  ASSERT_LE(runner::run_sweep(whole).exit_code, 1) << messages.str();
+  runner::MergeSpec merge;
+  std::size_t owned = 0;
+  for (std::uint64_t k = 1; k <= 3; ++k) {
+    auto shard = small_sweep(dir / ("shard" + std::to_string(k)), messages);
+    shard.seeds = 3;
+    shard.shard = {k, 3};
+    shard.jobs = 1;
+    const auto outcome = runner::run_sweep(shard);
+    ASSERT_LE(outcome.exit_code, 1) << messages.str();
+    EXPECT_EQ(outcome.pairs_owned, 6u);  // 18 pairs, every third
+    EXPECT_EQ(outcome.pairs_run, 6u);
+    owned += outcome.pairs_owned;
+    merge.inputs.push_back(shard.out_dir);
+  }
+  EXPECT_EQ(owned, 18u);
+  merge.inputs.push_back(dir / "shard2");  // overlapping inputs: the same results count once
+  merge.out_dir = dir / "merged";
+  merge.messages_out = &messages;
+  messages.str("");
+  const auto merged = runner::merge_sweeps(merge);
+  ASSERT_LE(merged.exit_code, 1) << messages.str();
+  EXPECT_EQ(messages.str(), "");  // nothing missing, nothing to warn about
+  EXPECT_EQ(merged.pairs_found, 18u);
+  EXPECT_EQ(sorted_lines(dir / "merged/results.jsonl"), sorted_lines(dir / "whole/results.jsonl"));
+  EXPECT_EQ(read_file(dir / "merged/cells.json"), read_file(dir / "whole/cells.json"));
+  EXPECT_EQ(read_file(dir / "merged/cells.csv"), read_file(dir / "whole/cells.csv"));
+  fs::remove_all(dir);
+}
+
+TEST(Sweep, MergeRefusesDifferentSweepsAndDifferingResultsForTheSamePair) {
+  const fs::path dir = temp_dir("merge-refuse");
+  std::ostringstream messages;
+  auto a = small_sweep(dir / "a", messages);
+  a.seeds = 1;
+  ASSERT_LE(runner::run_sweep(a).exit_code, 1) << messages.str();
+  auto b = small_sweep(dir / "b", messages);
+  b.seeds = 2;
+  ASSERT_LE(runner::run_sweep(b).exit_code, 1) << messages.str();
+  runner::MergeSpec merge{{dir / "a", dir / "b"}, dir / "m1", "", nullptr, &messages};
+  messages.str("");
+  EXPECT_EQ(runner::merge_sweeps(merge).exit_code, 2);
+  EXPECT_NE(messages.str().find("hold different sweeps (the seeds of cell 0 differ)"), std::string::npos)
+      << messages.str();
+  // The same sweep, but one result edited: a (cell, seed) with two different results.
+  fs::copy(dir / "a", dir / "c");
+  std::string text = read_file(dir / "c/results.jsonl");
+  const auto at = text.find("\"deliveries\":");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + 13, "1");
+  std::ofstream(dir / "c/results.jsonl", std::ios::trunc) << text;
+  merge = runner::MergeSpec{{dir / "a", dir / "c"}, dir / "m2", "", nullptr, &messages};
+  messages.str("");
+  EXPECT_EQ(runner::merge_sweeps(merge).exit_code, 2);
+  EXPECT_NE(messages.str().find("differs from the same pair"), std::string::npos) << messages.str();
+  fs::remove_all(dir);
+}
+
+// ---------------------------------------------------------------- the lethe binary
+
+TEST(SweepCliSlow, ResumeAfterKillNineEqualsAnUninterruptedRunByteForByte) {
+  const fs::path dir = temp_dir("kill");
+  const std::string scenario = (kScenarios / "timing-1000.toml").string();
+  const std::string grid = " --vary protocol.max_processing_time=500ms,2s --vary protocol.ttl=30s,2m --seeds 12 -j 2";
+  ASSERT_EQ(lethe("sweep " + scenario + grid + " --out " + (dir / "whole").string(), dir / "whole.log"), 0)
+      << read_file(dir / "whole.log");
+  const fs::path results = dir / "killed/results.jsonl";
+  // Start the same sweep, and kill -9 it once a few seeds are in the file.
+  std::vector<std::string> args{kLethe, "sweep", scenario};
+  std::istringstream words(grid + " --out " + (dir / "killed").string());
+  for (std::string word; words >> word;) args.push_back(word);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, kLethe.c_str(), &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (count_lines(results) < 4 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep finished before it could be killed";
+  const std::size_t before = count_lines(results);
+  EXPECT_GE(before, 4u);
+  EXPECT_LT(before, 48u);
+  EXPECT_FALSE(fs::exists(dir / "killed/cells.json"));
+  // Without --resume the folder is refused; with it the sweep completes.
+  EXPECT_EQ(lethe("sweep " + scenario + grid + " --out " + (dir / "killed").string(), dir / "refused.log"), 2);
+  ASSERT_EQ(lethe("sweep " + scenario + grid + " --out " + (dir / "killed").string() + " --resume",
+                  dir / "resumed.log"),
+            0)
+      << read_file(dir / "resumed.log");
+  EXPECT_EQ(count_lines(results), 48u);
+  EXPECT_EQ(sorted_lines(results), sorted_lines(dir / "whole/results.jsonl"));
+  EXPECT_EQ(read_file(dir / "killed/cells.json"), read_file(dir / "whole/cells.json"));
+  EXPECT_EQ(read_file(dir / "killed/cells.csv"), read_file(dir / "whole/cells.csv"));
+  fs::remove_all(dir);
+}
+
+TEST(SweepCliSlow, ShardsFromTheCommandLineMergeIntoOneRun) {
+  const fs::path dir = temp_dir("cli-shards");
+  const std::string scenario = (kScenarios / "small.toml").string();
+  const std::string grid = " --vary protocol.ttl=1s,10s --vary 'workload.processing_time=10ms,uniform(1ms, 90ms)'";
+  ASSERT_LE(lethe("sweep " + scenario + grid + " --out " + (dir / "whole").string(), dir / "whole.log"), 1)
+      << read_file(dir / "whole.log");
+  std::string shards;
+  for (int k = 1; k <= 3; ++k) {
+    const fs::path out = dir / ("shard" + std::to_string(k));
+    ASSERT_LE(lethe("sweep " + scenario + grid + " --shard " + std::to_string(k) + "/3 --out " + out.string(),
+                    dir / "shard.log"),
+              1)
+        << read_file(dir / "shard.log");
+    shards += " " + out.string();
+  }
+  ASSERT_LE(lethe("merge" + shards + " --out " + (dir / "merged").string(), dir / "merge.log"), 1)
+      << read_file(dir / "merge.log");
+  EXPECT_NE(read_file(dir / "merge.log").find("4 cells, 24 of 24 (cell, seed) pairs"), std::string::npos)
+      << read_file(dir / "merge.log");
+  EXPECT_EQ(sorted_lines(dir / "merged/results.jsonl"), sorted_lines(dir / "whole/results.jsonl"));
+  EXPECT_EQ(read_file(dir / "merged/cells.json"), read_file(dir / "whole/cells.json"));
+  EXPECT_EQ(lethe("merge" + shards + " --out " + (dir / "merged").string(), dir / "again.log"), 2);
+  fs::remove_all(dir);
+}
+
+// ---------------------------------------------------------------- statistics
+
+// The expected rate of each cell, from the cell's own config.
+double survival_at(const std::string& scenario, const runner::Params& params, bool of_delay) {
+  std::vector<std::string> overrides;
+  for (const auto& [key, value] : params) overrides.push_back(key + "=" + value);
+  auto loaded = runner::load_scenario(scenario, overrides);
+  const auto& config = std::get<model::ScenarioConfig>(loaded);
+  if (!of_delay) return config.workload.processing_time.survival(*config.protocol.max_processing_time);
+  // The copy finds the record expired when its delay exceeds ttl + the (constant) processing time.
+  const sim::Duration processing = config.workload.processing_time.quantile(0.5);
+  return config.workload.redelivery.delay.survival(*config.protocol.ttl + processing);
+}
+
+void expect_rates_match_the_tail(const std::string& file, const runner::VarySpec& axis, model::Cause cause,
+                                 bool of_delay) {
+  const fs::path dir = temp_dir("statistics-" + axis.key);
+  std::ostringstream messages;
+  runner::SweepSpec spec;
+  spec.scenario_file = file;
+  spec.vary = {axis};
+  spec.jobs = 2;
+  spec.out_dir = dir;
+  spec.messages_out = &messages;
+  const auto outcome = runner::run_sweep(spec);
+  ASSERT_EQ(outcome.exit_code, 0) << messages.str();  // the scenario's [expect]: no other cause, nothing lost
+  ASSERT_EQ(outcome.cells.cells.size(), axis.values.size());
+  for (const auto& cell : outcome.cells.cells) {
+    const double expected = survival_at(file, cell.params, of_delay);
+    EXPECT_EQ(cell.trials, 4000u);
+    EXPECT_EQ(cell.by_cause[static_cast<std::size_t>(cause)], cell.duplicates);
+    EXPECT_GT(cell.duplicates, 0u);
+    EXPECT_LE(cell.duplicate_interval.low, expected)
+        << cell.params.front().second << ": measured " << cell.duplicate_rate << " in [" << cell.duplicate_interval.low
+        << ", " << cell.duplicate_interval.high << "], expected " << expected;
+    EXPECT_GE(cell.duplicate_interval.high, expected)
+        << cell.params.front().second << ": measured " << cell.duplicate_rate << " in [" << cell.duplicate_interval.low
+        << ", " << cell.duplicate_interval.high << "], expected " << expected;
+    // And the interval is tight enough to mean something.
+    EXPECT_LT(cell.duplicate_interval.high - cell.duplicate_interval.low, 0.035);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(SweepStatisticsSlow, TakeoverRateIsTheProcessingTimeTailAtMaxProcessingTime) {
+  expect_rates_match_the_tail((kScenarios / "takeover-rate.toml").string(),
+                              {"protocol.max_processing_time", {"500ms", "1s", "2s"}},
+                              model::Cause::TakeoverWhileAlive, false);
+}
+
+TEST(SweepStatisticsSlow, ExpiryRateIsTheDelayTailAtTtlPlusProcessing) {
+  expect_rates_match_the_tail((kScenarios / "ttl-rate.toml").string(), {"protocol.ttl", {"30s", "1m", "2m"}},
+                              model::Cause::Expired, true);
+}
+
+}  // namespace

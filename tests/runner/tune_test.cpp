@@ -1,0 +1,242 @@
+// lethe tune: the analytic recommendation, the conflict between target and patience, samples files, and the
+// confirmation sweep in the simulator.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runner/scenario_loader.hpp"
+#include "runner/tune.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+};
+
+Outcome lethe(const std::string& args) {
+  const std::string command =
+      std::string("cd ") + LETHE_SOURCE_DIR + " && " + LETHE_BINARY_DIR + "/lethe " + args + " 2>&1";
+  Outcome outcome;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return outcome;
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) outcome.out += buffer.data();
+  const int status = pclose(pipe);
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return outcome;
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("lethe-tune-test-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+sim::Distribution parse(const std::string& text) {
+  std::string error;
+  auto d = sim::Distribution::parse(text, {}, error);
+  if (!d) throw std::runtime_error(error);
+  return *d;
+}
+
+runner::TuneInput exponential_200ms() {
+  runner::TuneInput in;
+  in.processing_time = parse("exponential(mean=200ms)");
+  in.processing_time_text = "exponential(mean=200ms)";
+  in.target_duplicates = 1e-3;
+  return in;
+}
+
+}  // namespace
+
+TEST(Tune, RoundUpSignificantKeepsThreeDigitsAndNeverRoundsDown) {
+  EXPECT_EQ(runner::round_up_significant(1'381'551'056), 1'390'000'000);
+  EXPECT_EQ(runner::round_up_significant(1'380'000'000), 1'380'000'000);
+  EXPECT_EQ(runner::round_up_significant(999), 999);
+  EXPECT_EQ(runner::round_up_significant(1001), 1010);
+  EXPECT_EQ(runner::round_up_significant(0), 0);
+  EXPECT_EQ(runner::round_up_significant(99'950'000, 2), 100'000'000);
+}
+
+TEST(Tune, ExponentialMean200msTarget1e3RecommendsThe0999Quantile) {
+  const auto a = runner::analyze_tuning(exponential_200ms());
+  const double quantile_ns = -200e6 * std::log(1e-3);  // 1.3816 s
+  EXPECT_NEAR(static_cast<double>(a.target_mpt_exact), quantile_ns, 1e3);
+  ASSERT_TRUE(a.recommended_mpt.has_value());
+  EXPECT_GE(static_cast<double>(*a.recommended_mpt), quantile_ns) << "rounded up, so it still meets the target";
+  EXPECT_LE(static_cast<double>(*a.recommended_mpt), quantile_ns * 1.01) << "within rounding (3 digits)";
+  EXPECT_EQ(*a.recommended_mpt, 1'390'000'000);
+  // The trade-off table: the rate falls and the recovery grows with mpt; exactly the values >= the
+  // recommendation meet the target.
+  ASSERT_GE(a.candidates.size(), 5u);
+  for (std::size_t i = 1; i < a.candidates.size(); ++i) {
+    EXPECT_LT(a.candidates[i - 1].mpt, a.candidates[i].mpt);
+    EXPECT_GE(a.candidates[i - 1].takeover_rate, a.candidates[i].takeover_rate);
+    EXPECT_LT(a.candidates[i - 1].recovery, a.candidates[i].recovery);
+  }
+  for (const auto& c : a.candidates) {
+    EXPECT_EQ(c.meets_target, c.mpt >= *a.recommended_mpt) << c.label;
+    EXPECT_NEAR(c.takeover_rate, std::exp(-static_cast<double>(c.mpt) / 200e6), 1e-9) << c.label;
+    EXPECT_EQ(c.recovery, c.mpt + 100'000'000) << "mpt + poll";
+  }
+  EXPECT_FALSE(a.ttl.has_value()) << "no redelivery window, no ttl";
+}
+
+TEST(Tune, TtlIsTwiceTheRedeliveryWindow) {
+  auto in = exponential_200ms();
+  in.redelivery_window = 36 * sim::kHour;
+  const auto a = runner::analyze_tuning(in);
+  ASSERT_TRUE(a.ttl.has_value());
+  EXPECT_EQ(*a.ttl, 72 * sim::kHour);
+}
+
+TEST(Tune, PatienceShorterThanTheTargetNeedsMeansNoRecommendation) {
+  auto in = exponential_200ms();
+  in.patience = sim::kSecond;
+  const auto a = runner::analyze_tuning(in);
+  EXPECT_FALSE(a.recommended_mpt.has_value());
+  ASSERT_TRUE(a.patience_mpt.has_value());
+  EXPECT_EQ(*a.patience_mpt, 900'000'000) << "patience - poll";
+  in.patience = 2 * sim::kSecond;
+  const auto relaxed = runner::analyze_tuning(in);
+  ASSERT_TRUE(relaxed.recommended_mpt.has_value());
+  EXPECT_EQ(*relaxed.recommended_mpt, 1'390'000'000) << "the smallest value meeting the target, not the patience's";
+}
+
+TEST(Tune, CliRecommendsAndWritesTheReport) {
+  const fs::path dir = temp_dir("cli");
+  const auto o = lethe("tune --processing-time 'exponential(mean=200ms)' --target-duplicates 0.001 "
+                       "--redelivery-window 1d --no-confirm --out " + dir.string());
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("recommended max_processing_time = 1.39s"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("recommended ttl = 2d"), std::string::npos) << o.out;
+  EXPECT_TRUE(fs::exists(dir / "report.html"));
+  EXPECT_TRUE(fs::exists(dir / "tune.json"));
+  std::ifstream json_in(dir / "tune.json");
+  const auto json = nlohmann::json::parse(json_in);
+  EXPECT_EQ(json["recommended"]["max_processing_time"], "1.39s");
+  EXPECT_EQ(json["recommended"]["ttl"], "2d");
+  // The generated confirmation scenario is a valid scenario with the recommendation in it.
+  auto loaded = runner::load_scenario(dir / "scenario.toml", {});
+  ASSERT_TRUE(std::holds_alternative<model::ScenarioConfig>(loaded))
+      << std::get<std::vector<runner::LoadError>>(loaded).front().message;
+  const auto& config = std::get<model::ScenarioConfig>(loaded);
+  EXPECT_EQ(config.protocol.max_processing_time, 1'390'000'000);
+  EXPECT_EQ(config.protocol.ttl, 2 * sim::kDay);
+  EXPECT_EQ(config.workload.redelivery.fraction, 1.0) << "every message redelivered while in flight";
+  EXPECT_EQ(config.topology.source, model::SourceKind::Queue);
+  ASSERT_TRUE(config.faults.crash_every.has_value()) << "crashes at the default 1/h";
+  EXPECT_NEAR(config.faults.crash_every->mean_ns(), 3600e9, 1.0);
+  fs::remove_all(dir);
+}
+
+TEST(Tune, TargetThatConflictsWithPatienceExitsOneAndNamesTheClosestOptions) {
+  const fs::path dir = temp_dir("conflict");
+  const auto o = lethe("tune --processing-time 'exponential(mean=200ms)' --target-duplicates 0.001 --patience 1s "
+                       "--no-confirm --out " + dir.string());
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_NE(o.out.find("no max_processing_time meets both"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("closest options"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("(a) keep the target: max_processing_time = 1.39s"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("(b) keep the patience: max_processing_time = 900ms"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("recommended max_processing_time"), std::string::npos) << o.out;
+  fs::remove_all(dir);
+}
+
+TEST(Tune, SamplesFileIsReadAndFewSamplesAreFlagged) {
+  const fs::path dir = temp_dir("samples");
+  {
+    std::ofstream f(dir / "latencies.txt");
+    f << "# measured in production\n";
+    for (int i = 1; i <= 1000; ++i) f << i << "ms\n";
+  }
+  const auto o = lethe("tune --samples " + (dir / "latencies.txt").string() +
+                       " --target-duplicates 0.001 --no-confirm --out " + (dir / "out").string());
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  // 1000 values 1ms..1000ms: the smallest x with P(X > x) <= 0.001 is 999ms.
+  EXPECT_NE(o.out.find("recommended max_processing_time = 999ms"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("(1000 samples)"), std::string::npos) << o.out;
+  {
+    std::ofstream f(dir / "few.txt");
+    for (int i = 1; i <= 50; ++i) f << i * 10 << "\n";
+  }
+  const auto few = lethe("tune --samples " + (dir / "few.txt").string() + " --samples-unit ms --no-confirm --out " +
+                         (dir / "out2").string());
+  EXPECT_EQ(few.exit_code, 0) << few.out;
+  EXPECT_NE(few.out.find("recommended max_processing_time = 500ms"), std::string::npos) << few.out;
+  EXPECT_NE(few.out.find("only 50 samples"), std::string::npos) << few.out;
+  fs::remove_all(dir);
+}
+
+TEST(Tune, BadInputExitsTwo) {
+  const fs::path dir = temp_dir("bad");
+  const std::string out = " --no-confirm --out " + dir.string();
+  EXPECT_EQ(lethe("tune" + out).exit_code, 2) << "neither --processing-time nor --samples";
+  EXPECT_EQ(lethe("tune --processing-time 200ms --samples x.txt" + out).exit_code, 2);
+  EXPECT_EQ(lethe("tune --processing-time 'exponential(mean=200)'" + out).exit_code, 2);
+  EXPECT_EQ(lethe("tune --samples /no/such/file.txt" + out).exit_code, 2);
+  const auto rate = lethe("tune --processing-time 200ms --crash-rate 2" + out);
+  EXPECT_EQ(rate.exit_code, 2);
+  EXPECT_NE(rate.out.find("N/h"), std::string::npos) << "a bare number is refused, naming the units: " << rate.out;
+  EXPECT_EQ(lethe("tune --processing-time 200ms --target-duplicates 1.5" + out).exit_code, 2);
+  EXPECT_EQ(lethe("tune --processing-time 200ms --target-duplicates 0" + out).exit_code, 2);
+  EXPECT_EQ(lethe("tune --processing-time 200ms --patience soon" + out).exit_code, 2);
+  EXPECT_EQ(lethe("tune --processing-time 200ms").exit_code, 2) << "--out is required";
+  fs::remove_all(dir);
+}
+
+TEST(TuneSlow, ConfirmationSweepMeasuresRatesNextToTheAnalyticOnes) {
+  const fs::path dir = temp_dir("confirm");
+  const auto o = lethe("tune --processing-time 'exponential(mean=200ms)' --target-duplicates 0.001 "
+                       "--crash-rate 60/h --redelivery-window 1h -j 2 --out " + dir.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("measured in the simulator"), std::string::npos) << o.out;
+  EXPECT_TRUE(fs::exists(dir / "confirmation" / "cells.json"));
+  EXPECT_TRUE(fs::exists(dir / "confirmation" / "results.jsonl"));
+  std::ifstream json_in(dir / "tune.json");
+  const auto json = nlohmann::json::parse(json_in);
+  const auto& cells = json.at("confirmation");
+  ASSERT_EQ(cells.size(), 3u);
+  EXPECT_EQ(cells[0]["max_processing_time"], "695ms");
+  EXPECT_EQ(cells[1]["max_processing_time"], "1.39s");
+  EXPECT_EQ(cells[2]["max_processing_time"], "2.78s");
+  // At 0.5x the takeovers are frequent enough to compare: the measured rate of takeovers of live work is at
+  // most the analytic P(T > mpt) (a waiter notices staleness only at its next re-read, up to one poll later)
+  // and not far below it.
+  const double analytic = cells[0]["analytic_duplicate_rate"].get<double>();
+  const double takeovers = cells[0]["takeover_while_alive"].get<double>() / cells[0]["trials"].get<double>();
+  EXPECT_GT(takeovers, 0.5 * analytic) << o.out;
+  EXPECT_LT(takeovers, 1.1 * analytic) << o.out;
+  // Rates fall with max_processing_time, and crashes were recovered roughly mpt (+ poll) after the crash.
+  EXPECT_GT(cells[0]["measured_duplicate_rate"].get<double>(), cells[2]["measured_duplicate_rate"].get<double>());
+  for (const auto& cell : cells) {
+    if (cell["recovery_samples"].get<std::uint64_t>() == 0) continue;
+    std::string error;
+    const double mpt = static_cast<double>(*sim::parse_duration(cell["max_processing_time"].get<std::string>(), error));
+    const double p50 = cell["recovery_latency_p50_ns"].get<double>();
+    EXPECT_GT(p50, 0.5 * mpt) << cell.dump();
+    EXPECT_LT(p50, 1.5 * mpt + 1e9) << cell.dump();
+  }
+  const std::string html = [&] {
+    std::ifstream in(dir / "report.html");
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }();
+  EXPECT_NE(html.find("Confirmation in the simulator"), std::string::npos);
+  EXPECT_NE(html.find("<figure id=\"curve-duplicate-rate\">"), std::string::npos);
+  fs::remove_all(dir);
+}
