@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "model/protocols.hpp"
 #include "sim/time.hpp"
 
 namespace model {
@@ -97,7 +98,8 @@ class Judge {
   bool gave_up_after_effect(AttemptId a, sim::Time time) const {
     if (a == 0 || a > ledger_.attempts.size()) return false;
     const auto& r = ledger_.attempt(a);
-    return r.executed && !r.crashed_at && r.ended_at && *r.ended_at <= time &&
+    return r.executed && !r.crashed_at && r.outcome == static_cast<int>(Outcome::Failed) && r.ended_at &&
+           *r.ended_at <= time &&
            (!r.completed_at || *r.completed_at > time);
   }
 

@@ -433,13 +433,14 @@ void World::crash_node(sim::Node& node) {
     const auto it = std::find(workers_.begin(), workers_.end(), &node);
     if (it != workers_.end()) {
       const auto index = static_cast<std::size_t>(it - workers_.begin());
-      // The group notices the dead member after the session timeout.
+      // The group notices the dead member after the session timeout, unless it came back meanwhile (its
+      // restart rejoined the group: removing it then would leave a live consumer with no partitions).
       const ProcessorId p = worker_processor_[index];
       const std::size_t member = worker_member_[index];
       const std::uint32_t incarnation = node.incarnation();
       sim::Node* n = &node;
       simulation_->after(kKafkaSessionTimeout, [this, p, member, n, incarnation] {
-        if (!n->alive() || n->incarnation() != incarnation) {
+        if (!n->alive() && n->incarnation() == incarnation) {
           kafka_->group(p).leave(static_cast<int>(member));
           cover("rebalance.session_timeout");
         }

@@ -151,15 +151,30 @@ TEST(ScenarioLibrary, FullJitterNeedsFewerCallsPerSuccessThanNoJitter) {
   EXPECT_LT(lost_full, lost_none);
 }
 
+// Regression: a kafka consumer that crashed and restarted within the session timeout rejoined its group, and
+// the dead incarnation's session expiry then removed the live member; after a few crashes the group had no
+// members and the drain ended with 89 of 200 messages never delivered (seed 1).
+TEST(KafkaGroupWorld, AConsumerThatRestartsBeforeTheSessionTimeoutKeepsItsMembership) {
+  const auto kafka = load("mnemosyne-lossy-crashes",
+                          {"topology.source=kafka", "topology.partitions=8",
+                           "faults.rebalance_every=exponential(mean=5s)", "workload.messages=200"});
+  const auto run = runner::run_seed(kafka, 1);
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  EXPECT_EQ(run.result.lost_messages, 0u);
+  EXPECT_EQ(run.result.duplicate_effects, 0u);
+  EXPECT_GE(run.result.coverage.count("crash") ? run.result.coverage.at("crash") : 0u, 3u);
+}
+
 // mnemosyne with fixed settings and work faster than max_processing_time: zero duplicates and nothing lost,
 // under request loss, lost ACKs, crashes before the effect, rebalances, partitions and producer retries.
 TEST(MnemosyneFixedSettingsSlow, ZeroDuplicatesAndNothingLostOverHundredsOfSeeds) {
   const auto queue = load("mnemosyne-lossy-crashes");
-  // A kafka variant with frequent rebalances lost messages in the drain on seed 1 (89 of 200): under
-  // investigation (see the issue notes), so the kafka source is covered by rebalance-replay-mnemosyne instead.
+  const auto kafka = load("mnemosyne-lossy-crashes",
+                          {"topology.source=kafka", "topology.partitions=8",
+                           "faults.rebalance_every=exponential(mean=5s)", "workload.messages=200"});
   std::uint64_t effects = 0, faults_fired = 0, rebalances = 0, producer_retries = 0;
-  for (const auto* config : {&queue}) {
-    for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+  for (const auto* config : {&queue, &kafka}) {
+    for (std::uint64_t seed = 1; seed <= 100; ++seed) {
       const auto run = runner::run_seed(*config, seed);
       ASSERT_TRUE(run.error.empty()) << run.error;
       const auto& r = run.result;
@@ -179,8 +194,34 @@ TEST(MnemosyneFixedSettingsSlow, ZeroDuplicatesAndNothingLostOverHundredsOfSeeds
               static_cast<unsigned long long>(effects), static_cast<unsigned long long>(faults_fired),
               static_cast<unsigned long long>(rebalances), static_cast<unsigned long long>(producer_retries));
   EXPECT_GT(faults_fired, 1000u);
-  EXPECT_EQ(rebalances, 0u);
+  EXPECT_GT(rebalances, 100u);
   EXPECT_GT(producer_retries, 10u);
+}
+
+}  // namespace
+
+namespace {
+
+// Regression: an owner that ran the effect, lost the provider's response and failed (protect() returned Failed
+// without a completion record) abandoned an in-flight record; the retry that found it stale was called
+// takeover_while_alive although the owner had already ended. It is the crash_after_effect window.
+TEST(OracleWorld, AnOwnerThatFailedAfterTheEffectIsACrashAfterEffectNotATakeoverOfLiveWork) {
+  auto loaded = runner::load_scenario(fs::path(LETHE_SOURCE_DIR) / "tests/runner/sweep-scenarios/small.toml",
+                                      {"protocol.max_processing_time=50ms", "protocol.ttl=1s"});
+  ASSERT_TRUE(std::holds_alternative<model::ScenarioConfig>(loaded));
+  const auto& config = std::get<model::ScenarioConfig>(loaded);
+  const auto run = runner::run_seed(config, 2);
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  const auto& r = run.result;
+  bool found = false;
+  for (const auto& e : r.explanations) {
+    if (e.id != 38 || e.attempt != 71) continue;
+    found = true;
+    EXPECT_EQ(e.cause, model::Cause::CrashAfterEffect) << e.because;
+    EXPECT_NE(e.because.find("gave up"), std::string::npos) << e.because;
+  }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(r.duplicates[static_cast<std::size_t>(model::Cause::TakeoverWhileAlive)], 0u);
 }
 
 }  // namespace
