@@ -1,6 +1,7 @@
 #include "reports/json.hpp"
 
 #include <fmt/format.h>
+#include <limits>
 
 namespace reports {
 
@@ -11,6 +12,7 @@ nlohmann::ordered_json quantiles_json(const model::Quantiles& q) {
   j["p50"] = q.p50;
   j["p99"] = q.p99;
   j["max"] = q.max;
+  j["count"] = q.count;  // extension: how many samples the quantiles are over
   return j;
 }
 model::Quantiles quantiles_from(const nlohmann::json& j) {
@@ -18,6 +20,7 @@ model::Quantiles quantiles_from(const nlohmann::json& j) {
   q.p50 = j.value("p50", std::int64_t{0});
   q.p99 = j.value("p99", std::int64_t{0});
   q.max = j.value("max", std::int64_t{0});
+  q.count = j.value("count", std::uint64_t{0});
   return q;
 }
 }  // namespace
@@ -97,7 +100,9 @@ model::RunResult result_from_json(const nlohmann::json& j) {
       e.key = x.value("key", std::string{});
       e.op = x.value("op", std::string{});
       e.want = x.value("want", std::string{});
-      e.got = x.value("got", 0.0);
+      // "got": null is an expectation that could not be evaluated (NaN when written).
+      e.got = x.contains("got") && x["got"].is_number() ? x["got"].get<double>()
+                                                       : std::numeric_limits<double>::quiet_NaN();
       e.ok = x.value("ok", false);
       r.expectations.push_back(e);
     }

@@ -205,8 +205,11 @@ TEST(Sink, LossyAcksWithRetriesDuplicateSomeNonIdempotentAttemptsAndNoIdempotent
     for (const auto& execution : executions) EXPECT_EQ(execution.attempt, 1000 + execution.id);
   }
   EXPECT_GT(duplicated_attempts, 20);  // about half of 200 attempts lose their first ACK
+  const auto plain_by_attempt = by_attempt(plain.executions);
   for (const auto& [id, value] : plain.results) {
-    const auto& executions = by_attempt(plain.executions)[{id, 1000 + id}];
+    const auto found_attempt = plain_by_attempt.find({id, 1000 + id});
+    ASSERT_NE(found_attempt, plain_by_attempt.end()) << "message " << id << " has no execution";
+    const auto& executions = found_attempt->second;
     bool found = false;
     for (const auto& execution : executions) found = found || execution.value == value;
     EXPECT_TRUE(found) << "message " << id << " got a value no execution produced";
