@@ -45,10 +45,14 @@ std::string t(sim::Time time) { return sim::format_duration(time); }
 class Judge {
  public:
   Judge(const OracleInput& input, RunResult& result) : in_(input), ledger_(input.ledger), result_(result) {
-    decisions_by_attempt_.resize(ledger_.attempts.size() + 1);
+    // The last process-type decision of each attempt (index + 1; 0: none). One flat array: a vector per
+    // attempt cost an allocation each, and was the oracle's largest memory at a million messages.
+    last_process_decision_.assign(ledger_.attempts.size() + 1, 0);
     for (std::size_t i = 0; i < ledger_.decisions.size(); ++i) {
       const AttemptId a = ledger_.decisions[i].note.attempt;
-      if (a >= 1 && a < decisions_by_attempt_.size()) decisions_by_attempt_[a].push_back(i);
+      if (a >= 1 && a < last_process_decision_.size() && is_process_basis(ledger_.decisions[i].note.basis)) {
+        last_process_decision_[a] = i + 1;
+      }
     }
   }
 
@@ -77,13 +81,8 @@ class Judge {
 
   // The decision on which the attempt ran its effect (the last process-type one).
   const DecisionRecord* process_decision(AttemptId a) const {
-    if (a >= decisions_by_attempt_.size()) return nullptr;
-    const auto& list = decisions_by_attempt_[a];
-    for (auto it = list.rbegin(); it != list.rend(); ++it) {
-      const auto& d = ledger_.decisions[*it];
-      if (is_process_basis(d.note.basis)) return &d;
-    }
-    return nullptr;
+    if (a >= last_process_decision_.size() || last_process_decision_[a] == 0) return nullptr;
+    return &ledger_.decisions[last_process_decision_[a] - 1];
   }
 
   bool crashed_after_effect(AttemptId a) const {
@@ -248,7 +247,7 @@ class Judge {
       const bool same_group = k > 0 && ex[order[k - 1]].id == e.id && ex[order[k - 1]].processor == e.processor;
       if (!same_group) {
         earlier.clear();
-        first_value_[{e.id, e.processor}] = e.value;
+        first_value_.push_back(FirstValue{e.id, e.processor, e.value});  // in (id, processor) order
         earlier.push_back(&e);
         continue;
       }
@@ -268,7 +267,7 @@ class Judge {
 
   void count_lost() {
     for (const auto& [id, p] : ledger_.expected) {
-      if (first_value_.find({id, p}) == first_value_.end()) ++result_.lost_messages;
+      if (first_value(id, p) == nullptr) ++result_.lost_messages;
     }
     result_.messages = ledger_.messages;
     result_.deliveries = ledger_.deliveries;
@@ -277,8 +276,8 @@ class Judge {
   void count_memo_mismatches() {
     for (const auto& a : ledger_.attempts) {
       if (!a.returned_value.has_value()) continue;
-      auto it = first_value_.find({a.id, a.processor});
-      if (it != first_value_.end() && it->second != *a.returned_value) ++result_.memo_mismatches;
+      const std::uint64_t* first = first_value(a.id, a.processor);
+      if (first != nullptr && *first != *a.returned_value) ++result_.memo_mismatches;
     }
   }
 
@@ -312,20 +311,34 @@ class Judge {
   }
 
   void count_recovery() {
-    // Completions per (id, processor), by time.
-    std::map<std::pair<MessageId, ProcessorId>, std::vector<std::pair<sim::Time, AttemptId>>> completions;
+    // Completions sorted by (id, processor, time): one flat array searched by (id, processor).
+    struct Completion {
+      MessageId id;
+      ProcessorId processor;
+      sim::Time at;
+      AttemptId by;
+    };
+    std::vector<Completion> completions;
     for (const auto& a : ledger_.attempts) {
-      if (a.completion_applied && a.completed_at) completions[{a.id, a.processor}].push_back({*a.completed_at, a.attempt});
+      if (a.completion_applied && a.completed_at) completions.push_back({a.id, a.processor, *a.completed_at, a.attempt});
     }
-    for (auto& [key, list] : completions) std::sort(list.begin(), list.end());
+    const auto key_less = [](const Completion& x, const Completion& y) {
+      if (x.id != y.id) return x.id < y.id;
+      return x.processor < y.processor;
+    };
+    std::sort(completions.begin(), completions.end(), [&key_less](const Completion& x, const Completion& y) {
+      if (key_less(x, y) || key_less(y, x)) return key_less(x, y);
+      if (x.at != y.at) return x.at < y.at;
+      return x.by < y.by;
+    });
     std::vector<std::int64_t> latencies;
     for (const auto& a : ledger_.attempts) {
       if (!a.crashed_at || process_decision(a.attempt) == nullptr) continue;
-      auto it = completions.find({a.id, a.processor});
-      if (it == completions.end()) continue;
-      for (const auto& [when, by] : it->second) {
-        if (by != a.attempt && when >= *a.crashed_at) {
-          latencies.push_back(when - *a.crashed_at);
+      const Completion probe{a.id, a.processor, 0, 0};
+      for (auto it = std::lower_bound(completions.begin(), completions.end(), probe, key_less);
+           it != completions.end() && !key_less(probe, *it); ++it) {
+        if (it->by != a.attempt && it->at >= *a.crashed_at) {
+          latencies.push_back(it->at - *a.crashed_at);
           break;
         }
       }
@@ -336,8 +349,23 @@ class Judge {
   const OracleInput& in_;
   const Ledger& ledger_;
   RunResult& result_;
-  std::vector<std::vector<std::size_t>> decisions_by_attempt_;
-  std::map<std::pair<MessageId, ProcessorId>, std::uint64_t> first_value_;
+  // The first execution's value per (id, processor), sorted by (id, processor) (count_executions visits them
+  // in that order).
+  struct FirstValue {
+    MessageId id;
+    ProcessorId processor;
+    std::uint64_t value;
+  };
+  const std::uint64_t* first_value(MessageId id, ProcessorId processor) const {
+    const auto it = std::lower_bound(first_value_.begin(), first_value_.end(), std::make_pair(id, processor),
+                                     [](const FirstValue& f, const std::pair<MessageId, ProcessorId>& k) {
+                                       return f.id != k.first ? f.id < k.first : f.processor < k.second;
+                                     });
+    if (it == first_value_.end() || it->id != id || it->processor != processor) return nullptr;
+    return &it->value;
+  }
+  std::vector<std::size_t> last_process_decision_;
+  std::vector<FirstValue> first_value_;
 };
 
 }  // namespace

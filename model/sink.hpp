@@ -123,6 +123,9 @@ class Sink {
 
   // The ground truth of effects: one entry per execution, in execution order.
   const std::vector<Execution>& executions() const { return executions_; }
+  // Hands the log over (the world copies it into its ledger when the run is over; keeping both doubled the
+  // memory of a long run). executions() is empty afterwards.
+  std::vector<Execution> take_executions() { return std::exchange(executions_, {}); }
   // Calls that reached the provider (including rejected 503s and idempotent replays).
   std::uint64_t calls() const { return calls_; }
   // 503s (capacity or outage).

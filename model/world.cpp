@@ -784,7 +784,8 @@ RunResult World::judge_run() {
   auto& sim = *simulation_;
   merge_counted_coverage();
   if (config_.protocol.kind != ProtocolKind::Inbox) {
-    for (const auto& e : sink_->executions()) {
+    const std::vector<Execution> executions = sink_->take_executions();
+    for (const auto& e : executions) {
       ledger_.executions.push_back(ExecutionRecord{e.id, e.processor, e.attempt, e.call_number, e.caller, e.at, e.value});
     }
   }

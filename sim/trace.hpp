@@ -110,9 +110,13 @@ class Trace {
     ++count_;
   }
   void mix(std::uint64_t value) {
+#ifndef LETHE_NO_TRACE_HASH  // only for measuring the hash's cost (cmake -DLETHE_TRACE_HASH=OFF); always on otherwise
     hash_ ^= value;
     hash_ *= 0x9E3779B97F4A7C15ull;
     hash_ ^= hash_ >> 29;
+#else
+    (void)value;
+#endif
   }
   static std::uint64_t finalize(std::uint64_t h) {
     h ^= h >> 33;
