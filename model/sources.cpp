@@ -57,8 +57,12 @@ std::uint64_t Queue::publish(MessageId id) {
 }
 
 void Queue::changed() {
-  ++version_;
-  changed_.notify_all();
+  // One message became visible: hand it to one waiting receiver (waking every idle consumer for each message
+  // made a queue with N consumers cost O(N) per message: 16,000 consumers took 408 s for 20,000 messages).
+  // A receiver whose poll is in flight sees the version change and polls again.
+  // Nobody asleep to hand it to (every receiver is busy or has a poll in flight): leave a claim, so that the
+  // next receiver whose poll comes back empty polls again instead of sleeping past it.
+  if (!changed_.notify_one()) ++unclaimed_;
 }
 
 Queue::ReceiveResponse Queue::serve_receive() {
@@ -128,7 +132,6 @@ Queue::DeleteResult Queue::serve_delete(MessageId id, std::uint64_t message, std
 std::optional<Delivery> Queue::receive(sim::Time deadline) {
   Queue* self = this;
   while (true) {
-    const std::uint64_t seen_version = version_;
     const std::optional<ReceiveResponse> response =
         network_.call(service_, [self] { return self->serve_receive(); }, settings_.rpc_timeout, 0);
     if (response.has_value() && response->delivery.has_value()) {
@@ -140,7 +143,15 @@ std::optional<Delivery> Queue::receive(sim::Time deadline) {
     }
     if (simulation_.now() >= deadline) return std::nullopt;
     if (!response.has_value()) continue;        // lost or partitioned: the failed call already took rpc_timeout
-    if (version_ != seen_version) continue;     // something became visible while the poll was in flight
+    // A long poll: each message that becomes visible wakes one sleeping receiver, or, when none sleeps, leaves
+    // a claim that the next empty poll takes to poll again (if anything is still visible) instead of sleeping.
+    // So every newly visible message gets at least one poll after it, and no more than one: re-polling
+    // whenever anything had changed during the poll made receivers spin while messages arrived, O(consumers)
+    // polls per message (16,000 consumers: 408 s for 20,000 messages).
+    if (unclaimed_ > 0) {
+      --unclaimed_;
+      if (has_visible()) continue;
+    }
     changed_.wait(deadline);
   }
 }

@@ -244,6 +244,7 @@ class Queue {
   Entry& entry(std::uint64_t message) { return entries_[static_cast<std::size_t>(message - first_entry_)]; }
   void expire(std::uint64_t message, std::uint64_t receipt);
   void changed();
+  bool has_visible() const { return !revisible_.empty() || fresh_ < published_; }
 
   sim::Simulation& simulation_;
   sim::Network& network_;
@@ -264,7 +265,7 @@ class Queue {
   std::uint64_t next_receipt_ = 1;
   std::uint64_t receives_ = 0;
   std::uint64_t expiries_ = 0;
-  std::uint64_t version_ = 0;            // bumped whenever a message becomes visible
+  std::uint64_t unclaimed_ = 0;          // messages made visible while no receiver slept (see receive())
   sim::Signal changed_;
 };
 

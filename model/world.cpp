@@ -509,13 +509,17 @@ void World::worker_main(std::size_t worker_index) {
   }
   sim::Rng work = simulation_->rng(fmt::format("work:{}:{}", self.name(), self.incarnation()));
   const sim::Duration poll_wait = 100 * sim::kMillisecond;
+  constexpr sim::Duration kQueueLongPoll = 20 * sim::kSecond;
   const sim::Duration retry_wait = config_.protocol.poll.kind == PollKind::Distribution
                                        ? std::max<sim::Duration>(config_.protocol.poll.interval.quantile(0.5), sim::kMillisecond)
                                        : std::max<sim::Duration>(config_.protocol.poll.backoff_base, sim::kMillisecond);
   if (!queues_.empty()) {
     Queue& queue = *queues_[processor];
     while (true) {
-      auto delivery = queue.receive(sim::now() + poll_wait);
+      // A long poll, as SQS's WaitTimeSeconds = 20: the broker hands a newly visible message to one waiting
+      // receiver at once, so idle consumers only re-poll every 20 s (a 100 ms re-poll made 100,000 idle
+      // consumers cost two million RPCs per simulated second).
+      auto delivery = queue.receive(sim::now() + kQueueLongPoll);
       if (!delivery) continue;
       auto result = process(*strategies[0], sink_client, work, delivery->id, processor, self);
       if (result->outcome == Outcome::Failed) continue;  // not deleted: redelivered after the visibility timeout

@@ -15,6 +15,7 @@
 // Does not: bound capacity or apply backpressure; model code does that.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <optional>
 #include <utility>
@@ -88,8 +89,25 @@ class Signal {
     Simulation& simulation = Simulation::current();
     if (simulation.now() >= deadline) return false;
     while (!waiters_.empty() && !simulation.waiting(waiters_.front())) waiters_.pop_front();
+    // Waiters that timed out stay queued behind live ones until notified; drop them when the queue has
+    // doubled since the last sweep (amortized O(1) per wait, bounded memory with notify_one()).
+    if (waiters_.size() >= sweep_at_) {
+      std::erase_if(waiters_, [&simulation](Waker w) { return !simulation.waiting(w); });
+      sweep_at_ = std::max<std::size_t>(64, 2 * waiters_.size());
+    }
     waiters_.push_back(simulation.waker());
     return simulation.park(deadline);
+  }
+  // Wakes the longest-waiting fiber still parked here (FIFO, as a long-polling broker hands a new message to
+  // one waiting receiver). Returns false if none was.
+  bool notify_one() {
+    Simulation& simulation = Simulation::current();
+    while (!waiters_.empty()) {
+      const Waker w = waiters_.front();
+      waiters_.pop_front();
+      if (simulation.wake(w)) return true;
+    }
+    return false;
   }
   void notify_all() {
     if (waiters_.empty()) return;
@@ -102,6 +120,7 @@ class Signal {
 
  private:
   std::deque<Waker> waiters_;
+  std::size_t sweep_at_ = 64;
 };
 
 }  // namespace sim

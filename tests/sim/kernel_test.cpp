@@ -165,6 +165,33 @@ TEST(Kernel, ChannelPopUntilTimesOutAndDelivers) {
   EXPECT_EQ(log, (std::vector<std::string>{"timeout@1000000000", "42@3000000000"}));
 }
 
+TEST(Kernel, SignalNotifyOneWakesTheLongestWaitingLiveFiberOnly) {
+  sim::Simulation simulation({.seed = 1});
+  std::vector<std::string> log;
+  // w0 waits with a 1 s deadline (it times out and leaves), w1..w3 wait without one, in that order.
+  sim::Signal signal;
+  for (int i = 0; i < 4; ++i) {
+    auto& node = simulation.add_node("w" + std::to_string(i), "workers");
+    node.set_main([&, i] {
+      sim::sleep(i * kMillisecond);
+      const bool notified = signal.wait(i == 0 ? sim::now() + kSecond : sim::kTimeMax);
+      log.push_back("w" + std::to_string(i) + (notified ? " notified@" : " timeout@") + std::to_string(sim::now()));
+    });
+    node.start();
+  }
+  bool first = false, second = false, third = false;
+  simulation.at(2 * kSecond, [&] { first = signal.notify_one(); });   // skips w0 (timed out): wakes w1
+  simulation.at(3 * kSecond, [&] { second = signal.notify_one(); });  // w2
+  simulation.at(4 * kSecond, [&] {
+    third = signal.notify_one();  // w3
+    EXPECT_FALSE(signal.notify_one());  // nobody left
+  });
+  simulation.run();
+  EXPECT_TRUE(first && second && third);
+  EXPECT_EQ(log, (std::vector<std::string>{"w0 timeout@1000000000", "w1 notified@2000000000",
+                                           "w2 notified@3000000000", "w3 notified@4000000000"}));
+}
+
 TEST(Kernel, ExceptionEscapingAFiberIsAnInternalError) {
   sim::Simulation simulation({.seed = 1});
   auto& node = simulation.add_node("a", "workers");
