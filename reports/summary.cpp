@@ -35,11 +35,15 @@ std::string quantiles_text(const model::Quantiles& q) {
 }
 }  // namespace
 
-std::string run_summary(const model::RunResult& r) {
+std::string run_summary(const model::RunResult& r, bool live) {
   std::string out;
-  out += fmt::format("scenario {}  seed {}  trace {:016x}\n", r.scenario, r.seed, r.trace_hash);
-  out += fmt::format("  messages {}  deliveries {}  effects {}  simulated {}\n", r.messages, r.deliveries, r.effects,
-                     format_time(r.sim_time));
+  if (live) {
+    out += fmt::format("scenario {}  seed {}\n", r.scenario, r.seed);
+  } else {
+    out += fmt::format("scenario {}  seed {}  trace {:016x}\n", r.scenario, r.seed, r.trace_hash);
+  }
+  out += fmt::format("  messages {}  deliveries {}  effects {}  {} {}\n", r.messages, r.deliveries, r.effects,
+                     live ? "elapsed" : "simulated", format_time(r.sim_time));
   out += fmt::format("  duplicate effects {}", r.duplicate_effects);
   if (r.duplicate_effects > 0) {
     std::string causes;

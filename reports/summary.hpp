@@ -13,7 +13,8 @@ std::string format_time(std::int64_t ns);  // "1.5s", "250ms", "0s"
 
 // The summary of one seed: counts, duplicates by cause, lost, memo mismatches,
 // waits, recovery latency, linearizability, expectations.
-std::string run_summary(const model::RunResult& result);
+// `live`: a run of `lethe live` (real threads and clock): no trace hash, and its time is wall time, not simulated.
+std::string run_summary(const model::RunResult& result, bool live = false);
 
 struct SuiteRow {
   std::string scenario;

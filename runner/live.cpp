@@ -238,7 +238,7 @@ int command_live(const LiveOptions& o) {
     j["live"] = l;
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << reports::run_summary(outcome.result) << live_summary(*settings, outcome);
+    std::cout << reports::run_summary(outcome.result, /*live=*/true) << live_summary(*settings, outcome);
   }
   return outcome.passed() ? kExitOk : kExitExpectation;
 }
