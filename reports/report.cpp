@@ -17,6 +17,7 @@
 
 #include "model/decision.hpp"
 #include "model/env.hpp"
+#include "reports/junit.hpp"
 #include "reports/summary.hpp"
 #include "sim/time.hpp"
 
@@ -26,20 +27,23 @@ namespace fs = std::filesystem;
 
 // ---------------------------------------------------------------- small text helpers
 
-std::string html_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + text.size() / 8);
+std::string html_escape(std::string_view text) { return xml_escape(text); }  // XML's entities are HTML5's too
+
+std::string shell_quote(const std::string& text) {
+  if (!text.empty() &&
+      text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,%+@") ==
+          std::string::npos) {
+    return text;
+  }
+  std::string out = "'";
   for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
     }
   }
-  return out;
+  return out + "'";
 }
 
 std::optional<double> numeric_value(std::string_view text) {
@@ -114,17 +118,6 @@ std::string short_key(std::string_view key) {
   return std::string(dot == std::string_view::npos ? key : key.substr(dot + 1));
 }
 
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 bool tool_available(const std::string& name) {
   return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0;

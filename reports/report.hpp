@@ -64,8 +64,12 @@ ReportOutcome write_report(const std::filesystem::path& dir, const ReportInput& 
 
 // ---- the pieces, exposed for tests and for other commands that render HTML
 
-// &, <, >, " and ' as entities.
+// &, <, >, " and ' as entities (xml_escape: control characters other than tab and newlines become spaces).
 std::string html_escape(std::string_view text);
+
+// `word` quoted for a POSIX shell when it needs it (anything but letters, digits and -_./=:,%+@): the one
+// quoting used for every command lethe prints or runs (replay lines, reports, dot and gnuplot).
+std::string shell_quote(const std::string& word);
 
 // An SVG document as an element to inline in HTML: everything before <svg dropped (prolog, DOCTYPE),
 // comments dropped, xmlns / xmlns:xlink declarations dropped (HTML's parser puts <svg> in the SVG namespace),

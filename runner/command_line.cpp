@@ -5,21 +5,10 @@
 
 namespace runner {
 
-std::string shell_quote(const std::string& word) {
-  if (!word.empty() &&
-      word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,%+@") ==
-          std::string::npos) {
-    return word;
-  }
-  std::string out = "'";
-  for (char c : word) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
+std::string replay_command(const std::string& file, std::uint64_t seed, const std::vector<std::string>& sets) {
+  std::string command = "lethe replay " + shell_quote(file) + " --seed " + std::to_string(seed);
+  for (const auto& s : sets) command += " --set " + shell_quote(s);
+  return command;
 }
 
 std::string this_command_line() {

@@ -7,11 +7,17 @@
 // Does not: run anything.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
+
+#include "reports/report.hpp"
 
 namespace runner {
 
-std::string shell_quote(const std::string& word);
+using reports::shell_quote;  // reports/report.hpp: the one definition
 std::string this_command_line();
+// `lethe replay FILE --seed N --set K=V...`, each word quoted as needed: the line printed under every failure.
+std::string replay_command(const std::string& file, std::uint64_t seed, const std::vector<std::string>& sets);
 
 }  // namespace runner

@@ -18,6 +18,7 @@
 #include "reports/timeline.hpp"
 #include "runner/bench.hpp"
 #include "runner/command.hpp"
+#include "runner/command_line.hpp"
 #include "runner/execute.hpp"
 #include "runner/live.hpp"
 #include "runner/scenario_loader.hpp"
@@ -30,6 +31,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using runner::replay_command;
+using runner::shell_quote;
+
 constexpr int kExitOk = 0;
 constexpr int kExitExpectation = 1;
 constexpr int kExitBadInput = 2;
@@ -37,27 +41,6 @@ constexpr int kExitInternal = 3;
 
 bool stderr_is_terminal() { return isatty(fileno(stderr)) != 0; }
 
-std::string shell_quote(const std::string& text) {
-  if (!text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,%")
-                           == std::string::npos) {
-    return text;
-  }
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-std::string replay_command(const std::string& file, std::uint64_t seed, const std::vector<std::string>& sets) {
-  std::string command = fmt::format("lethe replay {} --seed {}", shell_quote(file), seed);
-  for (const auto& s : sets) command += " --set " + shell_quote(s);
-  return command;
-}
 
 // Loads a scenario or prints every error (FILE:LINE:COL: key: ...) and returns nullopt.
 std::optional<model::ScenarioConfig> load_or_report(const std::string& file, const std::vector<std::string>& sets) {

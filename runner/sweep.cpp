@@ -431,10 +431,9 @@ bool read_results(const fs::path& path, Partial partial, const Identity& id, con
 }
 
 std::string replay_command(const Identity& id, const Params& params, std::uint64_t seed) {
-  std::string command = fmt::format("lethe replay {} --seed {}", shell_quote(id.scenario_file), seed);
-  for (const auto& s : id.sets) command += " --set " + shell_quote(s);
-  for (const auto& [key, value] : params) command += " --set " + shell_quote(key + "=" + value);
-  return command;
+  std::vector<std::string> sets = id.sets;
+  for (const auto& [key, value] : params) sets.push_back(key + "=" + value);
+  return runner::replay_command(id.scenario_file, seed, sets);
 }
 
 // Aggregates every cell, writes cells.json and cells.csv, prints the table and the failing seeds.

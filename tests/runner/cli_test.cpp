@@ -11,35 +11,17 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "tests/runner/support.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr, interleaved
-};
-
-// Runs `lethe ARGS` from the source tree (scenario paths are relative to it).
-Outcome lethe(const std::string& args) {
-  const std::string command = std::string("cd ") + LETHE_SOURCE_DIR + " && " + LETHE_BINARY_DIR + "/lethe " + args +
-                              " 2>&1";
-  Outcome outcome;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return outcome;
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) outcome.out += buffer.data();
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
-}
-
-fs::path temp_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("lethe-cli-test-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using test_support::Outcome;
+using test_support::lethe;
+using test_support::shell;
+using test_support::read_file;
+fs::path temp_dir(const std::string& name) { return test_support::temp_dir("cli-test", name); }
 
 std::string first_line(const fs::path& file) {
   std::ifstream in(file);

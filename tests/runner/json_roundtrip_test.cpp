@@ -10,13 +10,13 @@
 #include "reports/json.hpp"
 #include "runner/execute.hpp"
 #include "runner/scenario_loader.hpp"
+#include "tests/runner/support.hpp"
 
 namespace {
 
 model::RunResult run(const std::string& name, std::uint64_t seed) {
-  auto loaded = runner::load_scenario(std::filesystem::path(LETHE_SOURCE_DIR) / "scenarios" / (name + ".toml"), {});
-  const auto& config = std::get<model::ScenarioConfig>(loaded);
-  auto result = runner::run_seed(config, seed);
+  auto result = runner::run_seed(
+      test_support::load_config(std::filesystem::path(LETHE_SOURCE_DIR) / "scenarios" / (name + ".toml")), seed);
   if (!result.error.empty()) throw std::runtime_error(result.error);
   return result.result;
 }

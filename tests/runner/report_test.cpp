@@ -17,44 +17,19 @@
 
 #include "reports/cells.hpp"
 #include "reports/report.hpp"
+#include "tests/runner/support.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-};
+using test_support::Outcome;
+using test_support::lethe;
+using test_support::shell;
+using test_support::read_file;
+fs::path temp_dir(const std::string& name) { return test_support::temp_dir("report-test", name); }
 
-Outcome shell(const std::string& command) {
-  Outcome outcome;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return outcome;
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) outcome.out += buffer.data();
-  const int status = pclose(pipe);
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return outcome;
-}
-
-Outcome lethe(const std::string& args) {
-  return shell(std::string("cd ") + LETHE_SOURCE_DIR + " && " + LETHE_BINARY_DIR + "/lethe " + args);
-}
-
-fs::path temp_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("lethe-report-test-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read(const fs::path& path) { return read_file(path); }
 
 bool installed(const std::string& tool) { return shell("command -v " + tool + " >/dev/null").exit_code == 0; }
 
@@ -139,7 +114,7 @@ TEST(ReportPieces, InlineSvgPrefixesIdsWithTheirReferencesAndDropsPrologAndNames
 
 TEST(ReportPieces, HtmlEscapeAndNumericValues) {
   EXPECT_EQ(reports::html_escape("<a href=\"x\">Tom & 'Jerry'</a>"),
-            "&lt;a href=&quot;x&quot;&gt;Tom &amp; &#39;Jerry&#39;&lt;/a&gt;");
+            "&lt;a href=&quot;x&quot;&gt;Tom &amp; &apos;Jerry&apos;&lt;/a&gt;");
   EXPECT_DOUBLE_EQ(*reports::numeric_value("1.5s"), 1.5);
   EXPECT_DOUBLE_EQ(*reports::numeric_value("250ms"), 0.25);
   EXPECT_DOUBLE_EQ(*reports::numeric_value("7d"), 7 * 86400.0);

@@ -25,6 +25,7 @@
 #include "reports/cells.hpp"
 #include "runner/scenario_loader.hpp"
 #include "runner/sweep.hpp"
+#include "tests/runner/support.hpp"
 
 extern char** environ;
 
@@ -32,22 +33,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using test_support::Outcome;
+using test_support::lethe;
+using test_support::shell;
+using test_support::read_file;
+fs::path temp_dir(const std::string& name) { return test_support::temp_dir("sweep-test", name); }
+
 const fs::path kScenarios = fs::path(LETHE_SOURCE_DIR) / "tests/runner/sweep-scenarios";
 const std::string kLethe = std::string(LETHE_BINARY_DIR) + "/lethe";
-
-fs::path temp_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("lethe-sweep-test-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
 
 std::vector<std::string> sorted_lines(const fs::path& path) {
   std::vector<std::string> lines;

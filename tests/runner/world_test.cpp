@@ -10,19 +10,14 @@
 #include "model/world.hpp"
 #include "runner/execute.hpp"
 #include "runner/scenario_loader.hpp"
+#include "tests/runner/support.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
 model::ScenarioConfig load(const std::string& name, const std::vector<std::string>& sets = {}) {
-  auto loaded = runner::load_scenario(fs::path(LETHE_SOURCE_DIR) / "scenarios" / (name + ".toml"), sets);
-  if (auto* errors = std::get_if<std::vector<runner::LoadError>>(&loaded)) {
-    std::string text;
-    for (const auto& e : *errors) text += e.message + "\n";
-    throw std::runtime_error(text);
-  }
-  return std::get<model::ScenarioConfig>(std::move(loaded));
+  return test_support::load_config(fs::path(LETHE_SOURCE_DIR) / "scenarios" / (name + ".toml"), sets);
 }
 
 std::uint64_t sum_causes(const model::RunResult& r) {
@@ -206,10 +201,8 @@ namespace {
 // without a completion record) abandoned an in-flight record; the retry that found it stale was called
 // takeover_while_alive although the owner had already ended. It is the crash_after_effect window.
 TEST(OracleWorld, AnOwnerThatFailedAfterTheEffectIsACrashAfterEffectNotATakeoverOfLiveWork) {
-  auto loaded = runner::load_scenario(fs::path(LETHE_SOURCE_DIR) / "tests/runner/sweep-scenarios/small.toml",
-                                      {"protocol.max_processing_time=50ms", "protocol.ttl=1s"});
-  ASSERT_TRUE(std::holds_alternative<model::ScenarioConfig>(loaded));
-  const auto& config = std::get<model::ScenarioConfig>(loaded);
+  const auto config = test_support::load_config(fs::path(LETHE_SOURCE_DIR) / "tests/runner/sweep-scenarios/small.toml",
+                                                {"protocol.max_processing_time=50ms", "protocol.ttl=1s"});
   const auto run = runner::run_seed(config, 2);
   ASSERT_TRUE(run.error.empty()) << run.error;
   const auto& r = run.result;
@@ -235,10 +228,10 @@ namespace {
 TEST(QueueWorld, IdleConsumersCostNothingPerMessageWhateverTheirNumber) {
   std::vector<std::uint64_t> events;
   for (const char* consumers : {"topology.consumers=50", "topology.consumers=1600"}) {
-    auto loaded = runner::load_scenario(fs::path(LETHE_SOURCE_DIR) / "scenarios/bench/consumers-100k.toml",
-                                        {consumers, "workload.messages=1000"});
-    ASSERT_TRUE(std::holds_alternative<model::ScenarioConfig>(loaded));
-    const auto run = runner::run_seed(std::get<model::ScenarioConfig>(loaded), 1);
+    const auto run = runner::run_seed(
+        test_support::load_config(fs::path(LETHE_SOURCE_DIR) / "scenarios/bench/consumers-100k.toml",
+                                  {consumers, "workload.messages=1000"}),
+        1);
     ASSERT_TRUE(run.error.empty()) << run.error;
     EXPECT_EQ(run.result.effects, 1000u);
     EXPECT_EQ(run.result.duplicate_effects, 0u);
