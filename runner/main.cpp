@@ -80,6 +80,19 @@ std::optional<std::uint64_t> first_duplicated_message(const model::RunResult& re
   return result.explanations.front().id;
 }
 
+// --trace FILE: opens it and points the world's trace at it ("" leaves the trace unwritten). False (after
+// saying why) when it cannot be written.
+bool open_trace(const std::string& path, std::ofstream& file, model::WorldOptions& options) {
+  if (path.empty()) return true;
+  file.open(path);
+  if (!file) {
+    std::cerr << fmt::format("lethe: cannot write the trace to {}\n", path);
+    return false;
+  }
+  options.trace_out = &file;
+  return true;
+}
+
 // ---------------------------------------------------------------- run
 
 struct RunOptions {
@@ -96,14 +109,7 @@ int command_run(const RunOptions& o) {
   if (!config) return kExitBadInput;
   model::WorldOptions options;
   std::ofstream trace_file;
-  if (!o.trace_path.empty()) {
-    trace_file.open(o.trace_path);
-    if (!trace_file) {
-      std::cerr << fmt::format("lethe: cannot write the trace to {}\n", o.trace_path);
-      return kExitBadInput;
-    }
-    options.trace_out = &trace_file;
-  }
+  if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
   options.keep_trace = !o.dot_path.empty();
   model::WorldRecord record;
   if (stderr_is_terminal()) std::cerr << fmt::format("running {} seed {}...\n", config->scenario.name, o.seed);
@@ -290,14 +296,7 @@ int command_replay(const ReplayOptions& o) {
   model::WorldOptions options;
   options.keep_trace = true;
   std::ofstream trace_file;
-  if (!o.trace_path.empty()) {
-    trace_file.open(o.trace_path);
-    if (!trace_file) {
-      std::cerr << fmt::format("lethe: cannot write the trace to {}\n", o.trace_path);
-      return kExitBadInput;
-    }
-    options.trace_out = &trace_file;
-  }
+  if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
   model::WorldRecord record;
   const auto run = runner::run_seed(*config, o.seed, options, &record);
   if (!run.error.empty()) {

@@ -5,8 +5,8 @@
 // pop_until(deadline) gives up at a virtual deadline. Items are handed out in
 // push order; waiters are served in the order they started waiting.
 //
-// Signal: a level-free notification: wait() parks until notify_all() or
-// the deadline.
+// Signal: a level-free notification: wait() parks until a notify_one() picks
+// it (longest waiting first) or the deadline.
 //
 // Waiters are registered as Wakers (slot, wait id), never as pointers, so a
 // waiter that timed out, crashed or was destroyed is simply skipped: nothing
@@ -84,13 +84,12 @@ class Channel {
 
 class Signal {
  public:
-  // Parks until notify_all() or `deadline`. Returns true if notified.
+  // Parks until notify_one() picks this fiber or `deadline`. Returns true if notified.
   bool wait(Time deadline = kTimeMax) {
     Simulation& simulation = Simulation::current();
     if (simulation.now() >= deadline) return false;
-    while (!waiters_.empty() && !simulation.waiting(waiters_.front())) waiters_.pop_front();
-    // Waiters that timed out stay queued behind live ones until notified; drop them when the queue has
-    // doubled since the last sweep (amortized O(1) per wait, bounded memory with notify_one()).
+    // Waiters that timed out stay queued (notify_one() skips them); drop them when the queue has doubled
+    // since the last sweep: amortized O(1) per wait, and memory bounded by the fibers really waiting.
     if (waiters_.size() >= sweep_at_) {
       std::erase_if(waiters_, [&simulation](Waker w) { return !simulation.waiting(w); });
       sweep_at_ = std::max<std::size_t>(64, 2 * waiters_.size());
@@ -108,14 +107,6 @@ class Signal {
       if (simulation.wake(w)) return true;
     }
     return false;
-  }
-  void notify_all() {
-    if (waiters_.empty()) return;
-    Simulation& simulation = Simulation::current();
-    // wake() only makes fibers ready (none runs here), so nobody adds a waiter meanwhile: drain in place
-    // (a swap with a local deque would allocate one on every notify).
-    for (Waker w : waiters_) simulation.wake(w);
-    waiters_.clear();
   }
 
  private:

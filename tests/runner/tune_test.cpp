@@ -21,10 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using test_support::Outcome;
-using test_support::lethe;
-using test_support::shell;
-using test_support::read_file;
+using namespace test_support;  // shell, lethe, read_file, load_config (tests/runner/support.hpp)
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("tune-test", name); }
 
 sim::Distribution parse(const std::string& text) {
