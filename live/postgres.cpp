@@ -439,6 +439,10 @@ std::string fresh_table_name() {
   return fmt::format("lethe_live_{}_{}_{:x}", ::getpid(), ++counter, ticks & 0xffffffu);
 }
 
+// An admin connection that closes itself however its scope ends.
+using ConnPtr = std::unique_ptr<PGconn, decltype(&PQfinish)>;
+ConnPtr admin_connection(const std::string& target) { return ConnPtr(open_connection(target), &PQfinish); }
+
 class PgStore final : public LiveStore {
  public:
   explicit PgStore(const StoreOptions& options)
@@ -448,23 +452,18 @@ class PgStore final : public LiveStore {
       throw std::invalid_argument("postgres store: table name \"" + table_ +
                                   "\" must be lower-case letters, digits and '_' (at most 60)");
     }
-    PGconn* conn = open_connection(target_);
-    try {
-      run_admin(conn, "SET client_min_messages = warning");
-      run_admin(conn, fmt::format("CREATE TABLE IF NOT EXISTS {} (key bigint PRIMARY KEY, started_at bigint, "
-                                  "completed_at bigint, expires_on bigint, owner bigint NOT NULL DEFAULT 0, "
-                                  "memoized bigint, counter bigint NOT NULL DEFAULT 0)",
-                                  table_));
-      ResultPtr count(PQexec(conn, fmt::format("SELECT count(*) FROM {}", table_).c_str()), &PQclear);
-      if (PQresultStatus(count.get()) != PGRES_TUPLES_OK || int_field(count.get(), 0, 0).value_or(1) != 0) {
-        throw std::runtime_error(fmt::format("postgres store: table {} is not empty (live mode needs a fresh one)",
-                                             table_));
-      }
-    } catch (...) {
-      PQfinish(conn);
-      throw;
+    const ConnPtr owner = admin_connection(target_);
+    PGconn* conn = owner.get();
+    run_admin(conn, "SET client_min_messages = warning");
+    run_admin(conn, fmt::format("CREATE TABLE IF NOT EXISTS {} (key bigint PRIMARY KEY, started_at bigint, "
+                                "completed_at bigint, expires_on bigint, owner bigint NOT NULL DEFAULT 0, "
+                                "memoized bigint, counter bigint NOT NULL DEFAULT 0)",
+                                table_));
+    ResultPtr count(PQexec(conn, fmt::format("SELECT count(*) FROM {}", table_).c_str()), &PQclear);
+    if (PQresultStatus(count.get()) != PGRES_TUPLES_OK || int_field(count.get(), 0, 0).value_or(1) != 0) {
+      throw std::runtime_error(fmt::format("postgres store: table {} is not empty (live mode needs a fresh one)",
+                                           table_));
     }
-    PQfinish(conn);
   }
 
   std::unique_ptr<Connection> connect() override {
@@ -472,23 +471,16 @@ class PgStore final : public LiveStore {
   }
 
   bool stall(sim::Duration duration) override {
-    PGconn* conn = open_connection(target_);
-    try {
-      run_admin(conn, fmt::format("BEGIN; LOCK TABLE {} IN EXCLUSIVE MODE; SELECT pg_sleep({}); COMMIT", table_,
-                                  static_cast<double>(duration) / 1e9));
-    } catch (...) {
-      PQfinish(conn);
-      throw;
-    }
-    PQfinish(conn);
+    const ConnPtr conn = admin_connection(target_);
+    run_admin(conn.get(), fmt::format("BEGIN; LOCK TABLE {} IN EXCLUSIVE MODE; SELECT pg_sleep({}); COMMIT", table_,
+                                      static_cast<double>(duration) / 1e9));
     return true;
   }
 
   void teardown() override {
     if (!owns_table_) return;
-    PGconn* conn = open_connection(target_);
-    ResultPtr result(PQexec(conn, fmt::format("DROP TABLE IF EXISTS {}", table_).c_str()), &PQclear);
-    PQfinish(conn);
+    const ConnPtr conn = admin_connection(target_);
+    ResultPtr result(PQexec(conn.get(), fmt::format("DROP TABLE IF EXISTS {}", table_).c_str()), &PQclear);
   }
 
   std::string location() const override { return "table " + table_; }

@@ -433,6 +433,12 @@ std::string fresh_prefix() {
   return fmt::format("lethe:live:{}:{}:{:x}:", ::getpid(), ++counter, ticks & 0xffffffu);
 }
 
+// An admin connection that closes itself however its scope ends.
+using ContextPtr = std::unique_ptr<redisContext, decltype(&redisFree)>;
+ContextPtr admin_context(const Target& target, sim::Duration command_timeout) {
+  return ContextPtr(open_context(target, command_timeout), &redisFree);
+}
+
 class RedisStore final : public LiveStore {
  public:
   explicit RedisStore(const StoreOptions& options)
@@ -443,29 +449,24 @@ class RedisStore final : public LiveStore {
       throw std::invalid_argument("redis store: key prefix \"" + prefix_ +
                                   "\" must be 1-100 characters without spaces or glob characters");
     }
-    redisContext* context = open_context(target_, 5 * sim::kSecond);
-    try {
-      if (variant_ == Variant::Lua) {
-        // SET .. GET (Put) needs Redis 6.2 or later.
-        const ReplyPtr info = admin_command(context, {"INFO", "server"});
-        const std::string text(info->str, info->len);
-        const auto at = text.find("redis_version:");
-        int major = 0;
-        int minor = 0;
-        if (at != std::string::npos) std::sscanf(text.c_str() + at, "redis_version:%d.%d", &major, &minor);
-        if (major < 6 || (major == 6 && minor < 2)) {
-          throw std::runtime_error("redis store: variant lua needs Redis 6.2 or later (SET .. GET)");
-        }
+    const ContextPtr owner = admin_context(target_, 5 * sim::kSecond);
+    redisContext* context = owner.get();
+    if (variant_ == Variant::Lua) {
+      // SET .. GET (Put) needs Redis 6.2 or later.
+      const ReplyPtr info = admin_command(context, {"INFO", "server"});
+      const std::string text(info->str, info->len);
+      const auto at = text.find("redis_version:");
+      int major = 0;
+      int minor = 0;
+      if (at != std::string::npos) std::sscanf(text.c_str() + at, "redis_version:%d.%d", &major, &minor);
+      if (major < 6 || (major == 6 && minor < 2)) {
+        throw std::runtime_error("redis store: variant lua needs Redis 6.2 or later (SET .. GET)");
       }
-      const ReplyPtr scan = admin_command(context, {"SCAN", "0", "MATCH", prefix_ + "*", "COUNT", "1000"});
-      if (scan->type == REDIS_REPLY_ARRAY && scan->elements == 2 && scan->element[1]->elements > 0) {
-        throw std::runtime_error("redis store: keys with prefix \"" + prefix_ + "\" exist (live mode needs fresh ones)");
-      }
-    } catch (...) {
-      redisFree(context);
-      throw;
     }
-    redisFree(context);
+    const ReplyPtr scan = admin_command(context, {"SCAN", "0", "MATCH", prefix_ + "*", "COUNT", "1000"});
+    if (scan->type == REDIS_REPLY_ARRAY && scan->elements == 2 && scan->element[1]->elements > 0) {
+      throw std::runtime_error("redis store: keys with prefix \"" + prefix_ + "\" exist (live mode needs fresh ones)");
+    }
   }
 
   std::unique_ptr<Connection> connect() override {
@@ -473,38 +474,27 @@ class RedisStore final : public LiveStore {
   }
 
   bool stall(sim::Duration duration) override {
-    redisContext* context = open_context(target_, duration + 10 * sim::kSecond);
-    try {
-      admin_command(context, {"EVAL", kStallScript, "0", std::to_string(duration / sim::kMicrosecond)});
-    } catch (...) {
-      redisFree(context);
-      throw;
-    }
-    redisFree(context);
+    const ContextPtr context = admin_context(target_, duration + 10 * sim::kSecond);
+    admin_command(context.get(), {"EVAL", kStallScript, "0", std::to_string(duration / sim::kMicrosecond)});
     return true;
   }
 
   void teardown() override {
     if (!owns_prefix_) return;
-    redisContext* context = open_context(target_, 5 * sim::kSecond);
-    try {
-      std::string cursor = "0";
-      do {
-        const ReplyPtr scan = admin_command(context, {"SCAN", cursor, "MATCH", prefix_ + "*", "COUNT", "1000"});
-        if (scan->type != REDIS_REPLY_ARRAY || scan->elements != 2) break;
-        cursor.assign(scan->element[0]->str, scan->element[0]->len);
-        const redisReply* keys = scan->element[1];
-        if (keys->elements > 0) {
-          std::vector<std::string> args = {"DEL"};
-          for (std::size_t i = 0; i < keys->elements; ++i) args.emplace_back(keys->element[i]->str, keys->element[i]->len);
-          admin_command(context, args);
-        }
-      } while (cursor != "0");
-    } catch (...) {
-      redisFree(context);
-      throw;
-    }
-    redisFree(context);
+    const ContextPtr owner = admin_context(target_, 5 * sim::kSecond);
+    redisContext* context = owner.get();
+    std::string cursor = "0";
+    do {
+      const ReplyPtr scan = admin_command(context, {"SCAN", cursor, "MATCH", prefix_ + "*", "COUNT", "1000"});
+      if (scan->type != REDIS_REPLY_ARRAY || scan->elements != 2) break;
+      cursor.assign(scan->element[0]->str, scan->element[0]->len);
+      const redisReply* keys = scan->element[1];
+      if (keys->elements > 0) {
+        std::vector<std::string> args = {"DEL"};
+        for (std::size_t i = 0; i < keys->elements; ++i) args.emplace_back(keys->element[i]->str, keys->element[i]->len);
+        admin_command(context, args);
+      }
+    } while (cursor != "0");
   }
 
   std::string location() const override { return "keys " + prefix_ + "*"; }
