@@ -97,9 +97,9 @@ class SharedLedger {
     std::lock_guard<std::mutex> lock(mutex_);
     ledger_.attempt(attempt).crashed_at = now;
   }
-  void decided(const model::DecisionNote& note, sim::Time now, std::uint32_t worker) {
+  void decided(const model::DecisionNote& note, sim::Time now) {
     std::lock_guard<std::mutex> lock(mutex_);
-    ledger_.decisions.push_back(model::DecisionRecord{note, now, worker});
+    ledger_.decided(note, now);
   }
   void waited(MessageId id, model::ProcessorId processor, AttemptId attempt, sim::Duration waited) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -289,7 +289,7 @@ class WorkerHooks final : public model::ProtocolHooks {
     throw WorkerKilled{};
   }
   void decided(const model::DecisionNote& note) override {
-    ledger_.decided(note, clock_.now(), worker_);
+    ledger_.decided(note, clock_.now());
     coverage_.add(fmt::format("decision.{}", model::to_string(note.basis)));
   }
   void waited(MessageId id, model::ProcessorId processor, AttemptId attempt, sim::Duration waited) override {
@@ -360,17 +360,9 @@ std::vector<std::uint64_t> Run::unexplained_messages(const model::Ledger& ledger
   // store stall delaying the completion, a real pause).
   const std::set<AttemptId> slowed = ledger_.slowed_attempts();
   std::map<AttemptId, sim::Time> decided_at;  // the last decision of each attempt that let it run the effect
-  for (const auto& d : ledger.decisions) {
-    switch (d.note.basis) {
-      case model::Basis::Absent:
-      case model::Basis::ExpiredCompleted:
-      case model::Basis::StaleTakeover:
-      case model::Basis::MaxWaitProcess:
-        decided_at[d.note.attempt] = d.note.local_time;
-        break;
-      default:
-        break;
-    }
+  for (const auto& a : ledger.attempts) {
+    const model::ProcessDecision* d = a.process_decision();
+    if (d != nullptr && d->basis != model::Basis::Unprotected) decided_at[a.attempt] = d->local_time;
   }
   std::set<MessageId> slow_owner;
   for (const auto& e : ledger.executions) {

@@ -27,33 +27,17 @@ Quantiles quantiles(std::vector<std::int64_t>& values) {
 
 namespace {
 
-bool is_process_basis(Basis basis) {
-  switch (basis) {
-    case Basis::Unprotected:
-    case Basis::Absent:
-    case Basis::ExpiredCompleted:
-    case Basis::StaleTakeover:
-    case Basis::MaxWaitProcess:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string t(sim::Time time) { return sim::format_duration(time); }
 
 class Judge {
  public:
   Judge(const OracleInput& input, RunResult& result) : in_(input), ledger_(input.ledger), result_(result) {
-    // The last process-type decision of each attempt (index + 1; 0: none). One flat array: a vector per
-    // attempt cost an allocation each, and was the oracle's largest memory at a million messages.
-    last_process_decision_.assign(ledger_.attempts.size() + 1, 0);
-    for (std::size_t i = 0; i < ledger_.decisions.size(); ++i) {
-      const AttemptId a = ledger_.decisions[i].note.attempt;
-      if (a >= 1 && a < last_process_decision_.size() && is_process_basis(ledger_.decisions[i].note.basis)) {
-        last_process_decision_[a] = i + 1;
-      }
-    }
+    // Evictions by (key, time), for evicted_before's binary search (a scan of every eviction per duplicate
+    // was quadratic in long runs with a TTL).
+    evictions_.assign(ledger_.evictions.begin(), ledger_.evictions.end());
+    std::sort(evictions_.begin(), evictions_.end(), [](const EvictionRecord& x, const EvictionRecord& y) {
+      return x.key != y.key ? x.key < y.key : x.at < y.at;
+    });
   }
 
   void run() {
@@ -80,9 +64,8 @@ class Judge {
   }
 
   // The decision on which the attempt ran its effect (the last process-type one).
-  const DecisionRecord* process_decision(AttemptId a) const {
-    if (a >= last_process_decision_.size() || last_process_decision_[a] == 0) return nullptr;
-    return &ledger_.decisions[last_process_decision_[a] - 1];
+  const ProcessDecision* process_decision(AttemptId a) const {
+    return ledger_.has_attempt(a) ? ledger_.attempt(a).process_decision() : nullptr;
   }
 
   bool crashed_after_effect(AttemptId a) const {
@@ -103,10 +86,11 @@ class Judge {
   }
 
   bool evicted_before(MessageId id, ProcessorId p, sim::Time time) const {
-    const Key dedupe = make_key(Table::Dedupe, p, id);
-    const Key inbox = make_key(Table::Inbox, p, id);
-    for (const auto& e : ledger_.evictions) {
-      if ((e.key == dedupe || e.key == inbox) && e.at <= time) return true;
+    // The earliest eviction of each key is the first of its run in evictions_.
+    for (const Key key : {make_key(Table::Dedupe, p, id), make_key(Table::Inbox, p, id)}) {
+      const auto it = std::lower_bound(evictions_.begin(), evictions_.end(), key,
+                                       [](const EvictionRecord& e, Key k) { return e.key < k; });
+      if (it != evictions_.end() && it->key == key && it->at <= time) return true;
     }
     return false;
   }
@@ -130,22 +114,22 @@ class Judge {
     // This attempt owned the record, and an earlier executor took it over from it: the owner was alive (it
     // went on to run the effect), so the record was declared dead too early.
     for (const auto* prior : earlier) {
-      const DecisionRecord* pd = process_decision(prior->attempt);
-      if (pd == nullptr || !pd->note.seen || pd->note.seen->owner != e.attempt) continue;
-      if (pd->note.basis != Basis::StaleTakeover && pd->note.basis != Basis::MaxWaitProcess) continue;
+      const ProcessDecision* pd = process_decision(prior->attempt);
+      if (pd == nullptr || !pd->seen || pd->seen_owner != e.attempt) continue;
+      if (pd->basis != Basis::StaleTakeover && pd->basis != Basis::MaxWaitProcess) continue;
       why = fmt::format("{} owned the record (started_at {}); {} found it older than max_processing_time at {} "
                         "(its clock {}) and ran the effect at {}, but the owner was alive and ran it too at {}: "
                         "slow work, a pause or clock skew",
-                        who(e.attempt), pd->note.seen->started_at ? t(*pd->note.seen->started_at) : "?",
-                        who(prior->attempt), t(pd->at), t(pd->note.local_time), t(prior->at), t(e.at));
+                        who(e.attempt), pd->seen_started_at ? t(*pd->seen_started_at) : "?",
+                        who(prior->attempt), t(pd->at), t(pd->local_time), t(prior->at), t(e.at));
       return Cause::TakeoverWhileAlive;
     }
-    const DecisionRecord* d = process_decision(e.attempt);
+    const ProcessDecision* d = process_decision(e.attempt);
     if (d == nullptr) {
       why = fmt::format("{} ran the effect without a recorded decision", who(e.attempt));
       return Cause::Unprotected;
     }
-    const DecisionNote& note = d->note;
+    const ProcessDecision& note = *d;
     switch (note.basis) {
       case Basis::Unprotected:
         why = fmt::format("{} ran unprotected", who(e.attempt));
@@ -153,7 +137,7 @@ class Judge {
       case Basis::ExpiredCompleted:
         why = fmt::format("{} found the completed record expired at {} (expires_on {}) and treated it as absent "
                           "(expired_wins); the first run was by {} at {}",
-                          who(e.attempt), t(d->at), note.seen && note.seen->expires_on ? t(*note.seen->expires_on) : "?",
+                          who(e.attempt), t(d->at), note.seen && note.seen_expires_on ? t(*note.seen_expires_on) : "?",
                           who(first.attempt), t(first.at));
         return Cause::Expired;
       case Basis::Absent:
@@ -181,13 +165,13 @@ class Judge {
                           who(e.attempt), t(d->at), who(previous.attempt), t(previous.at));
         return Cause::Unprotected;
       case Basis::StaleTakeover: {
-        const AttemptId owner = note.seen ? note.seen->owner : 0;
-        const sim::Time started = note.seen && note.seen->started_at ? *note.seen->started_at : 0;
+        const AttemptId owner = note.seen ? note.seen_owner : 0;
+        const sim::Time started = note.seen && note.seen_started_at ? *note.seen_started_at : 0;
         // Another attempt took over the same stale record (same startedAt and owner) before us and ran it.
         for (const auto* prior : earlier) {
-          const DecisionRecord* pd = process_decision(prior->attempt);
-          if (pd != nullptr && pd->note.basis == Basis::StaleTakeover && pd->note.seen && note.seen &&
-              pd->note.seen->started_at == note.seen->started_at && pd->note.seen->owner == note.seen->owner) {
+          const ProcessDecision* pd = process_decision(prior->attempt);
+          if (pd != nullptr && pd->basis == Basis::StaleTakeover && pd->seen && note.seen &&
+              pd->seen_started_at == note.seen_started_at && pd->seen_owner == note.seen_owner) {
             why = fmt::format("{} and {} both took over the same stale record (started_at {} by {}): the start "
                               "time was never refreshed, so every waiter that found it stale ran the effect",
                               who(prior->attempt), who(e.attempt), t(started), who(owner));
@@ -364,7 +348,7 @@ class Judge {
     if (it == first_value_.end() || it->id != id || it->processor != processor) return nullptr;
     return &it->value;
   }
-  std::vector<std::size_t> last_process_decision_;
+  std::vector<EvictionRecord> evictions_;  // sorted by (key, at)
   std::vector<FirstValue> first_value_;
 };
 

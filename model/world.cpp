@@ -178,7 +178,7 @@ class World::Hooks final : public ProtocolHooks {
 
   void decided(const DecisionNote& note) override {
     auto& simulation = *world_.simulation_;
-    world_.ledger_.decisions.push_back(DecisionRecord{note, simulation.now(), node_.id()});
+    world_.ledger_.decided(note, simulation.now());
     simulation.trace().record(simulation.now(), kTraceDecision, node_.id(), note.id, note.attempt,
                               static_cast<std::uint64_t>(note.basis));
     ++world_.decisions_by_basis_[static_cast<std::size_t>(note.basis)];

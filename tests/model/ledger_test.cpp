@@ -1,0 +1,77 @@
+// The ledger keeps, per attempt, only the decision the oracle reads: the last one that let it run the effect.
+#include "model/ledger.hpp"
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+namespace model {
+namespace {
+
+AttemptId add_attempt(Ledger& ledger, MessageId id) {
+  AttemptRecord record;
+  record.attempt = ledger.attempts.size() + 1;
+  record.id = id;
+  ledger.attempts.push_back(record);
+  return record.attempt;
+}
+
+DecisionNote note(AttemptId attempt, Basis basis, std::optional<Item> seen = std::nullopt, sim::Time local = 0) {
+  DecisionNote n;
+  n.id = 7;
+  n.attempt = attempt;
+  n.basis = basis;
+  n.seen = std::move(seen);
+  n.local_time = local;
+  return n;
+}
+
+TEST(Ledger, AnAttemptKeepsItsLastProcessDecisionAndNoSkipOrWaitDecision) {
+  Ledger ledger;
+  const AttemptId a = add_attempt(ledger, 7);
+  ledger.decided(note(a, Basis::InFlightRecent), 10);
+  EXPECT_EQ(ledger.attempt(a).process_decision(), nullptr);
+
+  Item in_flight;
+  in_flight.started_at = 3;
+  in_flight.owner = 99;
+  ledger.decided(note(a, Basis::StaleTakeover, in_flight, 40), 50);
+  ledger.decided(note(a, Basis::TakeoverLost, in_flight), 60);  // not a process basis: the takeover stays
+  const ProcessDecision* d = ledger.attempt(a).process_decision();
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->basis, Basis::StaleTakeover);
+  EXPECT_EQ(d->at, 50);
+  EXPECT_EQ(d->local_time, 40);
+  EXPECT_TRUE(d->seen);
+  EXPECT_EQ(d->seen_owner, 99u);
+  ASSERT_TRUE(d->seen_started_at.has_value());
+  EXPECT_EQ(*d->seen_started_at, 3);
+  EXPECT_FALSE(d->seen_expires_on.has_value());
+
+  ledger.decided(note(a, Basis::Absent), 70);  // a later process decision replaces it
+  EXPECT_EQ(ledger.attempt(a).process_decision()->basis, Basis::Absent);
+  EXPECT_FALSE(ledger.attempt(a).process_decision()->seen);
+}
+
+TEST(Ledger, ADecisionForAnUnknownAttemptIsIgnored) {
+  Ledger ledger;
+  add_attempt(ledger, 1);
+  ledger.decided(note(0, Basis::Absent), 1);
+  ledger.decided(note(2, Basis::Absent), 1);
+  EXPECT_EQ(ledger.attempt(1).process_decision(), nullptr);
+}
+
+RC_GTEST_PROP(MaybeTime, HoldsEveryTimeButNoneAndComparesByPresenceThenValue,
+              (bool present, std::int64_t value, std::int64_t other)) {
+  RC_PRE(value != MaybeTime::kNone && other != MaybeTime::kNone);
+  const MaybeTime m = present ? MaybeTime(value) : MaybeTime(std::nullopt);
+  RC_ASSERT(m.has_value() == present);
+  RC_ASSERT(static_cast<bool>(m) == present);
+  RC_ASSERT(m.value_or(other) == (present ? value : other));
+  RC_ASSERT(m.optional().has_value() == present);
+  if (present) RC_ASSERT(*m == value);
+  RC_ASSERT((m == MaybeTime(other)) == (present && value == other));
+  RC_ASSERT((m == MaybeTime()) == !present);
+}
+
+}  // namespace
+}  // namespace model
