@@ -310,7 +310,61 @@ void Store::arm_sweeper(Key key, const Item& item) {
   const std::uint64_t token = next_eviction_token_++;
   pending_evictions_[key] = PendingEviction{at, expires_on, token};
   ++stats_.eviction_timers;
-  simulation_.at(at, [this, key, token] { run_sweeper(key, token); });
+  schedule_sweep(Sweep{at, token, key});
+}
+
+void Store::schedule_sweep(const Sweep& sweep) {
+  if (sweep_fifo_.empty() || sweep_fifo_.back().at <= sweep.at) {
+    sweep_fifo_.push_back(sweep);  // tokens grow, so the fifo stays sorted by (at, token)
+  } else {
+    sweep_heap_.push_back(sweep);
+    std::push_heap(sweep_heap_.begin(), sweep_heap_.end(), SweepLater{});
+  }
+  if (!sweeping_) arm_sweep_timer();
+}
+
+bool Store::next_sweep(Sweep& out) const {
+  if (sweep_fifo_.empty() && sweep_heap_.empty()) return false;
+  if (sweep_heap_.empty()) {
+    out = sweep_fifo_.front();
+  } else if (sweep_fifo_.empty()) {
+    out = sweep_heap_.front();
+  } else {
+    out = SweepLater{}(sweep_fifo_.front(), sweep_heap_.front()) ? sweep_heap_.front() : sweep_fifo_.front();
+  }
+  return true;
+}
+
+void Store::pop_sweep() {
+  if (!sweep_heap_.empty() && (sweep_fifo_.empty() || SweepLater{}(sweep_fifo_.front(), sweep_heap_.front()))) {
+    std::pop_heap(sweep_heap_.begin(), sweep_heap_.end(), SweepLater{});
+    sweep_heap_.pop_back();
+  } else {
+    sweep_fifo_.pop_front();
+  }
+}
+
+void Store::arm_sweep_timer() {
+  Sweep next;
+  if (!next_sweep(next) || next.at >= sweep_timer_at_) return;  // the live timer fires early enough
+  sweep_timer_at_ = next.at;
+  const std::uint64_t generation = ++sweep_timer_generation_;
+  simulation_.at(next.at, [this, generation] {
+    if (generation != sweep_timer_generation_) return;  // superseded by an earlier one
+    sweep_timer_at_ = sim::kTimeMax;
+    run_due_sweeps();
+  });
+}
+
+void Store::run_due_sweeps() {
+  sweeping_ = true;
+  Sweep next;
+  while (next_sweep(next) && next.at <= simulation_.now()) {
+    pop_sweep();
+    run_sweeper(next.key, next.token);
+  }
+  sweeping_ = false;
+  arm_sweep_timer();
 }
 
 void Store::run_sweeper(Key key, std::uint64_t token) {

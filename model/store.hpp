@@ -225,6 +225,28 @@ class Store {
 
   std::map<Key, PendingEviction> pending_evictions_;
   std::uint64_t next_eviction_token_ = 1;
+  // The sweeper's schedule: one entry per armed eviction, popped in (at, token) order, and ONE kernel timer, for
+  // the earliest entry (a kernel timer and its callback per record cost about 120 bytes per record within TTL).
+  // Entries armed in non-decreasing `at` order (a constant TTL: the common case) queue in sweep_fifo_ at O(1);
+  // an entry earlier than the fifo's back goes to the min-heap sweep_heap_.
+  struct Sweep {
+    sim::Time at = 0;
+    std::uint64_t token = 0;
+    Key key = 0;
+  };
+  struct SweepLater {
+    bool operator()(const Sweep& x, const Sweep& y) const { return x.at != y.at ? x.at > y.at : x.token > y.token; }
+  };
+  std::deque<Sweep> sweep_fifo_;
+  std::vector<Sweep> sweep_heap_;
+  sim::Time sweep_timer_at_ = sim::kTimeMax;  // the live kernel timer's instant (kTimeMax: none)
+  std::uint64_t sweep_timer_generation_ = 0;  // a kernel timer of an older generation is stale
+  bool sweeping_ = false;                     // in run_due_sweeps (it re-arms the timer once, at its end)
+  void schedule_sweep(const Sweep& sweep);
+  bool next_sweep(Sweep& out) const;          // the earliest entry, if any
+  void pop_sweep();                           // REQUIRES: next_sweep() found one
+  void arm_sweep_timer();
+  void run_due_sweeps();
   std::vector<Eviction> evictions_;
 
   sim::Duration replica_horizon_ = 0;

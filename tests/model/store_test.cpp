@@ -439,6 +439,39 @@ TEST(StoreTtl, AnExpiryMovedEarlierIsSweptAtTheEarlierInstant) {
   EXPECT_EQ(world.store.stats().sweeper_runs, 1u) << "the superseded 100 ms timer does nothing";
 }
 
+RC_GTEST_PROP(StoreTtl, EveryItemIsEvictedOnceAtItsLastExpiryInWhateverOrderTheExpiriesWereSet, ()) {
+  // Expiries at least 1 s ahead, set (and some moved earlier or later) within the first ~100 ms: earlier ones
+  // after later ones take the sweeper's heap path, increasing ones its fifo.
+  const auto seed = *rc::gen::inRange<std::uint64_t>(1, 1'000'000);
+  const auto writes = *rc::gen::container<std::vector<std::pair<Key, sim::Duration>>>(
+      *rc::gen::inRange<std::size_t>(1, 40),
+      rc::gen::pair(rc::gen::inRange<Key>(1, 12), rc::gen::inRange<sim::Duration>(1'000, 2'000)));
+  World world(seed, ttl_settings(model::TtlEvictionKind::Exact, 0));
+  sim::Node& node = world.add_client("client");
+  model::SimStoreClient& client = world.client(0);
+  std::map<Key, sim::Time> last_expiry;
+  for (const auto& [key, ms] : writes) last_expiry[key] = ms * kMillisecond;
+  node.set_main([&client, &writes] {
+    for (const auto& [key, ms] : writes) {
+      Item item = item_with_counter(static_cast<std::int64_t>(ms));
+      item.expires_on = ms * kMillisecond;
+      RC_ASSERT(client.execute(model::put_op(key, item)).has_value());
+    }
+  });
+  node.start();
+  world.simulation.run();
+  const auto& log = world.store.eviction_log();
+  RC_ASSERT(log.size() == last_expiry.size());
+  std::map<Key, sim::Time> evicted;
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    if (i > 0) RC_ASSERT(log[i - 1].at <= log[i].at);
+    RC_ASSERT(evicted.emplace(log[i].key, log[i].at).second);
+  }
+  RC_ASSERT(evicted == last_expiry);
+  RC_ASSERT(world.store.pending_evictions() == 0u);
+  RC_ASSERT(world.store.state().empty());
+}
+
 // ---------------------------------------------------------------- read replica
 
 StoreSettings replica_settings(const std::string& lag) {
