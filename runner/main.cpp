@@ -2,9 +2,13 @@
 //
 // Exit codes: 0 every expectation held; 1 an expectation failed; 2 bad input
 // (usage, scenario file, values); 3 an internal invariant of lethe broke.
+#ifdef LETHE_MIMALLOC
+#include <mimalloc.h>
+#endif
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -335,6 +339,10 @@ int command_replay(const ReplayOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef LETHE_MIMALLOC
+  // Large (2 MiB, transparent huge) pages for the heap: see CMakeLists.txt. LETHE_SMALL_PAGES=1 turns it off.
+  if (std::getenv("LETHE_SMALL_PAGES") == nullptr) mi_option_enable(mi_option_large_os_pages);
+#endif
   CLI::App app{"lethe: deterministic simulation of effectively-once message processing.\n"
                "Exit codes: 0 expectations held, 1 an expectation failed, 2 bad input, 3 internal error."};
   app.require_subcommand(1);
