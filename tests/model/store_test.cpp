@@ -77,7 +77,7 @@ Item item_with_counter(std::int64_t counter) {
 
 // A plain map, with the semantics of each operation written out independently of model::apply.
 struct Reference {
-  std::map<Key, Item> items;
+  model::StoreState items;
 };
 
 bool reference_holds(const model::Condition& condition, const std::optional<Item>& current) {
