@@ -295,21 +295,38 @@ class Judge {
   }
 
   void count_recovery() {
-    // Completions sorted by (id, processor, time): one flat array searched by (id, processor).
+    // Recovery latency: from a crash of an attempt that had decided to run its effect to the first completion
+    // of the same (id, processor) by another attempt. Only the (id, processor) pairs with such a crash are
+    // indexed (a run without crashes builds nothing: this index was the oracle's largest temporary).
     struct Completion {
       MessageId id;
       ProcessorId processor;
       sim::Time at;
       AttemptId by;
     };
-    std::vector<Completion> completions;
-    for (const auto& a : ledger_.attempts) {
-      if (a.completion_applied && a.completed_at) completions.push_back({a.id, a.processor, *a.completed_at, a.attempt});
-    }
     const auto key_less = [](const Completion& x, const Completion& y) {
       if (x.id != y.id) return x.id < y.id;
       return x.processor < y.processor;
     };
+    std::vector<Completion> crashed;  // the pairs to index (at and by unused)
+    for (const auto& a : ledger_.attempts) {
+      if (a.crashed_at && process_decision(a.attempt) != nullptr) crashed.push_back({a.id, a.processor, 0, 0});
+    }
+    if (crashed.empty()) {
+      std::vector<std::int64_t> none;
+      result_.recovery_latency = quantiles(none);
+      return;
+    }
+    std::sort(crashed.begin(), crashed.end(), key_less);
+    const auto has_crash = [&](const AttemptRecord& a) {
+      return std::binary_search(crashed.begin(), crashed.end(), Completion{a.id, a.processor, 0, 0}, key_less);
+    };
+    std::vector<Completion> completions;  // sorted by (id, processor, time)
+    for (const auto& a : ledger_.attempts) {
+      if (a.completion_applied && a.completed_at && has_crash(a)) {
+        completions.push_back({a.id, a.processor, *a.completed_at, a.attempt});
+      }
+    }
     std::sort(completions.begin(), completions.end(), [&key_less](const Completion& x, const Completion& y) {
       if (key_less(x, y) || key_less(y, x)) return key_less(x, y);
       if (x.at != y.at) return x.at < y.at;

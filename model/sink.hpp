@@ -56,6 +56,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <utility>
@@ -122,10 +123,11 @@ class Sink {
   Sink& operator=(const Sink&) = delete;
 
   // The ground truth of effects: one entry per execution, in execution order.
-  const std::vector<Execution>& executions() const { return executions_; }
-  // Hands the log over (the world copies it into its ledger when the run is over; keeping both doubled the
-  // memory of a long run). executions() is empty afterwards.
-  std::vector<Execution> take_executions() { return std::exchange(executions_, {}); }
+  // A deque: it grows in fixed blocks (a vector's growth copied the whole log and doubled it for a moment).
+  const std::deque<Execution>& executions() const { return executions_; }
+  // Hands the log over (the world moves it into its ledger when the run is over, block by block; keeping both
+  // doubled the memory of a long run). executions() is empty afterwards.
+  std::deque<Execution> take_executions() { return std::exchange(executions_, {}); }
   // Calls that reached the provider (including rejected 503s and idempotent replays).
   std::uint64_t calls() const { return calls_; }
   // 503s (capacity or outage).
@@ -169,7 +171,7 @@ class Sink {
   std::uint64_t burst_calls_ = 1;
   sim::Time theoretical_arrival_ = 0;
   std::map<std::pair<MessageId, ProcessorId>, std::uint64_t> idempotency_;
-  std::vector<Execution> executions_;
+  std::deque<Execution> executions_;
   std::uint64_t calls_ = 0;
   std::uint64_t rejected_ = 0;
   std::uint64_t rejected_for_capacity_ = 0;

@@ -788,9 +788,11 @@ RunResult World::judge_run() {
   auto& sim = *simulation_;
   merge_counted_coverage();
   if (config_.protocol.kind != ProtocolKind::Inbox) {
-    const std::vector<Execution> executions = sink_->take_executions();
-    for (const auto& e : executions) {
+    std::deque<Execution> executions = sink_->take_executions();
+    while (!executions.empty()) {  // popping frees the sink's blocks as the ledger's fill
+      const Execution& e = executions.front();
       ledger_.executions.push_back(ExecutionRecord{e.id, e.processor, e.attempt, e.call_number, e.caller, e.at, e.value});
+      executions.pop_front();
     }
   }
   for (const auto& e : ledger_.executions) {

@@ -112,7 +112,7 @@ LostFirstAck call_with_lost_first_ack(SinkKind kind, bool idempotent) {
   world.workers[0]->set_main([&] { outcome.result = client.call(7, 0, 1001); });
   world.workers[0]->start();
   world.simulation.run();
-  outcome.executions = world.sink.executions();
+  outcome.executions.assign(world.sink.executions().begin(), world.sink.executions().end());
   outcome.calls = world.sink.calls();
   outcome.replays = world.sink.replays();
   outcome.stats = client.stats();
@@ -191,7 +191,7 @@ ManyCalls many_calls_with_lossy_acks(std::uint64_t seed, SinkKind kind, bool ide
     world.workers[w]->start();
   }
   world.simulation.run();
-  outcome.executions = world.sink.executions();
+  outcome.executions.assign(world.sink.executions().begin(), world.sink.executions().end());
   outcome.trace_hash = world.simulation.trace().hash();
   outcome.calls = world.sink.calls();
   return outcome;
@@ -289,7 +289,7 @@ Burst burst(const SinkSection& section, int callers, std::uint64_t seed = 1,
   outcome.calls = world.sink.calls();
   outcome.rejected_for_capacity = world.sink.rejected_for_capacity();
   outcome.rejected_for_outage = world.sink.rejected_for_outage();
-  outcome.executions = world.sink.executions();
+  outcome.executions.assign(world.sink.executions().begin(), world.sink.executions().end());
   return outcome;
 }
 
