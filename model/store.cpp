@@ -216,9 +216,14 @@ Reply Store::execute(std::uint64_t request, const Op& op, const std::optional<st
   if (op.kind != OpKind::Transaction) {
     // One key (op.keys() == {op.key}): no vectors.
     first_key = op.key;
-    const std::optional<Item> before = peek(op.key);
-    reply = (request != 0 && bug_ != StoreBug::None) ? execute_with_bug(request, op, snapshot) : apply(state_, op);
-    after_change(op.key, before, peek(op.key));
+    if (request != 0 && bug_ != StoreBug::None) {
+      const std::optional<Item> before = peek(op.key);
+      reply = execute_with_bug(request, op, snapshot);
+      after_change(op.key, before, peek(op.key));
+    } else {
+      reply = apply(state_, op);  // a single-key op's reply.previous is the item before it (model::apply)
+      after_change(op.key, reply.previous, peek(op.key));
+    }
   } else {
     const std::vector<Key> keys = op.keys();
     std::vector<std::optional<Item>> before;

@@ -135,7 +135,8 @@ struct Reply {
 // erase, and nothing here holds one across either).
 using StoreState = absl::btree_map<Key, Item>;
 
-// Executes `op` atomically on `state`. Pure: the same state and op give the same result.
+// Executes `op` atomically on `state`. Pure: the same state and op give the same result. For a single-key op
+// (every kind but Transaction) reply.previous is the item as it was before the op (Store::execute relies on it).
 Reply apply(StoreState& state, const Op& op);
 
 std::string describe(const Op& op);
