@@ -217,18 +217,30 @@ class Judge {
 
   void count_executions() {
     const auto& ex = ledger_.executions;
-    std::vector<std::size_t> order(ex.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&ex](std::size_t a, std::size_t b) {
-      if (ex[a].id != ex[b].id) return ex[a].id < ex[b].id;
-      if (ex[a].processor != ex[b].processor) return ex[a].processor < ex[b].processor;
-      return ex[a].at < ex[b].at;
+    // Sorted by (id, processor, time), ties in log order: the sort keys are copied next to the index, so the
+    // sort reads one flat array (comparing through indices into the deque missed the cache on every compare).
+    struct SortKey {
+      MessageId id;
+      sim::Time at;
+      ProcessorId processor;
+      std::uint32_t index;
+    };
+    std::vector<SortKey> order;
+    order.reserve(ex.size());
+    for (std::size_t i = 0; i < ex.size(); ++i) {
+      order.push_back(SortKey{ex[i].id, ex[i].at, ex[i].processor, static_cast<std::uint32_t>(i)});
+    }
+    std::sort(order.begin(), order.end(), [](const SortKey& x, const SortKey& y) {
+      if (x.id != y.id) return x.id < y.id;
+      if (x.processor != y.processor) return x.processor < y.processor;
+      if (x.at != y.at) return x.at < y.at;
+      return x.index < y.index;
     });
     result_.effects = ex.size();
     std::vector<const ExecutionRecord*> earlier;
     for (std::size_t k = 0; k < order.size(); ++k) {
-      const ExecutionRecord& e = ex[order[k]];
-      const bool same_group = k > 0 && ex[order[k - 1]].id == e.id && ex[order[k - 1]].processor == e.processor;
+      const ExecutionRecord& e = ex[order[k].index];
+      const bool same_group = k > 0 && order[k - 1].id == e.id && order[k - 1].processor == e.processor;
       if (!same_group) {
         earlier.clear();
         first_value_.push_back(FirstValue{e.id, e.processor, e.value});  // in (id, processor) order
@@ -268,19 +280,31 @@ class Judge {
   // Completions that landed on top of an earlier completion with a different memoized value: a timed-out
   // owner's blind completion overwriting the result other callers were already handed.
   void count_memo_overwrites() {
-    std::vector<const AttemptRecord*> landed;
+    struct Landed {
+      MessageId id;
+      sim::Time completed_at;
+      std::uint64_t value;
+      ProcessorId processor;
+      std::uint32_t index;  // log order, for ties
+    };
+    std::vector<Landed> landed;
+    std::uint32_t index = 0;
     for (const auto& a : ledger_.attempts) {
-      if (a.completion_applied && a.completed_at && a.returned_value) landed.push_back(&a);
+      if (a.completion_applied && a.completed_at && a.returned_value) {
+        landed.push_back(Landed{a.id, *a.completed_at, *a.returned_value, a.processor, index});
+      }
+      ++index;
     }
-    std::stable_sort(landed.begin(), landed.end(), [](const AttemptRecord* x, const AttemptRecord* y) {
-      if (x->id != y->id) return x->id < y->id;
-      if (x->processor != y->processor) return x->processor < y->processor;
-      return *x->completed_at < *y->completed_at;
+    std::sort(landed.begin(), landed.end(), [](const Landed& x, const Landed& y) {
+      if (x.id != y.id) return x.id < y.id;
+      if (x.processor != y.processor) return x.processor < y.processor;
+      if (x.completed_at != y.completed_at) return x.completed_at < y.completed_at;
+      return x.index < y.index;
     });
     for (std::size_t i = 1; i < landed.size(); ++i) {
-      const auto* before = landed[i - 1];
-      const auto* now = landed[i];
-      if (before->id == now->id && before->processor == now->processor && *before->returned_value != *now->returned_value) {
+      const Landed& before = landed[i - 1];
+      const Landed& now = landed[i];
+      if (before.id == now.id && before.processor == now.processor && before.value != now.value) {
         ++result_.memo_overwrites;
       }
     }
