@@ -234,7 +234,7 @@ Reply Store::execute(std::uint64_t request, const Op& op, const std::optional<st
     first_key = keys.empty() ? 0 : keys.front();
   }
   if (op.kind == OpKind::Evict && reply.applied && reply.previous.has_value()) {
-    evictions_.push_back(Eviction{op.key, now, *reply.previous});
+    if (record_history_) evictions_.push_back(Eviction{op.key, now, *reply.previous});
     ++stats_.evictions;
     simulation_.trace().record(now, kTraceEvict, node_.id(), op.key,
                                static_cast<std::uint64_t>(reply.previous->expires_on.value_or(0)));

@@ -98,7 +98,7 @@ struct StoreStats {
   std::uint64_t no_responses = 0;            // calls without one (timeout or caller crash)
   std::uint64_t duplicate_executions = 0;    // second and later executions of one request (counted while recording)
   std::uint64_t sweeper_runs = 0;            // sweeper Evict executions (applied or not)
-  std::uint64_t evictions = 0;               // applied Evicts (== eviction_log().size())
+  std::uint64_t evictions = 0;               // applied Evicts (== eviction_log().size() while recording history)
   std::uint64_t eviction_timers = 0;         // sweeper timers scheduled
   std::uint64_t replica_reads = 0;           // replica reads served (not in the history)
   std::uint64_t bugs_fired = 0;              // operations a deliberate bug altered
@@ -138,7 +138,8 @@ class Store {
   void set_bug(StoreBug bug, double probability = 0.25);
   StoreBug bug() const { return bug_; }
 
-  // Off: no history is kept (for long runs that do not check it). On by default.
+  // Off: no history is kept (for long runs that do not check it), nor the eviction log (96 bytes per evicted
+  // item: with a TTL, as much as a record per message over the whole run). On by default.
   void set_record_history(bool record) { record_history_ = record; }
   bool recording_history() const { return record_history_; }
 
