@@ -4,13 +4,16 @@
 #include <boost/fiber/algo/algorithm.hpp>
 #include <boost/fiber/context.hpp>
 #include <boost/fiber/fiber.hpp>
-#include <boost/fiber/fixedsize_stack.hpp>
+#include <boost/context/stack_context.hpp>
 #include <boost/fiber/operations.hpp>
 #include <boost/fiber/type.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <new>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "sim/node.hpp"
 
@@ -98,8 +101,68 @@ class KernelAlgorithm final : public boost::fibers::algo::algorithm {
   boost::fibers::context* main_ = nullptr;
 };
 
+// Fiber stacks, carved from chunks mapped straight from the OS (not malloc) and marked MADV_NOHUGEPAGE: a parked
+// fiber keeps resident only the 4 KiB pages its frames touched (about 5.5 KiB), whatever the allocator does with
+// the heap. (With malloc'd stacks and an allocator on 2 MiB pages, 100,000 consumers committed their whole
+// 64 KiB stacks: 6.6 GB.) Stacks are reused LIFO (the last freed is the warmest); a chunk holds many stacks, so
+// 100,000 fibers are a few hundred mappings, far from vm.max_map_count (protected_fixedsize_stack's guard
+// pages would cost two mappings per fiber). No guard page: measure stack depth in tests (KERNEL-NOTES.md).
+class StackPool {
+ public:
+  explicit StackPool(std::size_t stack_bytes) {
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    stack_bytes_ = (std::max<std::size_t>(stack_bytes, page) + page - 1) / page * page;
+  }
+  StackPool(const StackPool&) = delete;
+  StackPool& operator=(const StackPool&) = delete;
+  ~StackPool() {
+    for (void* chunk : chunks_) ::munmap(chunk, chunk_bytes());
+  }
+  std::size_t stack_bytes() const { return stack_bytes_; }
+  void* take() {
+    if (free_.empty()) grow();
+    void* base = free_.back();
+    free_.pop_back();
+    return base;
+  }
+  void give(void* base) { free_.push_back(base); }
+
+ private:
+  static constexpr std::size_t kStacksPerChunk = 256;
+  std::size_t chunk_bytes() const { return stack_bytes_ * kStacksPerChunk; }
+  void grow() {
+    void* chunk = ::mmap(nullptr, chunk_bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                         -1, 0);
+    if (chunk == MAP_FAILED) throw std::bad_alloc();
+    ::madvise(chunk, chunk_bytes(), MADV_NOHUGEPAGE);
+    chunks_.push_back(chunk);
+    for (std::size_t i = kStacksPerChunk; i-- > 0;) free_.push_back(static_cast<char*>(chunk) + i * stack_bytes_);
+  }
+  std::size_t stack_bytes_ = 0;
+  std::vector<void*> chunks_;
+  std::vector<void*> free_;
+};
+
+namespace {
+// boost::context's StackAllocator concept over the pool.
+struct PooledStack {
+  std::shared_ptr<StackPool> pool;
+  boost::context::stack_context allocate() {
+    boost::context::stack_context context;
+    context.size = pool->stack_bytes();
+    context.sp = static_cast<char*>(pool->take()) + context.size;  // stacks grow down
+    return context;
+  }
+  void deallocate(boost::context::stack_context& context) {
+    pool->give(static_cast<char*>(context.sp) - context.size);
+  }
+};
+}  // namespace
+
 Simulation::Simulation(SimulationOptions options)
-    : options_(options), schedule_rng_(Rng::derive(options.seed, "kernel.schedule")) {
+    : options_(options),
+      stack_pool_(std::make_shared<StackPool>(options.stack_bytes)),
+      schedule_rng_(Rng::derive(options.seed, "kernel.schedule")) {
   if (t_current != nullptr) throw std::logic_error("one Simulation per thread at a time");
   if (t_algorithm == nullptr) boost::fibers::use_scheduling_algorithm<KernelAlgorithm>();
   LETHE_KERNEL_ASSERT(t_algorithm != nullptr);
@@ -508,7 +571,7 @@ void Simulation::spawn_fiber(Node& node, std::function<void()> body) {
   node.fiber_slots_.push_back(index);
   ++live_fibers_;
   boost::fibers::fiber fiber(
-      std::allocator_arg, boost::fibers::fixedsize_stack(options_.stack_bytes),
+      std::allocator_arg, PooledStack{stack_pool_},
       [this, index, body = std::move(body)]() mutable {
         current_slot_ = index;
         slots_[index].context = boost::fibers::context::active();

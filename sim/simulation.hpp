@@ -51,6 +51,7 @@ namespace sim {
 
 class Node;
 class KernelAlgorithm;
+class StackPool;
 
 // Thrown at an await point of a fiber whose node crashed. Deliberately not a
 // std::exception, so `catch (const std::exception&)` in code under test does
@@ -233,6 +234,9 @@ class Simulation {
   std::uint32_t current_slot_ = kNoSlot;
   std::size_t live_fibers_ = 0;
   std::vector<std::unique_ptr<Node>> nodes_;
+  // Fiber stacks (sim/simulation.cpp): shared with every live fiber's stack allocator, since Boost may release
+  // a finished fiber's stack after the simulation is gone.
+  std::shared_ptr<StackPool> stack_pool_;
   std::vector<std::string> group_names_;
   Trace trace_;
   Rng schedule_rng_;

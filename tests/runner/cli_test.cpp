@@ -167,4 +167,19 @@ TEST(Cli, ReplayMessagePrintsThatMessagesTrace) {
   EXPECT_NE(o.out.find("sink.execute"), std::string::npos) << o.out;
 }
 
+// The lethe binary's allocator works on 2 MiB pages (README "Choices of libraries"); fiber stacks come from the
+// kernel's own pool (sim/simulation.cpp) and must stay lazily committed: a parked consumer keeps only the stack
+// pages it touched. When stacks came from that allocator, every 64 KiB stack was committed whole (100,000
+// consumers: 6.6 GB); 20,000 would be over 1.3 GB.
+TEST(CliBench, TwentyThousandConsumersKeepOnlyTheStackPagesTheyTouch) {
+  const Outcome o = lethe("bench scenarios/bench/consumers-100k.toml --set topology.consumers=20000 "
+                          "--set workload.messages=2000");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find(" effects=2000 "), std::string::npos) << o.out;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(o.out, match, std::regex("peak_rss_kb=([0-9]+)"))) << o.out;
+  const long peak_kb = std::stol(match[1].str());
+  EXPECT_LT(peak_kb, 20000L * 32) << "more than 32 KiB per consumer: are fiber stacks committed whole?";
+}
+
 }  // namespace
