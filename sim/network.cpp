@@ -93,7 +93,7 @@ std::uint32_t Network::hold(Node& from, Node& to, std::function<void()> on_deliv
 }
 
 void Network::schedule_arrival(Time time, std::uint32_t message) {
-  simulation_.at(time, [this, message] { arrive(message); });
+  simulation_.at(time, arrival_handler_, message);
 }
 
 void Network::arrive(std::uint32_t message) {

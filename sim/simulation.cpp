@@ -334,7 +334,7 @@ Simulation::Timer Simulation::take_timer(std::size_t source) {
 }
 
 void Simulation::compact_timers() {
-  const auto stale = [this](const Timer& t) { return t.slot != kNoSlot && !waiting(Waker{t.slot, t.payload}); };
+  const auto stale = [this](const Timer& t) { return is_fiber_slot(t.slot) && !waiting(Waker{t.slot, t.payload}); };
   std::erase_if(timers_, stale);
   std::make_heap(timers_.begin(), timers_.end(), TimerLater{});
   timer_count_ = timers_.size();
@@ -350,6 +350,19 @@ void Simulation::compact_timers() {
 
 void Simulation::at(Time time, std::function<void()> fn) {
   push_timer(time, Waker{kNoSlot, 0}, std::move(fn));
+}
+
+std::uint32_t Simulation::add_handler(Handler handler, void* context) {
+  if (handlers_.size() >= kNoSlot - kFirstHandlerSlot) throw std::logic_error("too many timer handlers");
+  handlers_.emplace_back(handler, context);
+  return static_cast<std::uint32_t>(handlers_.size() - 1);
+}
+
+void Simulation::at(Time time, std::uint32_t handler, std::uint64_t argument) {
+  LETHE_KERNEL_ASSERT(time >= now_);
+  LETHE_KERNEL_ASSERT(handler < handlers_.size());
+  insert_timer(Timer{time, timer_sequence_++, argument, kFirstHandlerSlot + handler});
+  if (stale_timers_ > 1024 && stale_timers_ * 2 > timer_count_) compact_timers();
 }
 
 Waker Simulation::waker() const {
@@ -490,6 +503,13 @@ void Simulation::advance() {
           finish_run();
           return;
         }
+      } else if (!is_fiber_slot(timer.slot)) {
+        const auto& [handler, context] = handlers_[timer.slot - kFirstHandlerSlot];
+        handler(context, timer.payload);
+        if (!failure_.empty()) {
+          finish_run();
+          return;
+        }
       } else if (waiting(Waker{timer.slot, timer.payload})) {
         slots_[timer.slot].timed_out = true;
         slots_[timer.slot].deadline_armed = false;
@@ -538,12 +558,16 @@ void Simulation::run_until(Time limit) {
   limit_ = limit;
   running_ = true;
   finished_ = false;
-  main_waiting_ = boost::fibers::context::active();
+  // The first advance runs here, on the caller's context, before it suspends: if it finishes the run at once
+  // (only callback timers, or nothing due before `limit`), there is nobody to wake. main_waiting_ stays null
+  // until the caller really suspends: finish_run() marking a context that never suspended as ready left it in
+  // the thread's scheduling algorithm, and the NEXT simulation on this thread was resumed in its first idle
+  // moment, ending its run early with timers still pending.
+  main_waiting_ = nullptr;
   if (ready_.empty()) advance();
   if (!finished_) {
+    main_waiting_ = boost::fibers::context::active();
     main_waiting_->suspend();
-  } else {
-    main_waiting_ = nullptr;
   }
   running_ = false;
   current_slot_ = kNoSlot;
