@@ -237,6 +237,7 @@ class Judge {
       return x.index < y.index;
     });
     result_.effects = ex.size();
+    first_value_.reserve(ex.size());  // at most one per execution: no growth copies of a million entries
     std::vector<const ExecutionRecord*> earlier;
     for (std::size_t k = 0; k < order.size(); ++k) {
       const ExecutionRecord& e = ex[order[k].index];
@@ -280,6 +281,16 @@ class Judge {
   // Completions that landed on top of an earlier completion with a different memoized value: a timed-out
   // owner's blind completion overwriting the result other callers were already handed.
   void count_memo_overwrites() {
+    // Only an (id, processor) group with two or more landed completions can have one overwrite another. Count
+    // them per group first (one byte per group with an execution), then sort only those groups' completions
+    // (sorting every landed completion was the oracle's largest temporary: 40 bytes per message).
+    const auto landed = [](const AttemptRecord& a) { return a.completion_applied && a.completed_at && a.returned_value; };
+    std::vector<std::uint8_t> landed_in_group(first_value_.size(), 0);
+    for (const auto& a : ledger_.attempts) {
+      if (!landed(a)) continue;
+      const std::size_t group = group_of(a.id, a.processor);
+      if (group != kNoGroup && landed_in_group[group] < 2) ++landed_in_group[group];
+    }
     struct Landed {
       MessageId id;
       sim::Time completed_at;
@@ -287,23 +298,26 @@ class Judge {
       ProcessorId processor;
       std::uint32_t index;  // log order, for ties
     };
-    std::vector<Landed> landed;
+    std::vector<Landed> candidates;  // every landed completion of a group with two or more (or with no execution)
     std::uint32_t index = 0;
     for (const auto& a : ledger_.attempts) {
-      if (a.completion_applied && a.completed_at && a.returned_value) {
-        landed.push_back(Landed{a.id, *a.completed_at, *a.returned_value, a.processor, index});
+      if (landed(a)) {
+        const std::size_t group = group_of(a.id, a.processor);
+        if (group == kNoGroup || landed_in_group[group] >= 2) {
+          candidates.push_back(Landed{a.id, *a.completed_at, *a.returned_value, a.processor, index});
+        }
       }
       ++index;
     }
-    std::sort(landed.begin(), landed.end(), [](const Landed& x, const Landed& y) {
+    std::sort(candidates.begin(), candidates.end(), [](const Landed& x, const Landed& y) {
       if (x.id != y.id) return x.id < y.id;
       if (x.processor != y.processor) return x.processor < y.processor;
       if (x.completed_at != y.completed_at) return x.completed_at < y.completed_at;
       return x.index < y.index;
     });
-    for (std::size_t i = 1; i < landed.size(); ++i) {
-      const Landed& before = landed[i - 1];
-      const Landed& now = landed[i];
+    for (std::size_t i = 1; i < candidates.size(); ++i) {
+      const Landed& before = candidates[i - 1];
+      const Landed& now = candidates[i];
       if (before.id == now.id && before.processor == now.processor && before.value != now.value) {
         ++result_.memo_overwrites;
       }
@@ -381,13 +395,19 @@ class Judge {
     ProcessorId processor;
     std::uint64_t value;
   };
-  const std::uint64_t* first_value(MessageId id, ProcessorId processor) const {
+  static constexpr std::size_t kNoGroup = SIZE_MAX;
+  // The group's index in first_value_, or kNoGroup when it has no execution.
+  std::size_t group_of(MessageId id, ProcessorId processor) const {
     const auto it = std::lower_bound(first_value_.begin(), first_value_.end(), std::make_pair(id, processor),
                                      [](const FirstValue& f, const std::pair<MessageId, ProcessorId>& k) {
                                        return f.id != k.first ? f.id < k.first : f.processor < k.second;
                                      });
-    if (it == first_value_.end() || it->id != id || it->processor != processor) return nullptr;
-    return &it->value;
+    if (it == first_value_.end() || it->id != id || it->processor != processor) return kNoGroup;
+    return static_cast<std::size_t>(it - first_value_.begin());
+  }
+  const std::uint64_t* first_value(MessageId id, ProcessorId processor) const {
+    const std::size_t group = group_of(id, processor);
+    return group == kNoGroup ? nullptr : &first_value_[group].value;
   }
   std::vector<EvictionRecord> evictions_;  // sorted by (key, at)
   std::vector<FirstValue> first_value_;
