@@ -504,7 +504,7 @@ LiveOutcome Run::execute() {
 
   model::Ledger ledger = ledger_.take();
   ledger.messages = static_cast<std::uint64_t>(settings_.messages);
-  for (std::int64_t i = 0; i < settings_.messages; ++i) ledger.expected.emplace_back(static_cast<MessageId>(i), 0);
+  for (std::int64_t i = 0; i < settings_.messages; ++i) ledger.expected.add(static_cast<MessageId>(i), 1);
   for (const auto& e : ledger.executions) ledger.attempt(e.attempt).executed = true;
   model::RunResult& result = outcome.result;
   result.scenario = fmt::format("live-{}-{}", settings_.store, settings_.store_options.variant);

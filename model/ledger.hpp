@@ -114,6 +114,40 @@ struct EvictionRecord {
   sim::Time at = 0;
 };
 
+// The (message id, processor) pairs the system owes an execution: each owed id for processors 0..processors-1,
+// in the order they were added (an id added twice is owed twice). Consecutive ids are one run: a workload of
+// sequential ids costs a few bytes instead of 16 per pair.
+class ExpectedIds {
+ public:
+  void add(MessageId id, ProcessorId processors) {
+    if (!runs_.empty() && runs_.back().processors == processors && runs_.back().first + runs_.back().count == id) {
+      ++runs_.back().count;
+    } else {
+      runs_.push_back(Run{id, 1, processors});
+    }
+    size_ += processors;
+  }
+  // f(id, processor) for every owed pair, in order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Run& run : runs_) {
+      for (std::uint64_t i = 0; i < run.count; ++i) {
+        for (ProcessorId p = 0; p < run.processors; ++p) f(run.first + i, p);
+      }
+    }
+  }
+  std::uint64_t size() const { return size_; }
+
+ private:
+  struct Run {
+    MessageId first = 0;
+    std::uint64_t count = 0;
+    ProcessorId processors = 0;
+  };
+  std::vector<Run> runs_;
+  std::uint64_t size_ = 0;
+};
+
 struct Ledger {
   // Deques, not vectors: they grow in fixed blocks, so a long run never holds a full copy of its history
   // while a vector reallocates (vector growth tripled the ledger's peak memory at a million messages).
@@ -122,7 +156,7 @@ struct Ledger {
   std::vector<WaitRecord> waits;
   std::vector<EvictionRecord> evictions;
   // (message id, processor) pairs that the system owes an execution (published by the producer).
-  std::vector<std::pair<MessageId, ProcessorId>> expected;
+  ExpectedIds expected;
   std::uint64_t deliveries = 0;        // deliveries of messages to workers, copies and replays included
   std::uint64_t messages = 0;          // distinct message ids published
 

@@ -263,9 +263,9 @@ class Judge {
   }
 
   void count_lost() {
-    for (const auto& [id, p] : ledger_.expected) {
+    ledger_.expected.for_each([this](MessageId id, ProcessorId p) {
       if (first_value(id, p) == nullptr) ++result_.lost_messages;
-    }
+    });
     result_.messages = ledger_.messages;
     result_.deliveries = ledger_.deliveries;
   }

@@ -635,7 +635,7 @@ void World::producer_main() {
     }
     // The message is owed from here on: every processor must act on it once.
     ledger_.messages += 1;
-    for (std::size_t p = 0; p < processors; ++p) ledger_.expected.emplace_back(id, static_cast<ProcessorId>(p));
+    ledger_.expected.add(id, static_cast<ProcessorId>(processors));
     if (config_.producer.mode != ProducerMode::Direct &&
         maybe_crash(config_.producer.crash_between_commit_and_publish, "producer.crash_between_commit_and_publish")) {
       self.crash();
@@ -734,9 +734,7 @@ RunResult World::run(WorldRecord* record) {
     producer_done_ = true;
     ledger_.messages = static_cast<std::uint64_t>(config_.workload.messages);
     for (std::int64_t id = 0; id < config_.workload.messages; ++id) {
-      for (std::size_t p = 0; p < config_.topology.processors.size(); ++p) {
-        ledger_.expected.emplace_back(static_cast<MessageId>(id), static_cast<ProcessorId>(p));
-      }
+      ledger_.expected.add(static_cast<MessageId>(id), static_cast<ProcessorId>(config_.topology.processors.size()));
     }
   } else {
     start_producer();

@@ -73,5 +73,21 @@ RC_GTEST_PROP(MaybeTime, HoldsEveryTimeButNoneAndComparesByPresenceThenValue,
   RC_ASSERT((m == MaybeTime()) == !present);
 }
 
+RC_GTEST_PROP(ExpectedIds, ListsEveryAddedPairInOrderLikeAPlainListWhateverTheIds,
+              (const std::vector<std::pair<std::uint8_t, std::uint8_t>>& adds)) {
+  // Ids from a small range (so consecutive runs, repeats and gaps all occur) and 1-3 processors.
+  ExpectedIds expected;
+  std::vector<std::pair<MessageId, ProcessorId>> plain;
+  for (const auto& [id, processors_raw] : adds) {
+    const auto processors = static_cast<ProcessorId>(1 + processors_raw % 3);
+    expected.add(id % 16, processors);
+    for (ProcessorId p = 0; p < processors; ++p) plain.emplace_back(id % 16, p);
+  }
+  std::vector<std::pair<MessageId, ProcessorId>> listed;
+  expected.for_each([&listed](MessageId id, ProcessorId p) { listed.emplace_back(id, p); });
+  RC_ASSERT(listed == plain);
+  RC_ASSERT(expected.size() == plain.size());
+}
+
 }  // namespace
 }  // namespace model
