@@ -93,7 +93,8 @@ std::uint32_t Network::hold(Node& from, Node& to, std::function<void()> on_deliv
 }
 
 void Network::schedule_arrival(Time time, std::uint32_t message) {
-  simulation_.at(time, arrival_handler_, message);
+  // [this, message] fits std::function's small buffer: a message's timer allocates nothing.
+  simulation_.at(time, [this, message] { arrive(message); });
 }
 
 void Network::arrive(std::uint32_t message) {

@@ -72,14 +72,7 @@ struct NetworkStats {
 
 class Network {
  public:
-  Network(Simulation& simulation, Rng rng)
-      : simulation_(simulation),
-        rng_(rng),
-        arrival_handler_(simulation.add_handler(
-            [](void* network, std::uint64_t message) {
-              static_cast<Network*>(network)->arrive(static_cast<std::uint32_t>(message));
-            },
-            this)) {}
+  Network(Simulation& simulation, Rng rng) : simulation_(simulation), rng_(rng) {}
   Network(const Network&) = delete;
   Network& operator=(const Network&) = delete;
 
@@ -137,7 +130,6 @@ class Network {
   std::vector<Override> overrides_;
   std::vector<Partition> partitions_;
   NetworkStats stats_;
-  std::uint32_t arrival_handler_;  // Simulation::at(time, arrival_handler_, message): no std::function per message
   std::vector<InFlight> in_flight_;
   std::vector<std::uint32_t> free_in_flight_;
 };

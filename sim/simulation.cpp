@@ -334,7 +334,7 @@ Simulation::Timer Simulation::take_timer(std::size_t source) {
 }
 
 void Simulation::compact_timers() {
-  const auto stale = [this](const Timer& t) { return is_fiber_slot(t.slot) && !waiting(Waker{t.slot, t.payload}); };
+  const auto stale = [this](const Timer& t) { return t.slot != kNoSlot && !waiting(Waker{t.slot, t.payload}); };
   std::erase_if(timers_, stale);
   std::make_heap(timers_.begin(), timers_.end(), TimerLater{});
   timer_count_ = timers_.size();
@@ -350,19 +350,6 @@ void Simulation::compact_timers() {
 
 void Simulation::at(Time time, std::function<void()> fn) {
   push_timer(time, Waker{kNoSlot, 0}, std::move(fn));
-}
-
-std::uint32_t Simulation::add_handler(Handler handler, void* context) {
-  if (handlers_.size() >= kNoSlot - kFirstHandlerSlot) throw std::logic_error("too many timer handlers");
-  handlers_.emplace_back(handler, context);
-  return static_cast<std::uint32_t>(handlers_.size() - 1);
-}
-
-void Simulation::at(Time time, std::uint32_t handler, std::uint64_t argument) {
-  LETHE_KERNEL_ASSERT(time >= now_);
-  LETHE_KERNEL_ASSERT(handler < handlers_.size());
-  insert_timer(Timer{time, timer_sequence_++, argument, kFirstHandlerSlot + handler});
-  if (stale_timers_ > 1024 && stale_timers_ * 2 > timer_count_) compact_timers();
 }
 
 Waker Simulation::waker() const {
@@ -499,13 +486,6 @@ void Simulation::advance() {
         std::function<void()> fn = std::move(callbacks_[timer.payload]);
         free_callbacks_.push_back(static_cast<std::uint32_t>(timer.payload));
         fn();
-        if (!failure_.empty()) {
-          finish_run();
-          return;
-        }
-      } else if (!is_fiber_slot(timer.slot)) {
-        const auto& [handler, context] = handlers_[timer.slot - kFirstHandlerSlot];
-        handler(context, timer.payload);
         if (!failure_.empty()) {
           finish_run();
           return;

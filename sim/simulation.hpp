@@ -109,12 +109,6 @@ class Simulation {
   // Callback timers: `fn` runs on the loop at `time` (>= now). It must not block.
   void at(Time time, std::function<void()> fn);
   void after(Duration delay, std::function<void()> fn) { at(now_ + delay, std::move(fn)); }
-  // Callback timers without a std::function, for hot paths (a network message's arrival): `handler`, registered
-  // once with add_handler (at most 65,535 per simulation), runs on the loop with `argument` at `time` (>= now),
-  // ordered with every other timer by (time, sequence). It must not block.
-  using Handler = void (*)(void* context, std::uint64_t argument);
-  std::uint32_t add_handler(Handler handler, void* context);
-  void at(Time time, std::uint32_t handler, std::uint64_t argument);
 
   // Runs until nothing is ready and no timer is due at or before `limit`.
   // Time ends at the last event processed (not at `limit`).
@@ -148,9 +142,6 @@ class Simulation {
  private:
   friend class KernelAlgorithm;
   static constexpr std::uint32_t kNoSlot = UINT32_MAX;
-  // Timer.slot values from here up (below kNoSlot) name a handler (add_handler), not a fiber.
-  static constexpr std::uint32_t kFirstHandlerSlot = 0xFFFF0000u;
-  static bool is_fiber_slot(std::uint32_t slot) { return slot < kFirstHandlerSlot; }
 
   struct FiberSlot {
     boost::fibers::context* context = nullptr;
@@ -162,9 +153,8 @@ class Simulation {
     bool deadline_armed = false;  // its current wait has a timer in timers_
     bool in_use = false;
   };
-  // Trivially copyable heap entry (32 bytes): a fiber wake-up (is_fiber_slot(slot), payload = wait id), a
-  // callback (slot == kNoSlot, payload = index into callbacks_) or a handler call (slot = kFirstHandlerSlot +
-  // handler, payload = its argument).
+  // Trivially copyable heap entry (32 bytes): a fiber wake-up (slot != kNoSlot, payload = wait id) or a
+  // callback (slot == kNoSlot, payload = index into callbacks_).
   struct Timer {
     Time time;
     std::uint64_t sequence;
@@ -236,7 +226,6 @@ class Simulation {
   void reorder_lanes();                  // after compact_timers
   std::size_t stale_timers_ = 0;  // fiber timers whose wait already ended (dropped when popped or compacted)
   void compact_timers();
-  std::vector<std::pair<Handler, void*>> handlers_;
   std::vector<std::function<void()>> callbacks_;
   std::vector<std::uint32_t> free_callbacks_;
   std::deque<boost::fibers::context*> ready_;

@@ -384,45 +384,11 @@ RC_GTEST_PROP(KernelProperties, VirtualTimeNeverGoesBackwards, (std::vector<std:
   for (std::size_t i = 1; i < observed.size(); ++i) RC_ASSERT(observed[i] >= observed[i - 1]);
 }
 
-// Handler timers (Simulation::add_handler, at(time, handler, argument)) are ordered with callback timers and fiber
-// wake-ups by (time, insertion order), whatever mix of delays (lanes and heap) they land in.
-RC_GTEST_PROP(Kernel, HandlerTimersRunInTimeThenInsertionOrderInterleavedWithCallbackTimers,
-              (const std::vector<std::pair<bool, std::uint8_t>>& timers)) {
-  sim::Simulation simulation;
-  std::vector<std::pair<sim::Time, std::size_t>> ran;  // (instant, insertion index)
-  struct Context {
-    sim::Simulation* simulation;
-    std::vector<std::pair<sim::Time, std::size_t>>* ran;
-  } context{&simulation, &ran};
-  const std::uint32_t handler = simulation.add_handler(
-      [](void* c, std::uint64_t index) {
-        auto* ctx = static_cast<Context*>(c);
-        ctx->ran->emplace_back(ctx->simulation->now(), static_cast<std::size_t>(index));
-      },
-      &context);
-  std::vector<std::pair<sim::Time, std::size_t>> expected;
-  for (std::size_t i = 0; i < timers.size(); ++i) {
-    const sim::Time at = static_cast<sim::Time>(timers[i].second % 8) * kMillisecond;  // repeated delays: lanes
-    expected.emplace_back(at, i);
-    if (timers[i].first) {
-      simulation.at(at, handler, i);
-    } else {
-      simulation.at(at, [&ran, &simulation, i] { ran.emplace_back(simulation.now(), i); });
-    }
-  }
-  simulation.run();
-  std::stable_sort(expected.begin(), expected.end(),
-                   [](const auto& x, const auto& y) { return x.first < y.first; });
-  RC_ASSERT(ran == expected);
-}
-
-// A handler timer is not a fiber's wake-up: compacting stale wake-ups must keep it.
-TEST(Kernel, HandlerTimersSurviveTheCompactionOfStaleWakeUps) {
+// A callback timer is not a fiber's wake-up: compacting stale wake-ups must keep it.
+TEST(Kernel, CallbackTimersSurviveTheCompactionOfStaleWakeUps) {
   sim::Simulation simulation;
   int handled = 0;
-  const std::uint32_t handler =
-      simulation.add_handler([](void* count, std::uint64_t) { ++*static_cast<int*>(count); }, &handled);
-  for (int i = 0; i < 100; ++i) simulation.at(10 * kSecond + i, handler, 0);  // far behind the stale ones
+  for (int i = 0; i < 100; ++i) simulation.at(10 * kSecond + i, [&handled] { ++handled; });  // behind the stale ones
   auto& node = simulation.add_node("waker", "g");
   node.set_main([] {
     // Each park with a deadline that is woken early leaves a stale wake-up behind (5,000 of them: compaction
