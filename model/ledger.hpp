@@ -13,7 +13,7 @@
 // them all at the end). Decisions are not kept one by one: the oracle reads only the decision on which each
 // attempt ran its effect (its last process-type decision), so that one is folded into the attempt's record
 // (Ledger::decided); times that may be absent are MaybeTime (8 bytes, not std::optional's 16). An attempt
-// with its decision takes 128 bytes (it took 264 with a DecisionRecord per decision).
+// with its decision takes 136 bytes (120 + 144 with a DecisionRecord per decision before).
 #pragma once
 
 #include <cstdint>
@@ -40,7 +40,6 @@ class MaybeTime {
   explicit operator bool() const { return has_value(); }
   sim::Time operator*() const { return value_; }  // REQUIRES: has_value()
   sim::Time value_or(sim::Time fallback) const { return has_value() ? value_ : fallback; }
-  std::optional<sim::Time> optional() const { return has_value() ? std::optional<sim::Time>(value_) : std::nullopt; }
   bool operator==(const MaybeTime&) const = default;
 
  private:
@@ -92,14 +91,18 @@ struct AttemptRecord {
   const ProcessDecision* process_decision() const { return decided_to_process ? &decision : nullptr; }
 };
 
+// One execution of the effect: the provider's log entry (Sink::executions, model/sink.hpp), or an inbox
+// transaction's committed domain write.
 struct ExecutionRecord {
   MessageId id = 0;
   ProcessorId processor = 0;
   AttemptId attempt = 0;
   std::uint32_t call_number = 1;   // 1: first provider call of the attempt; >1: a retry of that attempt
-  std::uint32_t node = 0;
+  std::uint32_t node = 0;          // the node that made the call (the attempt's worker)
   sim::Time at = 0;                // virtual time the provider executed it
   std::uint64_t value = 0;         // the result the provider produced
+
+  bool operator==(const ExecutionRecord&) const = default;
 };
 
 struct WaitRecord {
@@ -125,7 +128,6 @@ class ExpectedIds {
     } else {
       runs_.push_back(Run{id, 1, processors});
     }
-    size_ += processors;
   }
   // f(id, processor) for every owed pair, in order.
   template <class F>
@@ -136,7 +138,6 @@ class ExpectedIds {
       }
     }
   }
-  std::uint64_t size() const { return size_; }
 
  private:
   struct Run {
@@ -145,7 +146,6 @@ class ExpectedIds {
     ProcessorId processors = 0;
   };
   std::vector<Run> runs_;
-  std::uint64_t size_ = 0;
 };
 
 struct Ledger {

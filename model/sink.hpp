@@ -63,6 +63,7 @@
 #include <vector>
 
 #include "model/config.hpp"
+#include "model/ledger.hpp"
 #include "model/retry.hpp"
 #include "model/store_ops.hpp"
 #include "sim/network.hpp"
@@ -85,18 +86,9 @@ inline constexpr sim::TraceKind kGiveUp{"sink.give_up"};
 
 enum class RejectReason : std::uint8_t { Capacity = 1, Outage = 2 };
 
-// One execution of the effect at the provider.
-struct Execution {
-  MessageId id = 0;
-  ProcessorId processor = 0;
-  AttemptId attempt = 0;
-  std::uint32_t call_number = 0;  // 1 = first call of this attempt, 2.. = retries
-  sim::NodeId caller = 0;         // the node that sent the call
-  sim::Time at = 0;               // the instant the effect took place
-  std::uint64_t value = 0;        // what the provider answered
-
-  bool operator==(const Execution&) const = default;
-};
+// One execution of the effect at the provider: the ledger's record (node = the node that sent the call), so the
+// world hands the provider's log to the oracle without copying it.
+using Execution = ExecutionRecord;
 
 // What one call asks of the provider.
 struct SinkRequest {
@@ -125,8 +117,8 @@ class Sink {
   // The ground truth of effects: one entry per execution, in execution order.
   // A deque: it grows in fixed blocks (a vector's growth copied the whole log and doubled it for a moment).
   const std::deque<Execution>& executions() const { return executions_; }
-  // Hands the log over (the world moves it into its ledger when the run is over, block by block; keeping both
-  // doubled the memory of a long run). executions() is empty afterwards.
+  // Hands the log over (the world moves it into its ledger when the run is over). executions() is empty
+  // afterwards.
   std::deque<Execution> take_executions() { return std::exchange(executions_, {}); }
   // Calls that reached the provider (including rejected 503s and idempotent replays).
   std::uint64_t calls() const { return calls_; }

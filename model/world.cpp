@@ -786,12 +786,7 @@ RunResult World::judge_run() {
   auto& sim = *simulation_;
   merge_counted_coverage();
   if (config_.protocol.kind != ProtocolKind::Inbox) {
-    std::deque<Execution> executions = sink_->take_executions();
-    while (!executions.empty()) {  // popping frees the sink's blocks as the ledger's fill
-      const Execution& e = executions.front();
-      ledger_.executions.push_back(ExecutionRecord{e.id, e.processor, e.attempt, e.call_number, e.caller, e.at, e.value});
-      executions.pop_front();
-    }
+    ledger_.executions = sink_->take_executions();  // only inbox runs record executions in the store hook
   }
   for (const auto& e : ledger_.executions) {
     if (e.attempt >= 1 && e.attempt <= ledger_.attempts.size()) ledger_.attempt(e.attempt).executed = true;
