@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <map>
+#include <compare>
+#include <cstdint>
 
 #include "model/protocols.hpp"
 #include "sim/time.hpp"
@@ -334,48 +335,36 @@ class Judge {
 
   void count_recovery() {
     // Recovery latency: from a crash of an attempt that had decided to run its effect to the first completion
-    // of the same (id, processor) by another attempt. Only the (id, processor) pairs with such a crash are
-    // indexed (a run without crashes builds nothing: this index was the oracle's largest temporary).
-    struct Completion {
+    // of the same (id, processor) by another attempt. Only the pairs with such a crash are indexed (a run
+    // without crashes builds nothing: indexing every completion was the oracle's largest temporary).
+    const auto crashed_deciding = [this](const AttemptRecord& a) {
+      return a.crashed_at && process_decision(a.attempt) != nullptr;
+    };
+    std::vector<std::pair<MessageId, ProcessorId>> crashed;
+    for (const auto& a : ledger_.attempts) {
+      if (crashed_deciding(a)) crashed.emplace_back(a.id, a.processor);
+    }
+    std::sort(crashed.begin(), crashed.end());
+    struct Completion {  // ordered by (id, processor, at, by)
       MessageId id;
       ProcessorId processor;
       sim::Time at;
       AttemptId by;
+      auto operator<=>(const Completion&) const = default;
     };
-    const auto key_less = [](const Completion& x, const Completion& y) {
-      if (x.id != y.id) return x.id < y.id;
-      return x.processor < y.processor;
-    };
-    std::vector<Completion> crashed;  // the pairs to index (at and by unused)
+    std::vector<Completion> completions;
     for (const auto& a : ledger_.attempts) {
-      if (a.crashed_at && process_decision(a.attempt) != nullptr) crashed.push_back({a.id, a.processor, 0, 0});
-    }
-    if (crashed.empty()) {
-      std::vector<std::int64_t> none;
-      result_.recovery_latency = quantiles(none);
-      return;
-    }
-    std::sort(crashed.begin(), crashed.end(), key_less);
-    const auto has_crash = [&](const AttemptRecord& a) {
-      return std::binary_search(crashed.begin(), crashed.end(), Completion{a.id, a.processor, 0, 0}, key_less);
-    };
-    std::vector<Completion> completions;  // sorted by (id, processor, time)
-    for (const auto& a : ledger_.attempts) {
-      if (a.completion_applied && a.completed_at && has_crash(a)) {
+      if (a.completion_applied && a.completed_at &&
+          std::binary_search(crashed.begin(), crashed.end(), std::make_pair(a.id, a.processor))) {
         completions.push_back({a.id, a.processor, *a.completed_at, a.attempt});
       }
     }
-    std::sort(completions.begin(), completions.end(), [&key_less](const Completion& x, const Completion& y) {
-      if (key_less(x, y) || key_less(y, x)) return key_less(x, y);
-      if (x.at != y.at) return x.at < y.at;
-      return x.by < y.by;
-    });
+    std::sort(completions.begin(), completions.end());
     std::vector<std::int64_t> latencies;
     for (const auto& a : ledger_.attempts) {
-      if (!a.crashed_at || process_decision(a.attempt) == nullptr) continue;
-      const Completion probe{a.id, a.processor, 0, 0};
-      for (auto it = std::lower_bound(completions.begin(), completions.end(), probe, key_less);
-           it != completions.end() && !key_less(probe, *it); ++it) {
+      if (!crashed_deciding(a)) continue;
+      for (auto it = std::lower_bound(completions.begin(), completions.end(), Completion{a.id, a.processor, INT64_MIN, 0});
+           it != completions.end() && it->id == a.id && it->processor == a.processor; ++it) {
         if (it->by != a.attempt && it->at >= *a.crashed_at) {
           latencies.push_back(it->at - *a.crashed_at);
           break;

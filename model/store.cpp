@@ -328,20 +328,18 @@ void Store::schedule_sweep(const Sweep& sweep) {
   if (!sweeping_) arm_sweep_timer();
 }
 
+bool Store::heap_first() const {
+  return !sweep_heap_.empty() && (sweep_fifo_.empty() || SweepLater{}(sweep_fifo_.front(), sweep_heap_.front()));
+}
+
 bool Store::next_sweep(Sweep& out) const {
   if (sweep_fifo_.empty() && sweep_heap_.empty()) return false;
-  if (sweep_heap_.empty()) {
-    out = sweep_fifo_.front();
-  } else if (sweep_fifo_.empty()) {
-    out = sweep_heap_.front();
-  } else {
-    out = SweepLater{}(sweep_fifo_.front(), sweep_heap_.front()) ? sweep_heap_.front() : sweep_fifo_.front();
-  }
+  out = heap_first() ? sweep_heap_.front() : sweep_fifo_.front();
   return true;
 }
 
 void Store::pop_sweep() {
-  if (!sweep_heap_.empty() && (sweep_fifo_.empty() || SweepLater{}(sweep_fifo_.front(), sweep_heap_.front()))) {
+  if (heap_first()) {
     std::pop_heap(sweep_heap_.begin(), sweep_heap_.end(), SweepLater{});
     sweep_heap_.pop_back();
   } else {

@@ -244,6 +244,7 @@ class Store {
   std::uint64_t sweep_timer_generation_ = 0;  // a kernel timer of an older generation is stale
   bool sweeping_ = false;                     // in run_due_sweeps (it re-arms the timer once, at its end)
   void schedule_sweep(const Sweep& sweep);
+  bool heap_first() const;                    // the earliest entry is the heap's (not the fifo's)
   bool next_sweep(Sweep& out) const;          // the earliest entry, if any
   void pop_sweep();                           // REQUIRES: next_sweep() found one
   void arm_sweep_timer();
