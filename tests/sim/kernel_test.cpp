@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
