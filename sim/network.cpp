@@ -35,6 +35,14 @@ const LinkConfig& Network::link(const Node& a, const Node& b) const {
   return default_link_;
 }
 
+bool Network::instant(const Node& from, const Node& to, bool is_response) const {
+  if (!from.alive() || !to.alive() || to.paused()) return false;
+  const LinkConfig& cfg = link(from, to);
+  if (!cfg.latency.is_constant() || cfg.latency.mean_ns() != 0.0) return false;
+  if ((is_response ? cfg.ack_loss : cfg.loss) > 0.0 || cfg.duplicate > 0.0) return false;
+  return partitions_.empty() || !partitioned(from, to, simulation_.now());
+}
+
 void Network::transmit(Node& from, Node& to, std::function<void()> on_deliver, std::uint64_t tag,
                        bool is_response) {
   Simulation& simulation = simulation_;

@@ -307,6 +307,73 @@ TEST(NetworkRpc, LostRequestAndLostResponseLookTheSameToTheCallerButNotInTheTrac
   }
 }
 
+// An instant call (zero latency both ways, nothing lost or duplicated, zero service time) runs the handler on
+// the caller's fiber and returns at once: another fiber ready at the same instant has not run yet. Over a 1 ns
+// link the same program parks, so the other fiber runs first: the test would fail if the fast path parked.
+struct InstantRun {
+  std::optional<int> response;
+  bool other_ran_before_return = false;
+  sim::Time returned_at = -1;
+  std::vector<sim::TraceRecord> records;
+  sim::NetworkStats stats;
+};
+
+InstantRun instant_run(sim::Duration latency, sim::Duration server_pause) {
+  InstantRun out;
+  sim::Simulation simulation({.seed = 9});
+  simulation.trace().keep_records(true);
+  sim::Network network(simulation, simulation.rng("network"));
+  sim::LinkConfig link;
+  link.latency = sim::Distribution::constant(latency);
+  network.set_default_link(link);
+  auto& server = simulation.add_node("server", "broker");
+  auto& client = simulation.add_node("client", "consumers");
+  auto& other = simulation.add_node("other", "consumers");
+  bool other_ran = false;
+  sim::Service service{&server, {}, false, 0};
+  client.set_main([&] {
+    if (server_pause > 0) server.pause_for(server_pause);
+    out.response = network.call(service, [] { return 42; }, 50 * kMillisecond, 7);
+    out.other_ran_before_return = other_ran;
+    out.returned_at = sim::now();
+  });
+  other.set_main([&] { other_ran = true; });
+  client.start();
+  other.start();
+  simulation.run();
+  out.records = simulation.trace().records();
+  out.stats = network.stats();
+  return out;
+}
+
+TEST(NetworkRpc, AnInstantCallReturnsAtTheSameInstantBeforeAnyOtherFiberRunsAndStillTracesBothLegs) {
+  const InstantRun instant = instant_run(0, 0);
+  ASSERT_EQ(instant.response, 42);
+  EXPECT_EQ(instant.returned_at, 0);
+  EXPECT_FALSE(instant.other_ran_before_return) << "the instant call parked";
+  EXPECT_EQ(instant.stats.sent, 2u);
+  EXPECT_EQ(instant.stats.delivered, 2u);
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> legs;  // (kind, c) of the send/deliver records
+  for (const auto& r : instant.records) {
+    if (r.kind == sim::kinds::kSend.id || r.kind == sim::kinds::kDeliver.id) legs.emplace_back(r.kind, r.c);
+  }
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> expected = {
+      {sim::kinds::kSend.id, 0}, {sim::kinds::kDeliver.id, 0}, {sim::kinds::kSend.id, 1}, {sim::kinds::kDeliver.id, 0}};
+  EXPECT_EQ(legs, expected);
+
+  const InstantRun one_ns = instant_run(1, 0);
+  ASSERT_EQ(one_ns.response, 42);
+  EXPECT_EQ(one_ns.returned_at, 2);
+  EXPECT_TRUE(one_ns.other_ran_before_return);
+}
+
+TEST(NetworkRpc, AZeroLatencyCallToAPausedServerIsAnsweredWhenThePauseEnds) {
+  const InstantRun paused = instant_run(0, 5 * kMillisecond);
+  ASSERT_EQ(paused.response, 42);
+  EXPECT_EQ(paused.returned_at, 5 * kMillisecond);
+  EXPECT_TRUE(paused.other_ran_before_return);
+}
+
 TEST(NetworkRpc, CallToACrashedServerTimesOutWithoutRunningTheHandler) {
   const SingleCall call = one_call(sim::LinkConfig{}, /*server_down=*/true);
   EXPECT_FALSE(call.response.has_value());
