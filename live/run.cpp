@@ -74,14 +74,12 @@ class Recorder {
 // The ledger the oracle reads, shared by the workers.
 class SharedLedger {
  public:
-  AttemptId begin_attempt(MessageId id, std::uint32_t worker, std::uint32_t incarnation, sim::Time now) {
+  AttemptId begin_attempt(MessageId id, std::uint32_t worker) {
     std::lock_guard<std::mutex> lock(mutex_);
     model::AttemptRecord record;
     record.attempt = ledger_.attempts.size() + 1;
     record.id = id;
     record.node = worker;
-    record.incarnation = incarnation;
-    record.began_at = now;
     ledger_.attempts.push_back(record);
     ledger_.deliveries += 1;
     return record.attempt;
@@ -90,8 +88,8 @@ class SharedLedger {
     std::lock_guard<std::mutex> lock(mutex_);
     auto& record = ledger_.attempt(attempt);
     record.ended_at = now;
-    record.outcome = static_cast<int>(result.outcome);
-    if (result.outcome != model::Outcome::Failed) record.returned_value = result.value;
+    record.outcome = static_cast<std::int8_t>(result.outcome);
+    if (result.outcome != model::Outcome::Failed && result.value) record.set_returned_value(*result.value);
   }
   void crashed(AttemptId attempt, sim::Time now) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -361,8 +359,8 @@ std::vector<std::uint64_t> Run::unexplained_messages(const model::Ledger& ledger
   const std::set<AttemptId> slowed = ledger_.slowed_attempts();
   std::map<AttemptId, sim::Time> decided_at;  // the last decision of each attempt that let it run the effect
   for (const auto& a : ledger.attempts) {
-    const model::ProcessDecision* d = a.process_decision();
-    if (d != nullptr && d->basis != model::Basis::Unprotected) decided_at[a.attempt] = d->local_time;
+    const std::optional<model::ProcessDecision> d = ledger.process_decision(a);
+    if (d && d->basis != model::Basis::Unprotected) decided_at[a.attempt] = d->local_time;
   }
   std::set<MessageId> slow_owner;
   for (const auto& e : ledger.executions) {
@@ -412,7 +410,7 @@ void Run::worker_main(std::uint32_t index) {
       2 * settings_.protocol.max_processing_time.value_or(50 * sim::kMillisecond));
   while (auto delivery = queue_.pop()) {
     const MessageId id = delivery->id;
-    const AttemptId attempt = ledger_.begin_attempt(id, index, incarnation, clock_.now());
+    const AttemptId attempt = ledger_.begin_attempt(id, index);
     const model::Effect effect = [&]() -> std::optional<std::uint64_t> {
       clock_.sleep(settings_.processing_time.sample(work));
       if (work.bernoulli(settings_.faults.slow)) {

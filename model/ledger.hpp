@@ -13,8 +13,10 @@
 // them all at the end). Decisions are not kept one by one: the oracle reads only the decision on which each
 // attempt ran its effect (its last process-type decision), so that one is folded into the attempt's record
 // (Ledger::decided); times that may be absent are MaybeTime (8 bytes, not std::optional's 16). An attempt
-// with its decision takes 136 bytes (120 + 144 with a DecisionRecord per decision before).
+// with its decision takes 80 bytes; what a decision saw of an existing record goes to a side table (Ledger::seen).
 #pragma once
+
+#include <absl/container/btree_map.h>
 
 #include <cstdint>
 #include <deque>
@@ -61,7 +63,8 @@ inline bool is_process_basis(Basis basis) {
 }
 
 // The last process-type decision of an attempt, with what it saw of the record (owner, started_at, expires_on:
-// all the oracle asks of it).
+// all the oracle asks of it). Assembled by Ledger::process_decision from the attempt's record and, when the
+// decision saw a record, the ledger's side table of seen records.
 struct ProcessDecision {
   Basis basis = Basis::Absent;
   bool seen = false;             // a record was there
@@ -72,23 +75,42 @@ struct ProcessDecision {
   MaybeTime seen_expires_on;
 };
 
+// What a process-type decision saw of the record: kept apart (Ledger::seen), since most attempts decide on an
+// absent record (every first delivery) and would carry these 24 bytes empty.
+struct SeenRecord {
+  AttemptId owner = 0;
+  MaybeTime started_at;
+  MaybeTime expires_on;
+};
+
+// One attempt: 80 bytes (136 with the decision embedded whole, a 16-byte optional value and two fields no one
+// read). The small fields share one 8-byte word.
 struct AttemptRecord {
   AttemptId attempt = 0;
   MessageId id = 0;
   ProcessorId processor = 0;
   std::uint32_t node = 0;            // sim node id of the worker
-  std::uint32_t incarnation = 0;     // of that node
-  int outcome = -1;                  // static_cast<int>(Outcome) once ended
-  sim::Time began_at = 0;            // virtual time
+  std::int8_t outcome = -1;          // static_cast<std::int8_t>(Outcome) once ended
+  bool executed = false;             // this attempt's effect reached the provider at least once
+  bool completion_applied = false;   // its completion write landed
+  bool decided_to_process = false;   // decided_* hold its last process-type decision
+  Basis decided_basis = Basis::Absent;
+  bool decided_seen = false;         // that decision saw a record (in Ledger::seen)
+  bool has_returned_value = false;
   MaybeTime ended_at;                // protect() returned (absent: crashed or still running at the end)
   MaybeTime crashed_at;              // the node crashed while the attempt was in progress
   MaybeTime completed_at;            // virtual time the completion landed
-  std::optional<std::uint64_t> returned_value;  // what protect() handed to its caller
-  bool executed = false;             // this attempt's effect reached the provider at least once
-  bool completion_applied = false;   // its completion write landed
-  bool decided_to_process = false;   // `decision` holds its last process-type decision
-  ProcessDecision decision;
-  const ProcessDecision* process_decision() const { return decided_to_process ? &decision : nullptr; }
+  std::uint64_t returned = 0;        // what protect() handed to its caller, if has_returned_value
+  sim::Time decided_at = 0;          // virtual time of that decision
+  sim::Time decided_local_time = 0;  // the deciding node's clock
+
+  std::optional<std::uint64_t> returned_value() const {
+    return has_returned_value ? std::optional<std::uint64_t>(returned) : std::nullopt;
+  }
+  void set_returned_value(std::uint64_t value) {
+    returned = value;
+    has_returned_value = true;
+  }
 };
 
 // One execution of the effect: the provider's log entry (Sink::executions, model/sink.hpp), or an inbox
@@ -164,20 +186,43 @@ struct Ledger {
   const AttemptRecord& attempt(AttemptId id) const { return attempts.at(id - 1); }
   bool has_attempt(AttemptId id) const { return id >= 1 && id <= attempts.size(); }
 
+  // What the decisions that let an attempt run its effect saw of the record, for those that saw one.
+  absl::btree_map<AttemptId, SeenRecord> seen;
+
   // A decision of an attempt, at virtual time `at`: a process-type one replaces the attempt's recorded decision;
   // the others (skip, wait, give up) are counted by the caller, not kept.
   void decided(const DecisionNote& note, sim::Time at) {
     if (!is_process_basis(note.basis) || !has_attempt(note.attempt)) return;
     AttemptRecord& record = attempt(note.attempt);
     record.decided_to_process = true;
-    ProcessDecision& d = record.decision;
-    d.basis = note.basis;
-    d.at = at;
-    d.local_time = note.local_time;
-    d.seen = note.seen.has_value();
-    d.seen_owner = note.seen ? note.seen->owner : 0;
-    d.seen_started_at = note.seen ? MaybeTime(note.seen->started_at) : MaybeTime();
-    d.seen_expires_on = note.seen ? MaybeTime(note.seen->expires_on) : MaybeTime();
+    record.decided_basis = note.basis;
+    record.decided_at = at;
+    record.decided_local_time = note.local_time;
+    record.decided_seen = note.seen.has_value();
+    if (note.seen) {
+      seen[note.attempt] = SeenRecord{note.seen->owner, MaybeTime(note.seen->started_at),
+                                      MaybeTime(note.seen->expires_on)};
+    }
+  }
+
+  // The decision on which the attempt ran its effect (its last process-type one), if it made one.
+  std::optional<ProcessDecision> process_decision(const AttemptRecord& record) const {
+    if (!record.decided_to_process) return std::nullopt;
+    ProcessDecision d;
+    d.basis = record.decided_basis;
+    d.seen = record.decided_seen;
+    d.at = record.decided_at;
+    d.local_time = record.decided_local_time;
+    if (record.decided_seen) {
+      const SeenRecord& s = seen.at(record.attempt);
+      d.seen_owner = s.owner;
+      d.seen_started_at = s.started_at;
+      d.seen_expires_on = s.expires_on;
+    }
+    return d;
+  }
+  std::optional<ProcessDecision> process_decision(AttemptId id) const {
+    return has_attempt(id) ? process_decision(attempt(id)) : std::nullopt;
   }
 };
 

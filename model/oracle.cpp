@@ -65,9 +65,7 @@ class Judge {
   }
 
   // The decision on which the attempt ran its effect (the last process-type one).
-  const ProcessDecision* process_decision(AttemptId a) const {
-    return ledger_.has_attempt(a) ? ledger_.attempt(a).process_decision() : nullptr;
-  }
+  std::optional<ProcessDecision> process_decision(AttemptId a) const { return ledger_.process_decision(a); }
 
   bool crashed_after_effect(AttemptId a) const {
     if (a == 0 || a > ledger_.attempts.size()) return false;
@@ -115,8 +113,8 @@ class Judge {
     // This attempt owned the record, and an earlier executor took it over from it: the owner was alive (it
     // went on to run the effect), so the record was declared dead too early.
     for (const auto* prior : earlier) {
-      const ProcessDecision* pd = process_decision(prior->attempt);
-      if (pd == nullptr || !pd->seen || pd->seen_owner != e.attempt) continue;
+      const std::optional<ProcessDecision> pd = process_decision(prior->attempt);
+      if (!pd || !pd->seen || pd->seen_owner != e.attempt) continue;
       if (pd->basis != Basis::StaleTakeover && pd->basis != Basis::MaxWaitProcess) continue;
       why = fmt::format("{} owned the record (started_at {}); {} found it older than max_processing_time at {} "
                         "(its clock {}) and ran the effect at {}, but the owner was alive and ran it too at {}: "
@@ -125,8 +123,8 @@ class Judge {
                         who(prior->attempt), t(pd->at), t(pd->local_time), t(prior->at), t(e.at));
       return Cause::TakeoverWhileAlive;
     }
-    const ProcessDecision* d = process_decision(e.attempt);
-    if (d == nullptr) {
+    const std::optional<ProcessDecision> d = process_decision(e.attempt);
+    if (!d) {
       why = fmt::format("{} ran the effect without a recorded decision", who(e.attempt));
       return Cause::Unprotected;
     }
@@ -170,8 +168,8 @@ class Judge {
         const sim::Time started = note.seen && note.seen_started_at ? *note.seen_started_at : 0;
         // Another attempt took over the same stale record (same startedAt and owner) before us and ran it.
         for (const auto* prior : earlier) {
-          const ProcessDecision* pd = process_decision(prior->attempt);
-          if (pd != nullptr && pd->basis == Basis::StaleTakeover && pd->seen && note.seen &&
+          const std::optional<ProcessDecision> pd = process_decision(prior->attempt);
+          if (pd && pd->basis == Basis::StaleTakeover && pd->seen && note.seen &&
               pd->seen_started_at == note.seen_started_at && pd->seen_owner == note.seen_owner) {
             why = fmt::format("{} and {} both took over the same stale record (started_at {} by {}): the start "
                               "time was never refreshed, so every waiter that found it stale ran the effect",
@@ -273,9 +271,9 @@ class Judge {
 
   void count_memo_mismatches() {
     for (const auto& a : ledger_.attempts) {
-      if (!a.returned_value.has_value()) continue;
+      if (!a.has_returned_value) continue;
       const std::uint64_t* first = first_value(a.id, a.processor);
-      if (first != nullptr && *first != *a.returned_value) ++result_.memo_mismatches;
+      if (first != nullptr && *first != a.returned) ++result_.memo_mismatches;
     }
   }
 
@@ -285,7 +283,7 @@ class Judge {
     // Only an (id, processor) group with two or more landed completions can have one overwrite another. Count
     // them per group first (one byte per group with an execution), then sort only those groups' completions
     // (sorting every landed completion was the oracle's largest temporary: 40 bytes per message).
-    const auto landed = [](const AttemptRecord& a) { return a.completion_applied && a.completed_at && a.returned_value; };
+    const auto landed = [](const AttemptRecord& a) { return a.completion_applied && a.completed_at && a.has_returned_value; };
     std::vector<std::uint8_t> landed_in_group(first_value_.size(), 0);
     for (const auto& a : ledger_.attempts) {
       if (!landed(a)) continue;
@@ -305,7 +303,7 @@ class Judge {
       if (landed(a)) {
         const std::size_t group = group_of(a.id, a.processor);
         if (group == kNoGroup || landed_in_group[group] >= 2) {
-          candidates.push_back(Landed{a.id, *a.completed_at, *a.returned_value, a.processor, index});
+          candidates.push_back(Landed{a.id, *a.completed_at, a.returned, a.processor, index});
         }
       }
       ++index;
@@ -338,7 +336,7 @@ class Judge {
     // of the same (id, processor) by another attempt. Only the pairs with such a crash are indexed (a run
     // without crashes builds nothing: indexing every completion was the oracle's largest temporary).
     const auto crashed_deciding = [this](const AttemptRecord& a) {
-      return a.crashed_at && process_decision(a.attempt) != nullptr;
+      return a.crashed_at && a.decided_to_process;
     };
     std::vector<std::pair<MessageId, ProcessorId>> crashed;
     for (const auto& a : ledger_.attempts) {

@@ -403,8 +403,6 @@ AttemptId World::begin_attempt(MessageId id, ProcessorId processor, sim::Node& n
   record.id = id;
   record.processor = processor;
   record.node = node.id();
-  record.incarnation = node.incarnation();
-  record.began_at = simulation_->now();
   ledger_.attempts.push_back(record);
   active_attempts_[node.id()].push_back(record.attempt);
   simulation_->trace().record(simulation_->now(), kTraceAttempt, node.id(), id, processor, record.attempt);
@@ -414,8 +412,8 @@ AttemptId World::begin_attempt(MessageId id, ProcessorId processor, sim::Node& n
 void World::end_attempt(AttemptId attempt, const ProtectResult& result) {
   auto& record = ledger_.attempt(attempt);
   record.ended_at = simulation_->now();
-  record.outcome = static_cast<int>(result.outcome);
-  if (result.outcome != Outcome::Failed) record.returned_value = result.value;
+  record.outcome = static_cast<std::int8_t>(result.outcome);
+  if (result.outcome != Outcome::Failed && result.value) record.set_returned_value(*result.value);
   auto& active = active_attempts_[record.node];
   active.erase(std::remove(active.begin(), active.end(), attempt), active.end());
   simulation_->trace().record(simulation_->now(), kTraceOutcome, record.node, record.id, attempt,

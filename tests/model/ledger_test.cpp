@@ -29,15 +29,15 @@ TEST(Ledger, AnAttemptKeepsItsLastProcessDecisionAndNoSkipOrWaitDecision) {
   Ledger ledger;
   const AttemptId a = add_attempt(ledger, 7);
   ledger.decided(note(a, Basis::InFlightRecent), 10);
-  EXPECT_EQ(ledger.attempt(a).process_decision(), nullptr);
+  EXPECT_EQ(ledger.process_decision(a), std::nullopt);
 
   Item in_flight;
   in_flight.started_at = 3;
   in_flight.owner = 99;
   ledger.decided(note(a, Basis::StaleTakeover, in_flight, 40), 50);
   ledger.decided(note(a, Basis::TakeoverLost, in_flight), 60);  // not a process basis: the takeover stays
-  const ProcessDecision* d = ledger.attempt(a).process_decision();
-  ASSERT_NE(d, nullptr);
+  const std::optional<ProcessDecision> d = ledger.process_decision(a);
+  ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->basis, Basis::StaleTakeover);
   EXPECT_EQ(d->at, 50);
   EXPECT_EQ(d->local_time, 40);
@@ -48,8 +48,31 @@ TEST(Ledger, AnAttemptKeepsItsLastProcessDecisionAndNoSkipOrWaitDecision) {
   EXPECT_FALSE(d->seen_expires_on.has_value());
 
   ledger.decided(note(a, Basis::Absent), 70);  // a later process decision replaces it
-  EXPECT_EQ(ledger.attempt(a).process_decision()->basis, Basis::Absent);
-  EXPECT_FALSE(ledger.attempt(a).process_decision()->seen);
+  EXPECT_EQ(ledger.process_decision(a)->basis, Basis::Absent);
+  EXPECT_FALSE(ledger.process_decision(a)->seen);
+}
+
+TEST(Ledger, OnlyDecisionsThatSawARecordUseTheSideTableAndAnAttemptStaysAt80Bytes) {
+  static_assert(sizeof(AttemptRecord) <= 80, "an attempt record is kept per delivery: keep it small");
+  Ledger ledger;
+  const AttemptId first = add_attempt(ledger, 1);
+  const AttemptId second = add_attempt(ledger, 1);
+  ledger.decided(note(first, Basis::Absent), 5);
+  EXPECT_TRUE(ledger.seen.empty());
+  Item expired;
+  expired.completed_at = 2;
+  expired.expires_on = 4;
+  expired.owner = first;
+  ledger.decided(note(second, Basis::ExpiredCompleted, expired, 6), 6);
+  ASSERT_EQ(ledger.seen.size(), 1u);
+  const std::optional<ProcessDecision> d = ledger.process_decision(second);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->seen);
+  EXPECT_EQ(d->seen_owner, first);
+  EXPECT_FALSE(d->seen_started_at.has_value());
+  ASSERT_TRUE(d->seen_expires_on.has_value());
+  EXPECT_EQ(*d->seen_expires_on, 4);
+  EXPECT_FALSE(ledger.process_decision(first)->seen);
 }
 
 TEST(Ledger, ADecisionForAnUnknownAttemptIsIgnored) {
@@ -57,7 +80,7 @@ TEST(Ledger, ADecisionForAnUnknownAttemptIsIgnored) {
   add_attempt(ledger, 1);
   ledger.decided(note(0, Basis::Absent), 1);
   ledger.decided(note(2, Basis::Absent), 1);
-  EXPECT_EQ(ledger.attempt(1).process_decision(), nullptr);
+  EXPECT_EQ(ledger.process_decision(1), std::nullopt);
 }
 
 RC_GTEST_PROP(MaybeTime, HoldsEveryTimeButNoneAndComparesByPresenceThenValue,
