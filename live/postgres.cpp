@@ -40,7 +40,7 @@ constexpr int kMaxRaceRetries = 100;
 using ResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
 
 std::string literal(std::int64_t value) { return std::to_string(value); }
-std::string literal(const std::optional<std::int64_t>& value) {
+std::string literal(const model::MaybeTime& value) {
   return value.has_value() ? std::to_string(*value) : std::string("NULL");
 }
 std::string literal_id(std::uint64_t value) { return std::to_string(static_cast<std::int64_t>(value)); }

@@ -104,7 +104,7 @@ end
 return 1
 )lua";
 
-std::string optional_text(const std::optional<std::int64_t>& value) {
+std::string optional_text(const model::MaybeTime& value) {
   return value.has_value() ? std::to_string(*value) : std::string();
 }
 
@@ -526,7 +526,7 @@ std::optional<Item> decode_item(const std::string& text) {
   }
   if (fields.size() != 6) return std::nullopt;
   Item item;
-  auto optional_field = [](std::string_view field, std::optional<std::int64_t>& out) {
+  auto optional_field = [](std::string_view field, model::MaybeTime& out) {
     if (field.empty()) return true;
     std::int64_t value = 0;
     if (!parse_integer(field, value)) return false;

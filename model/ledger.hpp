@@ -29,25 +29,6 @@
 
 namespace model {
 
-// A virtual time that may be absent, in 8 bytes: the subset of std::optional<sim::Time> the ledger uses.
-// kNone (INT64_MIN) is never an instant of a run (virtual time starts at 0).
-class MaybeTime {
- public:
-  static constexpr sim::Time kNone = INT64_MIN;
-  MaybeTime() = default;
-  MaybeTime(std::nullopt_t) {}                                  // NOLINT(google-explicit-constructor)
-  MaybeTime(sim::Time time) : value_(time) {}                   // NOLINT(google-explicit-constructor)
-  MaybeTime(const std::optional<sim::Time>& time) : value_(time ? *time : kNone) {}  // NOLINT
-  bool has_value() const { return value_ != kNone; }
-  explicit operator bool() const { return has_value(); }
-  sim::Time operator*() const { return value_; }  // REQUIRES: has_value()
-  sim::Time value_or(sim::Time fallback) const { return has_value() ? value_ : fallback; }
-  bool operator==(const MaybeTime&) const = default;
-
- private:
-  sim::Time value_ = kNone;
-};
-
 // The decision bases on which an attempt runs its effect.
 inline bool is_process_basis(Basis basis) {
   switch (basis) {

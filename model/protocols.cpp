@@ -375,7 +375,7 @@ Op MnemosyneStrategy::start_write(const Call& call, sim::Time now) const {
 Op MnemosyneStrategy::takeover_write(const Call& call, const Item& stale, sim::Time now) const {
   Condition condition;
   condition.require_present = true;
-  condition.started_at_equals = stale.started_at;
+  condition.started_at_equals = stale.started_at.optional();
   condition.require_not_completed = true;
   Update update;
   update.started_at_mode = Assign::Set;
@@ -413,7 +413,7 @@ Op MnemosyneStrategy::completion(const Call& call, Claim claim, const std::optio
         break;
       case Claim::SeenRecord:
         condition.require_present = true;
-        if (seen.has_value()) condition.started_at_equals = seen->started_at;
+        if (seen.has_value()) condition.started_at_equals = seen->started_at.optional();
         condition.require_not_completed = true;
         break;
       case Claim::NoRecord:

@@ -49,7 +49,7 @@ Queue::Queue(sim::Simulation& simulation, sim::Network& network, sim::Node& brok
 
 std::uint64_t Queue::publish(MessageId id) {
   const std::uint64_t number = published_++;
-  entries_.push_back(Entry{id, State::Visible, 0, 0});
+  entries_.push_back(Entry{id, 0, 0, State::Visible});
   simulation_.trace().record(simulation_.now(), source_kinds::kQueuePublish, broker_.id(), id, number,
                              settings_.index);
   changed();

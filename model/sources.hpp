@@ -228,11 +228,11 @@ class Queue {
 
  private:
   enum class State : std::uint8_t { Visible, InFlight, Deleted };
-  struct Entry {
+  struct Entry {  // 24 bytes: the queue holds one per message published and not yet deleted
     MessageId id = 0;
-    State state = State::Visible;
     std::uint64_t receipt = 0;  // the latest receipt (0: never received)
     std::uint32_t receive_count = 0;
+    State state = State::Visible;
   };
   struct ReceiveResponse {
     std::optional<Delivery> delivery;

@@ -21,7 +21,7 @@ std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {
   return hash;
 }
 
-std::uint64_t mix_optional_time(std::uint64_t hash, const std::optional<sim::Time>& value) {
+std::uint64_t mix_optional_time(std::uint64_t hash, const MaybeTime& value) {
   hash = mix(hash, value.has_value() ? 1 : 0);
   return value.has_value() ? mix(hash, static_cast<std::uint64_t>(*value)) : hash;
 }
@@ -313,7 +313,7 @@ void Store::arm_sweeper(Key key, const Item& item) {
   }
   at = std::max(at, simulation_.now());
   const std::uint64_t token = next_eviction_token_++;
-  pending_evictions_[key] = PendingEviction{at, expires_on, token};
+  pending_evictions_[key] = PendingEviction{expires_on, token};
   ++stats_.eviction_timers;
   schedule_sweep(Sweep{at, token, key});
 }

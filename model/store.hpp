@@ -180,8 +180,7 @@ class Store {
     Op op;
     Reply reply;
   };
-  struct PendingEviction {
-    sim::Time at = 0;              // when the sweeper runs
+  struct PendingEviction {  // (when the sweeper runs is in its Sweep entry)
     sim::Time for_expires_on = 0;  // the expiry it was armed for
     std::uint64_t token = 0;       // a timer whose token is not the pending one is stale
   };
@@ -224,7 +223,7 @@ class Store {
   double bug_probability_ = 0.0;
   std::map<Key, std::optional<Item>> before_last_write_;  // StaleRead only
 
-  absl::btree_map<Key, PendingEviction> pending_evictions_;  // ~40 B per key (a std::map node took 64)
+  absl::btree_map<Key, PendingEviction> pending_evictions_;  // ~30 B per key (a std::map node took 64)
   std::uint64_t next_eviction_token_ = 1;
   // The sweeper's schedule: one entry per armed eviction, popped in (at, token) order, and ONE kernel timer, for
   // the earliest entry (a kernel timer and its callback per record cost about 120 bytes per record within TTL).

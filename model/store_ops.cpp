@@ -20,8 +20,8 @@ bool Condition::holds(const std::optional<Item>& current) const {
 }
 
 namespace {
-template <class T>
-void assign(Assign mode, std::optional<T>& field, T value) {
+template <class Field, class T>  // Field: std::optional<T> or MaybeTime
+void assign(Assign mode, Field& field, T value) {
   switch (mode) {
     case Assign::Keep: break;
     case Assign::Set: field = value; break;
@@ -137,7 +137,7 @@ std::string describe(const std::optional<Item>& item) {
   if (!item.has_value()) return "absent";
   const Item& it = *item;
   std::string text = "{";
-  auto field = [&text](const char* name, const std::optional<sim::Time>& value) {
+  auto field = [&text](const char* name, const MaybeTime& value) {
     if (value.has_value()) text += fmt::format("{}={} ", name, *value);
   };
   field("started_at", it.started_at);

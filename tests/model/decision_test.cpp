@@ -20,10 +20,13 @@ using sim::Time;
 
 __extension__ typedef __int128 Wide;  // an independent, overflow-free age for the reference table
 
-// A time: anywhere in the int64 range, or close to zero (so that ages near the threshold are frequent).
+// A time: anywhere in the int64 range, or close to zero (so that ages near the threshold are frequent). The
+// lowest is INT64_MIN + 1: an item's times are MaybeTime, whose INT64_MIN means "absent" (never an instant).
 rc::Gen<std::int64_t> gen_time() {
-  return rc::gen::oneOf(rc::gen::arbitrary<std::int64_t>(), rc::gen::inRange<std::int64_t>(-2000, 2001),
-                        rc::gen::elementOf(std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min(),
+  return rc::gen::oneOf(rc::gen::map(rc::gen::arbitrary<std::int64_t>(),
+                                     [](std::int64_t t) { return t == model::MaybeTime::kNone ? t + 1 : t; }),
+                        rc::gen::inRange<std::int64_t>(-2000, 2001),
+                        rc::gen::elementOf(std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min() + 1,
                                                                      std::numeric_limits<std::int64_t>::max(), 0}));
 }
 

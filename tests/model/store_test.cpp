@@ -99,6 +99,10 @@ void reference_assign(model::Assign mode, std::optional<T>& field, T value) {
   if (mode == model::Assign::Set || (mode == model::Assign::SetIfAbsent && !field.has_value())) field = value;
   if (mode == model::Assign::Remove) field = std::nullopt;
 }
+void reference_assign(model::Assign mode, model::MaybeTime& field, sim::Time value) {
+  if (mode == model::Assign::Set || (mode == model::Assign::SetIfAbsent && !field.has_value())) field = value;
+  if (mode == model::Assign::Remove) field = std::nullopt;
+}
 
 Item reference_update(const model::Update& update, std::optional<Item> current) {
   if (update.replace_expired_at && current && current->expires_on && *current->expires_on <= *update.replace_expired_at) {
