@@ -77,12 +77,10 @@ class SharedLedger {
   AttemptId begin_attempt(MessageId id, std::uint32_t worker) {
     std::lock_guard<std::mutex> lock(mutex_);
     model::AttemptRecord record;
-    record.attempt = ledger_.attempts.size() + 1;
     record.id = id;
     record.node = worker;
-    ledger_.attempts.push_back(record);
     ledger_.deliveries += 1;
-    return record.attempt;
+    return ledger_.attempts.add(record);
   }
   void end_attempt(AttemptId attempt, const model::ProtectResult& result, sim::Time now) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -358,10 +356,10 @@ std::vector<std::uint64_t> Run::unexplained_messages(const model::Ledger& ledger
   // store stall delaying the completion, a real pause).
   const std::set<AttemptId> slowed = ledger_.slowed_attempts();
   std::map<AttemptId, sim::Time> decided_at;  // the last decision of each attempt that let it run the effect
-  for (const auto& a : ledger.attempts) {
+  ledger.attempts.for_each([&](const model::AttemptRecord& a) {
     const std::optional<model::ProcessDecision> d = ledger.process_decision(a);
     if (d && d->basis != model::Basis::Unprotected) decided_at[a.attempt] = d->local_time;
-  }
+  });
   std::set<MessageId> slow_owner;
   for (const auto& e : ledger.executions) {
     const model::AttemptRecord& a = ledger.attempt(e.attempt);
@@ -550,11 +548,11 @@ LiveOutcome Run::execute() {
   // Attempts that ran the effect and returned, but whose completion write never landed (every try unknown or
   // rejected): their record stays in flight and is taken over later while they are alive.
   std::uint64_t unrecorded = 0;
-  for (const auto& a : ledger.attempts) {
+  ledger.attempts.for_each([&](const model::AttemptRecord& a) {
     if (a.executed && !a.crashed_at && !a.completion_applied && a.outcome == static_cast<int>(model::Outcome::Executed)) {
       ++unrecorded;
     }
-  }
+  });
   coverage["completion.not_recorded"] = unrecorded;
   coverage["store.operations"] = outcome.operations;
   coverage["deliveries.given_up"] = queue_.given_up();

@@ -9,11 +9,13 @@
 // store's committed domain writes for the inbox strategy; the world copies
 // them here as Execution entries.
 //
-// Memory: one entry per attempt and per execution; a run of N messages keeps O(N) entries (the oracle needs
-// them all at the end). Decisions are not kept one by one: the oracle reads only the decision on which each
-// attempt ran its effect (its last process-type decision), so that one is folded into the attempt's record
-// (Ledger::decided); times that may be absent are MaybeTime (8 bytes, not std::optional's 16). An attempt
-// with its decision takes 80 bytes; what a decision saw of an existing record goes to a side table (Ledger::seen).
+// Memory: the world folds every settled group (one clean execution, every other attempt a plain skip; see
+// SettledGroup) into a 48-byte summary and keeps attempts and executions whole only for the groups where
+// something happened (a duplicate, a crash, a takeover, a failure, a memo mismatch) and for the attempts still
+// running. Decisions are not kept one by one: the oracle reads only the decision on which each attempt ran its
+// effect (its last process-type decision), so that one is folded into the attempt's record (Ledger::decided);
+// times that may be absent are MaybeTime (8 bytes, not std::optional's 16). An attempt with its decision takes
+// 80 bytes; what a decision saw of an existing record goes to a side table (Ledger::seen).
 #pragma once
 
 #include <absl/container/btree_map.h>
@@ -151,21 +153,82 @@ class ExpectedIds {
   std::vector<Run> runs_;
 };
 
+// The attempts the ledger holds, by id (ids are issued 1, 2, 3, ... and never reused). Attempts of a settled
+// group are folded into its summary and erased (Ledger::settled), so the ids held have gaps.
+class AttemptLog {
+ public:
+  // Holds `record` under the next id, which it returns (and stores in record.attempt).
+  AttemptId add(AttemptRecord record) {
+    record.attempt = next_++;
+    const AttemptId id = record.attempt;
+    records_.emplace_hint(records_.end(), id, record);
+    return id;
+  }
+  bool contains(AttemptId id) const { return records_.contains(id); }
+  AttemptRecord& at(AttemptId id) { return records_.at(id); }
+  const AttemptRecord& at(AttemptId id) const { return records_.at(id); }
+  void erase(AttemptId id) { records_.erase(id); }
+  std::size_t size() const { return records_.size(); }  // held, not issued
+  AttemptId issued() const { return next_ - 1; }
+  // f(record) for every held attempt, in id order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& entry : records_) f(entry.second);
+  }
+  template <class F>
+  void for_each(F&& f) {
+    for (auto& entry : records_) f(entry.second);
+  }
+
+ private:
+  absl::btree_map<AttemptId, AttemptRecord> records_;
+  AttemptId next_ = 1;
+};
+
+// A (message id, processor) group as one sortable number: (id, processor) order.
+inline std::uint64_t group_key(MessageId id, ProcessorId processor) { return (id << 16) | processor; }
+inline MessageId group_message(std::uint64_t key) { return key >> 16; }
+inline ProcessorId group_processor(std::uint64_t key) { return static_cast<ProcessorId>(key & 0xffffu); }
+
+// A settled group: its only execution, by an attempt that decided on its own (not a takeover), ran it once,
+// landed its completion, returned the provider's value and ended alive, while every other attempt of the group
+// skipped and returned that same value. Nothing in such a group can be a duplicate, a loss, a memo mismatch or
+// a recovery, so the oracle needs only this of it (to count it, and to explain a later duplicate in the same
+// group: who ran the first effect, when, with what value, when its completion landed, and whether TTL evicted
+// its record since). 48 bytes instead of an attempt (80), an execution (48) and the oracle's sort keys (48).
+struct SettledGroup {
+  AttemptId attempt = 0;        // the attempt that ran the effect (its execution's call number was 1)
+  sim::Time executed_at = 0;
+  sim::Time completed_at = 0;
+  std::uint64_t value = 0;
+  MaybeTime evicted_at;         // the earliest TTL eviction of the group's record after it settled
+  std::uint32_t node = 0;       // the attempt's worker
+};
+
 struct Ledger {
   // Deques, not vectors: they grow in fixed blocks, so a long run never holds a full copy of its history
   // while a vector reallocates (vector growth tripled the ledger's peak memory at a million messages).
-  std::deque<AttemptRecord> attempts;  // indexed by attempt id - 1 (attempt ids start at 1)
-  std::deque<ExecutionRecord> executions;
+  AttemptLog attempts;                    // every attempt not folded into a settled group
+  std::deque<ExecutionRecord> executions;  // every execution not folded into a settled group
+  absl::btree_map<std::uint64_t, SettledGroup> settled;  // by group_key
+  std::uint64_t folded_attempts = 0;      // attempts folded into settled groups (each erased from `attempts`)
   std::vector<WaitRecord> waits;
-  std::vector<EvictionRecord> evictions;
+  std::vector<EvictionRecord> evictions;  // evictions not folded into a settled group's evicted_at
   // (message id, processor) pairs that the system owes an execution (published by the producer).
   ExpectedIds expected;
   std::uint64_t deliveries = 0;        // deliveries of messages to workers, copies and replays included
   std::uint64_t messages = 0;          // distinct message ids published
 
-  AttemptRecord& attempt(AttemptId id) { return attempts.at(id - 1); }
-  const AttemptRecord& attempt(AttemptId id) const { return attempts.at(id - 1); }
-  bool has_attempt(AttemptId id) const { return id >= 1 && id <= attempts.size(); }
+  AttemptRecord& attempt(AttemptId id) { return attempts.at(id); }
+  const AttemptRecord& attempt(AttemptId id) const { return attempts.at(id); }
+  bool has_attempt(AttemptId id) const { return attempts.contains(id); }
+
+  // Erases a held attempt (folded into a settled group), with what its decision saw.
+  void fold_attempt(AttemptId id) {
+    if (attempts.at(id).decided_seen) seen.erase(id);
+    attempts.erase(id);
+    ++folded_attempts;
+  }
 
   // What the decisions that let an attempt run its effect saw of the record, for those that saw one.
   absl::btree_map<AttemptId, SeenRecord> seen;

@@ -59,16 +59,44 @@ class Judge {
     return in_.processor_name ? in_.processor_name(p) : fmt::format("processor{}", p);
   }
   std::string who(AttemptId a) const {
-    if (a == 0 || a > ledger_.attempts.size()) return fmt::format("attempt {}", a);
-    const auto& r = ledger_.attempt(a);
-    return fmt::format("attempt {} on {}", a, node(r.node));
+    const std::optional<AttemptRecord> r = record(a);
+    if (!r) return fmt::format("attempt {}", a);
+    return fmt::format("attempt {} on {}", a, node(r->node));
+  }
+
+  // The record of attempt `a`: held by the ledger, or rebuilt from the settled group it ran the effect of (as
+  // the oracle sees it: executed once, completed, alive; its decision is not kept, and the oracle asks a settled
+  // attempt's decision nothing it could answer: it was not a takeover). nullopt for an attempt folded as a skip.
+  std::optional<AttemptRecord> record(AttemptId a) const {
+    if (ledger_.has_attempt(a)) return ledger_.attempt(a);
+    if (a == 0 || ledger_.settled.empty()) return std::nullopt;
+    if (settled_by_attempt_.empty()) {  // built on first need: only to explain a duplicate in a settled group
+      settled_by_attempt_.reserve(ledger_.settled.size());
+      for (const auto& [key, group] : ledger_.settled) settled_by_attempt_.emplace_back(group.attempt, key);
+      std::sort(settled_by_attempt_.begin(), settled_by_attempt_.end());
+    }
+    const auto it = std::lower_bound(settled_by_attempt_.begin(), settled_by_attempt_.end(),
+                                     std::make_pair(a, std::uint64_t{0}));
+    if (it == settled_by_attempt_.end() || it->first != a) return std::nullopt;
+    const SettledGroup& group = ledger_.settled.at(it->second);
+    AttemptRecord r;
+    r.attempt = a;
+    r.id = group_message(it->second);
+    r.processor = group_processor(it->second);
+    r.node = group.node;
+    r.outcome = static_cast<std::int8_t>(Outcome::Executed);
+    r.executed = true;
+    r.completion_applied = true;
+    r.completed_at = group.completed_at;
+    r.set_returned_value(group.value);
+    return r;
   }
 
   // The decision on which the attempt ran its effect (the last process-type one).
   std::optional<ProcessDecision> process_decision(AttemptId a) const { return ledger_.process_decision(a); }
 
   bool crashed_after_effect(AttemptId a) const {
-    if (a == 0 || a > ledger_.attempts.size()) return false;
+    if (!ledger_.has_attempt(a)) return false;  // a settled attempt did not crash
     const auto& r = ledger_.attempt(a);
     return r.crashed_at.has_value() && r.executed && !r.completion_applied;
   }
@@ -77,7 +105,7 @@ class Judge {
   // response was lost) before `time` without its completion record: like a crash after the effect, the record
   // was abandoned while the effect had happened.
   bool gave_up_after_effect(AttemptId a, sim::Time time) const {
-    if (a == 0 || a > ledger_.attempts.size()) return false;
+    if (!ledger_.has_attempt(a)) return false;  // a settled attempt completed
     const auto& r = ledger_.attempt(a);
     return r.executed && !r.crashed_at && r.outcome == static_cast<int>(Outcome::Failed) && r.ended_at &&
            *r.ended_at <= time &&
@@ -91,7 +119,8 @@ class Judge {
                                        [](const EvictionRecord& e, Key k) { return e.key < k; });
       if (it != evictions_.end() && it->key == key && it->at <= time) return true;
     }
-    return false;
+    const auto settled = ledger_.settled.find(group_key(id, p));
+    return settled != ledger_.settled.end() && settled->second.evicted_at && *settled->second.evicted_at <= time;
   }
 
   Cause classify(const ExecutionRecord& e, const std::vector<const ExecutionRecord*>& earlier, std::string& why) {
@@ -178,9 +207,8 @@ class Judge {
           }
         }
         AttemptId blamed = owner;
-        if (blamed == 0 || blamed > ledger_.attempts.size() || !ledger_.attempt(blamed).executed) {
-          blamed = previous.attempt;
-        }
+        const std::optional<AttemptRecord> owner_found = record(owner);
+        if (!owner_found || !owner_found->executed) blamed = previous.attempt;
         if (crashed_after_effect(blamed)) {
           why = fmt::format("{} ran the effect at {} and died at {} before its completion record; {} found the "
                             "record stale at {} and ran it again",
@@ -196,7 +224,7 @@ class Judge {
                             t(d->at));
           return Cause::CrashAfterEffect;
         }
-        const auto& owner_record = ledger_.attempt(blamed);
+        const AttemptRecord owner_record = record(blamed).value_or(AttemptRecord{});
         why = fmt::format("{} found the record of {} (started_at {} on its clock) older than max_processing_time "
                           "at {} (its local clock {}), but {} was alive{}: slow work, a pause or clock skew",
                           who(e.attempt), who(owner), t(started), t(d->at), t(note.local_time), who(blamed),
@@ -235,17 +263,24 @@ class Judge {
       if (x.at != y.at) return x.at < y.at;
       return x.index < y.index;
     });
-    result_.effects = ex.size();
+    result_.effects = ex.size() + ledger_.settled.size();  // a settled group's execution is an effect too
     first_value_.reserve(ex.size());  // at most one per execution: no growth copies of a million entries
     std::vector<const ExecutionRecord*> earlier;
+    ExecutionRecord settled_first;  // a settled group's execution, rebuilt: before every logged one of its group
     for (std::size_t k = 0; k < order.size(); ++k) {
       const ExecutionRecord& e = ex[order[k].index];
       const bool same_group = k > 0 && order[k - 1].id == e.id && order[k - 1].processor == e.processor;
       if (!same_group) {
         earlier.clear();
-        first_value_.push_back(FirstValue{e.id, e.processor, e.value});  // in (id, processor) order
-        earlier.push_back(&e);
-        continue;
+        const auto settled = ledger_.settled.find(group_key(e.id, e.processor));
+        if (settled == ledger_.settled.end()) {
+          first_value_.push_back(FirstValue{e.id, e.processor, e.value});  // in (id, processor) order
+          earlier.push_back(&e);
+          continue;
+        }
+        const SettledGroup& g = settled->second;
+        settled_first = ExecutionRecord{e.id, e.processor, g.attempt, 1, g.node, g.executed_at, g.value};
+        earlier.push_back(&settled_first);  // and e, logged after the group settled, is a duplicate
       }
       std::string why;
       const Cause cause = classify(e, earlier, why);
@@ -270,49 +305,44 @@ class Judge {
   }
 
   void count_memo_mismatches() {
-    for (const auto& a : ledger_.attempts) {
-      if (!a.has_returned_value) continue;
+    // (An attempt folded into a settled group returned the group's value: no mismatch.)
+    ledger_.attempts.for_each([this](const AttemptRecord& a) {
+      if (!a.has_returned_value) return;
       const std::uint64_t* first = first_value(a.id, a.processor);
       if (first != nullptr && *first != a.returned) ++result_.memo_mismatches;
-    }
+    });
   }
 
   // Completions that landed on top of an earlier completion with a different memoized value: a timed-out
   // owner's blind completion overwriting the result other callers were already handed.
   void count_memo_overwrites() {
-    // Only an (id, processor) group with two or more landed completions can have one overwrite another. Count
-    // them per group first (one byte per group with an execution), then sort only those groups' completions
-    // (sorting every landed completion was the oracle's largest temporary: 40 bytes per message).
-    const auto landed = [](const AttemptRecord& a) { return a.completion_applied && a.completed_at && a.has_returned_value; };
-    std::vector<std::uint8_t> landed_in_group(first_value_.size(), 0);
-    for (const auto& a : ledger_.attempts) {
-      if (!landed(a)) continue;
-      const std::size_t group = group_of(a.id, a.processor);
-      if (group != kNoGroup && landed_in_group[group] < 2) ++landed_in_group[group];
-    }
+    // Every held attempt's landed completion, and, for the groups among them that settled earlier, the settled
+    // attempt's completion (a settled group alone has one landed completion: nothing to overwrite).
     struct Landed {
       MessageId id;
       sim::Time completed_at;
       std::uint64_t value;
+      AttemptId attempt;  // for ties: attempt order
       ProcessorId processor;
-      std::uint32_t index;  // log order, for ties
     };
-    std::vector<Landed> candidates;  // every landed completion of a group with two or more (or with no execution)
-    std::uint32_t index = 0;
-    for (const auto& a : ledger_.attempts) {
-      if (landed(a)) {
-        const std::size_t group = group_of(a.id, a.processor);
-        if (group == kNoGroup || landed_in_group[group] >= 2) {
-          candidates.push_back(Landed{a.id, *a.completed_at, a.returned, a.processor, index});
-        }
-      }
-      ++index;
+    std::vector<Landed> candidates;
+    std::vector<std::uint64_t> settled_groups;
+    ledger_.attempts.for_each([&](const AttemptRecord& a) {
+      if (!a.completion_applied || !a.completed_at || !a.has_returned_value) return;
+      candidates.push_back(Landed{a.id, *a.completed_at, a.returned, a.attempt, a.processor});
+      if (ledger_.settled.contains(group_key(a.id, a.processor))) settled_groups.push_back(group_key(a.id, a.processor));
+    });
+    std::sort(settled_groups.begin(), settled_groups.end());
+    settled_groups.erase(std::unique(settled_groups.begin(), settled_groups.end()), settled_groups.end());
+    for (const std::uint64_t key : settled_groups) {
+      const SettledGroup& g = ledger_.settled.at(key);
+      candidates.push_back(Landed{group_message(key), g.completed_at, g.value, g.attempt, group_processor(key)});
     }
     std::sort(candidates.begin(), candidates.end(), [](const Landed& x, const Landed& y) {
       if (x.id != y.id) return x.id < y.id;
       if (x.processor != y.processor) return x.processor < y.processor;
       if (x.completed_at != y.completed_at) return x.completed_at < y.completed_at;
-      return x.index < y.index;
+      return x.attempt < y.attempt;
     });
     for (std::size_t i = 1; i < candidates.size(); ++i) {
       const Landed& before = candidates[i - 1];
@@ -338,10 +368,11 @@ class Judge {
     const auto crashed_deciding = [this](const AttemptRecord& a) {
       return a.crashed_at && a.decided_to_process;
     };
+    // (A settled group's completion landed before any later attempt of the group began: never a recovery.)
     std::vector<std::pair<MessageId, ProcessorId>> crashed;
-    for (const auto& a : ledger_.attempts) {
+    ledger_.attempts.for_each([&](const AttemptRecord& a) {
       if (crashed_deciding(a)) crashed.emplace_back(a.id, a.processor);
-    }
+    });
     std::sort(crashed.begin(), crashed.end());
     struct Completion {  // ordered by (id, processor, at, by)
       MessageId id;
@@ -351,16 +382,16 @@ class Judge {
       auto operator<=>(const Completion&) const = default;
     };
     std::vector<Completion> completions;
-    for (const auto& a : ledger_.attempts) {
+    ledger_.attempts.for_each([&](const AttemptRecord& a) {
       if (a.completion_applied && a.completed_at &&
           std::binary_search(crashed.begin(), crashed.end(), std::make_pair(a.id, a.processor))) {
         completions.push_back({a.id, a.processor, *a.completed_at, a.attempt});
       }
-    }
+    });
     std::sort(completions.begin(), completions.end());
     std::vector<std::int64_t> latencies;
-    for (const auto& a : ledger_.attempts) {
-      if (!crashed_deciding(a)) continue;
+    ledger_.attempts.for_each([&](const AttemptRecord& a) {
+      if (!crashed_deciding(a)) return;
       for (auto it = std::lower_bound(completions.begin(), completions.end(), Completion{a.id, a.processor, INT64_MIN, 0});
            it != completions.end() && it->id == a.id && it->processor == a.processor; ++it) {
         if (it->by != a.attempt && it->at >= *a.crashed_at) {
@@ -368,15 +399,15 @@ class Judge {
           break;
         }
       }
-    }
+    });
     result_.recovery_latency = quantiles(latencies);
   }
 
   const OracleInput& in_;
   const Ledger& ledger_;
   RunResult& result_;
-  // The first execution's value per (id, processor), sorted by (id, processor) (count_executions visits them
-  // in that order).
+  // The first execution's value per (id, processor) of the groups not settled, sorted by (id, processor)
+  // (count_executions visits them in that order).
   struct FirstValue {
     MessageId id;
     ProcessorId processor;
@@ -392,11 +423,15 @@ class Judge {
     if (it == first_value_.end() || it->id != id || it->processor != processor) return kNoGroup;
     return static_cast<std::size_t>(it - first_value_.begin());
   }
+  // The first execution's value of the group: a settled group's, or the first logged one's; nullptr if none.
   const std::uint64_t* first_value(MessageId id, ProcessorId processor) const {
+    const auto settled = ledger_.settled.find(group_key(id, processor));
+    if (settled != ledger_.settled.end()) return &settled->second.value;
     const std::size_t group = group_of(id, processor);
     return group == kNoGroup ? nullptr : &first_value_[group].value;
   }
   std::vector<EvictionRecord> evictions_;  // sorted by (key, at)
+  mutable std::vector<std::pair<AttemptId, std::uint64_t>> settled_by_attempt_;  // (attempt, group key), sorted
   std::vector<FirstValue> first_value_;
 };
 

@@ -113,8 +113,13 @@ SinkResponse Sink::handle(const SinkRequest& request) {
   }
 
   const std::uint64_t value = next_value();
-  executions_.push_back(Execution{request.id, request.processor, request.attempt, request.call_number,
-                                  request.caller, now, value});
+  const Execution execution{request.id, request.processor, request.attempt, request.call_number,
+                            request.caller, now, value};
+  if (on_execute_) {
+    on_execute_(execution);
+  } else {
+    executions_.push_back(execution);
+  }
   if (section_.idempotent) idempotency_.emplace(key, value);
   if (trace.detailed()) {
     trace.record_detail(now, sink_kinds::kExecute, provider, request.id, request.attempt, value,

@@ -57,6 +57,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <utility>
@@ -120,6 +121,9 @@ class Sink {
   // Hands the log over (the world moves it into its ledger when the run is over). executions() is empty
   // afterwards.
   std::deque<Execution> take_executions() { return std::exchange(executions_, {}); }
+  // Hands every later execution to `record` as it happens instead of keeping it in the log (the world folds
+  // settled groups as they settle; see model/ledger.hpp).
+  void set_on_execute(std::function<void(const Execution&)> record) { on_execute_ = std::move(record); }
   // Calls that reached the provider (including rejected 503s and idempotent replays).
   std::uint64_t calls() const { return calls_; }
   // 503s (capacity or outage).
@@ -164,6 +168,7 @@ class Sink {
   sim::Time theoretical_arrival_ = 0;
   std::map<std::pair<MessageId, ProcessorId>, std::uint64_t> idempotency_;
   std::deque<Execution> executions_;
+  std::function<void(const Execution&)> on_execute_;
   std::uint64_t calls_ = 0;
   std::uint64_t rejected_ = 0;
   std::uint64_t rejected_for_capacity_ = 0;

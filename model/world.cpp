@@ -4,6 +4,8 @@
 #include <array>
 #include <fmt/format.h>
 #include <memory>
+
+#include <absl/container/btree_set.h>
 #include <ostream>
 
 #include "model/oracle.hpp"
@@ -99,6 +101,13 @@ class World {
   std::optional<ProtectResult> process(Strategy& strategy, SinkClient& sink, sim::Rng& work, MessageId id,
                                        ProcessorId processor, sim::Node& node);
   void crash_node(sim::Node& node);
+  // --- folding settled groups (model/ledger.hpp) ---
+  void record_execution(const ExecutionRecord& execution);
+  void record_eviction(Key key, sim::Time at);
+  void attempt_over(const AttemptRecord& record);  // it ended, or its node crashed
+  struct OpenGroup;
+  void close_group(std::uint64_t key, OpenGroup& group);
+  void flush_open_groups();
   // Kafka: a (re)started worker joins its processor's consumer group.
   void join_group(sim::Node& node);
   void schedule_restart(sim::Node& node);
@@ -137,6 +146,15 @@ class World {
 
   Ledger ledger_;
   std::vector<std::vector<AttemptId>> active_attempts_;  // per node id
+  // Groups with an attempt begun since they were last closed: folded or kept when their last attempt is over.
+  struct OpenGroup {
+    std::uint32_t running = 0;                // attempts begun and not over
+    std::vector<AttemptId> attempts;          // begun since the group opened
+    std::vector<ExecutionRecord> executions;  // the provider's executions while open
+  };
+  bool folding_ = false;
+  absl::btree_map<std::uint64_t, OpenGroup> open_groups_;  // by group_key
+  absl::btree_set<std::uint64_t> kept_groups_;             // groups whose records are kept whole from now on
   std::map<std::string, std::uint64_t> coverage_;
   std::array<std::uint64_t, kCrashPointCount> crash_points_reached_{};
   std::array<std::uint64_t, kCrashPointCount> crash_points_fired_{};
@@ -262,7 +280,7 @@ void World::build_nodes() {
   StoreSettings settings = store_settings(config_);
   store_ = std::make_unique<Store>(sim, *network_, *store_node_, settings);
   store_->set_on_applied([this](const Op& op, const Reply& reply, sim::Time at) {
-    if (op.kind == OpKind::Evict && reply.applied) ledger_.evictions.push_back(EvictionRecord{op.key, at});
+    if (op.kind == OpKind::Evict && reply.applied) record_eviction(op.key, at);
     if (config_.protocol.kind != ProtocolKind::Inbox || op.kind != OpKind::Transaction || !reply.applied) return;
     // Inbox: the domain mutation committed with the inbox row is the effect (ground truth).
     AttemptId attempt = 0;
@@ -280,12 +298,13 @@ void World::build_nodes() {
       e.at = at;
       const auto& before = i < reply.previous_parts.size() ? reply.previous_parts[i] : std::optional<Item>{};
       e.value = static_cast<std::uint64_t>((before ? before->counter : 0) + part.update.counter_add);
-      e.node = attempt != 0 && attempt <= ledger_.attempts.size() ? ledger_.attempt(attempt).node : 0;
-      ledger_.executions.push_back(e);
+      e.node = ledger_.has_attempt(attempt) ? ledger_.attempt(attempt).node : 0;
+      record_execution(e);
     }
   });
   if (!options_.check_linearizability) store_->set_record_history(false);
   sink_ = std::make_unique<Sink>(sim, *network_, *sink_node_, config_.sink, sim.rng("sink"));
+  if (folding_) sink_->set_on_execute([this](const Execution& e) { record_execution(e); });
   broker_service_ = std::make_unique<sim::Service>(sim::Service{broker_node_, {}, false, 0});
 
   const auto processors = config_.topology.processors.size();
@@ -399,14 +418,21 @@ void World::build_faults() {
 
 AttemptId World::begin_attempt(MessageId id, ProcessorId processor, sim::Node& node) {
   AttemptRecord record;
-  record.attempt = ledger_.attempts.size() + 1;
   record.id = id;
   record.processor = processor;
   record.node = node.id();
-  ledger_.attempts.push_back(record);
-  active_attempts_[node.id()].push_back(record.attempt);
-  simulation_->trace().record(simulation_->now(), kTraceAttempt, node.id(), id, processor, record.attempt);
-  return record.attempt;
+  const AttemptId attempt = ledger_.attempts.add(record);
+  active_attempts_[node.id()].push_back(attempt);
+  if (folding_) {
+    const std::uint64_t key = group_key(id, processor);
+    if (!kept_groups_.contains(key)) {
+      OpenGroup& group = open_groups_[key];
+      ++group.running;
+      group.attempts.push_back(attempt);
+    }
+  }
+  simulation_->trace().record(simulation_->now(), kTraceAttempt, node.id(), id, processor, attempt);
+  return attempt;
 }
 
 void World::end_attempt(AttemptId attempt, const ProtectResult& result) {
@@ -419,11 +445,99 @@ void World::end_attempt(AttemptId attempt, const ProtectResult& result) {
   simulation_->trace().record(simulation_->now(), kTraceOutcome, record.node, record.id, attempt,
                               static_cast<std::uint64_t>(result.outcome));
   last_activity_ = simulation_->now();
+  if (folding_) attempt_over(record);
+}
+
+void World::record_execution(const ExecutionRecord& execution) {
+  if (folding_) {
+    const auto open = open_groups_.find(group_key(execution.id, execution.processor));
+    if (open != open_groups_.end()) {
+      open->second.executions.push_back(execution);
+      return;
+    }
+  }
+  ledger_.executions.push_back(execution);  // a kept group, or one that is not open (a late duplicate request)
+}
+
+void World::record_eviction(Key key, sim::Time at) {
+  const Table table = key_table(key);
+  if (folding_ && (table == Table::Dedupe || table == Table::Inbox)) {
+    const auto settled = ledger_.settled.find(group_key(key_message(key), key_processor(key)));
+    if (settled != ledger_.settled.end()) {
+      MaybeTime& evicted = settled->second.evicted_at;
+      if (!evicted || at < *evicted) evicted = at;
+      return;
+    }
+  }
+  ledger_.evictions.push_back(EvictionRecord{key, at});
+}
+
+void World::attempt_over(const AttemptRecord& record) {
+  const std::uint64_t key = group_key(record.id, record.processor);
+  const auto open = open_groups_.find(key);
+  if (open == open_groups_.end()) return;  // a kept group
+  if (--open->second.running > 0) return;
+  close_group(key, open->second);
+  open_groups_.erase(open);
+}
+
+// Folds the group if it settled cleanly (SettledGroup says what that means), or keeps its records whole for good.
+void World::close_group(std::uint64_t key, OpenGroup& group) {
+  const auto prior = ledger_.settled.find(key);
+  const bool was_settled = prior != ledger_.settled.end();
+  const ExecutionRecord* effect = nullptr;
+  bool fold = false;
+  std::uint64_t value = 0;
+  if (was_settled) {
+    fold = group.executions.empty();
+    value = prior->second.value;
+  } else if (group.executions.size() == 1 && group.executions.front().call_number == 1) {
+    effect = &group.executions.front();
+    fold = true;
+    value = effect->value;
+  }
+  bool runner_seen = effect == nullptr;
+  for (std::size_t i = 0; fold && i < group.attempts.size(); ++i) {
+    const AttemptRecord& r = ledger_.attempt(group.attempts[i]);
+    if (r.crashed_at || !r.ended_at || !r.has_returned_value || r.returned != value) fold = false;
+    else if (effect != nullptr && r.attempt == effect->attempt) {
+      runner_seen = true;
+      fold = r.outcome == static_cast<std::int8_t>(Outcome::Executed) && r.completion_applied && r.completed_at &&
+             r.decided_to_process && r.decided_basis != Basis::StaleTakeover &&
+             r.decided_basis != Basis::MaxWaitProcess && r.node == effect->node;
+    } else {
+      fold = r.outcome == static_cast<std::int8_t>(Outcome::Skipped) && !r.completion_applied &&
+             !r.decided_to_process;
+    }
+  }
+  if (fold && runner_seen) {
+    if (effect != nullptr) {
+      const AttemptRecord& runner = ledger_.attempt(effect->attempt);
+      ledger_.settled.emplace(key, SettledGroup{effect->attempt, effect->at, *runner.completed_at, value, {},
+                                                effect->node});
+    }
+    for (const AttemptId a : group.attempts) ledger_.fold_attempt(a);
+    return;
+  }
+  for (const ExecutionRecord& e : group.executions) ledger_.executions.push_back(e);
+  kept_groups_.insert(key);
+}
+
+void World::flush_open_groups() {
+  // Groups with an attempt still running when the run ended: kept whole.
+  for (auto& [key, group] : open_groups_) {
+    for (const ExecutionRecord& e : group.executions) ledger_.executions.push_back(e);
+  }
+  open_groups_.clear();
 }
 
 void World::crash_node(sim::Node& node) {
   if (!node.alive()) return;
-  for (AttemptId a : active_attempts_[node.id()]) ledger_.attempt(a).crashed_at = simulation_->now();
+  for (AttemptId a : active_attempts_[node.id()]) {
+    AttemptRecord& record = ledger_.attempt(a);
+    record.crashed_at = simulation_->now();
+    if (folding_) attempt_over(record);
+  }
   active_attempts_[node.id()].clear();
   node.crash();
   cover("crash");
@@ -719,6 +833,7 @@ void World::heal() {
 }
 
 RunResult World::run(WorldRecord* record) {
+  folding_ = options_.fold_settled_groups && record == nullptr;
   draw_swarm();
   build_network();
   build_nodes();
@@ -783,11 +898,12 @@ void World::merge_counted_coverage() {
 RunResult World::judge_run() {
   auto& sim = *simulation_;
   merge_counted_coverage();
-  if (config_.protocol.kind != ProtocolKind::Inbox) {
+  flush_open_groups();
+  if (config_.protocol.kind != ProtocolKind::Inbox && !folding_) {
     ledger_.executions = sink_->take_executions();  // only inbox runs record executions in the store hook
   }
   for (const auto& e : ledger_.executions) {
-    if (e.attempt >= 1 && e.attempt <= ledger_.attempts.size()) ledger_.attempt(e.attempt).executed = true;
+    if (ledger_.has_attempt(e.attempt)) ledger_.attempt(e.attempt).executed = true;
   }
   RunResult result;
   result.scenario = config_.scenario.name;

@@ -40,6 +40,10 @@ struct WorldOptions {
   std::uint64_t linearizability_budget = 20'000'000;
   sim::SchedulePolicy policy = sim::SchedulePolicy::Fifo;
   std::function<void(WorldPhase)> on_phase;  // called at the end of each phase; must not touch the world
+  // Fold every settled group into a summary as it settles (model/ledger.hpp): the ledger then grows with the
+  // groups where something happened, not with every attempt. Never changes a result (tests compare both);
+  // off when a WorldRecord is asked for (replay and reports read the whole ledger).
+  bool fold_settled_groups = true;
 };
 
 // Everything a run leaves behind for replay, explanation and reports.

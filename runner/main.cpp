@@ -117,7 +117,8 @@ int command_run(const RunOptions& o) {
   options.keep_trace = !o.dot_path.empty();
   model::WorldRecord record;
   if (stderr_is_terminal()) std::cerr << fmt::format("running {} seed {}...\n", config->scenario.name, o.seed);
-  const auto run = runner::run_seed(*config, o.seed, options, &record);
+  // The record (the whole ledger and trace) only for --dot; without it the world folds settled groups.
+  const auto run = runner::run_seed(*config, o.seed, options, o.dot_path.empty() ? nullptr : &record);
   if (!run.error.empty()) {
     std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\nreplay: {}\n", config->scenario.name, o.seed,
                              run.error, replay_command(o.file, o.seed, o.sets));

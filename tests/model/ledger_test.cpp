@@ -9,10 +9,8 @@ namespace {
 
 AttemptId add_attempt(Ledger& ledger, MessageId id) {
   AttemptRecord record;
-  record.attempt = ledger.attempts.size() + 1;
   record.id = id;
-  ledger.attempts.push_back(record);
-  return record.attempt;
+  return ledger.attempts.add(record);
 }
 
 DecisionNote note(AttemptId attempt, Basis basis, std::optional<Item> seen = std::nullopt, sim::Time local = 0) {

@@ -5,9 +5,11 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "model/world.hpp"
+#include "reports/json.hpp"
 #include "runner/execute.hpp"
 #include "runner/scenario_loader.hpp"
 #include "tests/runner/support.hpp"
@@ -64,6 +66,45 @@ TEST(WorldDeterminism, KeepingTheTraceDoesNotChangeTheRun) {
 
 // Every scenario of the library: the causes sum to the total, every expectation holds on seeds 1..2,
 // and the store history is linearizable.
+// Folding settled groups (model/ledger.hpp) is a memory measure: every result field, every count, cause and
+// explanation text, must be what the whole ledger gives. Every scenario of the library (they cover crashes,
+// takeovers, TTL evictions before late copies, lost ACKs, sink retries, memo overwrites, inbox, kafka, clients),
+// seeds 1-2, and the benchmark's workload with redeliveries behind a short TTL.
+TEST(WorldFolding, FoldingSettledGroupsNeverChangesAResultOfAnyScenario) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> cases;
+  for (const auto& entry : fs::directory_iterator(fs::path(LETHE_SOURCE_DIR) / "scenarios")) {
+    if (entry.path().extension() == ".toml") cases.emplace_back(entry.path().stem().string(), std::vector<std::string>{});
+  }
+  std::sort(cases.begin(), cases.end());
+  ASSERT_GE(cases.size(), 30u);
+  cases.emplace_back("bench/dedupe-basic", std::vector<std::string>{"workload.messages=3000", "protocol.ttl=2s",
+                                                                     "workload.redelivery.delay=uniform(0s, 5s)"});
+  model::WorldOptions whole;
+  whole.fold_settled_groups = false;
+  whole.check_linearizability = false;
+  model::WorldOptions folded = whole;
+  folded.fold_settled_groups = true;
+  std::uint64_t duplicates = 0;
+  for (const auto& [name, sets] : cases) {
+    const auto config = load(name, sets);
+    for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+      const model::RunResult a = model::run_world(config, seed, whole);
+      const model::RunResult b = model::run_world(config, seed, folded);
+      EXPECT_EQ(reports::to_json(a).dump(), reports::to_json(b).dump()) << name << " seed " << seed;
+      ASSERT_EQ(a.explanations.size(), b.explanations.size()) << name << " seed " << seed;
+      for (std::size_t i = 0; i < a.explanations.size(); ++i) {
+        const model::DuplicateExplanation& x = a.explanations[i];
+        const model::DuplicateExplanation& y = b.explanations[i];
+        EXPECT_EQ(std::tie(x.id, x.processor, x.cause, x.attempt, x.first_attempt, x.at, x.because),
+                  std::tie(y.id, y.processor, y.cause, y.attempt, y.first_attempt, y.at, y.because))
+            << name << " seed " << seed << " explanation " << i;
+      }
+      duplicates += a.duplicate_effects;
+    }
+  }
+  EXPECT_GT(duplicates, 100u) << "the cases should explain many duplicates";
+}
+
 TEST(ScenarioLibrary, EveryScenarioHoldsItsExpectationsAndCausesSumToTheTotal) {
   int scenarios = 0;
   for (const auto& entry : fs::directory_iterator(fs::path(LETHE_SOURCE_DIR) / "scenarios")) {
