@@ -120,7 +120,8 @@ RC_GTEST_PROP(DecisionTable, ExpiredWinsTreatsAnyExpiredRecordAsAbsent, ()) {
   if (!record) record = Item{};
   const Time now = *gen_time();
   const Duration back = *rc::gen::inRange<std::int64_t>(0, 1000);
-  record->expires_on = now >= std::numeric_limits<Time>::min() + back ? now - back : now;  // <= now: expired
+  // <= now: expired. Never INT64_MIN: that is MaybeTime's 'absent', and an absent expiry never expires.
+  record->expires_on = now > std::numeric_limits<Time>::min() + back ? now - back : now;
   RC_ASSERT(record->expired_at(now));
   const auto verdict = decide_with_basis(record, now, *rc::gen::arbitrary<std::int64_t>(), true);
   RC_ASSERT(verdict.decision == Decision::Process);
