@@ -221,8 +221,9 @@ Reply Store::execute(std::uint64_t request, const Op& op, const std::optional<st
       reply = execute_with_bug(request, op, snapshot);
       after_change(op.key, before, peek(op.key));
     } else {
-      reply = apply(state_, op);  // a single-key op's reply.previous is the item before it (model::apply)
-      after_change(op.key, reply.previous, peek(op.key));
+      std::optional<Item> after;
+      reply = apply(state_, op, &after);  // a single-key op's reply.previous is the item before it (model::apply)
+      after_change(op.key, reply.previous, after);
     }
   } else {
     const std::vector<Key> keys = op.keys();

@@ -78,36 +78,56 @@ void store(StoreState& state, Key key, const std::optional<Item>& item) {
 }
 }  // namespace
 
-Reply apply(StoreState& state, const Op& op) {
+Reply apply(StoreState& state, const Op& op) { return apply(state, op, nullptr); }
+
+Reply apply(StoreState& state, const Op& op, std::optional<Item>* after) {
   Reply reply;
+  std::optional<Item> unused;
+  std::optional<Item>& now = after != nullptr ? *after : unused;
   switch (op.kind) {
     case OpKind::Get:
       reply.previous = lookup(state, op.key);
+      now = reply.previous;
       break;
     case OpKind::Put:
       reply.previous = lookup(state, op.key);
       state[op.key] = op.item;
+      now = op.item;
       break;
     case OpKind::Delete:
       reply.previous = lookup(state, op.key);
       state.erase(op.key);
+      now.reset();
       break;
     case OpKind::Upsert: {
-      std::optional<Item> current = lookup(state, op.key);
-      reply.previous = current;
-      if (!op.condition.holds(current)) {
+      // One descent: the found position is updated in place (or the new item inserted at it).
+      auto it = state.lower_bound(op.key);
+      const bool found = it != state.end() && it->first == op.key;
+      if (found) reply.previous = it->second;
+      now = reply.previous;
+      if (!op.condition.holds(now)) {
         reply.applied = false;
         break;
       }
-      op.update.apply_to(current);
-      store(state, op.key, current);
+      op.update.apply_to(now);
+      if (now.has_value()) {
+        if (found) {
+          it->second = *now;
+        } else {
+          state.emplace_hint(it, op.key, *now);  // `it` is where the key goes
+        }
+      } else if (found) {
+        state.erase(it);
+      }
       break;
     }
     case OpKind::Evict: {
-      std::optional<Item> current = lookup(state, op.key);
-      reply.previous = current;
-      if (current.has_value() && current->expired_at(op.at)) {
-        state.erase(op.key);
+      auto it = state.find(op.key);
+      if (it != state.end()) reply.previous = it->second;
+      now = reply.previous;
+      if (reply.previous.has_value() && reply.previous->expired_at(op.at)) {
+        state.erase(it);
+        now.reset();
       } else {
         reply.applied = false;
       }

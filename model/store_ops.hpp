@@ -161,6 +161,9 @@ using StoreState = absl::btree_map<Key, Item>;
 // Executes `op` atomically on `state`. Pure: the same state and op give the same result. For a single-key op
 // (every kind but Transaction) reply.previous is the item as it was before the op (Store::execute relies on it).
 Reply apply(StoreState& state, const Op& op);
+// Same, and for a single-key op also sets *after to the item as it is after the op (the store's TTL sweeper and
+// replica versions need both sides of a change; reading it back cost one more B-tree descent per operation).
+Reply apply(StoreState& state, const Op& op, std::optional<Item>* after);
 
 std::string describe(const Op& op);
 std::string describe(const Reply& reply);
