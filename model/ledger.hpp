@@ -18,13 +18,13 @@
 // 80 bytes; what a decision saw of an existing record goes to a side table (Ledger::seen).
 #pragma once
 
-#include <absl/container/btree_map.h>
 
 #include <cstdint>
 #include <deque>
 #include <optional>
 #include <vector>
 
+#include "model/btree.hpp"
 #include "model/env.hpp"
 #include "model/store_ops.hpp"
 #include "sim/time.hpp"
@@ -181,7 +181,7 @@ class AttemptLog {
   }
 
  private:
-  absl::btree_map<AttemptId, AttemptRecord> records_;
+  BTreeMap<AttemptId, AttemptRecord> records_;
   AttemptId next_ = 1;
 };
 
@@ -210,7 +210,7 @@ struct Ledger {
   // while a vector reallocates (vector growth tripled the ledger's peak memory at a million messages).
   AttemptLog attempts;                    // every attempt not folded into a settled group
   std::deque<ExecutionRecord> executions;  // every execution not folded into a settled group
-  absl::btree_map<std::uint64_t, SettledGroup> settled;  // by group_key
+  BTreeMap<std::uint64_t, SettledGroup> settled;  // by group_key
   std::uint64_t folded_attempts = 0;      // attempts folded into settled groups (each erased from `attempts`)
   std::vector<WaitRecord> waits;
   std::vector<EvictionRecord> evictions;  // evictions not folded into a settled group's evicted_at
@@ -231,7 +231,7 @@ struct Ledger {
   }
 
   // What the decisions that let an attempt run its effect saw of the record, for those that saw one.
-  absl::btree_map<AttemptId, SeenRecord> seen;
+  BTreeMap<AttemptId, SeenRecord> seen;
 
   // A decision of an attempt, at virtual time `at`: a process-type one replaces the attempt's recorded decision;
   // the others (skip, wait, give up) are counted by the caller, not kept.

@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include <absl/container/btree_map.h>
 
+#include "model/btree.hpp"
 #include "sim/time.hpp"
 
 namespace model {
@@ -153,10 +153,10 @@ struct Reply {
 };
 
 // Ordered by key (iteration order is part of the checker's state hash and of describe()). A B-tree, not
-// std::map: many items per node instead of one node per item (heaptrack, 300,000 records: about 94 bytes per
-// item instead of 128), so a lookup touches fewer cache lines (absl::btree_map; references do not survive an
-// insert or erase, and nothing here holds one across either).
-using StoreState = absl::btree_map<Key, Item>;
+// std::map: many items per node instead of one node per item, so a lookup touches fewer cache lines (absl's
+// B-tree with 1 KiB nodes, model/btree.hpp; references do not survive an insert or erase, and nothing here holds
+// one across either).
+using StoreState = BTreeMap<Key, Item>;  // 1 KiB nodes (model/btree.hpp)
 
 // Executes `op` atomically on `state`. Pure: the same state and op give the same result. For a single-key op
 // (every kind but Transaction) reply.previous is the item as it was before the op (Store::execute relies on it).

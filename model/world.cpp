@@ -6,6 +6,7 @@
 #include <memory>
 
 #include <absl/container/btree_set.h>
+#include <absl/container/inlined_vector.h>
 #include <ostream>
 
 #include "model/oracle.hpp"
@@ -149,8 +150,9 @@ class World {
   // Groups with an attempt begun since they were last closed: folded or kept when their last attempt is over.
   struct OpenGroup {
     std::uint32_t running = 0;                // attempts begun and not over
-    std::vector<AttemptId> attempts;          // begun since the group opened
-    std::vector<ExecutionRecord> executions;  // the provider's executions while open
+    // Inline room for the common group (one attempt and its execution, or a skip): no allocation per message.
+    absl::InlinedVector<AttemptId, 2> attempts;          // begun since the group opened
+    absl::InlinedVector<ExecutionRecord, 1> executions;  // the provider's executions while open
   };
   bool folding_ = false;
   absl::btree_map<std::uint64_t, OpenGroup> open_groups_;  // by group_key
