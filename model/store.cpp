@@ -303,10 +303,11 @@ void Store::after_change(Key key, const std::optional<Item>& before, const std::
 
 void Store::arm_sweeper(Key key, const Item& item) {
   const sim::Time expires_on = *item.expires_on;
-  auto pending = pending_evictions_.find(key);
+  auto pending = pending_evictions_.lower_bound(key);  // one descent: the entry, or where it goes
+  const bool found = pending != pending_evictions_.end() && pending->first == key;
   // A pending eviction armed for an earlier-or-equal expiry runs no later than this one needs (it re-arms if
   // the item is not expired by then).
-  if (pending != pending_evictions_.end() && pending->second.for_expires_on <= expires_on) return;
+  if (found && pending->second.for_expires_on <= expires_on) return;
   sim::Time at = expires_on;
   if (settings_.ttl_eviction == TtlEvictionKind::Lazy && settings_.lazy_max > 0) {
     const sim::Duration delay = ttl_rng_.between(0, settings_.lazy_max);
@@ -314,7 +315,11 @@ void Store::arm_sweeper(Key key, const Item& item) {
   }
   at = std::max(at, simulation_.now());
   const std::uint64_t token = next_eviction_token_++;
-  pending_evictions_[key] = PendingEviction{expires_on, token};
+  if (found) {
+    pending->second = PendingEviction{expires_on, token};
+  } else {
+    pending_evictions_.emplace_hint(pending, key, PendingEviction{expires_on, token});
+  }
   ++stats_.eviction_timers;
   schedule_sweep(Sweep{at, token, key});
 }

@@ -485,8 +485,8 @@ void World::attempt_over(const AttemptRecord& record) {
 
 // Folds the group if it settled cleanly (SettledGroup says what that means), or keeps its records whole for good.
 void World::close_group(std::uint64_t key, OpenGroup& group) {
-  const auto prior = ledger_.settled.find(key);
-  const bool was_settled = prior != ledger_.settled.end();
+  const auto prior = ledger_.settled.lower_bound(key);  // where a new summary goes, if it is not there
+  const bool was_settled = prior != ledger_.settled.end() && prior->first == key;
   const ExecutionRecord* effect = nullptr;
   bool fold = false;
   std::uint64_t value = 0;
@@ -515,8 +515,8 @@ void World::close_group(std::uint64_t key, OpenGroup& group) {
   if (fold && runner_seen) {
     if (effect != nullptr) {
       const AttemptRecord& runner = ledger_.attempt(effect->attempt);
-      ledger_.settled.emplace(key, SettledGroup{effect->attempt, effect->at, *runner.completed_at, value, {},
-                                                effect->node});
+      ledger_.settled.emplace_hint(prior, key, SettledGroup{effect->attempt, effect->at, *runner.completed_at, value,
+                                                            {}, effect->node});
     }
     for (const AttemptId a : group.attempts) ledger_.fold_attempt(a);
     return;
