@@ -18,7 +18,6 @@
 // 80 bytes; what a decision saw of an existing record goes to a side table (Ledger::seen).
 #pragma once
 
-
 #include <cstdint>
 #include <deque>
 #include <optional>

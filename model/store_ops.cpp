@@ -64,92 +64,84 @@ std::vector<Key> Op::keys() const {
 }
 
 namespace {
-std::optional<Item> lookup(const StoreState& state, Key key) {
-  auto it = state.find(key);
-  if (it == state.end()) return std::nullopt;
-  return it->second;
+// Where `key` is in `state`, or where it would go: found by one descent, read and written without another.
+struct Slot {
+  StoreState::iterator at;
+  bool found = false;
+};
+Slot find_slot(StoreState& state, Key key) {
+  const auto at = state.lower_bound(key);
+  return Slot{at, at != state.end() && at->first == key};
 }
-void store(StoreState& state, Key key, const std::optional<Item>& item) {
+std::optional<Item> read(const Slot& slot) {
+  if (!slot.found) return std::nullopt;
+  return slot.at->second;
+}
+// Leaves `item` at the slot's key (absent: erased). The slot is not valid afterwards.
+void write(StoreState& state, const Slot& slot, Key key, const std::optional<Item>& item) {
   if (item.has_value()) {
-    state[key] = *item;
-  } else {
-    state.erase(key);
+    if (slot.found) {
+      slot.at->second = *item;
+    } else {
+      state.emplace_hint(slot.at, key, *item);
+    }
+  } else if (slot.found) {
+    state.erase(slot.at);
   }
 }
 }  // namespace
 
-Reply apply(StoreState& state, const Op& op) { return apply(state, op, nullptr); }
-
 Reply apply(StoreState& state, const Op& op, std::optional<Item>* after) {
   Reply reply;
   std::optional<Item> unused;
-  std::optional<Item>& now = after != nullptr ? *after : unused;
+  std::optional<Item>& now = after != nullptr ? *after : unused;  // the item after the op (single-key ops)
+  if (op.kind == OpKind::Transaction) {
+    reply.previous_parts.reserve(op.parts.size());
+    for (const auto& part : op.parts) reply.previous_parts.push_back(read(find_slot(state, part.key)));
+    for (std::size_t i = 0; i < op.parts.size(); ++i) {
+      if (!op.parts[i].condition.holds(reply.previous_parts[i])) {
+        reply.applied = false;
+        return reply;
+      }
+    }
+    for (const auto& part : op.parts) {
+      const Slot slot = find_slot(state, part.key);  // again: an earlier part may have written the same key
+      std::optional<Item> current = read(slot);
+      part.update.apply_to(current);
+      write(state, slot, part.key, current);
+    }
+    return reply;
+  }
+  const Slot slot = find_slot(state, op.key);
+  reply.previous = read(slot);
+  now = reply.previous;
   switch (op.kind) {
     case OpKind::Get:
-      reply.previous = lookup(state, op.key);
-      now = reply.previous;
-      break;
+      return reply;
     case OpKind::Put:
-      reply.previous = lookup(state, op.key);
-      state[op.key] = op.item;
       now = op.item;
       break;
     case OpKind::Delete:
-      reply.previous = lookup(state, op.key);
-      state.erase(op.key);
       now.reset();
       break;
-    case OpKind::Upsert: {
-      // One descent: the found position is updated in place (or the new item inserted at it).
-      auto it = state.lower_bound(op.key);
-      const bool found = it != state.end() && it->first == op.key;
-      if (found) reply.previous = it->second;
-      now = reply.previous;
+    case OpKind::Upsert:
       if (!op.condition.holds(now)) {
         reply.applied = false;
-        break;
+        return reply;
       }
       op.update.apply_to(now);
-      if (now.has_value()) {
-        if (found) {
-          it->second = *now;
-        } else {
-          state.emplace_hint(it, op.key, *now);  // `it` is where the key goes
-        }
-      } else if (found) {
-        state.erase(it);
-      }
       break;
-    }
-    case OpKind::Evict: {
-      auto it = state.find(op.key);
-      if (it != state.end()) reply.previous = it->second;
-      now = reply.previous;
-      if (reply.previous.has_value() && reply.previous->expired_at(op.at)) {
-        state.erase(it);
-        now.reset();
-      } else {
+    case OpKind::Evict:
+      if (!now.has_value() || !now->expired_at(op.at)) {
         reply.applied = false;
+        return reply;
       }
+      now.reset();
       break;
-    }
-    case OpKind::Transaction: {
-      reply.previous_parts.reserve(op.parts.size());
-      for (const auto& part : op.parts) reply.previous_parts.push_back(lookup(state, part.key));
-      for (std::size_t i = 0; i < op.parts.size(); ++i) {
-        if (!op.parts[i].condition.holds(reply.previous_parts[i])) {
-          reply.applied = false;
-          return reply;
-        }
-      }
-      for (const auto& part : op.parts) {
-        std::optional<Item> current = lookup(state, part.key);
-        part.update.apply_to(current);
-        store(state, part.key, current);
-      }
-      break;
-    }
+    case OpKind::Transaction:
+      return reply;  // applied above
   }
+  write(state, slot, op.key, now);
   return reply;
 }
 

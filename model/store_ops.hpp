@@ -29,7 +29,6 @@
 #include <string>
 #include <vector>
 
-
 #include "model/btree.hpp"
 #include "sim/time.hpp"
 
@@ -160,10 +159,10 @@ using StoreState = BTreeMap<Key, Item>;  // 1 KiB nodes (model/btree.hpp)
 
 // Executes `op` atomically on `state`. Pure: the same state and op give the same result. For a single-key op
 // (every kind but Transaction) reply.previous is the item as it was before the op (Store::execute relies on it).
-Reply apply(StoreState& state, const Op& op);
-// Same, and for a single-key op also sets *after to the item as it is after the op (the store's TTL sweeper and
+// With `after`, a single-key op also sets *after to the item as it is after the op (the store's TTL sweeper and
 // replica versions need both sides of a change; reading it back cost one more B-tree descent per operation).
-Reply apply(StoreState& state, const Op& op, std::optional<Item>* after);
+// Every single-key op finds its key once.
+Reply apply(StoreState& state, const Op& op, std::optional<Item>* after = nullptr);
 
 std::string describe(const Op& op);
 std::string describe(const Reply& reply);

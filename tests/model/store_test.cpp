@@ -316,6 +316,29 @@ RC_GTEST_PROP(StoreProperty, StoreOverTheNetworkAnswersAndStoresLikeAPlainMapFor
   RC_ASSERT(model::check_store_history(sut.world.store).verdict == Verdict::Linearizable);
 }
 
+// model::apply's `after`: what the store's sweeper and replica versions are told the op left at its key.
+RC_GTEST_PROP(StoreApply, TheItemAfterASingleKeyOpIsWhatTheStateHoldsAtItsKeyAndTheReplyIsTheSameWithoutIt, ()) {
+  model::StoreState state;
+  const int items = *rc::gen::inRange(0, 4);
+  for (int i = 0; i < items; ++i) state[*gen_key()] = generate_item();
+  const Key key = *gen_key();
+  Op op;
+  switch (*rc::gen::inRange(0, 5)) {
+    case 0: op = model::get_op(key); break;
+    case 1: op = model::put_op(key, generate_item()); break;
+    case 2: op = model::delete_op(key); break;
+    case 3: op = model::upsert_op(key, generate_condition(), generate_update()); break;
+    default: op = model::evict_op(key, *gen_instant()); break;
+  }
+  model::StoreState without_after = state;
+  std::optional<Item> after = generate_item();  // overwritten in every case, absent included
+  const Reply reply = model::apply(state, op, &after);
+  const auto held = state.find(key);
+  RC_ASSERT(after == (held == state.end() ? std::nullopt : std::optional<Item>(held->second)));
+  RC_ASSERT(model::apply(without_after, op) == reply);
+  RC_ASSERT(without_after == state);
+}
+
 // ---------------------------------------------------------------- TTL eviction
 
 StoreSettings ttl_settings(model::TtlEvictionKind kind, sim::Duration lazy_max) {
