@@ -223,7 +223,7 @@ class Store {
   double bug_probability_ = 0.0;
   std::map<Key, std::optional<Item>> before_last_write_;  // StaleRead only
 
-  BTreeMap<Key, PendingEviction> pending_evictions_;  // ~30 B per key (a std::map node took 64)
+  BTreeMap<Key, PendingEviction> pending_evictions_;  // 27 B per key (heaptrack; a std::map node took 64)
   std::uint64_t next_eviction_token_ = 1;
   // The sweeper's schedule: one entry per armed eviction, popped in (at, token) order, and ONE kernel timer, for
   // the earliest entry (a kernel timer and its callback per record cost about 120 bytes per record within TTL).
