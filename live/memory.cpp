@@ -13,7 +13,7 @@ class MemoryStore;
 class MemoryConnection final : public Connection {
  public:
   MemoryConnection(MemoryStore& store, bool atomic) : store_(store), atomic_(atomic) {}
-  std::optional<model::Reply> execute(const model::Op& op, const DropPlan& drop) override;
+  std::optional<lethe::Reply> execute(const lethe::Op& op, const DropPlan& drop) override;
   bool broken() const override { return broken_; }
 
  private:
@@ -30,17 +30,17 @@ class MemoryStore final : public LiveStore {
   void teardown() override {}
   std::string location() const override { return "process memory"; }
 
-  model::Reply apply_atomically(const model::Op& op) {
+  lethe::Reply apply_atomically(const lethe::Op& op) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return model::apply(state_, op);
+    return lethe::apply(state_, op);
   }
-  std::optional<model::Item> read(model::Key key) {
+  std::optional<lethe::Item> read(lethe::Key key) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = state_.find(key);
     if (it == state_.end()) return std::nullopt;
     return it->second;
   }
-  void write(model::Key key, const std::optional<model::Item>& item) {
+  void write(lethe::Key key, const std::optional<lethe::Item>& item) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (item.has_value()) {
       state_[key] = *item;
@@ -52,20 +52,20 @@ class MemoryStore final : public LiveStore {
  private:
   bool atomic_;
   std::mutex mutex_;
-  model::StoreState state_;
+  lethe::StoreState state_;
 };
 
-std::optional<model::Reply> MemoryConnection::execute(const model::Op& op, const DropPlan& drop) {
+std::optional<lethe::Reply> MemoryConnection::execute(const lethe::Op& op, const DropPlan& drop) {
   require_supported(op, "memory");
   if (drop.before_send) {
     broken_ = true;
     return std::nullopt;
   }
-  model::Reply reply;
-  if (atomic_ || op.kind == model::OpKind::Get) {
+  lethe::Reply reply;
+  if (atomic_ || op.kind == lethe::OpKind::Get) {
     reply = store_.apply_atomically(op);
   } else {
-    const std::optional<model::Item> current = store_.read(op.key);
+    const std::optional<lethe::Item> current = store_.read(op.key);
     // The window between the read and the write that naive client code has (a round trip to the server).
     std::this_thread::sleep_for(std::chrono::microseconds(100));
     LocalStep step = apply_locally(op, current);

@@ -1,6 +1,6 @@
 // live/memory.hpp — the in-process reference store for live mode: real threads, no server.
 //
-// A std::map guarded by a mutex, executed with model::apply. Variants:
+// A std::map guarded by a mutex, executed with lethe::apply. Variants:
 //   atomic            the whole operation under one lock: linearizable by construction (the harness's own check)
 //   read-then-write   the read under the lock, then the lock is released for a moment, then the computed item is
 //                     written under the lock: the naive code's race, without a server (shows that the checker

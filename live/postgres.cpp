@@ -16,11 +16,11 @@ namespace live {
 
 namespace {
 
-using model::Assign;
-using model::Item;
-using model::Op;
-using model::OpKind;
-using model::Reply;
+using lethe::Assign;
+using lethe::Item;
+using lethe::Op;
+using lethe::OpKind;
+using lethe::Reply;
 
 enum class Variant { CteInsertRetry, AdvisoryLock, CteUpsert, ReadThenUpsert };
 
@@ -40,7 +40,7 @@ constexpr int kMaxRaceRetries = 100;
 using ResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
 
 std::string literal(std::int64_t value) { return std::to_string(value); }
-std::string literal(const model::MaybeTime& value) {
+std::string literal(const lethe::MaybeTime& value) {
   return value.has_value() ? std::to_string(*value) : std::string("NULL");
 }
 std::string literal_id(std::uint64_t value) { return std::to_string(static_cast<std::int64_t>(value)); }
@@ -52,9 +52,9 @@ std::string item_literals(const Item& item) {
                      item.memoized ? literal_id(*item.memoized) : std::string("NULL"), literal(item.counter));
 }
 
-// --- SQL for an op applied to an EXISTING row `r` (model::Condition::holds and model::Update::apply_to). ---
+// --- SQL for an op applied to an EXISTING row `r` (lethe::Condition::holds and lethe::Update::apply_to). ---
 
-std::string condition_on_row(const model::Condition& c, const std::string& r) {
+std::string condition_on_row(const lethe::Condition& c, const std::string& r) {
   std::vector<std::string> clauses;
   if (c.require_absent) clauses.push_back("false");
   if (c.absent_or_expired_at) {
@@ -80,7 +80,7 @@ std::string set_list(const Op& op, const std::string& r) {
     values = {literal(item.started_at), literal(item.completed_at), literal(item.expires_on), literal_id(item.owner),
               item.memoized ? literal_id(*item.memoized) : std::string("NULL"), literal(item.counter)};
   } else {
-    const model::Update& u = op.update;
+    const lethe::Update& u = op.update;
     // An expired row that the update replaces counts as absent: its fields read as unset.
     const std::string replaced =
         u.replace_expired_at
@@ -125,8 +125,8 @@ std::string set_list(const Op& op, const std::string& r) {
   return text;
 }
 
-const model::Condition& condition_of(const Op& op) {
-  static const model::Condition kAlways;
+const lethe::Condition& condition_of(const Op& op) {
+  static const lethe::Condition kAlways;
   return op.kind == OpKind::Upsert ? op.condition : kAlways;
 }
 
@@ -147,7 +147,7 @@ Item item_at(const PGresult* result, int row, int first) {
   item.started_at = int_field(result, row, first);
   item.completed_at = int_field(result, row, first + 1);
   item.expires_on = int_field(result, row, first + 2);
-  item.owner = static_cast<model::AttemptId>(int_field(result, row, first + 3).value_or(0));
+  item.owner = static_cast<lethe::AttemptId>(int_field(result, row, first + 3).value_or(0));
   const auto memoized = int_field(result, row, first + 4);
   if (memoized) item.memoized = static_cast<std::uint64_t>(*memoized);
   item.counter = int_field(result, row, first + 5).value_or(0);
@@ -195,13 +195,13 @@ class PgConnection final : public Connection {
     }
   }
 
-  std::optional<Reply> get(model::Key key);
+  std::optional<Reply> get(lethe::Key key);
   std::optional<Reply> cte_insert_retry(const Op& op);
   std::optional<Reply> cte_upsert(const Op& op);
   std::optional<Reply> read_then_upsert(const Op& op);
   std::optional<Reply> advisory_lock(const Op& op);
-  std::string write_statement(model::Key key, const Item& item) const;
-  std::string select_statement(model::Key key) const {
+  std::string write_statement(lethe::Key key, const Item& item) const;
+  std::string select_statement(lethe::Key key) const {
     return fmt::format("SELECT {} FROM {} WHERE key = {}", kColumns, table_, literal_id(key));
   }
 
@@ -294,7 +294,7 @@ std::optional<Reply> PgConnection::execute(const Op& op, const DropPlan& drop) {
   return std::nullopt;
 }
 
-std::optional<Reply> PgConnection::get(model::Key key) {
+std::optional<Reply> PgConnection::get(lethe::Key key) {
   auto result = request(select_statement(key));
   if (!result) return std::nullopt;
   Reply reply;
@@ -302,7 +302,7 @@ std::optional<Reply> PgConnection::get(model::Key key) {
   return reply;
 }
 
-std::string PgConnection::write_statement(model::Key key, const Item& item) const {
+std::string PgConnection::write_statement(lethe::Key key, const Item& item) const {
   return fmt::format(
       "INSERT INTO {0} (key, {1}) VALUES ({2}, {3}) ON CONFLICT (key) DO UPDATE SET started_at = "
       "EXCLUDED.started_at, completed_at = EXCLUDED.completed_at, expires_on = EXCLUDED.expires_on, owner = "
@@ -311,8 +311,8 @@ std::string PgConnection::write_statement(model::Key key, const Item& item) cons
 }
 
 std::optional<Reply> PgConnection::cte_insert_retry(const Op& op) {
-  const model::Condition& condition = condition_of(op);
-  // On the insert path the row is absent: the new item is known here (model::apply on "absent").
+  const lethe::Condition& condition = condition_of(op);
+  // On the insert path the row is absent: the new item is known here (lethe::apply on "absent").
   const LocalStep on_absent = apply_locally(op, std::nullopt);
   const bool insert_if_absent = on_absent.reply.applied;
   const std::string statement = fmt::format(
@@ -354,7 +354,7 @@ std::optional<Reply> PgConnection::cte_insert_retry(const Op& op) {
 std::optional<Reply> PgConnection::cte_upsert(const Op& op) {
   const LocalStep on_absent = apply_locally(op, std::nullopt);
   if (!on_absent.reply.applied) return cte_insert_retry(op);  // nothing to insert: the UPDATE form (no race)
-  const model::Condition& condition = condition_of(op);
+  const lethe::Condition& condition = condition_of(op);
   const std::string statement = fmt::format(
       "WITH old AS MATERIALIZED (SELECT key, {cols} FROM {t} WHERE key = {k} FOR UPDATE), "
       "up AS (INSERT INTO {t} AS d (key, {cols}) VALUES ({k}, {values}) "

@@ -14,7 +14,7 @@
 //                     new snapshot sees the row). Every other outcome happened atomically under the row lock or
 //                     the unique index, so the reply is the previous item.
 //   advisory-lock     (correct) a transaction: BEGIN; SELECT pg_advisory_xact_lock(key); SELECT the row; the client
-//                     applies the op (model::apply) and writes the result with INSERT .. ON CONFLICT DO UPDATE;
+//                     applies the op (lethe::apply) and writes the result with INSERT .. ON CONFLICT DO UPDATE;
 //                     COMMIT. Every writer of the key serializes on the advisory lock, and under READ COMMITTED
 //                     the SELECT after the lock sees every earlier holder's commit. Correct only if EVERY writer
 //                     of the table takes the lock.
@@ -25,7 +25,7 @@
 //   read-then-upsert  (unsafe) the naive code: SELECT the row, apply the op on the client, write the result with
 //                     INSERT .. ON CONFLICT DO UPDATE (two statements, no lock): lost updates.
 // Get is a plain SELECT in every variant. Conditions compare only int64 values the caller wrote, so a variant's
-// reply is model::apply's (live/store.hpp contract); tests/live checks that sequentially for every variant.
+// reply is lethe::apply's (live/store.hpp contract); tests/live checks that sequentially for every variant.
 #pragma once
 
 #include <memory>

@@ -15,11 +15,11 @@ namespace live {
 
 namespace {
 
-using model::Assign;
-using model::Item;
-using model::Op;
-using model::OpKind;
-using model::Reply;
+using lethe::Assign;
+using lethe::Item;
+using lethe::Op;
+using lethe::OpKind;
+using lethe::Reply;
 
 enum class Variant { Lua, Watch, GetThenSet };
 
@@ -104,7 +104,7 @@ end
 return 1
 )lua";
 
-std::string optional_text(const model::MaybeTime& value) {
+std::string optional_text(const lethe::MaybeTime& value) {
   return value.has_value() ? std::to_string(*value) : std::string();
 }
 
@@ -246,11 +246,11 @@ class RedisConnection final : public Connection {
     close_context(context_, true);
     context_ = nullptr;
   }
-  std::string key_text(model::Key key) const { return prefix_ + std::to_string(key); }
+  std::string key_text(lethe::Key key) const { return prefix_ + std::to_string(key); }
   // The item in a GET-style reply (nil = absent); nullopt after fail() on a malformed value.
   std::optional<std::optional<Item>> item_of(const redisReply& reply);
 
-  std::optional<Reply> get(model::Key key);
+  std::optional<Reply> get(lethe::Key key);
   std::optional<Reply> lua_upsert(const Op& op);
   std::optional<Reply> lua_put(const Op& op);
   std::optional<Reply> watch(const Op& op);
@@ -337,7 +337,7 @@ std::optional<Reply> RedisConnection::execute(const Op& op, const DropPlan& drop
   return std::nullopt;
 }
 
-std::optional<Reply> RedisConnection::get(model::Key key) {
+std::optional<Reply> RedisConnection::get(lethe::Key key) {
   auto reply = command({"GET", key_text(key)});
   if (!reply) return std::nullopt;
   auto item = item_of(**reply);
@@ -348,8 +348,8 @@ std::optional<Reply> RedisConnection::get(model::Key key) {
 }
 
 std::optional<Reply> RedisConnection::lua_upsert(const Op& op) {
-  const model::Condition& c = op.condition;
-  const model::Update& u = op.update;
+  const lethe::Condition& c = op.condition;
+  const lethe::Update& u = op.update;
   auto flag = [](bool on) { return std::string(on ? "1" : "0"); };
   auto optional_time = [](const std::optional<sim::Time>& t) { return t ? std::to_string(*t) : std::string(); };
   const std::vector<std::string> args = {
@@ -526,7 +526,7 @@ std::optional<Item> decode_item(const std::string& text) {
   }
   if (fields.size() != 6) return std::nullopt;
   Item item;
-  auto optional_field = [](std::string_view field, model::MaybeTime& out) {
+  auto optional_field = [](std::string_view field, lethe::MaybeTime& out) {
     if (field.empty()) return true;
     std::int64_t value = 0;
     if (!parse_integer(field, value)) return false;

@@ -8,7 +8,7 @@
 //                 the update and SETs it, returning the previous value: Redis runs a script atomically (no other
 //                 command in between). Put is SET .. GET (atomic, returns the old value). The script compares
 //                 times as decimal strings (no floating point: exact for every int64).
-//   watch         (correct) optimistic: WATCH key; GET; the client applies the op (model::apply); MULTI; SET;
+//   watch         (correct) optimistic: WATCH key; GET; the client applies the op (lethe::apply); MULTI; SET;
 //                 EXEC. EXEC fails if the key changed since WATCH, and the whole step is tried again. A rejected
 //                 condition writes nothing (UNWATCH) and answers from the GET.
 //   get-then-set  (unsafe) the naive code: GET, apply on the client, SET. Two callers both read "absent" and both
@@ -28,7 +28,7 @@ namespace live {
 std::unique_ptr<LiveStore> open_redis_store(const StoreOptions& options);
 
 // The item's Redis encoding, and back (nullopt for a malformed value). Exposed for tests.
-std::string encode_item(const model::Item& item);
-std::optional<model::Item> decode_item(const std::string& text);
+std::string encode_item(const lethe::Item& item);
+std::optional<lethe::Item> decode_item(const std::string& text);
 
 }  // namespace live

@@ -13,22 +13,22 @@
 #include <stdexcept>
 #include <thread>
 
-#include "model/oracle.hpp"
-#include "model/protocols.hpp"
+#include "check/oracle.hpp"
+#include "protocol/strategies.hpp"
 #include "sim/random.hpp"
 
 namespace live {
 
 namespace {
 
-using model::AttemptId;
-using model::MessageId;
+using lethe::AttemptId;
+using lethe::MessageId;
 using SteadyClock = std::chrono::steady_clock;
 
 // Thrown through the protocol from a crash point: the worker "process" dies there.
 struct WorkerKilled {};
 
-class RealClock final : public model::Clock {
+class RealClock final : public lethe::Clock {
  public:
   explicit RealClock(SteadyClock::time_point epoch) : epoch_(epoch) {}
   sim::Time now() override {
@@ -45,30 +45,30 @@ class RealClock final : public model::Clock {
 // Every store operation, with real invocation and response instants.
 class Recorder {
  public:
-  std::size_t begin(std::uint32_t client, const model::Op& op, sim::Time invoked_at) {
-    model::StoreOperation operation;
+  std::size_t begin(std::uint32_t client, const lethe::Op& op, sim::Time invoked_at) {
+    lethe::StoreOperation operation;
     operation.client = client;
     operation.keys = op.keys();
     operation.invoked_at = invoked_at;
-    operation.returned_at = model::lin::kNever;
+    operation.returned_at = lethe::lin::kNever;
     operation.input = op;
     std::lock_guard<std::mutex> lock(mutex_);
     operations_.push_back(std::move(operation));
     return operations_.size() - 1;
   }
-  void finish(std::size_t index, const model::Reply& reply, sim::Time returned_at) {
+  void finish(std::size_t index, const lethe::Reply& reply, sim::Time returned_at) {
     std::lock_guard<std::mutex> lock(mutex_);
     operations_[index].returned_at = returned_at;
     operations_[index].output = reply;
   }
-  std::vector<model::StoreOperation> take() {
+  std::vector<lethe::StoreOperation> take() {
     std::lock_guard<std::mutex> lock(mutex_);
     return std::move(operations_);
   }
 
  private:
   std::mutex mutex_;
-  std::vector<model::StoreOperation> operations_;
+  std::vector<lethe::StoreOperation> operations_;
 };
 
 // The ledger the oracle reads, shared by the workers.
@@ -76,30 +76,30 @@ class SharedLedger {
  public:
   AttemptId begin_attempt(MessageId id, std::uint32_t worker) {
     std::lock_guard<std::mutex> lock(mutex_);
-    model::AttemptRecord record;
+    lethe::AttemptRecord record;
     record.id = id;
     record.node = worker;
     ledger_.deliveries += 1;
     return ledger_.attempts.add(record);
   }
-  void end_attempt(AttemptId attempt, const model::ProtectResult& result, sim::Time now) {
+  void end_attempt(AttemptId attempt, const lethe::ProtectResult& result, sim::Time now) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto& record = ledger_.attempt(attempt);
     record.ended_at = now;
     record.outcome = static_cast<std::int8_t>(result.outcome);
-    if (result.outcome != model::Outcome::Failed && result.value) record.set_returned_value(*result.value);
+    if (result.outcome != lethe::Outcome::Failed && result.value) record.set_returned_value(*result.value);
   }
   void crashed(AttemptId attempt, sim::Time now) {
     std::lock_guard<std::mutex> lock(mutex_);
     ledger_.attempt(attempt).crashed_at = now;
   }
-  void decided(const model::DecisionNote& note, sim::Time now) {
+  void decided(const lethe::DecisionNote& note, sim::Time now) {
     std::lock_guard<std::mutex> lock(mutex_);
     ledger_.decided(note, now);
   }
-  void waited(MessageId id, model::ProcessorId processor, AttemptId attempt, sim::Duration waited) {
+  void waited(MessageId id, lethe::ProcessorId processor, AttemptId attempt, sim::Duration waited) {
     std::lock_guard<std::mutex> lock(mutex_);
-    ledger_.waits.push_back(model::WaitRecord{id, processor, attempt, waited});
+    ledger_.waits.push_back(lethe::WaitRecord{id, processor, attempt, waited});
   }
   void completed(AttemptId attempt, bool applied, sim::Time now) {
     if (!applied) return;
@@ -112,14 +112,14 @@ class SharedLedger {
   std::uint64_t execute(MessageId id, AttemptId attempt, std::uint32_t worker, sim::Time now) {
     std::lock_guard<std::mutex> lock(mutex_);
     const std::uint64_t value = ++executions_;
-    ledger_.executions.push_back(model::ExecutionRecord{id, 0, attempt, 1, worker, now, value});
+    ledger_.executions.push_back(lethe::ExecutionRecord{id, 0, attempt, 1, worker, now, value});
     return value;
   }
   void slowed(AttemptId attempt) {
     std::lock_guard<std::mutex> lock(mutex_);
     slowed_.insert(attempt);
   }
-  model::Ledger take() {
+  lethe::Ledger take() {
     std::lock_guard<std::mutex> lock(mutex_);
     return std::move(ledger_);
   }
@@ -130,7 +130,7 @@ class SharedLedger {
 
  private:
   std::mutex mutex_;
-  model::Ledger ledger_;
+  lethe::Ledger ledger_;
   std::uint64_t executions_ = 0;
   std::set<AttemptId> slowed_;  // attempts whose effect was made slow
 };
@@ -212,14 +212,14 @@ class DeliveryQueue {
 };
 
 // The protocol's StoreClient: one connection (reopened after it broke), every operation recorded.
-class RecordingClient final : public model::StoreClient {
+class RecordingClient final : public lethe::StoreClient {
  public:
   RecordingClient(LiveStore& store, Recorder& recorder, RealClock& clock, Counters& coverage, std::uint32_t client,
                   double drop, sim::Rng rng)
       : store_(store), recorder_(recorder), clock_(clock), coverage_(coverage), client_(client), drop_(drop),
         rng_(std::move(rng)) {}
 
-  std::optional<model::Reply> execute(const model::Op& op) override {
+  std::optional<lethe::Reply> execute(const lethe::Op& op) override {
     if (!connection_ || connection_->broken()) {
       connection_.reset();
       try {
@@ -240,7 +240,7 @@ class RecordingClient final : public model::StoreClient {
       }
     }
     const std::size_t index = recorder_.begin(client_, op, clock_.now());
-    std::optional<model::Reply> reply = connection_->execute(op, plan);
+    std::optional<lethe::Reply> reply = connection_->execute(op, plan);
     if (reply.has_value()) {
       recorder_.finish(index, *reply, clock_.now());
     } else {
@@ -264,34 +264,34 @@ class RecordingClient final : public model::StoreClient {
   std::unique_ptr<Connection> connection_;
 };
 
-class WorkerHooks final : public model::ProtocolHooks {
+class WorkerHooks final : public lethe::ProtocolHooks {
  public:
   WorkerHooks(const LiveFaults& faults, SharedLedger& ledger, Counters& coverage, RealClock& clock,
               std::uint32_t worker, sim::Rng rng)
       : faults_(faults), ledger_(ledger), coverage_(coverage), clock_(clock), worker_(worker), rng_(std::move(rng)) {}
 
-  void crash_point(model::CrashPoint point, MessageId, AttemptId attempt) override {
-    const std::string name = model::to_string(point);
+  void crash_point(lethe::CrashPoint point, MessageId, AttemptId attempt) override {
+    const std::string name = lethe::to_string(point);
     coverage_.add(fmt::format("crash_point.{}.reached", name));
     double probability = 0.0;
     switch (point) {
-      case model::CrashPoint::AfterStartBeforeEffect: probability = faults_.crash_after_start; break;
-      case model::CrashPoint::AfterEffectBeforeComplete: probability = faults_.crash_after_effect; break;
-      case model::CrashPoint::AfterCompleteBeforeAck: probability = faults_.crash_before_ack; break;
+      case lethe::CrashPoint::AfterStartBeforeEffect: probability = faults_.crash_after_start; break;
+      case lethe::CrashPoint::AfterEffectBeforeComplete: probability = faults_.crash_after_effect; break;
+      case lethe::CrashPoint::AfterCompleteBeforeAck: probability = faults_.crash_before_ack; break;
     }
     if (!rng_.bernoulli(probability)) return;
     coverage_.add(fmt::format("crash_point.{}.fired", name));
     if (attempt != 0) ledger_.crashed(attempt, clock_.now());
     throw WorkerKilled{};
   }
-  void decided(const model::DecisionNote& note) override {
+  void decided(const lethe::DecisionNote& note) override {
     ledger_.decided(note, clock_.now());
-    coverage_.add(fmt::format("decision.{}", model::to_string(note.basis)));
+    coverage_.add(fmt::format("decision.{}", lethe::to_string(note.basis)));
   }
-  void waited(MessageId id, model::ProcessorId processor, AttemptId attempt, sim::Duration waited) override {
+  void waited(MessageId id, lethe::ProcessorId processor, AttemptId attempt, sim::Duration waited) override {
     ledger_.waited(id, processor, attempt, waited);
   }
-  void completed(MessageId, model::ProcessorId, AttemptId attempt, bool applied) override {
+  void completed(MessageId, lethe::ProcessorId, AttemptId attempt, bool applied) override {
     ledger_.completed(attempt, applied, clock_.now());
   }
 
@@ -325,7 +325,7 @@ class Run {
   }
   void worker_main(std::uint32_t index);
   void stall_main();
-  std::vector<std::uint64_t> unexplained_messages(const model::Ledger& ledger, const model::RunResult& result);
+  std::vector<std::uint64_t> unexplained_messages(const lethe::Ledger& ledger, const lethe::RunResult& result);
   void record_error(const std::string& what) {
     {
       std::lock_guard<std::mutex> lock(error_mutex_);
@@ -348,24 +348,24 @@ class Run {
   bool stopping_ = false;
 };
 
-std::vector<std::uint64_t> Run::unexplained_messages(const model::Ledger& ledger, const model::RunResult& result) {
-  const model::ProtocolSection& protocol = settings_.protocol;
+std::vector<std::uint64_t> Run::unexplained_messages(const lethe::Ledger& ledger, const lethe::RunResult& result) {
+  const lethe::ProtocolSection& protocol = settings_.protocol;
   // Messages with an attempt that ran the effect while alive and held its record in flight for at least
   // max_processing_time: an injected slow effect, a completion that never landed although the attempt was not
   // killed, or a measured span >= max_processing_time from its decision to run until its completion landed (a
   // store stall delaying the completion, a real pause).
   const std::set<AttemptId> slowed = ledger_.slowed_attempts();
   std::map<AttemptId, sim::Time> decided_at;  // the last decision of each attempt that let it run the effect
-  ledger.attempts.for_each([&](const model::AttemptRecord& a) {
-    const std::optional<model::ProcessDecision> d = ledger.process_decision(a);
-    if (d && d->basis != model::Basis::Unprotected) decided_at[a.attempt] = d->local_time;
+  ledger.attempts.for_each([&](const lethe::AttemptRecord& a) {
+    const std::optional<lethe::ProcessDecision> d = ledger.process_decision(a);
+    if (d && d->basis != lethe::Basis::Unprotected) decided_at[a.attempt] = d->local_time;
   });
   std::set<MessageId> slow_owner;
   for (const auto& e : ledger.executions) {
-    const model::AttemptRecord& a = ledger.attempt(e.attempt);
+    const lethe::AttemptRecord& a = ledger.attempt(e.attempt);
     // (A kill after the effect does not matter here: the attempt was alive, and slow, when it ran the effect.)
     const bool unrecorded =
-        !a.crashed_at && a.outcome == static_cast<int>(model::Outcome::Executed) && !a.completion_applied;
+        !a.crashed_at && a.outcome == static_cast<int>(lethe::Outcome::Executed) && !a.completion_applied;
     // How long the attempt kept its record in flight: from its decision to its completion landing (or to its
     // end, or its effect): at least max_processing_time means a waiter could rightly find it stale.
     const sim::Time held_until = std::max(e.at, a.completed_at.value_or(a.ended_at.value_or(e.at)));
@@ -377,20 +377,20 @@ std::vector<std::uint64_t> Run::unexplained_messages(const model::Ledger& ledger
   std::vector<std::uint64_t> unexplained;  // one entry per unexplained duplicate
   for (const auto& x : result.explanations) {
     switch (x.cause) {
-      case model::Cause::Unprotected:
+      case lethe::Cause::Unprotected:
         unexplained.push_back(x.id);  // two attempts both found no record: the conditional write did not hold
         break;
-      case model::Cause::HerdTakeover:
-        if (protocol.takeover == model::Takeover::Conditional) unexplained.push_back(x.id);  // two takeovers landed
+      case lethe::Cause::HerdTakeover:
+        if (protocol.takeover == lethe::Takeover::Conditional) unexplained.push_back(x.id);  // two takeovers landed
         break;
-      case model::Cause::TakeoverWhileAlive:
-        if (protocol.on_max_wait != model::OnMaxWait::Process && slow_owner.count(x.id) == 0) {
+      case lethe::Cause::TakeoverWhileAlive:
+        if (protocol.on_max_wait != lethe::OnMaxWait::Process && slow_owner.count(x.id) == 0) {
           unexplained.push_back(x.id);
         }
         break;
-      case model::Cause::CrashAfterEffect:  // the oracle saw the kill between the effect and the completion
-      case model::Cause::Expired:           // the configured ttl
-      case model::Cause::SinkRetry:         // (no sink in live mode)
+      case lethe::Cause::CrashAfterEffect:  // the oracle saw the kill between the effect and the completion
+      case lethe::Cause::Expired:           // the configured ttl
+      case lethe::Cause::SinkRetry:         // (no sink in live mode)
         break;
     }
   }
@@ -403,13 +403,13 @@ void Run::worker_main(std::uint32_t index) {
   WorkerHooks hooks(settings_.faults, ledger_, coverage_, clock_, index, root.derive("crashes"));
   sim::Rng work = root.derive("work");
   std::uint32_t incarnation = 0;
-  auto strategy = model::make_strategy(settings_.protocol, client, clock_, hooks, root.derive("protocol:0"));
+  auto strategy = lethe::make_strategy(settings_.protocol, client, clock_, hooks, root.derive("protocol:0"));
   const sim::Duration slow_for = settings_.faults.slow_for.value_or(
       2 * settings_.protocol.max_processing_time.value_or(50 * sim::kMillisecond));
   while (auto delivery = queue_.pop()) {
     const MessageId id = delivery->id;
     const AttemptId attempt = ledger_.begin_attempt(id, index);
-    const model::Effect effect = [&]() -> std::optional<std::uint64_t> {
+    const lethe::Effect effect = [&]() -> std::optional<std::uint64_t> {
       clock_.sleep(settings_.processing_time.sample(work));
       if (work.bernoulli(settings_.faults.slow)) {
         coverage_.add("fault.slow_effect.fired");
@@ -419,13 +419,13 @@ void Run::worker_main(std::uint32_t index) {
       return ledger_.execute(id, attempt, index, clock_.now());
     };
     try {
-      const model::ProtectResult result = strategy->protect(id, 0, attempt, effect);
+      const lethe::ProtectResult result = strategy->protect(id, 0, attempt, effect);
       ledger_.end_attempt(attempt, result, clock_.now());
-      if (result.outcome == model::Outcome::Failed) {
+      if (result.outcome == lethe::Outcome::Failed) {
         queue_.redeliver(*delivery, settings_.visibility_timeout);
         continue;
       }
-      hooks.crash_point(model::CrashPoint::AfterCompleteBeforeAck, id, 0);
+      hooks.crash_point(lethe::CrashPoint::AfterCompleteBeforeAck, id, 0);
       queue_.acknowledge();
     } catch (const WorkerKilled&) {
       coverage_.add("crash");
@@ -433,7 +433,7 @@ void Run::worker_main(std::uint32_t index) {
       clock_.sleep(settings_.restart_after);
       ++incarnation;
       coverage_.add("restart");
-      strategy = model::make_strategy(settings_.protocol, client, clock_, hooks,
+      strategy = lethe::make_strategy(settings_.protocol, client, clock_, hooks,
                                       root.derive(fmt::format("protocol:{}", incarnation)));
       queue_.redeliver(*delivery, settings_.visibility_timeout);
     }
@@ -498,38 +498,38 @@ LiveOutcome Run::execute() {
   outcome.location = store_.location();
   outcome.wall_time = wall_time;
 
-  model::Ledger ledger = ledger_.take();
+  lethe::Ledger ledger = ledger_.take();
   ledger.messages = static_cast<std::uint64_t>(settings_.messages);
   for (std::int64_t i = 0; i < settings_.messages; ++i) ledger.expected.add(static_cast<MessageId>(i), 1);
   for (const auto& e : ledger.executions) ledger.attempt(e.attempt).executed = true;
-  model::RunResult& result = outcome.result;
+  lethe::RunResult& result = outcome.result;
   result.scenario = fmt::format("live-{}-{}", settings_.store, settings_.store_options.variant);
   result.seed = settings_.seed;
-  model::OracleInput input{ledger, settings_.protocol.kind, ledger.executions.size(),
+  lethe::OracleInput input{ledger, settings_.protocol.kind, ledger.executions.size(),
                            [](std::uint32_t node) { return fmt::format("worker-{}", node); },
-                           [](model::ProcessorId) { return std::string("live"); }};
+                           [](lethe::ProcessorId) { return std::string("live"); }};
   input.max_explanations = SIZE_MAX;  // every duplicate is accounted for below
-  model::judge(input, result);
+  lethe::judge(input, result);
   result.sim_time = wall_time;
 
-  std::vector<model::StoreOperation> history = recorder_.take();
+  std::vector<lethe::StoreOperation> history = recorder_.take();
   outcome.operations = history.size();
   outcome.unknown_outcomes = static_cast<std::uint64_t>(std::count_if(
-      history.begin(), history.end(), [](const model::StoreOperation& op) { return op.returned_at == model::lin::kNever; }));
+      history.begin(), history.end(), [](const lethe::StoreOperation& op) { return op.returned_at == lethe::lin::kNever; }));
   std::vector<std::int64_t> latencies;
   for (const auto& op : history) {
-    if (op.returned_at != model::lin::kNever) latencies.push_back(op.returned_at - op.invoked_at);
+    if (op.returned_at != lethe::lin::kNever) latencies.push_back(op.returned_at - op.invoked_at);
   }
-  outcome.latency = model::quantiles(latencies);
-  const model::lin::Result check = model::check_store_history(history, settings_.linearizability_budget);
+  outcome.latency = lethe::quantiles(latencies);
+  const lethe::lin::Result check = lethe::check_store_history(history, settings_.linearizability_budget);
   outcome.verdict = check.verdict;
   outcome.check_steps = check.steps;
   outcome.check_explanation = check.explanation;
-  if (check.verdict != model::lin::Verdict::Unknown) result.linearizable = check.verdict == model::lin::Verdict::Linearizable;
+  if (check.verdict != lethe::lin::Verdict::Unknown) result.linearizable = check.verdict == lethe::lin::Verdict::Linearizable;
   if (settings_.keep_history) outcome.history = std::move(history);
   if (settings_.keep_history) outcome.ledger = ledger;
 
-  if (settings_.protocol.kind == model::ProtocolKind::Mnemosyne) {
+  if (settings_.protocol.kind == lethe::ProtocolKind::Mnemosyne) {
     outcome.unexplained_ids = unexplained_messages(ledger, result);
     outcome.unexplained_duplicates = outcome.unexplained_ids.size();
   }
@@ -548,8 +548,8 @@ LiveOutcome Run::execute() {
   // Attempts that ran the effect and returned, but whose completion write never landed (every try unknown or
   // rejected): their record stays in flight and is taken over later while they are alive.
   std::uint64_t unrecorded = 0;
-  ledger.attempts.for_each([&](const model::AttemptRecord& a) {
-    if (a.executed && !a.crashed_at && !a.completion_applied && a.outcome == static_cast<int>(model::Outcome::Executed)) {
+  ledger.attempts.for_each([&](const lethe::AttemptRecord& a) {
+    if (a.executed && !a.crashed_at && !a.completion_applied && a.outcome == static_cast<int>(lethe::Outcome::Executed)) {
       ++unrecorded;
     }
   });
@@ -574,16 +574,16 @@ std::string validate(const LiveSettings& s) {
     }
     return "store " + s.store + ": unknown variant \"" + s.store_options.variant + "\" (" + known + ")";
   }
-  if (s.protocol.kind == model::ProtocolKind::Inbox) {
+  if (s.protocol.kind == lethe::ProtocolKind::Inbox) {
     return "protocol.kind = \"inbox\" needs store transactions, which live mode does not run";
   }
-  if (s.protocol.poll_read.kind == model::PollReadKind::Eventual) {
+  if (s.protocol.poll_read.kind == lethe::PollReadKind::Eventual) {
     return "protocol.poll_read = \"eventual\" needs a read replica, which live mode does not have";
   }
-  if (s.protocol.kind != model::ProtocolKind::None && !(s.protocol.ttl && *s.protocol.ttl > 0)) {
+  if (s.protocol.kind != lethe::ProtocolKind::None && !(s.protocol.ttl && *s.protocol.ttl > 0)) {
     return "protocol.ttl must be set and positive";
   }
-  if (s.protocol.kind == model::ProtocolKind::Mnemosyne &&
+  if (s.protocol.kind == lethe::ProtocolKind::Mnemosyne &&
       !(s.protocol.max_processing_time && *s.protocol.max_processing_time > 0)) {
     return "protocol.max_processing_time must be set and positive";
   }

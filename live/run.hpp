@@ -3,7 +3,7 @@
 //
 // What a run does: `workers` threads take deliveries from one in-process queue (ids 0..messages-1; a fraction
 // `duplicates` of them delivered 1 + `copies` times, the copies queued back to back so that several workers
-// process the same id at the same moment) and call Strategy::protect (model/protocols.hpp, made by the same
+// process the same id at the same moment) and call Strategy::protect (protocol/strategies.hpp, made by the same
 // make_strategy as the simulator) with a real clock (steady, nanoseconds since the run began) and a connection
 // of their own to the store. The effect sleeps `processing_time`, then appends (id, attempt, value) to an
 // in-process effect log that outlives the worker; its value is unique per execution. A delivery whose attempt
@@ -25,8 +25,8 @@
 //                    attempt takes over while the owner is alive).
 //
 // Judging: every store operation is recorded with its real invocation and response instants (kNever when the
-// outcome is unknown) and the history is checked with model::check_store_history (the simulator's checker and
-// StoreModel). The ledger (attempts, decisions, waits, effect executions, crashes) is judged by model::judge into
+// outcome is unknown) and the history is checked with lethe::check_store_history (the simulator's checker and
+// StoreModel). The ledger (attempts, decisions, waits, effect executions, crashes) is judged by lethe::judge into
 // the same RunResult as `lethe run` (duplicates by cause, lost messages, memo mismatches, waits, recovery).
 // `unexplained_duplicates` counts duplicates that no injected fault or configured setting accounts for (mnemosyne
 // only; the strategies that are unprotected by design — none, check-then-insert, record-after — have none):
@@ -55,11 +55,11 @@
 #include <vector>
 
 #include "live/store.hpp"
-#include "model/config.hpp"
-#include "model/ledger.hpp"
-#include "model/linearizability.hpp"
-#include "model/result.hpp"
-#include "model/store.hpp"
+#include "core/config.hpp"
+#include "check/ledger.hpp"
+#include "check/linearizability.hpp"
+#include "core/result.hpp"
+#include "check/store_model.hpp"
 #include "sim/distribution.hpp"
 #include "sim/time.hpp"
 
@@ -81,7 +81,7 @@ struct LiveFaults {
 struct LiveSettings {
   std::string store = "memory";  // postgres | redis | memory
   StoreOptions store_options;     // target, variant, timeout, table / key prefix
-  model::ProtocolSection protocol;
+  lethe::ProtocolSection protocol;
   int workers = 8;                                    // >= 1
   std::int64_t messages = 300;                        // >= 1
   double duplicates = 1.0;                            // fraction of ids delivered more than once
@@ -97,25 +97,25 @@ struct LiveSettings {
 };
 
 struct LiveOutcome {
-  model::RunResult result;             // the same fields as `lethe run` (sim_time = wall time of the run)
+  lethe::RunResult result;             // the same fields as `lethe run` (sim_time = wall time of the run)
   std::string store;
   std::string variant;
   bool variant_atomic = false;         // the catalogue's claim (store_variants)
   std::string location;                // where the data lived
   std::uint64_t operations = 0;        // store operations recorded
   std::uint64_t unknown_outcomes = 0;  // of which the outcome is unknown
-  model::Quantiles latency;            // response time of the answered operations (ns)
+  lethe::Quantiles latency;            // response time of the answered operations (ns)
   std::uint64_t unexplained_duplicates = 0;
-  model::lin::Verdict verdict = model::lin::Verdict::Unknown;
+  lethe::lin::Verdict verdict = lethe::lin::Verdict::Unknown;
   std::uint64_t check_steps = 0;
   std::string check_explanation;       // the offending window when not linearizable
   sim::Duration wall_time = 0;
-  std::vector<model::StoreOperation> history;  // when keep_history
-  model::Ledger ledger;                         // when keep_history: what the oracle judged
+  std::vector<lethe::StoreOperation> history;  // when keep_history
+  lethe::Ledger ledger;                         // when keep_history: what the oracle judged
   std::vector<std::uint64_t> unexplained_ids;   // the messages of the unexplained duplicates
 
   bool passed() const {
-    return verdict == model::lin::Verdict::Linearizable && unexplained_duplicates == 0 &&
+    return verdict == lethe::lin::Verdict::Linearizable && unexplained_duplicates == 0 &&
            result.lost_messages == 0;
   }
 };

@@ -1,14 +1,14 @@
 // live/store.hpp — real stores behind the protocol's StoreClient: what a live store and one connection offer.
 //
 // A LiveStore is a real server (PostgreSQL, Redis) or the in-process reference store, reached with one
-// "statement variant": the way a conditional write that returns the previous item (model::OpKind::Upsert) is
+// "statement variant": the way a conditional write that returns the previous item (lethe::OpKind::Upsert) is
 // written for that server. Some variants are correct (atomic under concurrency), some are the naive code users
 // write (a read, then a write); live mode runs the same protocol over each and lets the oracle and the
 // linearizability checker say which ones hold (live/run.hpp).
 //
 // Semantics contract (every variant): for the ops it supports — Get, Put and Upsert (the ops the mnemosyne,
 // record-after, check-then-insert and none strategies use) — a connection's execute() returns exactly the Reply
-// model::apply (model/store_ops.hpp) gives for the store's state at the instant the variant takes effect. A correct
+// lethe::apply (protocol/store_ops.hpp) gives for the store's state at the instant the variant takes effect. A correct
 // variant takes effect at one instant between invocation and response (atomic); a naive variant reads at one
 // instant and writes at a later one, which is what the linearizability checker catches under concurrency.
 // Delete, Evict and Transaction throw std::invalid_argument (live mode has no TTL sweeper and no inbox).
@@ -33,9 +33,9 @@
 #include <string>
 #include <vector>
 
-// model/config.hpp first: included after model/store_ops.hpp, its Partitioner::Key shadows model::Key (-Wshadow).
-#include "model/config.hpp"
-#include "model/store_ops.hpp"
+// core/config.hpp first: included after protocol/store_ops.hpp, its Partitioner::Key shadows lethe::Key (-Wshadow).
+#include "core/config.hpp"
+#include "protocol/store_ops.hpp"
 #include "sim/time.hpp"
 
 namespace live {
@@ -70,7 +70,7 @@ class Connection {
  public:
   virtual ~Connection() = default;
   // One operation (see the contract). REQUIRES: !broken().
-  virtual std::optional<model::Reply> execute(const model::Op& op, const DropPlan& drop) = 0;
+  virtual std::optional<lethe::Reply> execute(const lethe::Op& op, const DropPlan& drop) = 0;
   // True once the connection died or gave up; it is never used again.
   virtual bool broken() const = 0;
 };
@@ -121,16 +121,16 @@ const VariantInfo* find_variant(const std::string& store, const std::string& var
 std::unique_ptr<LiveStore> open_store(const std::string& store, const StoreOptions& options);
 
 // Helpers shared by the variants that compute a write on the client (the naive ones, advisory-lock, watch):
-// the reply and the item after `op`, by model::apply on the one item `current`. `changed` says whether the item
+// the reply and the item after `op`, by lethe::apply on the one item `current`. `changed` says whether the item
 // must be written (an applied Put or Upsert).
 struct LocalStep {
-  model::Reply reply;
-  std::optional<model::Item> after;
+  lethe::Reply reply;
+  std::optional<lethe::Item> after;
   bool changed = false;
 };
-LocalStep apply_locally(const model::Op& op, const std::optional<model::Item>& current);
+LocalStep apply_locally(const lethe::Op& op, const std::optional<lethe::Item>& current);
 
 // Throws std::invalid_argument unless the live stores support op.kind (Get, Put, Upsert).
-void require_supported(const model::Op& op, const char* store);
+void require_supported(const lethe::Op& op, const char* store);
 
 }  // namespace live

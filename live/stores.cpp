@@ -22,7 +22,7 @@ const std::vector<VariantInfo>& store_variants() {
       {"redis", "lua", true, "EVAL of a read-check-write script (atomic); Put = SET .. GET"},
       {"redis", "watch", true, "WATCH; GET; client applies; MULTI; SET; EXEC (retried when the key changed)"},
       {"redis", "get-then-set", false, "GET, client applies, SET: no atomicity"},
-      {"memory", "atomic", true, "model::apply under one mutex (the harness's own reference)"},
+      {"memory", "atomic", true, "lethe::apply under one mutex (the harness's own reference)"},
       {"memory", "read-then-write", false, "read under the mutex, release it, write the computed item"},
   };
   return kVariants;
@@ -57,29 +57,29 @@ std::unique_ptr<LiveStore> open_store(const std::string& store, const StoreOptio
   return open_memory_store(options);
 }
 
-LocalStep apply_locally(const model::Op& op, const std::optional<model::Item>& current) {
-  model::StoreState state;
+LocalStep apply_locally(const lethe::Op& op, const std::optional<lethe::Item>& current) {
+  lethe::StoreState state;
   if (current.has_value()) state[op.key] = *current;
   LocalStep step;
-  step.reply = model::apply(state, op);
+  step.reply = lethe::apply(state, op);
   const auto it = state.find(op.key);
   if (it != state.end()) step.after = it->second;
-  step.changed = (op.kind == model::OpKind::Put || op.kind == model::OpKind::Upsert) && step.reply.applied;
+  step.changed = (op.kind == lethe::OpKind::Put || op.kind == lethe::OpKind::Upsert) && step.reply.applied;
   return step;
 }
 
-void require_supported(const model::Op& op, const char* store) {
+void require_supported(const lethe::Op& op, const char* store) {
   switch (op.kind) {
-    case model::OpKind::Get:
-    case model::OpKind::Put:
-    case model::OpKind::Upsert:
+    case lethe::OpKind::Get:
+    case lethe::OpKind::Put:
+    case lethe::OpKind::Upsert:
       return;
-    case model::OpKind::Delete:
-    case model::OpKind::Transaction:
-    case model::OpKind::Evict:
+    case lethe::OpKind::Delete:
+    case lethe::OpKind::Transaction:
+    case lethe::OpKind::Evict:
       break;
   }
-  throw std::invalid_argument(std::string("live ") + store + " store: " + model::describe(op) +
+  throw std::invalid_argument(std::string("live ") + store + " store: " + lethe::describe(op) +
                               " is not supported (live mode runs Get, Put and Upsert)");
 }
 

@@ -25,7 +25,7 @@ Interval wilson_interval(std::uint64_t successes, std::uint64_t trials, double z
 
 namespace {
 
-nlohmann::ordered_json quantiles_json(const model::Quantiles& q) {
+nlohmann::ordered_json quantiles_json(const lethe::Quantiles& q) {
   nlohmann::ordered_json j;
   j["p50"] = q.p50;
   j["p99"] = q.p99;
@@ -34,8 +34,8 @@ nlohmann::ordered_json quantiles_json(const model::Quantiles& q) {
   return j;
 }
 
-model::Quantiles quantiles_from(const nlohmann::json& j) {
-  model::Quantiles q;
+lethe::Quantiles quantiles_from(const nlohmann::json& j) {
+  lethe::Quantiles q;
   q.p50 = j.at("p50").get<std::int64_t>();
   q.p99 = j.at("p99").get<std::int64_t>();
   q.max = j.at("max").get<std::int64_t>();
@@ -69,7 +69,7 @@ nlohmann::ordered_json cell_json(const CellSummary& cell) {
   j["duplicate_rate"] = cell.duplicate_rate;
   j["duplicate_interval"] = {{"low", cell.duplicate_interval.low}, {"high", cell.duplicate_interval.high}};
   nlohmann::ordered_json causes = nlohmann::ordered_json::object();
-  for (std::size_t i = 0; i < model::kCauseCount; ++i) causes[std::string(model::kCauseNames[i])] = cell.by_cause[i];
+  for (std::size_t i = 0; i < lethe::kCauseCount; ++i) causes[std::string(lethe::kCauseNames[i])] = cell.by_cause[i];
   j["by_cause"] = causes;
   j["lost"] = cell.lost;
   j["waits"] = cell.waits;
@@ -92,8 +92,8 @@ CellSummary cell_from_json(const nlohmann::json& j) {
   cell.duplicate_rate = j.at("duplicate_rate").get<double>();
   cell.duplicate_interval.low = j.at("duplicate_interval").at("low").get<double>();
   cell.duplicate_interval.high = j.at("duplicate_interval").at("high").get<double>();
-  for (std::size_t i = 0; i < model::kCauseCount; ++i) {
-    cell.by_cause[i] = j.at("by_cause").at(std::string(model::kCauseNames[i])).get<std::uint64_t>();
+  for (std::size_t i = 0; i < lethe::kCauseCount; ++i) {
+    cell.by_cause[i] = j.at("by_cause").at(std::string(lethe::kCauseNames[i])).get<std::uint64_t>();
   }
   cell.lost = j.at("lost").get<std::uint64_t>();
   cell.waits = j.at("waits").get<std::uint64_t>();
@@ -142,7 +142,7 @@ std::string cells_csv(const std::vector<SweepAxis>& axes, const std::vector<Cell
   std::string out = "index";
   for (const auto& axis : axes) out += "," + csv_field(axis.key);
   out += ",seeds,trials,duplicates,duplicate_rate,ci_low,ci_high";
-  for (const auto cause : model::kCauseNames) out += fmt::format(",duplicates.{}", cause);
+  for (const auto cause : lethe::kCauseNames) out += fmt::format(",duplicates.{}", cause);
   out += ",lost,waits,memo_mismatches";
   for (const char* field : {"wait_time", "recovery_latency"}) {
     for (const char* q : {"p50", "p99", "max", "count"}) out += fmt::format(",{}.{}", field, q);
@@ -200,9 +200,9 @@ std::string cells_table(const std::vector<SweepAxis>& axes, const std::vector<Ce
     row.push_back(cell.error_seeds == 0 ? fmt::format("{}", cell.failed_seeds)
                                         : fmt::format("{} (+{} errors)", cell.failed_seeds, cell.error_seeds));
     std::string causes;
-    for (std::size_t i = 0; i < model::kCauseCount; ++i) {
+    for (std::size_t i = 0; i < lethe::kCauseCount; ++i) {
       if (cell.by_cause[i] == 0) continue;
-      causes += fmt::format("{}{} {}", causes.empty() ? "" : ", ", model::kCauseNames[i], cell.by_cause[i]);
+      causes += fmt::format("{}{} {}", causes.empty() ? "" : ", ", lethe::kCauseNames[i], cell.by_cause[i]);
     }
     row.push_back(causes.empty() ? "-" : causes);
     rows.push_back(std::move(row));

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/result.hpp"
+#include "core/result.hpp"
 
 namespace reports {
 
@@ -39,14 +39,14 @@ struct CellSummary {
   std::uint64_t duplicates = 0;  // duplicate effects, summed over seeds
   double duplicate_rate = 0.0;   // duplicates / trials (capped at 1 for the interval)
   Interval duplicate_interval;   // Wilson 95% on min(duplicates, trials) / trials
-  std::array<std::uint64_t, model::kCauseCount> by_cause{};
+  std::array<std::uint64_t, lethe::kCauseCount> by_cause{};
   std::uint64_t lost = 0;
   std::uint64_t waits = 0;
   std::uint64_t memo_mismatches = 0;
   // Across seeds: p50 = median of the per-seed p50, p99 = median of the per-seed p99, max = largest max,
   // count = total samples (seeds without a sample are left out).
-  model::Quantiles recovery_latency;
-  model::Quantiles wait_time;
+  lethe::Quantiles recovery_latency;
+  lethe::Quantiles wait_time;
   std::size_t failed_seeds = 0;       // seeds whose [expect] lines did not all hold
   std::size_t error_seeds = 0;        // seeds where lethe itself broke (exit 3); left out of every other field
 };

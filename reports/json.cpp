@@ -7,7 +7,7 @@ namespace reports {
 
 namespace {
 std::string fmt_hash(std::uint64_t h) { return fmt::format("{:016x}", h); }
-nlohmann::ordered_json quantiles_json(const model::Quantiles& q) {
+nlohmann::ordered_json quantiles_json(const lethe::Quantiles& q) {
   nlohmann::ordered_json j;
   j["p50"] = q.p50;
   j["p99"] = q.p99;
@@ -15,8 +15,8 @@ nlohmann::ordered_json quantiles_json(const model::Quantiles& q) {
   j["count"] = q.count;  // extension: how many samples the quantiles are over
   return j;
 }
-model::Quantiles quantiles_from(const nlohmann::json& j) {
-  model::Quantiles q;
+lethe::Quantiles quantiles_from(const nlohmann::json& j) {
+  lethe::Quantiles q;
   q.p50 = j.value("p50", std::int64_t{0});
   q.p99 = j.value("p99", std::int64_t{0});
   q.max = j.value("max", std::int64_t{0});
@@ -25,7 +25,7 @@ model::Quantiles quantiles_from(const nlohmann::json& j) {
 }
 }  // namespace
 
-nlohmann::ordered_json to_json(const model::RunResult& r) {
+nlohmann::ordered_json to_json(const lethe::RunResult& r) {
   nlohmann::ordered_json j;
   j["scenario"] = r.scenario;
   j["seed"] = r.seed;
@@ -36,7 +36,7 @@ nlohmann::ordered_json to_json(const model::RunResult& r) {
   j["effects"] = r.effects;
   j["duplicate_effects"] = r.duplicate_effects;
   nlohmann::ordered_json causes;
-  for (std::size_t i = 0; i < model::kCauseCount; ++i) causes[std::string(model::kCauseNames[i])] = r.duplicates[i];
+  for (std::size_t i = 0; i < lethe::kCauseCount; ++i) causes[std::string(lethe::kCauseNames[i])] = r.duplicates[i];
   j["duplicates"] = causes;
   j["lost_messages"] = r.lost_messages;
   j["memo_mismatches"] = r.memo_mismatches;
@@ -71,8 +71,8 @@ nlohmann::ordered_json to_json(const model::RunResult& r) {
   return j;
 }
 
-model::RunResult result_from_json(const nlohmann::json& j) {
-  model::RunResult r;
+lethe::RunResult result_from_json(const nlohmann::json& j) {
+  lethe::RunResult r;
   r.scenario = j.value("scenario", std::string{});
   r.seed = j.value("seed", std::uint64_t{0});
   r.trace_hash = std::stoull(j.value("trace_hash", std::string("0")), nullptr, 16);
@@ -82,8 +82,8 @@ model::RunResult result_from_json(const nlohmann::json& j) {
   r.effects = j.value("effects", std::uint64_t{0});
   r.duplicate_effects = j.value("duplicate_effects", std::uint64_t{0});
   if (j.contains("duplicates")) {
-    for (std::size_t i = 0; i < model::kCauseCount; ++i) {
-      r.duplicates[i] = j["duplicates"].value(std::string(model::kCauseNames[i]), std::uint64_t{0});
+    for (std::size_t i = 0; i < lethe::kCauseCount; ++i) {
+      r.duplicates[i] = j["duplicates"].value(std::string(lethe::kCauseNames[i]), std::uint64_t{0});
     }
   }
   r.lost_messages = j.value("lost_messages", std::uint64_t{0});
@@ -96,7 +96,7 @@ model::RunResult result_from_json(const nlohmann::json& j) {
   if (j.contains("linearizable") && j["linearizable"].is_boolean()) r.linearizable = j["linearizable"].get<bool>();
   if (j.contains("expectations")) {
     for (const auto& x : j["expectations"]) {
-      model::ExpectationResult e;
+      lethe::ExpectationResult e;
       e.key = x.value("key", std::string{});
       e.op = x.value("op", std::string{});
       e.want = x.value("want", std::string{});

@@ -7,12 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/result.hpp"
+#include "core/result.hpp"
 
 namespace reports {
 
-nlohmann::ordered_json to_json(const model::RunResult& result);
+nlohmann::ordered_json to_json(const lethe::RunResult& result);
 // Parses what to_json wrote (for merging shards and reading results back).
-model::RunResult result_from_json(const nlohmann::json& json);
+lethe::RunResult result_from_json(const nlohmann::json& json);
 
 }  // namespace reports

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "model/result.hpp"
+#include "core/result.hpp"
 
 namespace reports {
 
 struct JunitCase {
   std::string scenario;
   std::string file;
-  model::RunResult result;
+  lethe::RunResult result;
   std::string error;        // internal error text, if any
   std::string replay;       // the command that reproduces it
   double seconds = 0.0;     // wall time of the seed

@@ -15,8 +15,8 @@
 #include <sstream>
 #include <system_error>
 
-#include "model/decision.hpp"
-#include "model/env.hpp"
+#include "protocol/decision.hpp"
+#include "protocol/env.hpp"
 #include "reports/junit.hpp"
 #include "reports/summary.hpp"
 #include "sim/time.hpp"
@@ -267,7 +267,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t kMaxHeatmaps = 6;
 constexpr std::size_t kMaxSeries = 8;
 constexpr std::size_t kMaxBars = 60;
-constexpr std::array<const char*, model::kCauseCount> kCauseColors = {"#7f7f7f", "#d62728", "#ff7f0e",
+constexpr std::array<const char*, lethe::kCauseCount> kCauseColors = {"#7f7f7f", "#d62728", "#ff7f0e",
                                                                       "#9467bd", "#1f77b4", "#2ca02c"};
 constexpr std::array<const char*, kMaxSeries> kSeriesColors = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                                                "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
@@ -538,7 +538,7 @@ Figure cause_bars(const ReportInput& in) {
   for (const auto& cell : in.cells) {
     f.data += data_string(cell_label(cell));
     double sum = 0.0;
-    for (std::size_t c = 0; c < model::kCauseCount; ++c) {
+    for (std::size_t c = 0; c < lethe::kCauseCount; ++c) {
       const double r = cell.trials > 0 ? static_cast<double>(cell.by_cause[c]) / static_cast<double>(cell.trials) : 0.0;
       sum += r;
       f.data += " " + number(r);
@@ -556,10 +556,10 @@ Figure cause_bars(const ReportInput& in) {
       "set ylabel \"duplicate effects per (message, processor)\"\nset yrange [0:{}]\n",
       gnuplot_string("Duplicates by cause, per cell"), highest > 0 ? "*" : "1");
   std::string plot = "plot ";
-  for (std::size_t c = 0; c < model::kCauseCount; ++c) {
+  for (std::size_t c = 0; c < lethe::kCauseCount; ++c) {
     if (c > 0) plot += ", \\\n     ";
     plot += fmt::format("\"{}.dat\" using {}{} title {} lc rgb \"{}\"", f.name, c + 2, c == 0 ? ":xtic(1)" : "",
-                        gnuplot_string(std::string(model::kCauseNames[c])), kCauseColors[c]);
+                        gnuplot_string(std::string(lethe::kCauseNames[c])), kCauseColors[c]);
   }
   f.script += plot + "\n";
   f.caption = "Each bar is one cell, split by the cause the oracle assigned to each duplicate (SCENARIOS.md, "
@@ -573,14 +573,14 @@ Figure cause_bars(const ReportInput& in) {
 struct StateExample {
   const char* id;
   const char* label;
-  std::optional<model::Item> record;
+  std::optional<lethe::Item> record;
 };
 
-std::string decision_word(const model::DecisionAndBasis& d) {
-  // The article's words: Process / Skip / Wait (model::to_string gives the lower-case trace names).
-  std::string word = model::to_string(d.decision);
+std::string decision_word(const lethe::DecisionAndBasis& d) {
+  // The article's words: Process / Skip / Wait (lethe::to_string gives the lower-case trace names).
+  std::string word = lethe::to_string(d.decision);
   if (!word.empty()) word[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(word[0])));
-  if (d.decision == model::Decision::Process && d.basis == model::Basis::StaleTakeover) word += " (take over)";
+  if (d.decision == lethe::Decision::Process && d.basis == lethe::Basis::StaleTakeover) word += " (take over)";
   return word;
 }
 
@@ -591,15 +591,15 @@ std::string decision_table_dot() {
   constexpr sim::Time now = 1000 * sim::kSecond;
   constexpr sim::Duration mpt = 30 * sim::kSecond;
   constexpr sim::Duration ttl = 7 * sim::kDay;
-  model::Item recent;
+  lethe::Item recent;
   recent.started_at = now - mpt / 2;
   recent.owner = 1;
-  model::Item stale = recent;
+  lethe::Item stale = recent;
   stale.started_at = now - mpt;  // the boundary: age == max_processing_time is already stale
-  model::Item completed = recent;
+  lethe::Item completed = recent;
   completed.completed_at = now - mpt / 4;
   completed.expires_on = now + ttl;
-  model::Item expired = completed;
+  lethe::Item expired = completed;
   expired.expires_on = now;  // expires_on <= now
   const std::array<StateExample, 5> states = {{
       {"absent", "absent\\n(no record)", std::nullopt},
@@ -609,7 +609,7 @@ std::string decision_table_dot() {
       {"expired", "expired\\nnow >= expiresOn", expired},
   }};
   const auto decide = [&](const StateExample& s) {
-    return decision_word(model::decide_with_basis(s.record, now, mpt, /*expired_wins=*/true));
+    return decision_word(lethe::decide_with_basis(s.record, now, mpt, /*expired_wins=*/true));
   };
   std::string dot;
   dot += "digraph decision_table {\n";
@@ -710,7 +710,7 @@ std::string interval_text(const CellSummary& cell) {
   return fmt::format("[{:.3g}, {:.3g}]", cell.duplicate_interval.low, cell.duplicate_interval.high);
 }
 
-std::string latency_text(const model::Quantiles& q) {
+std::string latency_text(const lethe::Quantiles& q) {
   if (q.count == 0) return "&ndash;";
   return fmt::format("{} / {}", format_time(q.p50), format_time(q.p99));
 }
@@ -741,7 +741,7 @@ std::string cells_table(const ReportInput& in) {
 
 std::string causes_table(const ReportInput& in) {
   std::string out = "<table class=\"causes\">\n<thead><tr><th>cell</th>";
-  for (const auto name : model::kCauseNames) out += "<th>" + html_escape(name) + "</th>";
+  for (const auto name : lethe::kCauseNames) out += "<th>" + html_escape(name) + "</th>";
   out += "<th>total</th></tr></thead>\n<tbody>\n";
   for (const auto& cell : in.cells) {
     out += "<tr><td>" + html_escape(cell_label(cell)) + "</td>";
@@ -812,7 +812,7 @@ ReportOutcome write_report(const fs::path& dir, const ReportInput& in) {
   decision.heading = "The decision table as a state machine";
   decision.script = decision_table_dot();
   decision.caption = "Solid blue edges: what an attempt decides when it finds the record in that state (computed by "
-                     "model::decide_with_basis on a representative record). Dashed edges: what moves the record "
+                     "lethe::decide_with_basis on a representative record). Dashed edges: what moves the record "
                      "without a new attempt. age = now - startedAt on the deciding node's clock.";
   for (auto* list : {&maps, &lines}) {
     for (auto& f : *list) {

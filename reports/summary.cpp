@@ -28,14 +28,14 @@ std::string format_time(std::int64_t ns) {
 }
 
 namespace {
-std::string quantiles_text(const model::Quantiles& q) {
+std::string quantiles_text(const lethe::Quantiles& q) {
   if (q.count == 0) return "none";
   return fmt::format("{} (p50 {}, p99 {}, max {})", q.count, format_time(q.p50), format_time(q.p99),
                      format_time(q.max));
 }
 }  // namespace
 
-std::string run_summary(const model::RunResult& r, bool live) {
+std::string run_summary(const lethe::RunResult& r, bool live) {
   std::string out;
   if (live) {
     out += fmt::format("scenario {}  seed {}\n", r.scenario, r.seed);
@@ -47,10 +47,10 @@ std::string run_summary(const model::RunResult& r, bool live) {
   out += fmt::format("  duplicate effects {}", r.duplicate_effects);
   if (r.duplicate_effects > 0) {
     std::string causes;
-    for (std::size_t i = 0; i < model::kCauseCount; ++i) {
+    for (std::size_t i = 0; i < lethe::kCauseCount; ++i) {
       if (r.duplicates[i] == 0) continue;
       if (!causes.empty()) causes += ", ";
-      causes += fmt::format("{} {}", model::kCauseNames[i], r.duplicates[i]);
+      causes += fmt::format("{} {}", lethe::kCauseNames[i], r.duplicates[i]);
     }
     out += ": " + causes;
   }

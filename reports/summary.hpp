@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "model/result.hpp"
+#include "core/result.hpp"
 
 namespace reports {
 
@@ -14,7 +14,7 @@ std::string format_time(std::int64_t ns);  // "1.5s", "250ms", "0s"
 // The summary of one seed: counts, duplicates by cause, lost, memo mismatches,
 // waits, recovery latency, linearizability, expectations.
 // `live`: a run of `lethe live` (real threads and clock): no trace hash, and its time is wall time, not simulated.
-std::string run_summary(const model::RunResult& result, bool live = false);
+std::string run_summary(const lethe::RunResult& result, bool live = false);
 
 struct SuiteRow {
   std::string scenario;

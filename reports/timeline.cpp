@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 #include <set>
 
-#include "model/env.hpp"
-#include "model/store_ops.hpp"
+#include "protocol/env.hpp"
+#include "protocol/store_ops.hpp"
 #include "reports/summary.hpp"
 
 namespace reports {
@@ -23,8 +23,8 @@ bool message_kind(std::string_view kind) {
 }
 
 bool about_message_key(const sim::TraceRecord& r, std::uint64_t id) {
-  if (r.kind_name == "store.execute") return r.a != 0 && model::key_message(r.b) == id;
-  if (r.kind_name == "store.evict" || r.kind_name == "store.replica") return model::key_message(r.a) == id;
+  if (r.kind_name == "store.execute") return r.a != 0 && lethe::key_message(r.b) == id;
+  if (r.kind_name == "store.evict" || r.kind_name == "store.replica") return lethe::key_message(r.a) == id;
   return false;
 }
 
@@ -34,7 +34,7 @@ std::string node_name(const std::vector<std::string>& names, std::uint32_t node)
 
 std::string describe(const sim::TraceRecord& r) {
   if (r.kind_name == "decision") {
-    return fmt::format("decision {} (attempt {})", model::to_string(static_cast<model::Basis>(r.c)), r.b);
+    return fmt::format("decision {} (attempt {})", lethe::to_string(static_cast<lethe::Basis>(r.c)), r.b);
   }
   if (r.kind_name == "attempt") return fmt::format("attempt {} begins (processor {})", r.c, r.b);
   if (r.kind_name == "outcome") {
@@ -42,7 +42,7 @@ std::string describe(const sim::TraceRecord& r) {
     return fmt::format("attempt {} {}", r.b, r.c < 3 ? outcomes[r.c] : "?");
   }
   if (r.kind_name == "crash_point") {
-    return fmt::format("crash point {} fired (attempt {})", model::to_string(static_cast<model::CrashPoint>(r.b)),
+    return fmt::format("crash point {} fired (attempt {})", lethe::to_string(static_cast<lethe::CrashPoint>(r.b)),
                        r.c);
   }
   if (r.kind_name == "store.execute") {

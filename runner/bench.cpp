@@ -14,7 +14,7 @@
 
 #include "runner/command.hpp"
 #include "runner/execute.hpp"
-#include "runner/scenario_loader.hpp"
+#include "scenario/loader.hpp"
 
 namespace runner {
 
@@ -43,32 +43,32 @@ long peak_rss_kb() {
   return usage.ru_maxrss;
 }
 
-std::uint64_t coverage(const model::RunResult& result, const std::string& key) {
+std::uint64_t coverage(const lethe::RunResult& result, const std::string& key) {
   const auto found = result.coverage.find(key);
   return found == result.coverage.end() ? 0 : found->second;
 }
 
 int run_bench(const BenchOptions& o) {
-  auto loaded = load_scenario(o.file, o.sets);
-  if (auto* errors = std::get_if<std::vector<LoadError>>(&loaded)) {
+  auto loaded = scenario::load_scenario(o.file, o.sets);
+  if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
     for (const auto& e : *errors) std::cerr << e.message << "\n";
     return kExitBadInput;
   }
-  const model::ScenarioConfig config = std::get<model::ScenarioConfig>(std::move(loaded));
+  const lethe::ScenarioConfig config = std::get<lethe::ScenarioConfig>(std::move(loaded));
 
   std::vector<SeedRun> runs(o.seeds);
   std::vector<SeedTiming> timings(o.seeds);
   const Clock::time_point all_start = Clock::now();
   parallel_for(o.seeds, o.jobs, [&](std::size_t i) {
     SeedTiming& t = timings[i];
-    model::WorldOptions options;
+    lethe::WorldOptions options;
     options.check_linearizability = o.check_linearizability;
-    options.on_phase = [&t](model::WorldPhase phase) {
+    options.on_phase = [&t](lethe::WorldPhase phase) {
       const auto now = Clock::now();
       switch (phase) {
-        case model::WorldPhase::Built: t.built = now; break;
-        case model::WorldPhase::Ran: t.ran = now; break;
-        case model::WorldPhase::Judged: t.judged = now; break;
+        case lethe::WorldPhase::Built: t.built = now; break;
+        case lethe::WorldPhase::Ran: t.ran = now; break;
+        case lethe::WorldPhase::Judged: t.judged = now; break;
       }
     };
     t.start = Clock::now();
@@ -87,7 +87,7 @@ int run_bench(const BenchOptions& o) {
       exit_code = kExitInternal;
       continue;
     }
-    const model::RunResult& r = run.result;
+    const lethe::RunResult& r = run.result;
     const SeedTiming& t = timings[i];
     const std::uint64_t effects = r.effects;
     const std::uint64_t skipped = r.deliveries >= effects ? r.deliveries - effects : 0;

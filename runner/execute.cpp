@@ -11,14 +11,14 @@
 namespace runner {
 
 namespace {
-bool compare(double got, model::ExpectationOp op, double want) {
+bool compare(double got, lethe::ExpectationOp op, double want) {
   switch (op) {
-    case model::ExpectationOp::Equal: return got == want;
-    case model::ExpectationOp::NotEqual: return got != want;
-    case model::ExpectationOp::Less: return got < want;
-    case model::ExpectationOp::LessEqual: return got <= want;
-    case model::ExpectationOp::Greater: return got > want;
-    case model::ExpectationOp::GreaterEqual: return got >= want;
+    case lethe::ExpectationOp::Equal: return got == want;
+    case lethe::ExpectationOp::NotEqual: return got != want;
+    case lethe::ExpectationOp::Less: return got < want;
+    case lethe::ExpectationOp::LessEqual: return got <= want;
+    case lethe::ExpectationOp::Greater: return got > want;
+    case lethe::ExpectationOp::GreaterEqual: return got >= want;
   }
   return false;
 }
@@ -29,13 +29,13 @@ std::string number_text(double value) {
 }
 }  // namespace
 
-void check_expectations(const model::ScenarioConfig& config, model::RunResult& result) {
+void check_expectations(const lethe::ScenarioConfig& config, lethe::RunResult& result) {
   result.expectations.clear();
   result.ok = true;
   for (const auto& e : config.expect) {
-    model::ExpectationResult x;
+    lethe::ExpectationResult x;
     x.key = e.key;
-    x.op = model::to_string(e.op);
+    x.op = lethe::to_string(e.op);
     x.want = number_text(e.number) + (e.percent ? "%" : "");
     x.line = e.line;
     const auto got = result.field(e.key);
@@ -53,11 +53,11 @@ void check_expectations(const model::ScenarioConfig& config, model::RunResult& r
   }
 }
 
-SeedRun run_seed(const model::ScenarioConfig& config, std::uint64_t seed, const model::WorldOptions& options,
-                 model::WorldRecord* record) {
+SeedRun run_seed(const lethe::ScenarioConfig& config, std::uint64_t seed, const lethe::WorldOptions& options,
+                 lethe::WorldRecord* record) {
   SeedRun run;
   try {
-    run.result = model::run_world(config, seed, options, record);
+    run.result = lethe::run_world(config, seed, options, record);
     check_expectations(config, run.result);
   } catch (const sim::InternalError& e) {
     run.error = e.what();

@@ -10,23 +10,23 @@
 #include <string>
 #include <vector>
 
-#include "model/config.hpp"
-#include "model/result.hpp"
-#include "model/world.hpp"
+#include "core/config.hpp"
+#include "core/result.hpp"
+#include "world/world.hpp"
 
 namespace runner {
 
 // Runs one seed and checks the scenario's [expect] lines. An internal error of
 // lethe (sim::InternalError or any other exception) is returned in `error`.
 struct SeedRun {
-  model::RunResult result;
+  lethe::RunResult result;
   std::string error;  // non-empty: lethe's own invariant broke (exit code 3)
 };
-SeedRun run_seed(const model::ScenarioConfig& config, std::uint64_t seed, const model::WorldOptions& options = {},
-                 model::WorldRecord* record = nullptr);
+SeedRun run_seed(const lethe::ScenarioConfig& config, std::uint64_t seed, const lethe::WorldOptions& options = {},
+                 lethe::WorldRecord* record = nullptr);
 
 // Fills result.expectations and result.ok.
-void check_expectations(const model::ScenarioConfig& config, model::RunResult& result);
+void check_expectations(const lethe::ScenarioConfig& config, lethe::RunResult& result);
 
 // Runs f(i) for i in [0, count) on `threads` threads (>= 1); blocks until all finished.
 void parallel_for(std::size_t count, unsigned threads, const std::function<void(std::size_t)>& f);

@@ -8,7 +8,7 @@
 #include "live/run.hpp"
 #include "reports/json.hpp"
 #include "reports/summary.hpp"
-#include "runner/scenario_loader.hpp"
+#include "scenario/loader.hpp"
 
 namespace runner {
 
@@ -106,12 +106,12 @@ std::optional<live::LiveSettings> settings_from(const LiveOptions& o) {
       return std::nullopt;
     }
   }
-  auto loaded = load_scenario_text(kBaseScenario, "live", ".", o.sets);
-  if (auto* errors = std::get_if<std::vector<LoadError>>(&loaded)) {
+  auto loaded = scenario::load_scenario_text(kBaseScenario, "live", ".", o.sets);
+  if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
     for (const auto& e : *errors) std::cerr << "lethe live: " << e.message << "\n";
     return std::nullopt;
   }
-  s.protocol = std::get<model::ScenarioConfig>(loaded).protocol;
+  s.protocol = std::get<lethe::ScenarioConfig>(loaded).protocol;
   s.workers = o.workers;
   s.messages = o.messages;
   s.duplicates = o.duplicates;
@@ -151,19 +151,19 @@ std::optional<live::LiveSettings> settings_from(const LiveOptions& o) {
   return s;
 }
 
-std::uint64_t coverage(const model::RunResult& r, const std::string& key) {
+std::uint64_t coverage(const lethe::RunResult& r, const std::string& key) {
   const auto it = r.coverage.find(key);
   return it == r.coverage.end() ? 0 : it->second;
 }
 
 std::string live_summary(const live::LiveSettings& s, const live::LiveOutcome& o) {
-  const model::RunResult& r = o.result;
+  const lethe::RunResult& r = o.result;
   std::string out;
   out += fmt::format("  live: store {} variant {} ({}), {}, {} workers, {} wall time\n", o.store, o.variant,
                      o.variant_atomic ? "expected correct" : "expected UNSAFE", o.location, s.workers,
                      reports::format_time(o.wall_time));
   out += fmt::format("  live: {} store operations, {} with an unknown outcome; history {} ({} search steps)\n",
-                     o.operations, o.unknown_outcomes, model::lin::to_string(o.verdict), o.check_steps);
+                     o.operations, o.unknown_outcomes, lethe::lin::to_string(o.verdict), o.check_steps);
   out += fmt::format("  live: operation latency p50 {}, p99 {}, max {}\n", reports::format_time(o.latency.p50),
                      reports::format_time(o.latency.p99), reports::format_time(o.latency.max));
   std::uint64_t timeouts = coverage(r, "store.statement_timeouts") + coverage(r, "store.client_timeouts");
@@ -179,7 +179,7 @@ std::string live_summary(const live::LiveSettings& s, const live::LiveOutcome& o
   out += fmt::format("  live: unexplained duplicates {} (unprotected, or herd_takeover under a conditional "
                      "takeover: the store's conditional write did not hold)\n",
                      o.unexplained_duplicates);
-  if (o.verdict == model::lin::Verdict::NotLinearizable) {
+  if (o.verdict == lethe::lin::Verdict::NotLinearizable) {
     out += "  live: the history is not linearizable; the offending window:\n";
     std::string explanation = o.check_explanation;
     std::size_t start = 0;
@@ -195,7 +195,7 @@ std::string live_summary(const live::LiveSettings& s, const live::LiveOutcome& o
   if (!r.explanations.empty()) {
     out += "  live: first duplicates:\n";
     for (std::size_t i = 0; i < r.explanations.size() && i < 5; ++i) {
-      out += fmt::format("    [{}] {}\n", model::to_string(r.explanations[i].cause), r.explanations[i].because);
+      out += fmt::format("    [{}] {}\n", lethe::to_string(r.explanations[i].cause), r.explanations[i].because);
     }
   }
   out += fmt::format("  live: {}\n", o.passed() ? "PASS: the store held" : "CAUGHT: this store/variant is not safe");
@@ -228,13 +228,13 @@ int command_live(const LiveOptions& o) {
     l["workers"] = settings->workers;
     l["operations"] = outcome.operations;
     l["unknown_outcomes"] = outcome.unknown_outcomes;
-    l["verdict"] = std::string(model::lin::to_string(outcome.verdict));
+    l["verdict"] = std::string(lethe::lin::to_string(outcome.verdict));
     l["check_steps"] = outcome.check_steps;
     l["latency"] = {{"p50", outcome.latency.p50}, {"p99", outcome.latency.p99}, {"max", outcome.latency.max}};
     l["unexplained_duplicates"] = outcome.unexplained_duplicates;
     l["wall_time"] = outcome.wall_time;
     l["passed"] = outcome.passed();
-    if (outcome.verdict == model::lin::Verdict::NotLinearizable) l["offending_window"] = outcome.check_explanation;
+    if (outcome.verdict == lethe::lin::Verdict::NotLinearizable) l["offending_window"] = outcome.check_explanation;
     j["live"] = l;
     std::cout << j.dump() << "\n";
   } else {

@@ -25,7 +25,7 @@
 #include "runner/command_line.hpp"
 #include "runner/execute.hpp"
 #include "runner/live.hpp"
-#include "runner/scenario_loader.hpp"
+#include "scenario/loader.hpp"
 #include "runner/sweep.hpp"
 #include "runner/report.hpp"
 #include "runner/shrink.hpp"
@@ -47,13 +47,13 @@ bool stderr_is_terminal() { return isatty(fileno(stderr)) != 0; }
 
 
 // Loads a scenario or prints every error (FILE:LINE:COL: key: ...) and returns nullopt.
-std::optional<model::ScenarioConfig> load_or_report(const std::string& file, const std::vector<std::string>& sets) {
-  auto loaded = runner::load_scenario(file, sets);
-  if (auto* errors = std::get_if<std::vector<runner::LoadError>>(&loaded)) {
+std::optional<lethe::ScenarioConfig> load_or_report(const std::string& file, const std::vector<std::string>& sets) {
+  auto loaded = scenario::load_scenario(file, sets);
+  if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
     for (const auto& e : *errors) std::cerr << e.message << "\n";
     return std::nullopt;
   }
-  return std::get<model::ScenarioConfig>(std::move(loaded));
+  return std::get<lethe::ScenarioConfig>(std::move(loaded));
 }
 
 // Writes DOT text to `path`; for a .svg path, renders it with Graphviz `dot` when installed.
@@ -79,14 +79,14 @@ int write_dot(const std::string& dot_text, const std::string& path) {
   return kExitOk;
 }
 
-std::optional<std::uint64_t> first_duplicated_message(const model::RunResult& result) {
+std::optional<std::uint64_t> first_duplicated_message(const lethe::RunResult& result) {
   if (result.explanations.empty()) return std::nullopt;
   return result.explanations.front().id;
 }
 
 // --trace FILE: opens it and points the world's trace at it ("" leaves the trace unwritten). False (after
 // saying why) when it cannot be written.
-bool open_trace(const std::string& path, std::ofstream& file, model::WorldOptions& options) {
+bool open_trace(const std::string& path, std::ofstream& file, lethe::WorldOptions& options) {
   if (path.empty()) return true;
   file.open(path);
   if (!file) {
@@ -111,11 +111,11 @@ struct RunOptions {
 int command_run(const RunOptions& o) {
   auto config = load_or_report(o.file, o.sets);
   if (!config) return kExitBadInput;
-  model::WorldOptions options;
+  lethe::WorldOptions options;
   std::ofstream trace_file;
   if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
   options.keep_trace = !o.dot_path.empty();
-  model::WorldRecord record;
+  lethe::WorldRecord record;
   if (stderr_is_terminal()) std::cerr << fmt::format("running {} seed {}...\n", config->scenario.name, o.seed);
   // The record (the whole ledger and trace) only for --dot; without it the world folds settled groups.
   const auto run = runner::run_seed(*config, o.seed, options, o.dot_path.empty() ? nullptr : &record);
@@ -185,7 +185,7 @@ int command_suite(const SuiteOptions& o) {
   bool ok = true;
   const auto files = collect_scenarios(o.paths, ok);
   if (!ok) return kExitBadInput;
-  std::vector<model::ScenarioConfig> configs;
+  std::vector<lethe::ScenarioConfig> configs;
   for (const auto& f : files) {
     auto config = load_or_report(f, o.sets);
     if (!config) {
@@ -209,7 +209,7 @@ int command_suite(const SuiteOptions& o) {
   const bool progress = stderr_is_terminal();
   std::mutex progress_mutex;
   std::size_t done = 0;
-  model::WorldOptions options;
+  lethe::WorldOptions options;
   runner::parallel_for(jobs.size(), o.jobs == 0 ? runner::default_jobs() : o.jobs, [&](std::size_t i) {
     const auto started = std::chrono::steady_clock::now();
     runs[i] = runner::run_seed(configs[jobs[i].scenario], jobs[i].seed, options);
@@ -298,11 +298,11 @@ struct ReplayOptions {
 int command_replay(const ReplayOptions& o) {
   auto config = load_or_report(o.file, o.sets);
   if (!config) return kExitBadInput;
-  model::WorldOptions options;
+  lethe::WorldOptions options;
   options.keep_trace = true;
   std::ofstream trace_file;
   if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
-  model::WorldRecord record;
+  lethe::WorldRecord record;
   const auto run = runner::run_seed(*config, o.seed, options, &record);
   if (!run.error.empty()) {
     std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\n", config->scenario.name, o.seed, run.error);
@@ -320,7 +320,7 @@ int command_replay(const ReplayOptions& o) {
     for (const auto& e : run.result.explanations) {
       if (o.message && e.id != *o.message) continue;
       ++shown;
-      std::cout << fmt::format("  [{}] at {}: {}\n", model::to_string(e.cause), reports::format_time(e.at), e.because);
+      std::cout << fmt::format("  [{}] at {}: {}\n", lethe::to_string(e.cause), reports::format_time(e.at), e.because);
     }
     if (shown == 0) std::cout << "  no duplicates" << (o.message ? " of this message" : "") << "\n";
     if (run.result.explanations.size() < run.result.duplicate_effects) {

@@ -12,7 +12,7 @@
 
 #include "runner/command_line.hpp"
 #include "runner/execute.hpp"
-#include "runner/scenario_loader.hpp"
+#include "scenario/loader.hpp"
 
 namespace fs = std::filesystem;
 
@@ -20,7 +20,7 @@ namespace runner {
 
 namespace {
 
-const model::ExpectationResult* find_expectation(const model::RunResult& result, const std::string& key) {
+const lethe::ExpectationResult* find_expectation(const lethe::RunResult& result, const std::string& key) {
   for (const auto& x : result.expectations) {
     if (x.key == key) return &x;
   }
@@ -29,7 +29,7 @@ const model::ExpectationResult* find_expectation(const model::RunResult& result,
 
 class Shrinker {
  public:
-  Shrinker(const model::ScenarioConfig& config, const ShrinkOptions& options) : options_(options) {
+  Shrinker(const lethe::ScenarioConfig& config, const ShrinkOptions& options) : options_(options) {
     result_.shrunk = config;
   }
 
@@ -84,7 +84,7 @@ class Shrinker {
   }
 
   // Runs the candidate; keeps it if the target expectation still fails.
-  bool try_candidate(const model::ScenarioConfig& candidate, const std::string& step) {
+  bool try_candidate(const lethe::ScenarioConfig& candidate, const std::string& step) {
     if (budget_spent()) return false;
     ++result_.runs;
     const auto run = run_seed(candidate, options_.seed);
@@ -106,7 +106,7 @@ class Shrinker {
       if (value <= lowest) return;
       bool accepted = false;
       for (T cut = static_cast<T>((value - lowest + 1) / 2); cut >= 1; cut = static_cast<T>(cut / 2)) {
-        model::ScenarioConfig candidate = result_.shrunk;
+        lethe::ScenarioConfig candidate = result_.shrunk;
         const T next = static_cast<T>(value - cut);
         *field(candidate) = next;
         if (try_candidate(candidate, fmt::format("{} {} -> {}", name, value, next))) {
@@ -121,49 +121,49 @@ class Shrinker {
 
   template <class Mutate>
   void try_off(const std::string& step, Mutate mutate) {
-    model::ScenarioConfig candidate = result_.shrunk;
+    lethe::ScenarioConfig candidate = result_.shrunk;
     if (!mutate(candidate)) return;  // already off
     try_candidate(candidate, step);
   }
 
   void shrink_round() {
     reduce_count<std::int64_t>("workload.messages", 1,
-                               [](model::ScenarioConfig& c) { return &c.workload.messages; });
-    reduce_count<int>("topology.consumers", 1, [](model::ScenarioConfig& c) { return &c.topology.consumers; });
-    if (result_.shrunk.topology.source == model::SourceKind::Clients) {
-      reduce_count<int>("topology.clients", 1, [](model::ScenarioConfig& c) { return &c.topology.clients; });
+                               [](lethe::ScenarioConfig& c) { return &c.workload.messages; });
+    reduce_count<int>("topology.consumers", 1, [](lethe::ScenarioConfig& c) { return &c.topology.consumers; });
+    if (result_.shrunk.topology.source == lethe::SourceKind::Clients) {
+      reduce_count<int>("topology.clients", 1, [](lethe::ScenarioConfig& c) { return &c.topology.clients; });
     }
-    if (result_.shrunk.topology.source == model::SourceKind::Kafka) {
-      reduce_count<int>("topology.partitions", 1, [](model::ScenarioConfig& c) { return &c.topology.partitions; });
+    if (result_.shrunk.topology.source == lethe::SourceKind::Kafka) {
+      reduce_count<int>("topology.partitions", 1, [](lethe::ScenarioConfig& c) { return &c.topology.partitions; });
     }
     for (std::size_t i = result_.shrunk.topology.processors.size(); i-- > 0 && result_.shrunk.topology.processors.size() > 1;) {
       if (i >= result_.shrunk.topology.processors.size()) continue;
       const std::string name = result_.shrunk.topology.processors[i];
-      try_off("topology.processors: dropped \"" + name + "\"", [i](model::ScenarioConfig& c) {
+      try_off("topology.processors: dropped \"" + name + "\"", [i](lethe::ScenarioConfig& c) {
         c.topology.processors.erase(c.topology.processors.begin() + static_cast<std::ptrdiff_t>(i));
         return true;
       });
     }
     // Fault kinds, one at a time.
     const auto optional_off = [this](const char* name, auto member) {
-      try_off(std::string(name) + " off", [member](model::ScenarioConfig& c) {
+      try_off(std::string(name) + " off", [member](lethe::ScenarioConfig& c) {
         auto& field = c.faults.*member;
         if (!field) return false;
         field.reset();
         return true;
       });
     };
-    optional_off("faults.crash_every", &model::FaultsSection::crash_every);
-    optional_off("faults.pause_every", &model::FaultsSection::pause_every);
-    optional_off("faults.clock_skew", &model::FaultsSection::clock_skew);
-    optional_off("faults.rebalance_every", &model::FaultsSection::rebalance_every);
-    try_off("faults.swarm off", [](model::ScenarioConfig& c) {
+    optional_off("faults.crash_every", &lethe::FaultsSection::crash_every);
+    optional_off("faults.pause_every", &lethe::FaultsSection::pause_every);
+    optional_off("faults.clock_skew", &lethe::FaultsSection::clock_skew);
+    optional_off("faults.rebalance_every", &lethe::FaultsSection::rebalance_every);
+    try_off("faults.swarm off", [](lethe::ScenarioConfig& c) {
       if (!c.faults.swarm) return false;
       c.faults.swarm = false;
       return true;
     });
     const auto zero = [this](const std::string& name, auto get) {
-      try_off(name + " = 0", [get](model::ScenarioConfig& c) {
+      try_off(name + " = 0", [get](lethe::ScenarioConfig& c) {
         double& value = get(c);
         if (value == 0.0) return false;
         value = 0.0;
@@ -171,34 +171,34 @@ class Shrinker {
       });
     };
     zero("faults.crash_points.after_start_before_effect",
-         [](model::ScenarioConfig& c) -> double& { return c.faults.crash_points.after_start_before_effect; });
+         [](lethe::ScenarioConfig& c) -> double& { return c.faults.crash_points.after_start_before_effect; });
     zero("faults.crash_points.after_effect_before_complete",
-         [](model::ScenarioConfig& c) -> double& { return c.faults.crash_points.after_effect_before_complete; });
+         [](lethe::ScenarioConfig& c) -> double& { return c.faults.crash_points.after_effect_before_complete; });
     zero("faults.crash_points.after_complete_before_ack",
-         [](model::ScenarioConfig& c) -> double& { return c.faults.crash_points.after_complete_before_ack; });
-    zero("network.loss", [](model::ScenarioConfig& c) -> double& { return c.network.loss; });
-    zero("network.ack_loss", [](model::ScenarioConfig& c) -> double& { return c.network.ack_loss; });
-    zero("network.duplicate", [](model::ScenarioConfig& c) -> double& { return c.network.duplicate; });
+         [](lethe::ScenarioConfig& c) -> double& { return c.faults.crash_points.after_complete_before_ack; });
+    zero("network.loss", [](lethe::ScenarioConfig& c) -> double& { return c.network.loss; });
+    zero("network.ack_loss", [](lethe::ScenarioConfig& c) -> double& { return c.network.ack_loss; });
+    zero("network.duplicate", [](lethe::ScenarioConfig& c) -> double& { return c.network.duplicate; });
     zero("producer.crash_between_commit_and_publish",
-         [](model::ScenarioConfig& c) -> double& { return c.producer.crash_between_commit_and_publish; });
-    zero("workload.redelivery.fraction", [](model::ScenarioConfig& c) -> double& { return c.workload.redelivery.fraction; });
+         [](lethe::ScenarioConfig& c) -> double& { return c.producer.crash_between_commit_and_publish; });
+    zero("workload.redelivery.fraction", [](lethe::ScenarioConfig& c) -> double& { return c.workload.redelivery.fraction; });
     for (std::size_t i = result_.shrunk.network.partitions.size(); i-- > 0;) {
       if (i >= result_.shrunk.network.partitions.size()) continue;
-      try_off(fmt::format("network.partition[{}] removed", i), [i](model::ScenarioConfig& c) {
+      try_off(fmt::format("network.partition[{}] removed", i), [i](lethe::ScenarioConfig& c) {
         c.network.partitions.erase(c.network.partitions.begin() + static_cast<std::ptrdiff_t>(i));
         return true;
       });
     }
     for (std::size_t i = result_.shrunk.sink.outages.size(); i-- > 0;) {
       if (i >= result_.shrunk.sink.outages.size()) continue;
-      try_off(fmt::format("sink.outage[{}] removed", i), [i](model::ScenarioConfig& c) {
+      try_off(fmt::format("sink.outage[{}] removed", i), [i](lethe::ScenarioConfig& c) {
         c.sink.outages.erase(c.sink.outages.begin() + static_cast<std::ptrdiff_t>(i));
         return true;
       });
     }
     // A shorter run.
     while (!budget_spent() && result_.shrunk.run.duration / 2 >= sim::kSecond) {
-      model::ScenarioConfig candidate = result_.shrunk;
+      lethe::ScenarioConfig candidate = result_.shrunk;
       // Half, in whole seconds (readable values: 1h -> 30m -> 15m -> 450s -> 225s -> 112s -> ...).
       candidate.run.duration = candidate.run.duration / 2 / sim::kSecond * sim::kSecond;
       if (!try_candidate(candidate, fmt::format("run.duration {} -> {}", sim::format_duration(result_.shrunk.run.duration),
@@ -208,7 +208,7 @@ class Shrinker {
     }
     if (result_.shrunk.workload.redelivery.fraction > 0.0) {
       reduce_count<int>("workload.redelivery.copies", 1,
-                        [](model::ScenarioConfig& c) { return &c.workload.redelivery.copies; });
+                        [](lethe::ScenarioConfig& c) { return &c.workload.redelivery.copies; });
     }
   }
 
@@ -235,13 +235,13 @@ std::string absolute_empirical_paths(const std::string& toml, const fs::path& or
   return out;
 }
 
-std::string expectation_text(const model::ExpectationResult& x) {
+std::string expectation_text(const lethe::ExpectationResult& x) {
   return fmt::format("{} {} {} (got {})", x.key, x.op, x.want, x.got);
 }
 
 }  // namespace
 
-ShrinkResult shrink_scenario(const model::ScenarioConfig& config, const ShrinkOptions& options) {
+ShrinkResult shrink_scenario(const lethe::ScenarioConfig& config, const ShrinkOptions& options) {
   return Shrinker(config, options).run();
 }
 
@@ -264,7 +264,7 @@ std::string shrunk_scenario_text(const ShrinkResult& result, const std::string& 
   if (result.budget_exhausted) header += fmt::format("# The run budget ({} runs) ran out: it may shrink further.\n", result.runs);
   std::error_code ec;
   const fs::path dir = fs::absolute(fs::path(original_file), ec).parent_path();
-  return header + "\n" + absolute_empirical_paths(render_scenario_toml(result.shrunk), dir);
+  return header + "\n" + absolute_empirical_paths(scenario::render_scenario_toml(result.shrunk), dir);
 }
 
 namespace {
@@ -279,12 +279,12 @@ struct ShrinkCommandOptions {
 };
 
 int run_shrink_command(const ShrinkCommandOptions& o) {
-  auto loaded = load_scenario(o.file, o.sets);
-  if (auto* errors = std::get_if<std::vector<LoadError>>(&loaded)) {
+  auto loaded = scenario::load_scenario(o.file, o.sets);
+  if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
     for (const auto& e : *errors) std::cerr << e.message << "\n";
     return kExitBadInput;
   }
-  const auto& config = std::get<model::ScenarioConfig>(loaded);
+  const auto& config = std::get<lethe::ScenarioConfig>(loaded);
   ShrinkOptions options;
   options.seed = o.seed;
   if (!o.expect.empty()) options.expectation_key = o.expect;

@@ -4,7 +4,7 @@
 //
 // Given a scenario and a seed at which one of its [expect] lines fails, searches greedily (delta-debugging
 // style) for a smaller configuration that still fails THE SAME expectation (same key; the first failing one
-// unless --expect names another) at the same seed, and writes it with render_scenario_toml() under a comment
+// unless --expect names another) at the same seed, and writes it with scenario::render_scenario_toml() under a comment
 // header naming the seed, the original file and the failing expectation.
 //
 // The search, repeated until a whole round changes nothing (or the run budget is spent):
@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "model/config.hpp"
-#include "model/result.hpp"
+#include "core/config.hpp"
+#include "core/result.hpp"
 #include "runner/command.hpp"
 
 namespace runner {
@@ -51,17 +51,17 @@ struct ShrinkResult {
   bool original_fails = false;        // false: nothing to shrink (see `why`)
   std::string why;                    // when original_fails is false or the original run broke
   bool internal_error = false;        // the original run hit an internal error of lethe
-  model::ExpectationResult original;  // the target expectation on the original run
-  model::ExpectationResult final;     // ... and on the shrunk scenario
-  model::ScenarioConfig shrunk;       // the smallest failing configuration found
+  lethe::ExpectationResult original;  // the target expectation on the original run
+  lethe::ExpectationResult final;     // ... and on the shrunk scenario
+  lethe::ScenarioConfig shrunk;       // the smallest failing configuration found
   std::vector<std::string> steps;     // accepted reductions, in order ("workload.messages 400 -> 200")
   std::size_t runs = 0;               // simulation runs spent
   bool budget_exhausted = false;
 };
 
-ShrinkResult shrink_scenario(const model::ScenarioConfig& config, const ShrinkOptions& options);
+ShrinkResult shrink_scenario(const lethe::ScenarioConfig& config, const ShrinkOptions& options);
 
-// The file lethe shrink writes: a comment header, then render_scenario_toml(result.shrunk).
+// The file lethe shrink writes: a comment header, then scenario::render_scenario_toml(result.shrunk).
 std::string shrunk_scenario_text(const ShrinkResult& result, const std::string& original_file, std::uint64_t seed,
                                  const std::vector<std::string>& sets);
 

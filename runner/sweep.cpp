@@ -27,7 +27,7 @@
 #include "reports/json.hpp"
 #include "runner/command.hpp"
 #include "runner/command_line.hpp"
-#include "runner/scenario_loader.hpp"
+#include "scenario/loader.hpp"
 #include "runner/report.hpp"  // report_after_sweep: DIR/report.html (issue 6, the report)
 
 namespace fs = std::filesystem;
@@ -511,7 +511,7 @@ std::string as_vary_error(const std::string& message, const std::string& assignm
 }
 
 // Builds the identity and every cell's config; prints the errors and returns false if anything is invalid.
-bool build_grid(const SweepSpec& spec, Identity& id, std::vector<model::ScenarioConfig>& configs,
+bool build_grid(const SweepSpec& spec, Identity& id, std::vector<lethe::ScenarioConfig>& configs,
                 std::ostream& messages) {
   id.scenario_file = spec.scenario_file.string();
   if (spec.scenario_text) {
@@ -532,7 +532,7 @@ bool build_grid(const SweepSpec& spec, Identity& id, std::vector<model::Scenario
   fs::path base_dir = spec.scenario_file.parent_path();
   if (base_dir.empty()) base_dir = ".";
   auto load = [&](const std::vector<std::string>& overrides) {
-    return load_scenario_text(id.scenario_text, id.scenario_file, base_dir, overrides);
+    return scenario::load_scenario_text(id.scenario_text, id.scenario_file, base_dir, overrides);
   };
   // The file with --set alone, then each varied value alone, so an error is reported once, not once per cell.
   std::set<std::string> keys;
@@ -552,8 +552,8 @@ bool build_grid(const SweepSpec& spec, Identity& id, std::vector<model::Scenario
   }
   bool ok = true;
   std::set<std::string> printed;
-  auto report = [&](const LoadResult& loaded, const std::string& assignment, const std::string& context) {
-    if (const auto* errors = std::get_if<std::vector<LoadError>>(&loaded)) {
+  auto report = [&](const scenario::LoadResult& loaded, const std::string& assignment, const std::string& context) {
+    if (const auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
       for (const auto& e : *errors) {
         const std::string message = context + (assignment.empty() ? e.message : as_vary_error(e.message, assignment));
         if (printed.insert(message).second) messages << message << "\n";
@@ -562,7 +562,7 @@ bool build_grid(const SweepSpec& spec, Identity& id, std::vector<model::Scenario
     }
     return true;
   };
-  const LoadResult base = load(spec.sets);
+  const scenario::LoadResult base = load(spec.sets);
   if (!report(base, "", "")) return false;
   for (const auto& axis : spec.vary) {
     for (const auto& value : axis.values) {
@@ -573,17 +573,17 @@ bool build_grid(const SweepSpec& spec, Identity& id, std::vector<model::Scenario
     }
   }
   if (!ok) return false;
-  id.scenario_name = std::get<model::ScenarioConfig>(base).scenario.name;
+  id.scenario_name = std::get<lethe::ScenarioConfig>(base).scenario.name;
   for (const auto& params : grid_params(spec.vary)) {
     std::vector<std::string> overrides = spec.sets;
     for (const auto& [key, value] : params) overrides.push_back(key + "=" + value);
-    LoadResult loaded = load(overrides);
+    scenario::LoadResult loaded = load(overrides);
     if (!report(loaded, "", fmt::format("cell {} ({}): ", configs.size(), params_text(params)))) {
       ok = false;
       configs.emplace_back();
       continue;
     }
-    auto config = std::get<model::ScenarioConfig>(std::move(loaded));
+    auto config = std::get<lethe::ScenarioConfig>(std::move(loaded));
     CellDefinition definition;
     definition.params = params;
     definition.seeds = spec.seeds > 0 ? spec.seeds : config.run.seeds;
@@ -738,7 +738,7 @@ reports::CellSummary summarize(std::size_t index, const Params& params, std::siz
   std::vector<std::int64_t> wait_p99;
   std::vector<std::int64_t> recovery_p50;
   std::vector<std::int64_t> recovery_p99;
-  auto gather = [](const model::Quantiles& q, model::Quantiles& total, std::vector<std::int64_t>& p50,
+  auto gather = [](const lethe::Quantiles& q, lethe::Quantiles& total, std::vector<std::int64_t>& p50,
                    std::vector<std::int64_t>& p99) {
     if (q.count == 0) return;
     p50.push_back(q.p50);
@@ -755,7 +755,7 @@ reports::CellSummary summarize(std::size_t index, const Params& params, std::siz
     ++cell.seeds;
     cell.trials += r.messages * processors;
     cell.duplicates += r.duplicate_effects;
-    for (std::size_t i = 0; i < model::kCauseCount; ++i) cell.by_cause[i] += r.duplicates[i];
+    for (std::size_t i = 0; i < lethe::kCauseCount; ++i) cell.by_cause[i] += r.duplicates[i];
     cell.lost += r.lost_messages;
     cell.waits += r.waits;
     cell.memo_mismatches += r.memo_mismatches;
@@ -815,7 +815,7 @@ SweepOutcome run_sweep(const SweepSpec& spec) {
     return outcome;
   }
   Identity id;
-  std::vector<model::ScenarioConfig> configs;
+  std::vector<lethe::ScenarioConfig> configs;
   if (!build_grid(spec, id, configs, messages)) return outcome;
   const auto first_pair = first_pairs(id, outcome.pairs_total);
 
@@ -891,7 +891,7 @@ SweepOutcome run_sweep(const SweepSpec& spec) {
     }
     std::mutex progress_mutex;
     std::atomic<std::size_t> done{0};
-    const model::WorldOptions options;
+    const lethe::WorldOptions options;
     parallel_for(pending.size(), spec.jobs == 0 ? default_jobs() : spec.jobs, [&](std::size_t i) {
       if (appender.failed()) return;
       const auto& job = pending[i];

@@ -82,7 +82,7 @@ sim::Duration round_up_significant(sim::Duration d, int digits = 3);
 TuneAnalysis analyze_tuning(const TuneInput& input);
 
 // The generated confirmation scenario (queue; every message redelivered while in flight; the processing time;
-// crashes at the crash rate), with max_processing_time = `mpt`, as TOML that load_scenario_text accepts.
+// crashes at the crash rate), with max_processing_time = `mpt`, as TOML that scenario::load_scenario_text accepts.
 std::string confirmation_scenario(const TuneInput& input, const TuneAnalysis& analysis, sim::Duration mpt,
                                   std::int64_t messages, std::int64_t seeds, sim::Duration largest_mpt);
 

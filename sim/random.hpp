@@ -1,4 +1,4 @@
-// sim/random.hpp — the only source of randomness in sim/ and model/.
+// sim/random.hpp — the only source of randomness in the deterministic folders (sim/, core/, protocol/, check/, world/).
 //
 // Contract:
 // - Rng is xoshiro256** (Blackman & Vigna) whose 256-bit state is filled by four successive splitmix64 outputs

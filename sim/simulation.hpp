@@ -26,7 +26,7 @@
 // several threads (each thread gets its own scheduling algorithm), which is
 // how runner/ runs seeds in parallel. Nothing here spawns a thread.
 //
-// Does not: know anything about messages, stores or dedupe (that is model/).
+// Does not: know anything about messages, stores or dedupe (that is protocol/ and world/).
 #pragma once
 
 #include <array>

@@ -1,11 +1,11 @@
-// Benchmarks of model/linearizability.hpp on histories of a correct atomic register (every history is
+// Benchmarks of check/linearizability.hpp on histories of a correct atomic register (every history is
 // linearizable, so the checker must find a full linearization of each partition).
 //
 // - BM_ManyKeys/keys/lost_per_mille: 10,000 operations by 50 clients spread over `keys` keys (so a few operations
 //   per key are concurrent), a fraction of them with lost responses. Items are operations.
 // - BM_OneKey/ops: 8 clients hammering one key: every operation overlaps up to 7 others, the case where the search
 //   is exponential without memoization.
-#include "model/linearizability.hpp"
+#include "check/linearizability.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -19,8 +19,8 @@
 
 namespace {
 
-using model::lin::kNever;
-using model::lin::Time;
+using lethe::lin::kNever;
+using lethe::lin::Time;
 
 enum class Kind { Read, Write, Upsert };
 
@@ -70,7 +70,7 @@ struct Register {
   }
 };
 
-using Op = model::lin::Operation<Input, Output>;
+using Op = lethe::lin::Operation<Input, Output>;
 
 // splitmix64: a small deterministic generator for the benchmark's histories.
 struct Draw {
@@ -123,12 +123,12 @@ std::vector<Op> make_history(int clients, int operations, int keys, int lost_per
 }
 
 void run(benchmark::State& state, const std::vector<Op>& history) {
-  model::lin::Result result;
+  lethe::lin::Result result;
   for (auto _ : state) {
-    result = model::lin::check<Register>(history);
+    result = lethe::lin::check<Register>(history);
     benchmark::DoNotOptimize(result.steps);
   }
-  if (result.verdict != model::lin::Verdict::Linearizable) {
+  if (result.verdict != lethe::lin::Verdict::Linearizable) {
     state.SkipWithError(("checker did not find a linearization: " + result.explanation).c_str());
     return;
   }

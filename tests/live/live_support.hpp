@@ -33,12 +33,12 @@ inline std::string skip_reason(const std::string& store) {
     }                                                                         \
   } while (0)
 
-inline model::ProtocolSection live_protocol(sim::Duration max_processing_time) {
-  model::ProtocolSection protocol;
-  protocol.kind = model::ProtocolKind::Mnemosyne;
+inline lethe::ProtocolSection live_protocol(sim::Duration max_processing_time) {
+  lethe::ProtocolSection protocol;
+  protocol.kind = lethe::ProtocolKind::Mnemosyne;
   protocol.max_processing_time = max_processing_time;
   protocol.ttl = sim::kHour;
-  protocol.poll.kind = model::PollKind::Distribution;
+  protocol.poll.kind = lethe::PollKind::Distribution;
   protocol.poll.interval = sim::Distribution::constant(5 * sim::kMillisecond);
   protocol.max_wait = 5 * sim::kSecond;
   return protocol;
@@ -83,27 +83,27 @@ inline std::uint64_t coverage(const live::LiveOutcome& o, const std::string& key
   return it == o.result.coverage.end() ? 0 : it->second;
 }
 
-inline std::uint64_t duplicates(const live::LiveOutcome& o, model::Cause cause) {
+inline std::uint64_t duplicates(const live::LiveOutcome& o, lethe::Cause cause) {
   return o.result.duplicates[static_cast<std::size_t>(cause)];
 }
 
 inline std::string describe(const live::LiveOutcome& o) {
   std::string causes;
-  for (std::size_t i = 0; i < model::kCauseCount; ++i) {
-    causes += fmt::format("{}{} {}", i == 0 ? "" : ", ", model::kCauseNames[i], o.result.duplicates[i]);
+  for (std::size_t i = 0; i < lethe::kCauseCount; ++i) {
+    causes += fmt::format("{}{} {}", i == 0 ? "" : ", ", lethe::kCauseNames[i], o.result.duplicates[i]);
   }
   std::string text = fmt::format(
       "{} {}: {} operations ({} unknown), history {}, effects {}, duplicates {} ({}), unexplained {}, lost {}, "
       "wall {} ms",
-      o.store, o.variant, o.operations, o.unknown_outcomes, model::lin::to_string(o.verdict), o.result.effects,
+      o.store, o.variant, o.operations, o.unknown_outcomes, lethe::lin::to_string(o.verdict), o.result.effects,
       o.result.duplicate_effects, causes, o.unexplained_duplicates, o.result.lost_messages, o.wall_time / 1'000'000);
-  if (o.verdict == model::lin::Verdict::NotLinearizable) text += "\n" + o.check_explanation;
+  if (o.verdict == lethe::lin::Verdict::NotLinearizable) text += "\n" + o.check_explanation;
   for (std::size_t i = 0; i < o.result.explanations.size() && i < 3; ++i) {
     text += "\n  " + o.result.explanations[i].because;
   }
   for (const auto id : o.unexplained_ids) {
     for (const auto& x : o.result.explanations) {
-      if (x.id == id) text += fmt::format("\n  unexplained [{}] {}", model::to_string(x.cause), x.because);
+      if (x.id == id) text += fmt::format("\n  unexplained [{}] {}", lethe::to_string(x.cause), x.because);
     }
   }
   return text;
@@ -114,7 +114,7 @@ inline std::string describe(const live::LiveOutcome& o) {
 inline void expect_correct_under_faults(const live::LiveOutcome& o) {
   SCOPED_TRACE(describe(o));
   std::cout << "[ live     ] " << describe(o) << "\n";
-  EXPECT_EQ(o.verdict, model::lin::Verdict::Linearizable);
+  EXPECT_EQ(o.verdict, lethe::lin::Verdict::Linearizable);
   EXPECT_EQ(o.unexplained_duplicates, 0u);
   EXPECT_EQ(o.result.lost_messages, 0u);
   EXPECT_TRUE(o.passed());
@@ -122,10 +122,10 @@ inline void expect_correct_under_faults(const live::LiveOutcome& o) {
   EXPECT_GT(o.unknown_outcomes, 0u);
   EXPECT_EQ(o.result.messages, 400u);
   EXPECT_GE(o.result.effects, 400u);
-  EXPECT_EQ(duplicates(o, model::Cause::Unprotected), 0u);
-  EXPECT_EQ(duplicates(o, model::Cause::HerdTakeover), 0u);
-  EXPECT_EQ(duplicates(o, model::Cause::Expired), 0u);
-  EXPECT_EQ(duplicates(o, model::Cause::SinkRetry), 0u);
+  EXPECT_EQ(duplicates(o, lethe::Cause::Unprotected), 0u);
+  EXPECT_EQ(duplicates(o, lethe::Cause::HerdTakeover), 0u);
+  EXPECT_EQ(duplicates(o, lethe::Cause::Expired), 0u);
+  EXPECT_EQ(duplicates(o, lethe::Cause::SinkRetry), 0u);
   for (const char* fired : {"crash_point.after_start_before_effect.fired",
                             "crash_point.after_effect_before_complete.fired",
                             "crash_point.after_complete_before_ack.fired", "fault.connection_drop.fired",
@@ -145,7 +145,7 @@ inline int expect_caught_within(const std::string& store, const std::string& var
     const live::LiveOutcome o = live::run_live(s);
     std::cout << "[ live     ] run " << attempt << ": " << describe(o) << "\n";
     if (!o.passed()) {
-      EXPECT_TRUE(o.verdict == model::lin::Verdict::NotLinearizable || o.unexplained_duplicates > 0);
+      EXPECT_TRUE(o.verdict == lethe::lin::Verdict::NotLinearizable || o.unexplained_duplicates > 0);
       return attempt;
     }
   }

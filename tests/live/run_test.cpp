@@ -21,7 +21,7 @@ TEST(LiveMemory, AtomicStorePassesUnderEveryFault) {
   const live::LiveOutcome o = live::run_live(s);
   SCOPED_TRACE(live_test::describe(o));
   EXPECT_TRUE(o.passed());
-  EXPECT_EQ(o.verdict, model::lin::Verdict::Linearizable);
+  EXPECT_EQ(o.verdict, lethe::lin::Verdict::Linearizable);
   EXPECT_EQ(o.unexplained_duplicates, 0u);
   EXPECT_GE(o.operations, 1000u);
   EXPECT_GT(live_test::coverage(o, "crash_point.after_effect_before_complete.fired"), 0u);
@@ -36,18 +36,18 @@ TEST(LiveMemory, ReadThenWriteStoreIsCaughtWithinFiveRuns) {
 // (duplicates, cause unprotected) while the store's history stays linearizable.
 TEST(LiveMemory, CheckThenInsertDuplicatesOnACorrectStoreWhoseHistoryIsLinearizable) {
   live::LiveSettings s = live_test::quiet_settings("memory", "atomic");
-  s.protocol.kind = model::ProtocolKind::CheckThenInsert;
+  s.protocol.kind = lethe::ProtocolKind::CheckThenInsert;
   const live::LiveOutcome o = live::run_live(s);
   SCOPED_TRACE(live_test::describe(o));
-  EXPECT_EQ(o.verdict, model::lin::Verdict::Linearizable);
-  EXPECT_GT(live_test::duplicates(o, model::Cause::Unprotected), 0u);
+  EXPECT_EQ(o.verdict, lethe::lin::Verdict::Linearizable);
+  EXPECT_GT(live_test::duplicates(o, lethe::Cause::Unprotected), 0u);
   EXPECT_EQ(o.unexplained_duplicates, 0u);  // not the store's fault: the strategy promises nothing
 }
 
 TEST(LiveSettings, UnsupportedProtocolsVariantsAndValuesAreRefused) {
   live::LiveSettings s = live_test::quiet_settings("memory", "atomic");
   EXPECT_TRUE(live::validate(s).empty());
-  s.protocol.kind = model::ProtocolKind::Inbox;
+  s.protocol.kind = lethe::ProtocolKind::Inbox;
   EXPECT_NE(live::validate(s).find("inbox"), std::string::npos);
   s = live_test::quiet_settings("memory", "no-such-variant");
   EXPECT_NE(live::validate(s).find("unknown variant"), std::string::npos);
@@ -55,7 +55,7 @@ TEST(LiveSettings, UnsupportedProtocolsVariantsAndValuesAreRefused) {
   s.faults.drop = 1.5;
   EXPECT_FALSE(live::validate(s).empty());
   s = live_test::quiet_settings("memory", "atomic");
-  s.protocol.poll_read.kind = model::PollReadKind::Eventual;
+  s.protocol.poll_read.kind = lethe::PollReadKind::Eventual;
   EXPECT_FALSE(live::validate(s).empty());
   EXPECT_THROW(live::run_live(s), std::invalid_argument);
 }

@@ -1,4 +1,4 @@
-// Every live store variant means what model::apply means: random Get / Put / Upsert operations, one at a time,
+// Every live store variant means what lethe::apply means: random Get / Put / Upsert operations, one at a time,
 // against the real server and against the model, must get equal replies (the translation of conditions and
 // updates into SQL / Lua / client code is exact). Concurrency is the other tests' business.
 #include <gtest/gtest.h>
@@ -13,9 +13,9 @@
 
 namespace {
 
-using model::Assign;
-using model::Key;
-using model::Op;
+using lethe::Assign;
+using lethe::Key;
+using lethe::Op;
 
 // Values chosen so that equalities and orderings hit: small times, negatives, one beyond 2^53 (exactness of the
 // Redis script's comparisons) and the int64 extremes.
@@ -35,25 +35,25 @@ std::uint64_t pick_memo(sim::Rng& rng) {
 Op random_op(sim::Rng& rng, const std::vector<Key>& keys) {
   const Key key = keys[rng.below(keys.size())];
   const std::uint64_t kind = rng.below(100);
-  if (kind < 15) return model::get_op(key);
+  if (kind < 15) return lethe::get_op(key);
   if (kind < 30) {
-    model::Item item;
+    lethe::Item item;
     item.started_at = maybe_time(rng);
     item.completed_at = maybe_time(rng);
     item.expires_on = maybe_time(rng);
     item.owner = pick_owner(rng);
     if (rng.bernoulli(0.5)) item.memoized = pick_memo(rng);
     item.counter = rng.between(-5, 5);
-    return model::put_op(key, item);
+    return lethe::put_op(key, item);
   }
-  model::Condition c;
+  lethe::Condition c;
   c.require_absent = rng.bernoulli(0.15);
   c.require_present = rng.bernoulli(0.15);
   if (rng.bernoulli(0.25)) c.absent_or_expired_at = pick_time(rng);
   if (rng.bernoulli(0.25)) c.started_at_equals = pick_time(rng);
   if (rng.bernoulli(0.25)) c.owner_equals = pick_owner(rng);
   c.require_not_completed = rng.bernoulli(0.25);
-  model::Update u;
+  lethe::Update u;
   u.started_at_mode = pick_mode(rng);
   u.started_at = pick_time(rng);
   u.completed_at_mode = pick_mode(rng);
@@ -66,7 +66,7 @@ Op random_op(sim::Rng& rng, const std::vector<Key>& keys) {
   u.memoized = pick_memo(rng);
   u.counter_add = rng.between(-2, 3);
   if (rng.bernoulli(0.3)) u.replace_expired_at = pick_time(rng);
-  return model::upsert_op(key, c, u);
+  return lethe::upsert_op(key, c, u);
 }
 
 // Runs `count` random operations against the variant and the model, one at a time.
@@ -80,27 +80,27 @@ void check_variant_against_model(const std::string& store, const std::string& va
   auto connection = live_store->connect();
   sim::Rng rng = sim::Rng::derive(42, variant);
   std::vector<Key> keys;
-  for (model::MessageId id = 0; id < 4; ++id) keys.push_back(model::make_key(model::Table::Dedupe, 0, id));
-  model::StoreState state;
+  for (lethe::MessageId id = 0; id < 4; ++id) keys.push_back(lethe::make_key(lethe::Table::Dedupe, 0, id));
+  lethe::StoreState state;
   int applied = 0;
   int rejected = 0;
   for (int i = 0; i < count; ++i) {
     const Op op = random_op(rng, keys);
-    const model::Reply expected = model::apply(state, op);
+    const lethe::Reply expected = lethe::apply(state, op);
     const auto got = connection->execute(op, live::DropPlan{});
-    ASSERT_TRUE(got.has_value()) << "operation " << i << " " << model::describe(op) << " got no reply";
-    ASSERT_EQ(*got, expected) << "operation " << i << " " << model::describe(op) << "\n  store: "
-                              << model::describe(*got) << "\n  model: " << model::describe(expected);
+    ASSERT_TRUE(got.has_value()) << "operation " << i << " " << lethe::describe(op) << " got no reply";
+    ASSERT_EQ(*got, expected) << "operation " << i << " " << lethe::describe(op) << "\n  store: "
+                              << lethe::describe(*got) << "\n  model: " << lethe::describe(expected);
     (expected.applied ? applied : rejected) += 1;
   }
   // Both outcomes of conditions were exercised.
   EXPECT_GT(applied, count / 10);
   EXPECT_GT(rejected, count / 10);
   for (Key key : keys) {
-    const auto got = connection->execute(model::get_op(key), live::DropPlan{});
+    const auto got = connection->execute(lethe::get_op(key), live::DropPlan{});
     ASSERT_TRUE(got.has_value());
     const auto it = state.find(key);
-    EXPECT_EQ(got->previous, it == state.end() ? std::optional<model::Item>() : std::optional<model::Item>(it->second));
+    EXPECT_EQ(got->previous, it == state.end() ? std::optional<lethe::Item>() : std::optional<lethe::Item>(it->second));
   }
   connection.reset();
   live_store->teardown();
@@ -125,7 +125,7 @@ TEST(LiveRedisSemantics, EveryVariantAgreesWithTheModelOneOperationAtATime) {
 }
 
 RC_GTEST_PROP(LiveRedisCodec, DecodingAnEncodedItemGivesTheItemBack, ()) {
-  model::Item item;
+  lethe::Item item;
   if (*rc::gen::arbitrary<bool>()) item.started_at = *rc::gen::arbitrary<std::int64_t>();
   if (*rc::gen::arbitrary<bool>()) item.completed_at = *rc::gen::arbitrary<std::int64_t>();
   if (*rc::gen::arbitrary<bool>()) item.expires_on = *rc::gen::arbitrary<std::int64_t>();

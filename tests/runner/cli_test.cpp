@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using namespace test_support;  // shell, lethe, read_file, load_config (tests/runner/support.hpp)
+using namespace test_support;  // shell, run_lethe, read_file, load_config (tests/runner/support.hpp)
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("cli-test", name); }
 
 std::string first_line(const fs::path& file) {
@@ -35,7 +35,7 @@ TEST(Cli, EveryBrokenScenarioExitsTwoWithItsPositionedMessage) {
     ASSERT_EQ(header.rfind("# expect: ", 0), 0u) << entry.path();
     const std::string expected = header.substr(10);
     const std::string relative = "tests/runner/broken/" + entry.path().filename().string();
-    const Outcome o = lethe("run " + relative);
+    const Outcome o = run_lethe("run " + relative);
     EXPECT_EQ(o.exit_code, 2) << relative << "\n" << o.out;
     EXPECT_NE(o.out.find(relative + ":"), std::string::npos) << "the message names the file: " << o.out;
     EXPECT_NE(o.out.find(expected), std::string::npos) << relative << ": " << o.out;
@@ -45,40 +45,40 @@ TEST(Cli, EveryBrokenScenarioExitsTwoWithItsPositionedMessage) {
 }
 
 TEST(Cli, BadUsageExitsTwoAndHelpExitsZeroOnEveryCommand) {
-  EXPECT_EQ(lethe("").exit_code, 2);
-  EXPECT_EQ(lethe("frobnicate").exit_code, 2);
-  EXPECT_EQ(lethe("run").exit_code, 2);
-  EXPECT_EQ(lethe("run scenarios/no-such-file.toml").exit_code, 2);
-  EXPECT_EQ(lethe("run scenarios/lost-ack-double-charge.toml --seed notanumber").exit_code, 2);
-  EXPECT_EQ(lethe("replay scenarios/lost-ack-double-charge.toml").exit_code, 2) << "replay needs --seed";
+  EXPECT_EQ(run_lethe("").exit_code, 2);
+  EXPECT_EQ(run_lethe("frobnicate").exit_code, 2);
+  EXPECT_EQ(run_lethe("run").exit_code, 2);
+  EXPECT_EQ(run_lethe("run scenarios/no-such-file.toml").exit_code, 2);
+  EXPECT_EQ(run_lethe("run scenarios/lost-ack-double-charge.toml --seed notanumber").exit_code, 2);
+  EXPECT_EQ(run_lethe("replay scenarios/lost-ack-double-charge.toml").exit_code, 2) << "replay needs --seed";
   for (const char* command : {"--help", "run --help", "suite --help", "replay --help"}) {
-    const Outcome o = lethe(command);
+    const Outcome o = run_lethe(command);
     EXPECT_EQ(o.exit_code, 0) << command;
     EXPECT_NE(o.out.find("Usage"), std::string::npos) << command << ": " << o.out;
   }
 }
 
 TEST(Cli, ASetOverrideIsValidatedLikeTheFile) {
-  const Outcome o = lethe("run scenarios/lost-ack-double-charge.toml --set network.loss=1.5");
+  const Outcome o = run_lethe("run scenarios/lost-ack-double-charge.toml --set network.loss=1.5");
   EXPECT_EQ(o.exit_code, 2);
   EXPECT_NE(o.out.find("network.loss"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("--set"), std::string::npos) << o.out;
 }
 
 TEST(Cli, RunExitsZeroWhenExpectationsHoldAndOneWhenOneFails) {
-  const Outcome ok = lethe("run scenarios/lost-ack-idempotent-gateway.toml --seed 2");
+  const Outcome ok = run_lethe("run scenarios/lost-ack-idempotent-gateway.toml --seed 2");
   EXPECT_EQ(ok.exit_code, 0) << ok.out;
   EXPECT_NE(ok.out.find("duplicate effects 0"), std::string::npos) << ok.out;
   EXPECT_NE(ok.out.find("lethe replay scenarios/lost-ack-idempotent-gateway.toml --seed 2"), std::string::npos);
   // The same run with an expectation that cannot hold.
   const Outcome failed =
-      lethe("run scenarios/lost-ack-double-charge.toml --seed 2 --set 'expect.duplicate_effects=== 0'");
+      run_lethe("run scenarios/lost-ack-double-charge.toml --seed 2 --set 'expect.duplicate_effects=== 0'");
   EXPECT_EQ(failed.exit_code, 1) << failed.out;
   EXPECT_NE(failed.out.find("FAIL duplicate_effects == 0"), std::string::npos) << failed.out;
 }
 
 TEST(Cli, JsonHasTheContractFieldsAndDuplicatesSumToTheTotal) {
-  const Outcome o = lethe("run scenarios/herd-takeover-if-not-exists.toml --seed 3 --json");
+  const Outcome o = run_lethe("run scenarios/herd-takeover-if-not-exists.toml --seed 3 --json");
   ASSERT_EQ(o.exit_code, 0) << o.out;
   const auto j = nlohmann::json::parse(o.out);
   for (const char* field : {"scenario", "seed", "trace_hash", "sim_time", "messages", "deliveries", "effects",
@@ -100,7 +100,7 @@ TEST(Cli, JsonHasTheContractFieldsAndDuplicatesSumToTheTotal) {
 
 TEST(Cli, ReplayOfASuiteSeedReproducesItsTraceHash) {
   const fs::path dir = temp_dir("replay");
-  const Outcome suite = lethe("suite scenarios/crash-window-after-effect.toml scenarios/webhook-dedupe-inbox.toml "
+  const Outcome suite = run_lethe("suite scenarios/crash-window-after-effect.toml scenarios/webhook-dedupe-inbox.toml "
                               "--seeds 3 -j 2 --json " + (dir / "results.jsonl").string() +
                               " --junit " + (dir / "junit.xml").string());
   ASSERT_EQ(suite.exit_code, 0) << suite.out;
@@ -111,7 +111,7 @@ TEST(Cli, ReplayOfASuiteSeedReproducesItsTraceHash) {
     const auto j = nlohmann::json::parse(line);
     const std::string file = j["scenario"] == "crash-window-after-effect" ? "scenarios/crash-window-after-effect.toml"
                                                                           : "scenarios/webhook-dedupe-inbox.toml";
-    const Outcome replay = lethe("replay " + file + " --seed " + std::to_string(j["seed"].get<int>()));
+    const Outcome replay = run_lethe("replay " + file + " --seed " + std::to_string(j["seed"].get<int>()));
     EXPECT_EQ(replay.exit_code, 0) << replay.out;
     EXPECT_NE(replay.out.find("trace " + j["trace_hash"].get<std::string>()), std::string::npos)
         << "suite hash " << j["trace_hash"] << " not reproduced by replay:\n" << replay.out;
@@ -131,7 +131,7 @@ TEST(Cli, ReplayOfASuiteSeedReproducesItsTraceHash) {
 
 TEST(Cli, SuiteReportsEachFailingSeedWithItsReplayCommandAndJunitFailure) {
   const fs::path dir = temp_dir("fail");
-  const Outcome o = lethe("suite scenarios/crash-window-after-effect.toml --seeds 2 --set 'expect.effects=< 0' "
+  const Outcome o = run_lethe("suite scenarios/crash-window-after-effect.toml --seeds 2 --set 'expect.effects=< 0' "
                           "--junit " + (dir / "junit.xml").string());
   EXPECT_EQ(o.exit_code, 1) << o.out;
   EXPECT_NE(o.out.find("FAIL crash-window-after-effect seed 1"), std::string::npos) << o.out;
@@ -145,7 +145,7 @@ TEST(Cli, SuiteReportsEachFailingSeedWithItsReplayCommandAndJunitFailure) {
 
 TEST(Cli, ReplayExplainsEveryDuplicateAndWritesATimeline) {
   const fs::path dir = temp_dir("explain");
-  const Outcome o = lethe("replay scenarios/crash-window-after-effect.toml --seed 1 --explain --dot " +
+  const Outcome o = run_lethe("replay scenarios/crash-window-after-effect.toml --seed 1 --explain --dot " +
                           (dir / "timeline.dot").string());
   ASSERT_EQ(o.exit_code, 0) << o.out;
   EXPECT_NE(o.out.find("why each duplicate happened"), std::string::npos);
@@ -160,7 +160,7 @@ TEST(Cli, ReplayExplainsEveryDuplicateAndWritesATimeline) {
 }
 
 TEST(Cli, ReplayMessagePrintsThatMessagesTrace) {
-  const Outcome o = lethe("replay scenarios/check-then-insert-race.toml --seed 1 --message 7");
+  const Outcome o = run_lethe("replay scenarios/check-then-insert-race.toml --seed 1 --message 7");
   ASSERT_EQ(o.exit_code, 0) << o.out;
   EXPECT_NE(o.out.find("trace of message 7"), std::string::npos);
   EXPECT_NE(o.out.find("attempt"), std::string::npos) << o.out;
@@ -172,7 +172,7 @@ TEST(Cli, ReplayMessagePrintsThatMessagesTrace) {
 // pages it touched. When stacks came from that allocator, every 64 KiB stack was committed whole (100,000
 // consumers: 6.6 GB); 20,000 would be over 1.3 GB.
 TEST(CliBench, TwentyThousandConsumersKeepOnlyTheStackPagesTheyTouch) {
-  const Outcome o = lethe("bench scenarios/bench/consumers-100k.toml --set topology.consumers=20000 "
+  const Outcome o = run_lethe("bench scenarios/bench/consumers-100k.toml --set topology.consumers=20000 "
                           "--set workload.messages=2000");
   ASSERT_EQ(o.exit_code, 0) << o.out;
   EXPECT_NE(o.out.find(" effects=2000 "), std::string::npos) << o.out;

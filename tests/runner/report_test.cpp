@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using namespace test_support;  // shell, lethe, read_file, load_config (tests/runner/support.hpp)
+using namespace test_support;  // shell, run_lethe, read_file, load_config (tests/runner/support.hpp)
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("report-test", name); }
 
 std::string read(const fs::path& path) { return read_file(path); }
@@ -58,7 +58,7 @@ reports::ReportInput grid_input() {
       cell.duplicate_interval = reports::wilson_interval(cell.duplicates, cell.trials);
       cell.by_cause[1] = cell.duplicates / 2;
       cell.by_cause[4] = cell.duplicates - cell.duplicates / 2;
-      cell.recovery_latency = model::Quantiles{static_cast<std::int64_t>(cell.index + 1) * 500'000'000,
+      cell.recovery_latency = lethe::Quantiles{static_cast<std::int64_t>(cell.index + 1) * 500'000'000,
                                                static_cast<std::int64_t>(cell.index + 2) * 600'000'000,
                                                static_cast<std::int64_t>(cell.index + 3) * 700'000'000, 12};
       in.cells.push_back(cell);
@@ -126,7 +126,7 @@ TEST(ReportPieces, DecisionTableDotHasEveryStateAndTheDecisionsOfDecideWithBasis
   for (const char* state : {"absent [", "recent [", "stale [", "completed [", "expired ["}) {
     EXPECT_NE(dot.find(state), std::string::npos) << state << "\n" << dot;
   }
-  // The labels come from model::decide_with_basis on a representative record of each state.
+  // The labels come from lethe::decide_with_basis on a representative record of each state.
   EXPECT_NE(dot.find("absent -> recent [label=\"attempt: Process\\n"), std::string::npos) << dot;
   EXPECT_NE(dot.find("recent -> recent [label=\"attempt: Wait\\n"), std::string::npos) << dot;
   EXPECT_NE(dot.find("stale -> recent [label=\"attempt: Process (take over)\\n"), std::string::npos) << dot;
@@ -216,19 +216,19 @@ TEST(ReportSlow, SweepShardsMergeAndReportCommandEachWriteTheReport) {
   const fs::path dir = temp_dir("cli");
   const std::string base = "sweep scenarios/crash-window-after-effect.toml --set workload.messages=120 "
                            "--vary protocol.max_processing_time=1s,10s --vary protocol.ttl=1m,7d --seeds 2 -j 2";
-  const auto whole = lethe(base + " --out " + (dir / "whole").string());
+  const auto whole = run_lethe(base + " --out " + (dir / "whole").string());
   ASSERT_LE(whole.exit_code, 1) << whole.out;
   EXPECT_TRUE(fs::exists(dir / "whole" / "report.html")) << "lethe sweep renders the report: " << whole.out;
   for (const char* shard : {"1/2", "2/2"}) {
-    const auto part = lethe(base + " --shard " + shard + " --out " + (dir / ("shard" + std::string(1, shard[0]))).string());
+    const auto part = run_lethe(base + " --shard " + shard + " --out " + (dir / ("shard" + std::string(1, shard[0]))).string());
     ASSERT_LE(part.exit_code, 1) << part.out;
   }
-  const auto merged = lethe("merge " + (dir / "shard1").string() + " " + (dir / "shard2").string() + " --out " +
+  const auto merged = run_lethe("merge " + (dir / "shard1").string() + " " + (dir / "shard2").string() + " --out " +
                             (dir / "merged").string());
   ASSERT_LE(merged.exit_code, 1) << merged.out;
   ASSERT_TRUE(fs::exists(dir / "merged" / "report.html")) << merged.out;
   fs::remove(dir / "merged" / "report.html");
-  const auto report = lethe("report " + (dir / "merged").string());
+  const auto report = run_lethe("report " + (dir / "merged").string());
   ASSERT_EQ(report.exit_code, 0) << report.out;
   const std::string html = read(dir / "merged" / "report.html");
   EXPECT_NE(html.find("<figure id=\"heatmap-1\">"), std::string::npos);
@@ -240,7 +240,7 @@ TEST(ReportSlow, SweepShardsMergeAndReportCommandEachWriteTheReport) {
     return page.substr(at, page.find("</table>", at) - at);
   };
   EXPECT_EQ(cells_of(html), cells_of(read(dir / "whole" / "report.html")));
-  EXPECT_EQ(lethe("report " + (dir / "nothing-here").string()).exit_code, 2);
+  EXPECT_EQ(run_lethe("report " + (dir / "nothing-here").string()).exit_code, 2);
   fs::remove_all(dir);
 }
 

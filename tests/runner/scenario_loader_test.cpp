@@ -2,7 +2,7 @@
 // broken file of tests/runner/broken/ with a message that points at the right
 // line and key, validates --set overrides like the file, and render/load
 // round-trips.
-#include "runner/scenario_loader.hpp"
+#include "scenario/loader.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -15,27 +15,27 @@
 #include <string>
 #include <vector>
 
-#include "model/config.hpp"
-#include "runner/scenario_text.hpp"
+#include "core/config.hpp"
+#include "scenario/text.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-using model::ScenarioConfig;
-using runner::LoadError;
-using runner::LoadResult;
+using lethe::ScenarioConfig;
+using scenario::LoadError;
+using scenario::LoadResult;
 
 const fs::path kTestDir = fs::path(LETHE_SOURCE_DIR) / "tests" / "runner";
 
-std::string errors_text(const LoadResult& result) {
-  if (!std::holds_alternative<std::vector<LoadError>>(result)) return "(loaded)";
+std::string errors_text(const scenario::LoadResult& result) {
+  if (!std::holds_alternative<std::vector<scenario::LoadError>>(result)) return "(loaded)";
   std::string text;
-  for (const LoadError& e : std::get<std::vector<LoadError>>(result)) text += e.message + "\n";
+  for (const scenario::LoadError& e : std::get<std::vector<scenario::LoadError>>(result)) text += e.message + "\n";
   return text;
 }
 
 // Loads or fails the test, printing every error.
-ScenarioConfig must_load(const LoadResult& result) {
+ScenarioConfig must_load(const scenario::LoadResult& result) {
   if (!std::holds_alternative<ScenarioConfig>(result)) {
     ADD_FAILURE() << "expected the scenario to load, got:\n" << errors_text(result);
     return ScenarioConfig{};
@@ -43,16 +43,16 @@ ScenarioConfig must_load(const LoadResult& result) {
   return std::get<ScenarioConfig>(result);
 }
 
-std::vector<LoadError> must_fail(const LoadResult& result) {
-  if (!std::holds_alternative<std::vector<LoadError>>(result)) {
+std::vector<scenario::LoadError> must_fail(const scenario::LoadResult& result) {
+  if (!std::holds_alternative<std::vector<scenario::LoadError>>(result)) {
     ADD_FAILURE() << "expected errors, but the scenario loaded";
     return {};
   }
-  return std::get<std::vector<LoadError>>(result);
+  return std::get<std::vector<scenario::LoadError>>(result);
 }
 
-LoadResult load_text(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  return runner::load_scenario_text(text, "test.toml", kTestDir / "good", overrides);
+scenario::LoadResult load_text(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  return scenario::load_scenario_text(text, "test.toml", kTestDir / "good", overrides);
 }
 
 const std::string kMinimal = "[scenario]\nname = \"t\"\n\n[protocol]\nmax_processing_time = \"30s\"\nttl = \"7d\"\n";
@@ -102,7 +102,7 @@ std::vector<std::string> differences(const ScenarioConfig& a, const ScenarioConf
   check("network.rpc_timeout", a.network.rpc_timeout == b.network.rpc_timeout);
   check("network.partition",
         std::equal(a.network.partitions.begin(), a.network.partitions.end(), b.network.partitions.begin(),
-                   b.network.partitions.end(), [](const model::NetworkPartition& x, const model::NetworkPartition& y) {
+                   b.network.partitions.end(), [](const lethe::NetworkPartition& x, const lethe::NetworkPartition& y) {
                      return x.at == y.at && x.for_duration == y.for_duration && x.first == y.first &&
                             x.second == y.second;
                    }));
@@ -122,8 +122,8 @@ std::vector<std::string> differences(const ScenarioConfig& a, const ScenarioConf
   check("store.latency", dist(a.store.latency) == dist(b.store.latency));
   check("store.ttl_eviction", a.store.ttl_eviction.kind == b.store.ttl_eviction.kind &&
                                   a.store.ttl_eviction.lazy_max == b.store.ttl_eviction.lazy_max);
-  const model::ProtocolSection& p = a.protocol;
-  const model::ProtocolSection& q = b.protocol;
+  const lethe::ProtocolSection& p = a.protocol;
+  const lethe::ProtocolSection& q = b.protocol;
   check("protocol.kind", p.kind == q.kind);
   check("protocol.max_processing_time", p.max_processing_time == q.max_processing_time);
   check("protocol.ttl", p.ttl == q.ttl);
@@ -149,14 +149,14 @@ std::vector<std::string> differences(const ScenarioConfig& a, const ScenarioConf
   check("sink.jitter", a.sink.jitter == b.sink.jitter);
   check("sink.capacity", a.sink.capacity.per_second == b.sink.capacity.per_second);
   check("sink.outage", std::equal(a.sink.outages.begin(), a.sink.outages.end(), b.sink.outages.begin(),
-                                  b.sink.outages.end(), [](const model::SinkOutage& x, const model::SinkOutage& y) {
+                                  b.sink.outages.end(), [](const lethe::SinkOutage& x, const lethe::SinkOutage& y) {
                                     return x.at == y.at && x.for_duration == y.for_duration;
                                   }));
   check("producer.mode", a.producer.mode == b.producer.mode);
   check("producer.crash_between_commit_and_publish",
         a.producer.crash_between_commit_and_publish == b.producer.crash_between_commit_and_publish);
   check("expect", std::equal(a.expect.begin(), a.expect.end(), b.expect.begin(), b.expect.end(),
-                             [](const model::Expectation& x, const model::Expectation& y) {
+                             [](const lethe::Expectation& x, const lethe::Expectation& y) {
                                return x.key == y.key && x.op == y.op && x.number == y.number && x.percent == y.percent;
                              }));
   return out;
@@ -227,7 +227,7 @@ TEST(ScenarioLoaderBrokenCorpus, HasAtLeast45FilesEachWithAnExpectationHeader) {
 TEST(ScenarioLoaderBrokenCorpus, EveryFileFailsWithOneErrorAtItsLineNamingItsKey) {
   for (const BrokenCase& c : broken_corpus()) {
     SCOPED_TRACE(c.file.filename().string());
-    std::vector<LoadError> errors = must_fail(runner::load_scenario(c.file, {}));
+    std::vector<scenario::LoadError> errors = must_fail(scenario::load_scenario(c.file, {}));
     ASSERT_EQ(errors.size(), 1u) << errors_text(errors);
     const std::string& message = errors[0].message;
     std::string prefix = fmt::format("{}:{}:", c.file.string(), c.line);
@@ -242,29 +242,29 @@ TEST(ScenarioLoaderBrokenCorpus, EveryFileFailsWithOneErrorAtItsLineNamingItsKey
 // ---------------------------------------------------------------- good files
 
 TEST(ScenarioLoaderGoodFiles, TheScenariosMdExampleLoadsWithTheValuesWritten) {
-  ScenarioConfig config = must_load(runner::load_scenario(kTestDir / "good" / "scenarios_md_example.toml", {}));
+  ScenarioConfig config = must_load(scenario::load_scenario(kTestDir / "good" / "scenarios_md_example.toml", {}));
   EXPECT_EQ(config.scenario.name, "lost-ack-payment");
   EXPECT_EQ(config.scenario.tags, (std::vector<std::string>{"incident", "payments"}));
   EXPECT_EQ(config.run.seeds, 20);
   EXPECT_EQ(config.run.duration, sim::kHour);
-  EXPECT_EQ(config.topology.source, model::SourceKind::Kafka);
+  EXPECT_EQ(config.topology.source, lethe::SourceKind::Kafka);
   EXPECT_EQ(config.topology.partitions, 8);
-  EXPECT_EQ(config.topology.commit.mode, model::CommitMode::AfterEach);
+  EXPECT_EQ(config.topology.commit.mode, lethe::CommitMode::AfterEach);
   EXPECT_EQ(config.workload.rate.per_second, 50.0);
   EXPECT_EQ(config.workload.processing_time.to_string(), "exponential(mean=200ms)");
   EXPECT_EQ(config.network.latency.to_string(), "uniform(500us, 2ms)");
   ASSERT_EQ(config.network.partitions.size(), 1u);
   EXPECT_EQ(config.network.partitions[0].at, 2 * sim::kMinute);
   EXPECT_EQ(config.network.partitions[0].for_duration, 30 * sim::kSecond);
-  EXPECT_EQ(config.network.partitions[0].first, model::PartitionGroup::Consumers);
-  EXPECT_EQ(config.network.partitions[0].second, model::PartitionGroup::Store);
+  EXPECT_EQ(config.network.partitions[0].first, lethe::PartitionGroup::Consumers);
+  EXPECT_EQ(config.network.partitions[0].second, lethe::PartitionGroup::Store);
   ASSERT_TRUE(config.faults.crash_every.has_value());
   ASSERT_TRUE(config.faults.clock_skew.has_value());
   EXPECT_EQ(config.faults.clock_skew->quantile(0.0), -50 * sim::kMillisecond);
-  EXPECT_EQ(config.store.ttl_eviction.kind, model::TtlEvictionKind::Exact);
+  EXPECT_EQ(config.store.ttl_eviction.kind, lethe::TtlEvictionKind::Exact);
   EXPECT_EQ(config.protocol.max_processing_time, 30 * sim::kSecond);
   EXPECT_EQ(config.protocol.ttl, 7 * sim::kDay);
-  EXPECT_EQ(config.protocol.poll.kind, model::PollKind::Distribution);
+  EXPECT_EQ(config.protocol.poll.kind, lethe::PollKind::Distribution);
   EXPECT_EQ(config.protocol.poll.interval.to_string(), "100ms");
   EXPECT_EQ(config.sink.capacity.per_second, 0.0);
   ASSERT_EQ(config.sink.outages.size(), 1u);
@@ -272,16 +272,16 @@ TEST(ScenarioLoaderGoodFiles, TheScenariosMdExampleLoadsWithTheValuesWritten) {
   ASSERT_EQ(config.expect.size(), 4u);
   EXPECT_EQ(config.expect[0].key, "duplicate_effects");
   EXPECT_EQ(config.expect[3].key, "duplicates.expired");
-  EXPECT_EQ(config.expect[3].op, model::ExpectationOp::LessEqual);
+  EXPECT_EQ(config.expect[3].op, lethe::ExpectationOp::LessEqual);
   EXPECT_EQ(config.expect[3].number, 3.0);
   EXPECT_EQ(config.expect[3].line, 103);
 }
 
 TEST(ScenarioLoaderGoodFiles, EveryValueFormLoadsIncludingEmpiricalFiles) {
-  ScenarioConfig config = must_load(runner::load_scenario(kTestDir / "good" / "every_form.toml", {}));
+  ScenarioConfig config = must_load(scenario::load_scenario(kTestDir / "good" / "every_form.toml", {}));
   EXPECT_EQ(config.run.duration, 90 * sim::kMinute);
-  EXPECT_EQ(config.topology.source, model::SourceKind::Queue);
-  EXPECT_EQ(config.topology.commit.mode, model::CommitMode::Interval);
+  EXPECT_EQ(config.topology.source, lethe::SourceKind::Queue);
+  EXPECT_EQ(config.topology.commit.mode, lethe::CommitMode::Interval);
   EXPECT_EQ(config.topology.commit.interval, 5 * sim::kSecond);
   EXPECT_DOUBLE_EQ(config.workload.rate.per_second, 0.5);
   EXPECT_EQ(config.workload.processing_time.quantile(1.0), 2500 * sim::kMillisecond);  // from latencies.csv
@@ -289,57 +289,57 @@ TEST(ScenarioLoaderGoodFiles, EveryValueFormLoadsIncludingEmpiricalFiles) {
   EXPECT_EQ(config.faults.restart_after.quantile(0.0), 250 * sim::kMicrosecond);  // 0.25 with unit=ms
   EXPECT_EQ(config.network.ack_loss, 1.0);
   ASSERT_EQ(config.network.partitions.size(), 2u);
-  EXPECT_EQ(config.network.partitions[0].first, model::PartitionGroup::Broker);
+  EXPECT_EQ(config.network.partitions[0].first, lethe::PartitionGroup::Broker);
   EXPECT_EQ(config.network.partitions[1].for_duration, sim::kDay);
   EXPECT_FALSE(config.faults.pause_every.has_value());
-  EXPECT_EQ(config.store.ttl_eviction.kind, model::TtlEvictionKind::Lazy);
+  EXPECT_EQ(config.store.ttl_eviction.kind, lethe::TtlEvictionKind::Lazy);
   EXPECT_EQ(config.store.ttl_eviction.lazy_max, 48 * sim::kHour);
-  EXPECT_EQ(config.protocol.poll.kind, model::PollKind::Backoff);
+  EXPECT_EQ(config.protocol.poll.kind, lethe::PollKind::Backoff);
   EXPECT_EQ(config.protocol.poll.backoff_base, 50 * sim::kMillisecond);
   EXPECT_EQ(config.protocol.poll.backoff_factor, 1.5);
   EXPECT_EQ(config.protocol.poll.backoff_cap, 5 * sim::kSecond);
-  EXPECT_EQ(config.protocol.poll_read.kind, model::PollReadKind::Eventual);
+  EXPECT_EQ(config.protocol.poll_read.kind, lethe::PollReadKind::Eventual);
   EXPECT_EQ(config.protocol.poll_read.lag.to_string(), "uniform(1ms, 5ms)");
-  EXPECT_EQ(config.protocol.takeover, model::Takeover::IfNotExists);
-  EXPECT_EQ(config.protocol.complete, model::Complete::Blind);
-  EXPECT_EQ(config.protocol.expires_on, model::ExpiresOn::AtStart);
-  EXPECT_EQ(config.protocol.on_max_wait, model::OnMaxWait::Process);
-  EXPECT_EQ(config.sink.backoff.kind, model::BackoffKind::Exponential);
+  EXPECT_EQ(config.protocol.takeover, lethe::Takeover::IfNotExists);
+  EXPECT_EQ(config.protocol.complete, lethe::Complete::Blind);
+  EXPECT_EQ(config.protocol.expires_on, lethe::ExpiresOn::AtStart);
+  EXPECT_EQ(config.protocol.on_max_wait, lethe::OnMaxWait::Process);
+  EXPECT_EQ(config.sink.backoff.kind, lethe::BackoffKind::Exponential);
   EXPECT_EQ(config.sink.backoff.cap, 10 * sim::kSecond);
-  EXPECT_EQ(config.sink.jitter, model::Jitter::Decorrelated);
+  EXPECT_EQ(config.sink.jitter, lethe::Jitter::Decorrelated);
   EXPECT_EQ(config.sink.outages.size(), 2u);
-  EXPECT_EQ(config.producer.mode, model::ProducerMode::Outbox);
+  EXPECT_EQ(config.producer.mode, lethe::ProducerMode::Outbox);
   // Expectations in file order, nested tables flattened to dotted keys.
   std::vector<std::string> keys;
-  for (const model::Expectation& e : config.expect) keys.push_back(e.key);
+  for (const lethe::Expectation& e : config.expect) keys.push_back(e.key);
   EXPECT_EQ(keys,
             (std::vector<std::string>{"duplicate_effects", "wait_time.p99", "recovery_latency.max", "linearizable",
                                       "calls_per_success", "duplicates.expired", "duplicates.sink_retry"}));
   EXPECT_TRUE(config.expect[0].percent);
   EXPECT_EQ(config.expect[0].number, 1.0);
   EXPECT_EQ(config.expect[1].number, 5e9);  // "< 5s" on a time field is in ns
-  EXPECT_EQ(config.expect[1].op, model::ExpectationOp::Less);
-  EXPECT_EQ(config.expect[6].op, model::ExpectationOp::NotEqual);
+  EXPECT_EQ(config.expect[1].op, lethe::ExpectationOp::Less);
+  EXPECT_EQ(config.expect[6].op, lethe::ExpectationOp::NotEqual);
 }
 
 TEST(ScenarioLoaderGoodFiles, AClientsScenarioMayPartitionClients) {
-  ScenarioConfig config = must_load(runner::load_scenario(kTestDir / "good" / "clients.toml", {}));
-  EXPECT_EQ(config.topology.source, model::SourceKind::Clients);
+  ScenarioConfig config = must_load(scenario::load_scenario(kTestDir / "good" / "clients.toml", {}));
+  EXPECT_EQ(config.topology.source, lethe::SourceKind::Clients);
   EXPECT_EQ(config.topology.clients, 50);
-  EXPECT_EQ(config.network.partitions[0].first, model::PartitionGroup::Clients);
-  EXPECT_EQ(config.protocol.kind, model::ProtocolKind::None);
+  EXPECT_EQ(config.network.partitions[0].first, lethe::PartitionGroup::Clients);
+  EXPECT_EQ(config.protocol.kind, lethe::ProtocolKind::None);
   EXPECT_FALSE(config.protocol.ttl.has_value());
-  EXPECT_EQ(config.sink.backoff.kind, model::BackoffKind::Constant);
+  EXPECT_EQ(config.sink.backoff.kind, lethe::BackoffKind::Constant);
   EXPECT_EQ(config.sink.backoff.delay, 100 * sim::kMillisecond);
   EXPECT_EQ(config.topology.client_timeout, 2 * sim::kSecond);
   EXPECT_EQ(config.topology.client_retries, 2);
-  EXPECT_EQ(config.topology.client_backoff.kind, model::BackoffKind::Constant);
+  EXPECT_EQ(config.topology.client_backoff.kind, lethe::BackoffKind::Constant);
   EXPECT_EQ(config.topology.client_backoff.delay, 50 * sim::kMillisecond);
-  EXPECT_EQ(config.topology.client_jitter, model::Jitter::Equal);
+  EXPECT_EQ(config.topology.client_jitter, lethe::Jitter::Equal);
 }
 
 TEST(ScenarioLoaderGoodFiles, AMinimalFileGetsTheDocumentedDefaults) {
-  ScenarioConfig config = must_load(runner::load_scenario(kTestDir / "good" / "minimal.toml", {}));
+  ScenarioConfig config = must_load(scenario::load_scenario(kTestDir / "good" / "minimal.toml", {}));
   ScenarioConfig expected;
   expected.scenario.name = "minimal";
   expected.protocol.max_processing_time = 30 * sim::kSecond;
@@ -360,7 +360,7 @@ TEST(ScenarioLoaderGoodFiles, AMinimalFileGetsTheDocumentedDefaults) {
 }
 
 TEST(ScenarioLoaderGoodFiles, PositionsPointAtTheLinesKeysWereWrittenOn) {
-  ScenarioConfig config = must_load(runner::load_scenario(kTestDir / "good" / "minimal.toml", {}));
+  ScenarioConfig config = must_load(scenario::load_scenario(kTestDir / "good" / "minimal.toml", {}));
   EXPECT_EQ(config.source_name, (kTestDir / "good" / "minimal.toml").string());
   ASSERT_TRUE(config.positions.count("protocol.ttl"));
   EXPECT_EQ(config.positions.at("protocol.ttl").line, 7);
@@ -375,7 +375,7 @@ TEST(ScenarioLoaderErrors, EveryErrorOfAFileIsReportedInLineOrder) {
   std::string text =
       "[scenario]\nname = \"t\"\n[topology]\nconsumers = 0\nsource = \"kafak\"\n"
       "[protocol]\nkind = \"none\"\nbogus = 1\n[network]\nloss = 2\n";
-  std::vector<LoadError> errors = must_fail(load_text(text));
+  std::vector<scenario::LoadError> errors = must_fail(load_text(text));
   ASSERT_EQ(errors.size(), 4u) << errors_text(errors);
   EXPECT_EQ(errors[0].message.rfind("test.toml:4:13: topology.consumers:", 0), 0u) << errors[0].message;
   EXPECT_EQ(errors[1].message.rfind("test.toml:5:10: topology.source:", 0), 0u) << errors[1].message;
@@ -384,7 +384,7 @@ TEST(ScenarioLoaderErrors, EveryErrorOfAFileIsReportedInLineOrder) {
 }
 
 TEST(ScenarioLoaderErrors, WithoutAProtocolTableTheDefaultMnemosyneNeedsBothRequiredKeys) {
-  std::vector<LoadError> errors = must_fail(load_text("[scenario]\nname = \"t\"\n"));
+  std::vector<scenario::LoadError> errors = must_fail(load_text("[scenario]\nname = \"t\"\n"));
   ASSERT_EQ(errors.size(), 2u) << errors_text(errors);
   EXPECT_EQ(errors[0].message.rfind("test.toml:1:1: protocol.max_processing_time: missing", 0), 0u);
   EXPECT_NE(errors[0].message.find("\"mnemosyne\", the default kind (no default, by design)"), std::string::npos)
@@ -393,24 +393,24 @@ TEST(ScenarioLoaderErrors, WithoutAProtocolTableTheDefaultMnemosyneNeedsBothRequ
 }
 
 TEST(ScenarioLoaderErrors, AnEmptyFileNeedsAName) {
-  std::vector<LoadError> errors = must_fail(load_text(""));
+  std::vector<scenario::LoadError> errors = must_fail(load_text(""));
   ASSERT_GE(errors.size(), 1u);
   EXPECT_EQ(errors[0].message.rfind("test.toml:1:1: scenario.name: missing", 0), 0u) << errors_text(errors);
 }
 
 TEST(ScenarioLoaderErrors, AMissingFileOrADirectoryIsAnErrorNotACrash) {
-  std::vector<LoadError> missing = must_fail(runner::load_scenario(kTestDir / "no-such-file.toml", {}));
+  std::vector<scenario::LoadError> missing = must_fail(scenario::load_scenario(kTestDir / "no-such-file.toml", {}));
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_NE(missing[0].message.find("no-such-file.toml:1:1: scenario: found no readable file"), std::string::npos);
-  std::vector<LoadError> directory = must_fail(runner::load_scenario(kTestDir / "good", {}));
+  std::vector<scenario::LoadError> directory = must_fail(scenario::load_scenario(kTestDir / "good", {}));
   ASSERT_EQ(directory.size(), 1u);
   EXPECT_NE(directory[0].message.find("found a directory"), std::string::npos);
 }
 
 TEST(ScenarioLoaderErrors, EmpiricalPathsResolveAgainstTheScenarioFolder) {
   std::string text = kMinimal + "[workload]\nprocessing_time = \"empirical(file=latencies.csv)\"\n";
-  must_load(runner::load_scenario_text(text, "x.toml", kTestDir / "good", {}));
-  std::vector<LoadError> errors = must_fail(runner::load_scenario_text(text, "x.toml", kTestDir / "broken", {}));
+  must_load(scenario::load_scenario_text(text, "x.toml", kTestDir / "good", {}));
+  std::vector<scenario::LoadError> errors = must_fail(scenario::load_scenario_text(text, "x.toml", kTestDir / "broken", {}));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(
       errors[0].message.rfind("x.toml:8:19: workload.processing_time: found \"empirical(file=latencies.csv)\"", 0), 0u)
@@ -437,7 +437,7 @@ TEST(ScenarioLoaderOverrides, SetValuesAreTypedByTheKeysSchema) {
   ASSERT_TRUE(config.faults.crash_every.has_value());
   EXPECT_EQ(config.faults.crash_every->to_string(), "exponential(mean=10m)");
   EXPECT_DOUBLE_EQ(config.workload.rate.per_second, 0.5);
-  EXPECT_EQ(config.sink.backoff.kind, model::BackoffKind::Exponential);
+  EXPECT_EQ(config.sink.backoff.kind, lethe::BackoffKind::Exponential);
   ASSERT_EQ(config.expect.size(), 2u);
   EXPECT_EQ(config.expect[1].key, "duplicates.expired");
   EXPECT_TRUE(config.expect[1].percent);
@@ -451,7 +451,7 @@ TEST(ScenarioLoaderOverrides, ALaterSetWinsAndReplacesAFileExpectation) {
       must_load(load_text(text, {"topology.consumers=2", "topology.consumers=3", "expect.lost_messages=<= 5"}));
   EXPECT_EQ(config.topology.consumers, 3);
   ASSERT_EQ(config.expect.size(), 1u);
-  EXPECT_EQ(config.expect[0].op, model::ExpectationOp::LessEqual);
+  EXPECT_EQ(config.expect[0].op, lethe::ExpectationOp::LessEqual);
   EXPECT_EQ(config.expect[0].number, 5.0);
 }
 
@@ -463,7 +463,7 @@ TEST(ScenarioLoaderOverrides, ArrayEntriesCanBeChangedOrAdded) {
   EXPECT_EQ(config.sink.outages[0].at, 2 * sim::kMinute);
   EXPECT_EQ(config.sink.outages[1].at, 5 * sim::kMinute);
   // An entry added with only some of its keys is missing the others, and the error names --set.
-  std::vector<LoadError> errors = must_fail(load_text(text, {"sink.outage[1].at=5m"}));
+  std::vector<scenario::LoadError> errors = must_fail(load_text(text, {"sink.outage[1].at=5m"}));
   ASSERT_EQ(errors.size(), 1u) << errors_text(errors);
   EXPECT_EQ(errors[0].message.rfind("--set sink.outage[1].at=5m: sink.outage[1].for: missing", 0), 0u)
       << errors[0].message;
@@ -476,9 +476,9 @@ TEST(ScenarioLoaderOverrides, PartitionGroupsCanBeSetAsACommaList) {
   std::string text =
       kMinimal + "[[network.partition]]\nat = \"1m\"\nfor = \"30s\"\nbetween = [\"consumers\", \"store\"]\n";
   ScenarioConfig config = must_load(load_text(text, {"network.partition[0].between=sink, store"}));
-  EXPECT_EQ(config.network.partitions[0].first, model::PartitionGroup::Sink);
-  EXPECT_EQ(config.network.partitions[0].second, model::PartitionGroup::Store);
-  std::vector<LoadError> errors = must_fail(load_text(text, {"network.partition[0].between=sink,clients"}));
+  EXPECT_EQ(config.network.partitions[0].first, lethe::PartitionGroup::Sink);
+  EXPECT_EQ(config.network.partitions[0].second, lethe::PartitionGroup::Store);
+  std::vector<scenario::LoadError> errors = must_fail(load_text(text, {"network.partition[0].between=sink,clients"}));
   ASSERT_EQ(errors.size(), 1u) << errors_text(errors);
   EXPECT_EQ(errors[0].message.rfind("--set network.partition[0].between=sink,clients: network.partition[0].between[1]: "
                                     "found \"clients\", but topology.source is \"kafka\"",
@@ -520,7 +520,7 @@ TEST(ScenarioLoaderOverrides, BadSetValuesAreValidatedLikeTheFileAndNameSetAndTh
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.set);
-    std::vector<LoadError> errors = must_fail(load_text(kMinimal, {c.set}));
+    std::vector<scenario::LoadError> errors = must_fail(load_text(kMinimal, {c.set}));
     ASSERT_EQ(errors.size(), 1u) << errors_text(errors);
     EXPECT_EQ(errors[0].message.rfind(c.prefix, 0), 0u) << errors[0].message;
     EXPECT_NE(errors[0].message.find(c.contains), std::string::npos) << errors[0].message;
@@ -529,7 +529,7 @@ TEST(ScenarioLoaderOverrides, BadSetValuesAreValidatedLikeTheFileAndNameSetAndTh
 
 TEST(ScenarioLoaderOverrides, ASetThatMakesAKeyRequiredPointsAtTheSet) {
   std::string text = "[scenario]\nname = \"t\"\n[protocol]\nkind = \"none\"\n";
-  std::vector<LoadError> errors = must_fail(load_text(text, {"protocol.kind=inbox"}));
+  std::vector<scenario::LoadError> errors = must_fail(load_text(text, {"protocol.kind=inbox"}));
   ASSERT_EQ(errors.size(), 1u) << errors_text(errors);
   EXPECT_EQ(errors[0].message.rfind("--set protocol.kind=inbox: protocol.ttl: missing", 0), 0u) << errors[0].message;
   must_load(load_text(text, {"protocol.kind=inbox", "protocol.ttl=1d"}));
@@ -540,11 +540,11 @@ TEST(ScenarioLoaderOverrides, ASetThatMakesAKeyRequiredPointsAtTheSet) {
 TEST(ScenarioLoaderRender, EveryGoodFileRoundTripsThroughRender) {
   for (const char* name : {"scenarios_md_example.toml", "every_form.toml", "clients.toml", "minimal.toml"}) {
     SCOPED_TRACE(name);
-    ScenarioConfig config = must_load(runner::load_scenario(kTestDir / "good" / name, {}));
-    std::string rendered = runner::render_scenario_toml(config);
+    ScenarioConfig config = must_load(scenario::load_scenario(kTestDir / "good" / name, {}));
+    std::string rendered = scenario::render_scenario_toml(config);
     ScenarioConfig again = must_load(load_text(rendered));
     EXPECT_EQ(differences(config, again), std::vector<std::string>{}) << rendered;
-    EXPECT_EQ(runner::render_scenario_toml(again), rendered);
+    EXPECT_EQ(scenario::render_scenario_toml(again), rendered);
   }
 }
 
@@ -592,16 +592,16 @@ ScenarioConfig arbitrary_config() {
   };
   auto backoff = [&] {
     switch (*gen::inRange(0, 3)) {
-      case 0: return model::Backoff{};
-      case 1: return model::Backoff{model::BackoffKind::Constant, duration(0), 0, 0};
+      case 0: return lethe::Backoff{};
+      case 1: return lethe::Backoff{lethe::BackoffKind::Constant, duration(0), 0, 0};
       default: {
         sim::Duration first_delay = duration(1);
-        return model::Backoff{model::BackoffKind::Exponential, 0, first_delay, first_delay + duration(0)};
+        return lethe::Backoff{lethe::BackoffKind::Exponential, 0, first_delay, first_delay + duration(0)};
       }
     }
   };
   auto jitter = [] {
-    return *gen::element(model::Jitter::None, model::Jitter::Full, model::Jitter::Equal, model::Jitter::Decorrelated);
+    return *gen::element(lethe::Jitter::None, lethe::Jitter::Full, lethe::Jitter::Equal, lethe::Jitter::Decorrelated);
   };
   ScenarioConfig c;
   c.scenario.name = "n" + text();
@@ -610,15 +610,15 @@ ScenarioConfig arbitrary_config() {
   c.run.seeds = *gen::inRange<std::int64_t>(1, 1'000'000'000);
   c.run.duration = duration(1);
   c.run.drain = *gen::arbitrary<bool>();
-  c.topology.source = *gen::element(model::SourceKind::Kafka, model::SourceKind::Queue, model::SourceKind::Clients);
+  c.topology.source = *gen::element(lethe::SourceKind::Kafka, lethe::SourceKind::Queue, lethe::SourceKind::Clients);
   c.topology.consumers = *gen::inRange(1, 1000);
   c.topology.processors = subset({"billing", "ship", "x y"});
   if (c.topology.processors.empty()) c.topology.processors = {"only"};
-  c.topology.partitions = *gen::inRange(c.topology.source == model::SourceKind::Kafka ? 1 : 0, 1000);
-  c.topology.partitioner = *gen::element(model::Partitioner::Key, model::Partitioner::Random);
-  if (*gen::arbitrary<bool>()) c.topology.commit = model::Commit{model::CommitMode::Interval, duration(1)};
+  c.topology.partitions = *gen::inRange(c.topology.source == lethe::SourceKind::Kafka ? 1 : 0, 1000);
+  c.topology.partitioner = *gen::element(lethe::Partitioner::Key, lethe::Partitioner::Random);
+  if (*gen::arbitrary<bool>()) c.topology.commit = lethe::Commit{lethe::CommitMode::Interval, duration(1)};
   c.topology.visibility_timeout = duration(1);
-  c.topology.clients = *gen::inRange(c.topology.source == model::SourceKind::Clients ? 1 : 0, 1000);
+  c.topology.clients = *gen::inRange(c.topology.source == lethe::SourceKind::Clients ? 1 : 0, 1000);
   c.topology.client_timeout = duration(1);
   c.topology.client_retries = *gen::inRange(0, 1000);
   c.topology.client_backoff = backoff();
@@ -635,13 +635,13 @@ ScenarioConfig arbitrary_config() {
   c.network.ack_loss = probability();
   c.network.duplicate = probability();
   c.network.rpc_timeout = duration(1);
-  std::vector<model::PartitionGroup> groups = {model::PartitionGroup::Consumers, model::PartitionGroup::Store,
-                                               model::PartitionGroup::Sink};
-  groups.push_back(c.topology.source == model::SourceKind::Clients ? model::PartitionGroup::Clients
-                                                                   : model::PartitionGroup::Broker);
+  std::vector<lethe::PartitionGroup> groups = {lethe::PartitionGroup::Consumers, lethe::PartitionGroup::Store,
+                                               lethe::PartitionGroup::Sink};
+  groups.push_back(c.topology.source == lethe::SourceKind::Clients ? lethe::PartitionGroup::Clients
+                                                                   : lethe::PartitionGroup::Broker);
   int partitions = *gen::inRange(0, 3);
   for (int i = 0; i < partitions; ++i) {
-    model::NetworkPartition p;
+    lethe::NetworkPartition p;
     p.at = duration(0);
     p.for_duration = duration(1);
     std::size_t first = *gen::inRange<std::size_t>(0, groups.size());
@@ -661,14 +661,14 @@ ScenarioConfig arbitrary_config() {
   c.faults.crash_points.after_effect_before_complete = probability();
   c.faults.crash_points.after_complete_before_ack = probability();
   c.store.latency = distribution(false);
-  if (*gen::arbitrary<bool>()) c.store.ttl_eviction = model::TtlEviction{model::TtlEvictionKind::Lazy, duration(0)};
-  model::ProtocolSection& p = c.protocol;
-  p.kind = *gen::element(model::ProtocolKind::None, model::ProtocolKind::CheckThenInsert,
-                         model::ProtocolKind::RecordAfter, model::ProtocolKind::Mnemosyne, model::ProtocolKind::Inbox);
-  if (p.kind == model::ProtocolKind::Mnemosyne || *gen::arbitrary<bool>()) p.max_processing_time = duration(1);
-  if (p.kind != model::ProtocolKind::None || *gen::arbitrary<bool>()) p.ttl = duration(1);
+  if (*gen::arbitrary<bool>()) c.store.ttl_eviction = lethe::TtlEviction{lethe::TtlEvictionKind::Lazy, duration(0)};
+  lethe::ProtocolSection& p = c.protocol;
+  p.kind = *gen::element(lethe::ProtocolKind::None, lethe::ProtocolKind::CheckThenInsert,
+                         lethe::ProtocolKind::RecordAfter, lethe::ProtocolKind::Mnemosyne, lethe::ProtocolKind::Inbox);
+  if (p.kind == lethe::ProtocolKind::Mnemosyne || *gen::arbitrary<bool>()) p.max_processing_time = duration(1);
+  if (p.kind != lethe::ProtocolKind::None || *gen::arbitrary<bool>()) p.ttl = duration(1);
   if (*gen::arbitrary<bool>()) {
-    p.poll.kind = model::PollKind::Backoff;
+    p.poll.kind = lethe::PollKind::Backoff;
     p.poll.backoff_base = duration(1);
     p.poll.backoff_factor = *gen::element(1.0, 1.5, 2.0, 1.0 / 3.0 + 1.0);
     p.poll.backoff_cap = p.poll.backoff_base + *gen::inRange<sim::Duration>(0, sim::kHour);
@@ -676,14 +676,14 @@ ScenarioConfig arbitrary_config() {
     p.poll.interval = positive();
   }
   p.max_wait = duration(0);
-  p.on_max_wait = *gen::element(model::OnMaxWait::Error, model::OnMaxWait::Process);
+  p.on_max_wait = *gen::element(lethe::OnMaxWait::Error, lethe::OnMaxWait::Process);
   p.memoize = *gen::arbitrary<bool>();
-  p.takeover = *gen::element(model::Takeover::Conditional, model::Takeover::IfNotExists);
-  p.complete = *gen::element(model::Complete::Fenced, model::Complete::Blind);
-  if (*gen::arbitrary<bool>()) p.poll_read = model::PollRead{model::PollReadKind::Eventual, distribution(false)};
-  p.expires_on = *gen::element(model::ExpiresOn::AtComplete, model::ExpiresOn::AtStart);
+  p.takeover = *gen::element(lethe::Takeover::Conditional, lethe::Takeover::IfNotExists);
+  p.complete = *gen::element(lethe::Complete::Fenced, lethe::Complete::Blind);
+  if (*gen::arbitrary<bool>()) p.poll_read = lethe::PollRead{lethe::PollReadKind::Eventual, distribution(false)};
+  p.expires_on = *gen::element(lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart);
   p.expired_wins = *gen::arbitrary<bool>();
-  c.sink.kind = *gen::element(model::SinkKind::Counter, model::SinkKind::Payment, model::SinkKind::Email);
+  c.sink.kind = *gen::element(lethe::SinkKind::Counter, lethe::SinkKind::Payment, lethe::SinkKind::Email);
   c.sink.idempotent = *gen::arbitrary<bool>();
   c.sink.latency = distribution(false);
   c.sink.timeout = duration(1);
@@ -692,20 +692,20 @@ ScenarioConfig arbitrary_config() {
   c.sink.jitter = jitter();
   c.sink.capacity.per_second = *gen::element(0.0, 100.0, 2.5);
   int outages = *gen::inRange(0, 3);
-  for (int i = 0; i < outages; ++i) c.sink.outages.push_back(model::SinkOutage{duration(0), duration(1)});
+  for (int i = 0; i < outages; ++i) c.sink.outages.push_back(lethe::SinkOutage{duration(0), duration(1)});
   c.producer.mode =
-      *gen::element(model::ProducerMode::Direct, model::ProducerMode::DualWrite, model::ProducerMode::Outbox);
+      *gen::element(lethe::ProducerMode::Direct, lethe::ProducerMode::DualWrite, lethe::ProducerMode::Outbox);
   c.producer.crash_between_commit_and_publish = probability();
-  for (const std::string& key : subset(runner::expectation_keys())) {
-    model::Expectation e;
+  for (const std::string& key : subset(scenario::expectation_keys())) {
+    lethe::Expectation e;
     e.key = key;
     if (key == "linearizable") {
-      e.op = *gen::element(model::ExpectationOp::Equal, model::ExpectationOp::NotEqual);
+      e.op = *gen::element(lethe::ExpectationOp::Equal, lethe::ExpectationOp::NotEqual);
       e.number = *gen::element(0.0, 1.0);
     } else {
-      e.op = *gen::element(model::ExpectationOp::Equal, model::ExpectationOp::NotEqual, model::ExpectationOp::Less,
-                           model::ExpectationOp::LessEqual, model::ExpectationOp::Greater,
-                           model::ExpectationOp::GreaterEqual);
+      e.op = *gen::element(lethe::ExpectationOp::Equal, lethe::ExpectationOp::NotEqual, lethe::ExpectationOp::Less,
+                           lethe::ExpectationOp::LessEqual, lethe::ExpectationOp::Greater,
+                           lethe::ExpectationOp::GreaterEqual);
       e.number = *gen::element(0.0, 3.0, 0.25, -1.0, 1e21, 123456789.5);
       bool count = key != "sim_time" && key != "calls_per_success" && key.find("wait_time") == std::string::npos &&
                    key.find("recovery_latency") == std::string::npos;
@@ -718,9 +718,9 @@ ScenarioConfig arbitrary_config() {
 
 RC_GTEST_PROP(ScenarioLoaderRender, RenderedConfigsLoadBackToAnEqualConfig, ()) {
   ScenarioConfig config = arbitrary_config();
-  std::string rendered = runner::render_scenario_toml(config);
-  LoadResult result = runner::load_scenario_text(rendered, "rendered.toml", kTestDir / "good", {});
-  RC_ASSERT_FALSE(std::holds_alternative<std::vector<LoadError>>(result));
+  std::string rendered = scenario::render_scenario_toml(config);
+  scenario::LoadResult result = scenario::load_scenario_text(rendered, "rendered.toml", kTestDir / "good", {});
+  RC_ASSERT_FALSE(std::holds_alternative<std::vector<scenario::LoadError>>(result));
   std::vector<std::string> differing = differences(config, std::get<ScenarioConfig>(result));
   RC_ASSERT(differing == std::vector<std::string>{});
 }
@@ -739,11 +739,11 @@ RC_GTEST_PROP(ScenarioLoaderRobustness, AnyMutationOfAGoodFileLoadsOrFailsWithPo
       default: text[at] = *rc::gen::element('"', '=', '[', ']', '\n', '(', ',', '-', '0', 'x', '%', '.');
     }
   }
-  LoadResult result = runner::load_scenario_text(text, "mutated.toml", kTestDir / "good", {});
-  if (std::holds_alternative<std::vector<LoadError>>(result)) {
-    const std::vector<LoadError>& errors = std::get<std::vector<LoadError>>(result);
+  scenario::LoadResult result = scenario::load_scenario_text(text, "mutated.toml", kTestDir / "good", {});
+  if (std::holds_alternative<std::vector<scenario::LoadError>>(result)) {
+    const std::vector<scenario::LoadError>& errors = std::get<std::vector<scenario::LoadError>>(result);
     RC_ASSERT(!errors.empty());
-    for (const LoadError& e : errors) {
+    for (const scenario::LoadError& e : errors) {
       RC_ASSERT(e.message.rfind("mutated.toml:", 0) == 0);
       std::string_view after_file = std::string_view(e.message).substr(13);
       std::size_t line_digits = after_file.find(':');
@@ -766,69 +766,69 @@ RC_GTEST_PROP(ScenarioLoaderRobustness, ArbitrarySetArgumentsNeverCrashAndTheirE
       "expect.duplicates.expired", "expect.wait_time.p99", "protocol", "protocol.ttl.x", "network.partition[1].at",
       "expect.", "");
   std::string argument = *rc::gen::arbitrary<bool>() ? key + "=" + value : value;
-  LoadResult result = load_text(kMinimal, {argument});
-  if (std::holds_alternative<std::vector<LoadError>>(result)) {
-    for (const LoadError& e : std::get<std::vector<LoadError>>(result)) RC_ASSERT(e.message.rfind("--set ", 0) == 0);
+  scenario::LoadResult result = load_text(kMinimal, {argument});
+  if (std::holds_alternative<std::vector<scenario::LoadError>>(result)) {
+    for (const scenario::LoadError& e : std::get<std::vector<scenario::LoadError>>(result)) RC_ASSERT(e.message.rfind("--set ", 0) == 0);
   }
 }
 
 // ---------------------------------------------------------------- the value languages
 
 TEST(ScenarioText, CallsSplitAtTopLevelCommasOnly) {
-  std::optional<runner::text::Call> call = runner::text::parse_call("eventual(lag=uniform(1ms, 5ms))");
+  std::optional<scenario::text::Call> call = scenario::text::parse_call("eventual(lag=uniform(1ms, 5ms))");
   ASSERT_TRUE(call.has_value());
   EXPECT_EQ(call->name, "eventual");
   ASSERT_EQ(call->arguments.size(), 1u);
   EXPECT_EQ(call->arguments[0].key, "lag");
   EXPECT_EQ(call->arguments[0].value, "uniform(1ms, 5ms)");
-  call = runner::text::parse_call(" backoff( 50ms , factor = 1.5,cap=5s ) ");
+  call = scenario::text::parse_call(" backoff( 50ms , factor = 1.5,cap=5s ) ");
   ASSERT_TRUE(call.has_value());
   ASSERT_EQ(call->arguments.size(), 3u);
   EXPECT_EQ(call->arguments[0].key, "");
   EXPECT_EQ(call->arguments[1].value, "1.5");
-  EXPECT_FALSE(runner::text::parse_call("lazy(max=48h").has_value());
-  EXPECT_FALSE(runner::text::parse_call("lazy(,)").has_value());
-  EXPECT_FALSE(runner::text::parse_call("(5s)").has_value());
-  EXPECT_FALSE(runner::text::parse_call("lazy(a))(").has_value());
+  EXPECT_FALSE(scenario::text::parse_call("lazy(max=48h").has_value());
+  EXPECT_FALSE(scenario::text::parse_call("lazy(,)").has_value());
+  EXPECT_FALSE(scenario::text::parse_call("(5s)").has_value());
+  EXPECT_FALSE(scenario::text::parse_call("lazy(a))(").has_value());
 }
 
 TEST(ScenarioText, ArgumentsBindPositionallyThenByName) {
   std::string problem;
-  auto call = runner::text::parse_call("exponential(100ms, cap=10s)");
+  auto call = scenario::text::parse_call("exponential(100ms, cap=10s)");
   ASSERT_TRUE(call.has_value());
-  auto bound = runner::text::bind_arguments(*call, {"base", "cap"}, problem);
+  auto bound = scenario::text::bind_arguments(*call, {"base", "cap"}, problem);
   ASSERT_TRUE(bound.has_value()) << problem;
   EXPECT_EQ(*bound, (std::vector<std::string>{"100ms", "10s"}));
-  call = runner::text::parse_call("exponential(cap=10s, base=1s, base=2s)");
-  EXPECT_FALSE(runner::text::bind_arguments(*call, {"base", "cap"}, problem).has_value());
+  call = scenario::text::parse_call("exponential(cap=10s, base=1s, base=2s)");
+  EXPECT_FALSE(scenario::text::bind_arguments(*call, {"base", "cap"}, problem).has_value());
   EXPECT_EQ(problem, "argument `base` given twice");
 }
 
 TEST(ScenarioText, RatesAreEventsPerSecond) {
-  EXPECT_EQ(runner::text::parse_rate_per_second("50/s"), 50.0);
-  EXPECT_EQ(runner::text::parse_rate_per_second("30/m"), 0.5);
-  EXPECT_EQ(runner::text::parse_rate_per_second("1/ms"), 1000.0);
-  EXPECT_EQ(runner::text::parse_rate_per_second("0/s"), 0.0);
-  EXPECT_FALSE(runner::text::parse_rate_per_second("-1/s").has_value());
-  EXPECT_FALSE(runner::text::parse_rate_per_second("50").has_value());
-  EXPECT_FALSE(runner::text::parse_rate_per_second("50/week").has_value());
-  EXPECT_FALSE(runner::text::parse_rate_per_second("inf/s").has_value());
-  EXPECT_FALSE(runner::text::parse_rate_per_second("1e400/s").has_value());
+  EXPECT_EQ(scenario::text::parse_rate_per_second("50/s"), 50.0);
+  EXPECT_EQ(scenario::text::parse_rate_per_second("30/m"), 0.5);
+  EXPECT_EQ(scenario::text::parse_rate_per_second("1/ms"), 1000.0);
+  EXPECT_EQ(scenario::text::parse_rate_per_second("0/s"), 0.0);
+  EXPECT_FALSE(scenario::text::parse_rate_per_second("-1/s").has_value());
+  EXPECT_FALSE(scenario::text::parse_rate_per_second("50").has_value());
+  EXPECT_FALSE(scenario::text::parse_rate_per_second("50/week").has_value());
+  EXPECT_FALSE(scenario::text::parse_rate_per_second("inf/s").has_value());
+  EXPECT_FALSE(scenario::text::parse_rate_per_second("1e400/s").has_value());
 }
 
 TEST(ScenarioText, NearestSuggestsTyposOnly) {
   std::vector<std::string> keys = {"kind", "max_processing_time", "ttl", "poll", "max_wait"};
-  EXPECT_EQ(runner::text::nearest("max_procesing_time", keys), "max_processing_time");
-  EXPECT_EQ(runner::text::nearest("tll", keys), "ttl");
-  EXPECT_EQ(runner::text::nearest("pol", keys), "poll");
-  EXPECT_EQ(runner::text::nearest("colour", keys), "");
-  EXPECT_EQ(runner::text::edit_distance("kafak", "kafka"), 1u);
-  EXPECT_EQ(runner::text::edit_distance("", "abc"), 3u);
+  EXPECT_EQ(scenario::text::nearest("max_procesing_time", keys), "max_processing_time");
+  EXPECT_EQ(scenario::text::nearest("tll", keys), "ttl");
+  EXPECT_EQ(scenario::text::nearest("pol", keys), "poll");
+  EXPECT_EQ(scenario::text::nearest("colour", keys), "");
+  EXPECT_EQ(scenario::text::edit_distance("kafak", "kafka"), 1u);
+  EXPECT_EQ(scenario::text::edit_distance("", "abc"), 3u);
 }
 
 RC_GTEST_PROP(ScenarioText, FormattedNumbersParseBackExactly, (double value)) {
   RC_PRE(std::isfinite(value));
-  std::optional<double> parsed = runner::text::parse_number(runner::text::format_number(value));
+  std::optional<double> parsed = scenario::text::parse_number(scenario::text::format_number(value));
   RC_ASSERT(parsed.has_value());
   RC_ASSERT(*parsed == value);
 }

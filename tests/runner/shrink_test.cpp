@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "runner/execute.hpp"
-#include "runner/scenario_loader.hpp"
+#include "scenario/loader.hpp"
 #include "runner/shrink.hpp"
 #include "tests/runner/support.hpp"
 
@@ -19,14 +19,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using namespace test_support;  // shell, lethe, read_file, load_config (tests/runner/support.hpp)
+using namespace test_support;  // shell, run_lethe, read_file, load_config (tests/runner/support.hpp)
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("shrink-test", name); }
 
-model::ScenarioConfig load(const fs::path& file, const std::vector<std::string>& sets) {
+lethe::ScenarioConfig load(const fs::path& file, const std::vector<std::string>& sets) {
   return test_support::load_config(file, sets);
 }
 
-const model::ExpectationResult* expectation(const model::RunResult& result, const std::string& key) {
+const lethe::ExpectationResult* expectation(const lethe::RunResult& result, const std::string& key) {
   for (const auto& x : result.expectations) {
     if (x.key == key) return &x;
   }
@@ -54,13 +54,13 @@ TEST(ShrinkSlow, CrashWindowFailingZeroDuplicatesShrinksAndKeepsTheCrashPoint) {
   EXPECT_LE(result.runs, options.max_runs);
   // Deterministic: the same search again gives the same scenario.
   const auto again = runner::shrink_scenario(config, options);
-  EXPECT_EQ(runner::render_scenario_toml(again.shrunk), runner::render_scenario_toml(result.shrunk));
+  EXPECT_EQ(scenario::render_scenario_toml(again.shrunk), scenario::render_scenario_toml(result.shrunk));
 }
 
 TEST(ShrinkSlow, CliWritesAScenarioThatStillFailsTheSameExpectationWhenLoadedAndRun) {
   const fs::path dir = temp_dir("cli");
   const fs::path out = dir / "shrunk.toml";
-  const auto o = lethe("shrink scenarios/crash-window-after-effect.toml --seed 2 --set 'expect.duplicate_effects=== 0' "
+  const auto o = run_lethe("shrink scenarios/crash-window-after-effect.toml --seed 2 --set 'expect.duplicate_effects=== 0' "
                        "--out " + out.string());
   ASSERT_EQ(o.exit_code, 0) << o.out;
   ASSERT_TRUE(fs::exists(out)) << o.out;
@@ -82,21 +82,21 @@ TEST(ShrinkSlow, CliWritesAScenarioThatStillFailsTheSameExpectationWhenLoadedAnd
   EXPECT_FALSE(x->ok) << "still fails at seed 2";
   EXPECT_GT(x->got, 0.0);
   // And through the CLI: `lethe run` exits 1 on it.
-  EXPECT_EQ(lethe("run " + out.string() + " --seed 2").exit_code, 1);
+  EXPECT_EQ(run_lethe("run " + out.string() + " --seed 2").exit_code, 1);
   fs::remove_all(dir);
 }
 
 TEST(Shrink, SeedThatDoesNotFailExitsTwo) {
   const fs::path dir = temp_dir("passing");
-  const auto o = lethe("shrink scenarios/crash-window-after-effect.toml --seed 1 --out " + (dir / "x.toml").string());
+  const auto o = run_lethe("shrink scenarios/crash-window-after-effect.toml --seed 1 --out " + (dir / "x.toml").string());
   EXPECT_EQ(o.exit_code, 2) << o.out;
   EXPECT_NE(o.out.find("does not fail"), std::string::npos) << o.out;
   EXPECT_FALSE(fs::exists(dir / "x.toml"));
-  const auto named = lethe("shrink scenarios/crash-window-after-effect.toml --seed 1 --expect lost_messages "
+  const auto named = run_lethe("shrink scenarios/crash-window-after-effect.toml --seed 1 --expect lost_messages "
                            "--set 'expect.duplicate_effects=== 0' --out " + (dir / "y.toml").string());
   EXPECT_EQ(named.exit_code, 2) << "--expect names an expectation that holds: " << named.out;
-  EXPECT_EQ(lethe("shrink scenarios/no-such-file.toml --seed 1").exit_code, 2);
-  EXPECT_EQ(lethe("shrink scenarios/crash-window-after-effect.toml").exit_code, 2) << "--seed is required";
+  EXPECT_EQ(run_lethe("shrink scenarios/no-such-file.toml --seed 1").exit_code, 2);
+  EXPECT_EQ(run_lethe("shrink scenarios/crash-window-after-effect.toml").exit_code, 2) << "--seed is required";
   fs::remove_all(dir);
 }
 

@@ -17,7 +17,7 @@
 #include <variant>
 #include <vector>
 
-#include "runner/scenario_loader.hpp"
+#include "scenario/loader.hpp"
 
 namespace test_support {
 
@@ -38,7 +38,7 @@ inline Outcome shell(const std::string& command) {
 }
 
 // Runs `lethe ARGS` from the source tree.
-inline Outcome lethe(const std::string& args) {
+inline Outcome run_lethe(const std::string& args) {
   return shell(std::string("cd ") + LETHE_SOURCE_DIR + " && " + LETHE_BINARY_DIR + "/lethe " + args);
 }
 
@@ -59,14 +59,14 @@ inline std::string read_file(const std::filesystem::path& path) {
 }
 
 // Loads a scenario that must load: throws with every error message otherwise.
-inline model::ScenarioConfig load_config(const std::filesystem::path& file, const std::vector<std::string>& sets = {}) {
-  auto loaded = runner::load_scenario(file, sets);
-  if (auto* errors = std::get_if<std::vector<runner::LoadError>>(&loaded)) {
+inline lethe::ScenarioConfig load_config(const std::filesystem::path& file, const std::vector<std::string>& sets = {}) {
+  auto loaded = scenario::load_scenario(file, sets);
+  if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
     std::string text;
     for (const auto& e : *errors) text += e.message + "\n";
     throw std::runtime_error(text);
   }
-  return std::get<model::ScenarioConfig>(std::move(loaded));
+  return std::get<lethe::ScenarioConfig>(std::move(loaded));
 }
 
 }  // namespace test_support

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "reports/cells.hpp"
-#include "runner/scenario_loader.hpp"
+#include "scenario/loader.hpp"
 #include "runner/sweep.hpp"
 #include "tests/runner/support.hpp"
 
@@ -33,7 +33,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using namespace test_support;  // shell, lethe, read_file, load_config (tests/runner/support.hpp)
+using namespace test_support;  // shell, run_lethe, read_file, load_config (tests/runner/support.hpp)
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("sweep-test", name); }
 
 const fs::path kScenarios = fs::path(LETHE_SOURCE_DIR) / "tests/runner/sweep-scenarios";
@@ -53,7 +53,7 @@ std::size_t count_lines(const fs::path& path) {
 }
 
 // Runs `lethe ARGS`; returns the exit code (-1 if it did not exit normally). Output goes to `log`.
-int lethe(const std::string& args, const fs::path& log) {
+int run_lethe(const std::string& args, const fs::path& log) {
   const std::string command = kLethe + " " + args + " >" + log.string() + " 2>&1";
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -70,8 +70,8 @@ runner::SweepSpec small_sweep(const fs::path& out, std::ostream& messages) {
   return spec;
 }
 
-model::RunResult random_result(std::mt19937_64& random, std::uint64_t seed) {
-  model::RunResult r;
+lethe::RunResult random_result(std::mt19937_64& random, std::uint64_t seed) {
+  lethe::RunResult r;
   r.scenario = "x";
   r.seed = seed;
   r.messages = random() % 1000;
@@ -131,11 +131,11 @@ TEST(SweepSummarize, TrialsAreMessagesTimesProcessorsAndErrorSeedsCountOnlyAsErr
   runs[0].result.seed = 1;
   runs[0].result.messages = 100;
   runs[0].result.duplicate_effects = 3;
-  runs[0].result.duplicates[static_cast<std::size_t>(model::Cause::Expired)] = 3;
+  runs[0].result.duplicates[static_cast<std::size_t>(lethe::Cause::Expired)] = 3;
   runs[1].result.seed = 2;
   runs[1].result.messages = 100;
   runs[1].result.duplicate_effects = 1;
-  runs[1].result.duplicates[static_cast<std::size_t>(model::Cause::SinkRetry)] = 1;
+  runs[1].result.duplicates[static_cast<std::size_t>(lethe::Cause::SinkRetry)] = 1;
   runs[1].result.ok = false;
   runs[2].result.seed = 3;
   runs[2].result.messages = 100;
@@ -149,8 +149,8 @@ TEST(SweepSummarize, TrialsAreMessagesTimesProcessorsAndErrorSeedsCountOnlyAsErr
   EXPECT_EQ(cell.trials, 400u);
   EXPECT_EQ(cell.duplicates, 4u);
   EXPECT_DOUBLE_EQ(cell.duplicate_rate, 0.01);
-  EXPECT_EQ(cell.by_cause[static_cast<std::size_t>(model::Cause::Expired)], 3u);
-  EXPECT_EQ(cell.by_cause[static_cast<std::size_t>(model::Cause::SinkRetry)], 1u);
+  EXPECT_EQ(cell.by_cause[static_cast<std::size_t>(lethe::Cause::Expired)], 3u);
+  EXPECT_EQ(cell.by_cause[static_cast<std::size_t>(lethe::Cause::SinkRetry)], 1u);
   const auto expected = reports::wilson_interval(4, 400);
   EXPECT_EQ(cell.duplicate_interval.low, expected.low);
   EXPECT_EQ(cell.duplicate_interval.high, expected.high);
@@ -160,9 +160,9 @@ TEST(SweepSummarize, TrialsAreMessagesTimesProcessorsAndErrorSeedsCountOnlyAsErr
 
 TEST(SweepSummarize, QuantilesAreLowerMediansOverSeedsWithSamplesAndTheLargestMax) {
   std::vector<runner::SeedRun> runs(4);
-  const std::array<model::Quantiles, 4> recovery = {
-      model::Quantiles{10, 40, 50, 2}, model::Quantiles{0, 0, 0, 0}, model::Quantiles{30, 60, 90, 1},
-      model::Quantiles{20, 20, 20, 5}};
+  const std::array<lethe::Quantiles, 4> recovery = {
+      lethe::Quantiles{10, 40, 50, 2}, lethe::Quantiles{0, 0, 0, 0}, lethe::Quantiles{30, 60, 90, 1},
+      lethe::Quantiles{20, 20, 20, 5}};
   for (std::size_t i = 0; i < runs.size(); ++i) {
     runs[i].result.seed = i + 1;
     runs[i].result.recovery_latency = recovery[i];
@@ -442,7 +442,7 @@ TEST(SweepCliSlow, ResumeAfterKillNineEqualsAnUninterruptedRunByteForByte) {
   const fs::path dir = temp_dir("kill");
   const std::string scenario = (kScenarios / "timing-1000.toml").string();
   const std::string grid = " --vary protocol.max_processing_time=500ms,2s --vary protocol.ttl=30s,2m --seeds 12 -j 2";
-  ASSERT_EQ(lethe("sweep " + scenario + grid + " --out " + (dir / "whole").string(), dir / "whole.log"), 0)
+  ASSERT_EQ(run_lethe("sweep " + scenario + grid + " --out " + (dir / "whole").string(), dir / "whole.log"), 0)
       << read_file(dir / "whole.log");
   const fs::path results = dir / "killed/results.jsonl";
   // Start the same sweep, and kill -9 it once a few seeds are in the file.
@@ -472,8 +472,8 @@ TEST(SweepCliSlow, ResumeAfterKillNineEqualsAnUninterruptedRunByteForByte) {
   EXPECT_LT(before, 48u);
   EXPECT_FALSE(fs::exists(dir / "killed/cells.json"));
   // Without --resume the folder is refused; with it the sweep completes.
-  EXPECT_EQ(lethe("sweep " + scenario + grid + " --out " + (dir / "killed").string(), dir / "refused.log"), 2);
-  ASSERT_EQ(lethe("sweep " + scenario + grid + " --out " + (dir / "killed").string() + " --resume",
+  EXPECT_EQ(run_lethe("sweep " + scenario + grid + " --out " + (dir / "killed").string(), dir / "refused.log"), 2);
+  ASSERT_EQ(run_lethe("sweep " + scenario + grid + " --out " + (dir / "killed").string() + " --resume",
                   dir / "resumed.log"),
             0)
       << read_file(dir / "resumed.log");
@@ -488,24 +488,24 @@ TEST(SweepCliSlow, ShardsFromTheCommandLineMergeIntoOneRun) {
   const fs::path dir = temp_dir("cli-shards");
   const std::string scenario = (kScenarios / "small.toml").string();
   const std::string grid = " --vary protocol.ttl=1s,10s --vary 'workload.processing_time=10ms,uniform(1ms, 90ms)'";
-  ASSERT_LE(lethe("sweep " + scenario + grid + " --out " + (dir / "whole").string(), dir / "whole.log"), 1)
+  ASSERT_LE(run_lethe("sweep " + scenario + grid + " --out " + (dir / "whole").string(), dir / "whole.log"), 1)
       << read_file(dir / "whole.log");
   std::string shards;
   for (int k = 1; k <= 3; ++k) {
     const fs::path out = dir / ("shard" + std::to_string(k));
-    ASSERT_LE(lethe("sweep " + scenario + grid + " --shard " + std::to_string(k) + "/3 --out " + out.string(),
+    ASSERT_LE(run_lethe("sweep " + scenario + grid + " --shard " + std::to_string(k) + "/3 --out " + out.string(),
                     dir / "shard.log"),
               1)
         << read_file(dir / "shard.log");
     shards += " " + out.string();
   }
-  ASSERT_LE(lethe("merge" + shards + " --out " + (dir / "merged").string(), dir / "merge.log"), 1)
+  ASSERT_LE(run_lethe("merge" + shards + " --out " + (dir / "merged").string(), dir / "merge.log"), 1)
       << read_file(dir / "merge.log");
   EXPECT_NE(read_file(dir / "merge.log").find("4 cells, 24 of 24 (cell, seed) pairs"), std::string::npos)
       << read_file(dir / "merge.log");
   EXPECT_EQ(sorted_lines(dir / "merged/results.jsonl"), sorted_lines(dir / "whole/results.jsonl"));
   EXPECT_EQ(read_file(dir / "merged/cells.json"), read_file(dir / "whole/cells.json"));
-  EXPECT_EQ(lethe("merge" + shards + " --out " + (dir / "merged").string(), dir / "again.log"), 2);
+  EXPECT_EQ(run_lethe("merge" + shards + " --out " + (dir / "merged").string(), dir / "again.log"), 2);
   fs::remove_all(dir);
 }
 
@@ -515,15 +515,15 @@ TEST(SweepCliSlow, ShardsFromTheCommandLineMergeIntoOneRun) {
 double survival_at(const std::string& scenario, const runner::Params& params, bool of_delay) {
   std::vector<std::string> overrides;
   for (const auto& [key, value] : params) overrides.push_back(key + "=" + value);
-  auto loaded = runner::load_scenario(scenario, overrides);
-  const auto& config = std::get<model::ScenarioConfig>(loaded);
+  auto loaded = scenario::load_scenario(scenario, overrides);
+  const auto& config = std::get<lethe::ScenarioConfig>(loaded);
   if (!of_delay) return config.workload.processing_time.survival(*config.protocol.max_processing_time);
   // The copy finds the record expired when its delay exceeds ttl + the (constant) processing time.
   const sim::Duration processing = config.workload.processing_time.quantile(0.5);
   return config.workload.redelivery.delay.survival(*config.protocol.ttl + processing);
 }
 
-void expect_rates_match_the_tail(const std::string& file, const runner::VarySpec& axis, model::Cause cause,
+void expect_rates_match_the_tail(const std::string& file, const runner::VarySpec& axis, lethe::Cause cause,
                                  bool of_delay) {
   const fs::path dir = temp_dir("statistics-" + axis.key);
   std::ostringstream messages;
@@ -556,12 +556,12 @@ void expect_rates_match_the_tail(const std::string& file, const runner::VarySpec
 TEST(SweepStatisticsSlow, TakeoverRateIsTheProcessingTimeTailAtMaxProcessingTime) {
   expect_rates_match_the_tail((kScenarios / "takeover-rate.toml").string(),
                               {"protocol.max_processing_time", {"500ms", "1s", "2s"}},
-                              model::Cause::TakeoverWhileAlive, false);
+                              lethe::Cause::TakeoverWhileAlive, false);
 }
 
 TEST(SweepStatisticsSlow, ExpiryRateIsTheDelayTailAtTtlPlusProcessing) {
   expect_rates_match_the_tail((kScenarios / "ttl-rate.toml").string(), {"protocol.ttl", {"30s", "1m", "2m"}},
-                              model::Cause::Expired, true);
+                              lethe::Cause::Expired, true);
 }
 
 }  // namespace

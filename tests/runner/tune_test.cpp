@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runner/scenario_loader.hpp"
+#include "scenario/loader.hpp"
 #include "runner/tune.hpp"
 #include "tests/runner/support.hpp"
 
@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using namespace test_support;  // shell, lethe, read_file, load_config (tests/runner/support.hpp)
+using namespace test_support;  // shell, run_lethe, read_file, load_config (tests/runner/support.hpp)
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("tune-test", name); }
 
 sim::Distribution parse(const std::string& text) {
@@ -97,7 +97,7 @@ TEST(Tune, PatienceShorterThanTheTargetNeedsMeansNoRecommendation) {
 
 TEST(Tune, CliRecommendsAndWritesTheReport) {
   const fs::path dir = temp_dir("cli");
-  const auto o = lethe("tune --processing-time 'exponential(mean=200ms)' --target-duplicates 0.001 "
+  const auto o = run_lethe("tune --processing-time 'exponential(mean=200ms)' --target-duplicates 0.001 "
                        "--redelivery-window 1d --no-confirm --out " + dir.string());
   EXPECT_EQ(o.exit_code, 0) << o.out;
   EXPECT_NE(o.out.find("recommended max_processing_time = 1.39s"), std::string::npos) << o.out;
@@ -109,14 +109,14 @@ TEST(Tune, CliRecommendsAndWritesTheReport) {
   EXPECT_EQ(json["recommended"]["max_processing_time"], "1.39s");
   EXPECT_EQ(json["recommended"]["ttl"], "2d");
   // The generated confirmation scenario is a valid scenario with the recommendation in it.
-  auto loaded = runner::load_scenario(dir / "scenario.toml", {});
-  ASSERT_TRUE(std::holds_alternative<model::ScenarioConfig>(loaded))
-      << std::get<std::vector<runner::LoadError>>(loaded).front().message;
-  const auto& config = std::get<model::ScenarioConfig>(loaded);
+  auto loaded = scenario::load_scenario(dir / "scenario.toml", {});
+  ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded))
+      << std::get<std::vector<scenario::LoadError>>(loaded).front().message;
+  const auto& config = std::get<lethe::ScenarioConfig>(loaded);
   EXPECT_EQ(config.protocol.max_processing_time, 1'390'000'000);
   EXPECT_EQ(config.protocol.ttl, 2 * sim::kDay);
   EXPECT_EQ(config.workload.redelivery.fraction, 1.0) << "every message redelivered while in flight";
-  EXPECT_EQ(config.topology.source, model::SourceKind::Queue);
+  EXPECT_EQ(config.topology.source, lethe::SourceKind::Queue);
   ASSERT_TRUE(config.faults.crash_every.has_value()) << "crashes at the default 1/h";
   EXPECT_NEAR(config.faults.crash_every->mean_ns(), 3600e9, 1.0);
   fs::remove_all(dir);
@@ -124,7 +124,7 @@ TEST(Tune, CliRecommendsAndWritesTheReport) {
 
 TEST(Tune, TargetThatConflictsWithPatienceExitsOneAndNamesTheClosestOptions) {
   const fs::path dir = temp_dir("conflict");
-  const auto o = lethe("tune --processing-time 'exponential(mean=200ms)' --target-duplicates 0.001 --patience 1s "
+  const auto o = run_lethe("tune --processing-time 'exponential(mean=200ms)' --target-duplicates 0.001 --patience 1s "
                        "--no-confirm --out " + dir.string());
   EXPECT_EQ(o.exit_code, 1) << o.out;
   EXPECT_NE(o.out.find("no max_processing_time meets both"), std::string::npos) << o.out;
@@ -142,7 +142,7 @@ TEST(Tune, SamplesFileIsReadAndFewSamplesAreFlagged) {
     f << "# measured in production\n";
     for (int i = 1; i <= 1000; ++i) f << i << "ms\n";
   }
-  const auto o = lethe("tune --samples " + (dir / "latencies.txt").string() +
+  const auto o = run_lethe("tune --samples " + (dir / "latencies.txt").string() +
                        " --target-duplicates 0.001 --no-confirm --out " + (dir / "out").string());
   EXPECT_EQ(o.exit_code, 0) << o.out;
   // 1000 values 1ms..1000ms: the smallest x with P(X > x) <= 0.001 is 999ms.
@@ -152,7 +152,7 @@ TEST(Tune, SamplesFileIsReadAndFewSamplesAreFlagged) {
     std::ofstream f(dir / "few.txt");
     for (int i = 1; i <= 50; ++i) f << i * 10 << "\n";
   }
-  const auto few = lethe("tune --samples " + (dir / "few.txt").string() + " --samples-unit ms --no-confirm --out " +
+  const auto few = run_lethe("tune --samples " + (dir / "few.txt").string() + " --samples-unit ms --no-confirm --out " +
                          (dir / "out2").string());
   EXPECT_EQ(few.exit_code, 0) << few.out;
   EXPECT_NE(few.out.find("recommended max_processing_time = 500ms"), std::string::npos) << few.out;
@@ -163,23 +163,23 @@ TEST(Tune, SamplesFileIsReadAndFewSamplesAreFlagged) {
 TEST(Tune, BadInputExitsTwo) {
   const fs::path dir = temp_dir("bad");
   const std::string out = " --no-confirm --out " + dir.string();
-  EXPECT_EQ(lethe("tune" + out).exit_code, 2) << "neither --processing-time nor --samples";
-  EXPECT_EQ(lethe("tune --processing-time 200ms --samples x.txt" + out).exit_code, 2);
-  EXPECT_EQ(lethe("tune --processing-time 'exponential(mean=200)'" + out).exit_code, 2);
-  EXPECT_EQ(lethe("tune --samples /no/such/file.txt" + out).exit_code, 2);
-  const auto rate = lethe("tune --processing-time 200ms --crash-rate 2" + out);
+  EXPECT_EQ(run_lethe("tune" + out).exit_code, 2) << "neither --processing-time nor --samples";
+  EXPECT_EQ(run_lethe("tune --processing-time 200ms --samples x.txt" + out).exit_code, 2);
+  EXPECT_EQ(run_lethe("tune --processing-time 'exponential(mean=200)'" + out).exit_code, 2);
+  EXPECT_EQ(run_lethe("tune --samples /no/such/file.txt" + out).exit_code, 2);
+  const auto rate = run_lethe("tune --processing-time 200ms --crash-rate 2" + out);
   EXPECT_EQ(rate.exit_code, 2);
   EXPECT_NE(rate.out.find("N/h"), std::string::npos) << "a bare number is refused, naming the units: " << rate.out;
-  EXPECT_EQ(lethe("tune --processing-time 200ms --target-duplicates 1.5" + out).exit_code, 2);
-  EXPECT_EQ(lethe("tune --processing-time 200ms --target-duplicates 0" + out).exit_code, 2);
-  EXPECT_EQ(lethe("tune --processing-time 200ms --patience soon" + out).exit_code, 2);
-  EXPECT_EQ(lethe("tune --processing-time 200ms").exit_code, 2) << "--out is required";
+  EXPECT_EQ(run_lethe("tune --processing-time 200ms --target-duplicates 1.5" + out).exit_code, 2);
+  EXPECT_EQ(run_lethe("tune --processing-time 200ms --target-duplicates 0" + out).exit_code, 2);
+  EXPECT_EQ(run_lethe("tune --processing-time 200ms --patience soon" + out).exit_code, 2);
+  EXPECT_EQ(run_lethe("tune --processing-time 200ms").exit_code, 2) << "--out is required";
   fs::remove_all(dir);
 }
 
 TEST(TuneSlow, ConfirmationSweepMeasuresRatesNextToTheAnalyticOnes) {
   const fs::path dir = temp_dir("confirm");
-  const auto o = lethe("tune --processing-time 'exponential(mean=200ms)' --target-duplicates 0.001 "
+  const auto o = run_lethe("tune --processing-time 'exponential(mean=200ms)' --target-duplicates 0.001 "
                        "--crash-rate 60/h --redelivery-window 1h -j 2 --out " + dir.string());
   ASSERT_EQ(o.exit_code, 0) << o.out;
   EXPECT_NE(o.out.find("measured in the simulator"), std::string::npos) << o.out;

@@ -8,34 +8,34 @@
 #include <tuple>
 #include <vector>
 
-#include "model/world.hpp"
+#include "world/world.hpp"
 #include "reports/json.hpp"
 #include "runner/execute.hpp"
-#include "runner/scenario_loader.hpp"
+#include "scenario/loader.hpp"
 #include "tests/runner/support.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-model::ScenarioConfig load(const std::string& name, const std::vector<std::string>& sets = {}) {
+lethe::ScenarioConfig load(const std::string& name, const std::vector<std::string>& sets = {}) {
   return test_support::load_config(fs::path(LETHE_SOURCE_DIR) / "scenarios" / (name + ".toml"), sets);
 }
 
-std::uint64_t sum_causes(const model::RunResult& r) {
+std::uint64_t sum_causes(const lethe::RunResult& r) {
   std::uint64_t sum = 0;
   for (auto n : r.duplicates) sum += n;
   return sum;
 }
 
-std::uint64_t cause(const model::RunResult& r, model::Cause c) { return r.duplicates[static_cast<std::size_t>(c)]; }
+std::uint64_t cause(const lethe::RunResult& r, lethe::Cause c) { return r.duplicates[static_cast<std::size_t>(c)]; }
 
 TEST(WorldDeterminism, SameSeedSameHashAndDifferentSeedsDiffer) {
   const auto config = load("mnemosyne-lossy-crashes");
   std::set<std::uint64_t> hashes;
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-    const auto a = model::run_world(config, seed);
-    const auto b = model::run_world(config, seed);
+    const auto a = lethe::run_world(config, seed);
+    const auto b = lethe::run_world(config, seed);
     EXPECT_EQ(a.trace_hash, b.trace_hash) << "seed " << seed;
     EXPECT_EQ(a.effects, b.effects);
     EXPECT_EQ(a.sim_time, b.sim_time);
@@ -55,18 +55,18 @@ TEST(WorldDeterminism, ResultsDoNotDependOnTheNumberOfThreads) {
 
 TEST(WorldDeterminism, KeepingTheTraceDoesNotChangeTheRun) {
   const auto config = load("crash-window-after-effect");
-  model::WorldOptions keep;
+  lethe::WorldOptions keep;
   keep.keep_trace = true;
-  model::WorldRecord record;
-  const auto kept = model::run_world(config, 4, keep, &record);
-  const auto plain = model::run_world(config, 4);
+  lethe::WorldRecord record;
+  const auto kept = lethe::run_world(config, 4, keep, &record);
+  const auto plain = lethe::run_world(config, 4);
   EXPECT_EQ(kept.trace_hash, plain.trace_hash);
   EXPECT_EQ(record.trace.size(), kept.trace_events);
 }
 
 // Every scenario of the library: the causes sum to the total, every expectation holds on seeds 1..2,
 // and the store history is linearizable.
-// Folding settled groups (model/ledger.hpp) is a memory measure: every result field, every count, cause and
+// Folding settled groups (check/ledger.hpp) is a memory measure: every result field, every count, cause and
 // explanation text, must be what the whole ledger gives. Every scenario of the library (they cover crashes,
 // takeovers, TTL evictions before late copies, lost ACKs, sink retries, memo overwrites, inbox, kafka, clients),
 // seeds 1-2, and the benchmark's workload with redeliveries behind a short TTL.
@@ -79,22 +79,22 @@ TEST(WorldFolding, FoldingSettledGroupsNeverChangesAResultOfAnyScenario) {
   ASSERT_GE(cases.size(), 30u);
   cases.emplace_back("bench/dedupe-basic", std::vector<std::string>{"workload.messages=3000", "protocol.ttl=2s",
                                                                      "workload.redelivery.delay=uniform(0s, 5s)"});
-  model::WorldOptions whole;
+  lethe::WorldOptions whole;
   whole.fold_settled_groups = false;
   whole.check_linearizability = false;
-  model::WorldOptions folded = whole;
+  lethe::WorldOptions folded = whole;
   folded.fold_settled_groups = true;
   std::uint64_t duplicates = 0;
   for (const auto& [name, sets] : cases) {
     const auto config = load(name, sets);
     for (std::uint64_t seed = 1; seed <= 2; ++seed) {
-      const model::RunResult a = model::run_world(config, seed, whole);
-      const model::RunResult b = model::run_world(config, seed, folded);
+      const lethe::RunResult a = lethe::run_world(config, seed, whole);
+      const lethe::RunResult b = lethe::run_world(config, seed, folded);
       EXPECT_EQ(reports::to_json(a).dump(), reports::to_json(b).dump()) << name << " seed " << seed;
       ASSERT_EQ(a.explanations.size(), b.explanations.size()) << name << " seed " << seed;
       for (std::size_t i = 0; i < a.explanations.size(); ++i) {
-        const model::DuplicateExplanation& x = a.explanations[i];
-        const model::DuplicateExplanation& y = b.explanations[i];
+        const lethe::DuplicateExplanation& x = a.explanations[i];
+        const lethe::DuplicateExplanation& y = b.explanations[i];
         EXPECT_EQ(std::tie(x.id, x.processor, x.cause, x.attempt, x.first_attempt, x.at, x.because),
                   std::tie(y.id, y.processor, y.cause, y.attempt, y.first_attempt, y.at, y.because))
             << name << " seed " << seed << " explanation " << i;
@@ -127,22 +127,22 @@ TEST(ScenarioLibrary, EveryScenarioHoldsItsExpectationsAndCausesSumToTheTotal) {
 
 struct Signature {
   const char* scenario;
-  model::Cause cause;
+  lethe::Cause cause;
 };
 
 // Each failure mode shows up with the cause that names it, and only where expected.
 TEST(ScenarioLibrary, EachFailureHasItsSignatureCause) {
   const Signature signatures[] = {
-      {"consumer-crash-before-ack-none", model::Cause::Unprotected},
-      {"check-then-insert-race", model::Cause::Unprotected},
-      {"record-after-crash", model::Cause::CrashAfterEffect},
-      {"crash-window-after-effect", model::Cause::CrashAfterEffect},
-      {"slow-work-mpt-too-low", model::Cause::TakeoverWhileAlive},
-      {"gc-pause-takeover", model::Cause::TakeoverWhileAlive},
-      {"clock-skew-takeover", model::Cause::TakeoverWhileAlive},
-      {"ttl-shorter-than-redelivery", model::Cause::Expired},
-      {"herd-takeover-if-not-exists", model::Cause::HerdTakeover},
-      {"lost-ack-double-charge", model::Cause::SinkRetry},
+      {"consumer-crash-before-ack-none", lethe::Cause::Unprotected},
+      {"check-then-insert-race", lethe::Cause::Unprotected},
+      {"record-after-crash", lethe::Cause::CrashAfterEffect},
+      {"crash-window-after-effect", lethe::Cause::CrashAfterEffect},
+      {"slow-work-mpt-too-low", lethe::Cause::TakeoverWhileAlive},
+      {"gc-pause-takeover", lethe::Cause::TakeoverWhileAlive},
+      {"clock-skew-takeover", lethe::Cause::TakeoverWhileAlive},
+      {"ttl-shorter-than-redelivery", lethe::Cause::Expired},
+      {"herd-takeover-if-not-exists", lethe::Cause::HerdTakeover},
+      {"lost-ack-double-charge", lethe::Cause::SinkRetry},
   };
   for (const auto& s : signatures) {
     const auto config = load(s.scenario);
@@ -166,7 +166,7 @@ TEST(ScenarioLibrary, TheFixedVariantsRemoveTheirFailure) {
   const auto lossy = load("lost-ack-double-charge");
   const auto idempotent = load("lost-ack-double-charge", {"sink.idempotent=true", "expect.duplicate_effects=== 0",
                                                           "expect.duplicates.sink_retry=== 0"});
-  EXPECT_GT(runner::run_seed(lossy, 3).result.duplicates[static_cast<std::size_t>(model::Cause::SinkRetry)], 0u);
+  EXPECT_GT(runner::run_seed(lossy, 3).result.duplicates[static_cast<std::size_t>(lethe::Cause::SinkRetry)], 0u);
   EXPECT_EQ(runner::run_seed(idempotent, 3).result.duplicate_effects, 0u);
 }
 
@@ -214,7 +214,7 @@ TEST(MnemosyneFixedSettingsSlow, ZeroDuplicatesAndNothingLostOverHundredsOfSeeds
       const auto run = runner::run_seed(*config, seed);
       ASSERT_TRUE(run.error.empty()) << run.error;
       const auto& r = run.result;
-      const char* source = config->topology.source == model::SourceKind::Kafka ? "kafka" : "queue";
+      const char* source = config->topology.source == lethe::SourceKind::Kafka ? "kafka" : "queue";
       ASSERT_EQ(r.duplicate_effects, 0u) << source << " seed " << seed;
       ASSERT_EQ(r.lost_messages, 0u) << "seed " << seed;
       ASSERT_EQ(r.memo_mismatches, 0u) << "seed " << seed;
@@ -251,11 +251,11 @@ TEST(OracleWorld, AnOwnerThatFailedAfterTheEffectIsACrashAfterEffectNotATakeover
   for (const auto& e : r.explanations) {
     if (e.id != 38 || e.attempt != 71) continue;
     found = true;
-    EXPECT_EQ(e.cause, model::Cause::CrashAfterEffect) << e.because;
+    EXPECT_EQ(e.cause, lethe::Cause::CrashAfterEffect) << e.because;
     EXPECT_NE(e.because.find("gave up"), std::string::npos) << e.because;
   }
   EXPECT_TRUE(found);
-  EXPECT_EQ(r.duplicates[static_cast<std::size_t>(model::Cause::TakeoverWhileAlive)], 0u);
+  EXPECT_EQ(r.duplicates[static_cast<std::size_t>(lethe::Cause::TakeoverWhileAlive)], 0u);
 }
 
 }  // namespace

@@ -1,0 +1,272 @@
+// check/ledger.hpp — the world's record of what happened, for the oracle.
+//
+// The world (sources, workers, sinks, the store, fault injection) writes here;
+// the oracle (check/oracle.hpp) reads it after the run and classifies every
+// duplicate. Nothing here decides anything during the run: recording never
+// changes what happens (it draws no random numbers and schedules nothing).
+//
+// Ground truth of effects is the provider's own log (Sink::executions), or the
+// store's committed domain writes for the inbox strategy; the world copies
+// them here as Execution entries.
+//
+// Memory: the world folds every settled group (one clean execution, every other attempt a plain skip; see
+// SettledGroup) into a 48-byte summary and keeps attempts and executions whole only for the groups where
+// something happened (a duplicate, a crash, a takeover, a failure, a memo mismatch) and for the attempts still
+// running. Decisions are not kept one by one: the oracle reads only the decision on which each attempt ran its
+// effect (its last process-type decision), so that one is folded into the attempt's record (Ledger::decided);
+// times that may be absent are MaybeTime (8 bytes, not std::optional's 16). An attempt with its decision takes
+// 80 bytes; what a decision saw of an existing record goes to a side table (Ledger::seen).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "core/btree.hpp"
+#include "protocol/env.hpp"
+#include "protocol/store_ops.hpp"
+#include "sim/time.hpp"
+
+namespace lethe {
+
+// The decision bases on which an attempt runs its effect.
+inline bool is_process_basis(Basis basis) {
+  switch (basis) {
+    case Basis::Unprotected:
+    case Basis::Absent:
+    case Basis::ExpiredCompleted:
+    case Basis::StaleTakeover:
+    case Basis::MaxWaitProcess:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The last process-type decision of an attempt, with what it saw of the record (owner, started_at, expires_on:
+// all the oracle asks of it). Assembled by Ledger::process_decision from the attempt's record and, when the
+// decision saw a record, the ledger's side table of seen records.
+struct ProcessDecision {
+  Basis basis = Basis::Absent;
+  bool seen = false;             // a record was there
+  sim::Time at = 0;              // virtual time of the decision
+  sim::Time local_time = 0;      // the deciding node's clock
+  AttemptId seen_owner = 0;
+  MaybeTime seen_started_at;
+  MaybeTime seen_expires_on;
+};
+
+// What a process-type decision saw of the record: kept apart (Ledger::seen), since most attempts decide on an
+// absent record (every first delivery) and would carry these 24 bytes empty.
+struct SeenRecord {
+  AttemptId owner = 0;
+  MaybeTime started_at;
+  MaybeTime expires_on;
+};
+
+// One attempt: 80 bytes (136 with the decision embedded whole, a 16-byte optional value and two fields no one
+// read). The small fields share one 8-byte word.
+struct AttemptRecord {
+  AttemptId attempt = 0;
+  MessageId id = 0;
+  ProcessorId processor = 0;
+  std::uint32_t node = 0;            // sim node id of the worker
+  std::int8_t outcome = -1;          // static_cast<std::int8_t>(Outcome) once ended
+  bool executed = false;             // this attempt's effect reached the provider at least once
+  bool completion_applied = false;   // its completion write landed
+  bool decided_to_process = false;   // decided_* hold its last process-type decision
+  Basis decided_basis = Basis::Absent;
+  bool decided_seen = false;         // that decision saw a record (in Ledger::seen)
+  bool has_returned_value = false;
+  MaybeTime ended_at;                // protect() returned (absent: crashed or still running at the end)
+  MaybeTime crashed_at;              // the node crashed while the attempt was in progress
+  MaybeTime completed_at;            // virtual time the completion landed
+  std::uint64_t returned = 0;        // what protect() handed to its caller, if has_returned_value
+  sim::Time decided_at = 0;          // virtual time of that decision
+  sim::Time decided_local_time = 0;  // the deciding node's clock
+
+  std::optional<std::uint64_t> returned_value() const {
+    return has_returned_value ? std::optional<std::uint64_t>(returned) : std::nullopt;
+  }
+  void set_returned_value(std::uint64_t value) {
+    returned = value;
+    has_returned_value = true;
+  }
+};
+
+// One execution of the effect: the provider's log entry (Sink::executions, world/sink.hpp), or an inbox
+// transaction's committed domain write.
+struct ExecutionRecord {
+  MessageId id = 0;
+  ProcessorId processor = 0;
+  AttemptId attempt = 0;
+  std::uint32_t call_number = 1;   // 1: first provider call of the attempt; >1: a retry of that attempt
+  std::uint32_t node = 0;          // the node that made the call (the attempt's worker)
+  sim::Time at = 0;                // virtual time the provider executed it
+  std::uint64_t value = 0;         // the result the provider produced
+
+  bool operator==(const ExecutionRecord&) const = default;
+};
+
+struct WaitRecord {
+  MessageId id = 0;
+  ProcessorId processor = 0;
+  AttemptId attempt = 0;
+  sim::Duration waited = 0;
+};
+
+struct EvictionRecord {
+  Key key = 0;
+  sim::Time at = 0;
+};
+
+// The (message id, processor) pairs the system owes an execution: each owed id for processors 0..processors-1,
+// in the order they were added (an id added twice is owed twice). Consecutive ids are one run: a workload of
+// sequential ids costs a few bytes instead of 16 per pair.
+class ExpectedIds {
+ public:
+  void add(MessageId id, ProcessorId processors) {
+    if (!runs_.empty() && runs_.back().processors == processors && runs_.back().first + runs_.back().count == id) {
+      ++runs_.back().count;
+    } else {
+      runs_.push_back(Run{id, 1, processors});
+    }
+  }
+  // f(id, processor) for every owed pair, in order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const Run& run : runs_) {
+      for (std::uint64_t i = 0; i < run.count; ++i) {
+        for (ProcessorId p = 0; p < run.processors; ++p) f(run.first + i, p);
+      }
+    }
+  }
+
+ private:
+  struct Run {
+    MessageId first = 0;
+    std::uint64_t count = 0;
+    ProcessorId processors = 0;
+  };
+  std::vector<Run> runs_;
+};
+
+// The attempts the ledger holds, by id (ids are issued 1, 2, 3, ... and never reused). Attempts of a settled
+// group are folded into its summary and erased (Ledger::settled), so the ids held have gaps.
+class AttemptLog {
+ public:
+  // Holds `record` under the next id, which it returns (and stores in record.attempt).
+  AttemptId add(AttemptRecord record) {
+    record.attempt = next_++;
+    const AttemptId id = record.attempt;
+    records_.emplace_hint(records_.end(), id, record);
+    return id;
+  }
+  bool contains(AttemptId id) const { return records_.contains(id); }
+  AttemptRecord& at(AttemptId id) { return records_.at(id); }
+  const AttemptRecord& at(AttemptId id) const { return records_.at(id); }
+  void erase(AttemptId id) { records_.erase(id); }
+  std::size_t size() const { return records_.size(); }  // held, not issued
+  AttemptId issued() const { return next_ - 1; }
+  // f(record) for every held attempt, in id order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& entry : records_) f(entry.second);
+  }
+  template <class F>
+  void for_each(F&& f) {
+    for (auto& entry : records_) f(entry.second);
+  }
+
+ private:
+  BTreeMap<AttemptId, AttemptRecord> records_;
+  AttemptId next_ = 1;
+};
+
+// A (message id, processor) group as one sortable number: (id, processor) order.
+inline std::uint64_t group_key(MessageId id, ProcessorId processor) { return (id << 16) | processor; }
+inline MessageId group_message(std::uint64_t key) { return key >> 16; }
+inline ProcessorId group_processor(std::uint64_t key) { return static_cast<ProcessorId>(key & 0xffffu); }
+
+// A settled group: its only execution, by an attempt that decided on its own (not a takeover), ran it once,
+// landed its completion, returned the provider's value and ended alive, while every other attempt of the group
+// skipped and returned that same value. Nothing in such a group can be a duplicate, a loss, a memo mismatch or
+// a recovery, so the oracle needs only this of it (to count it, and to explain a later duplicate in the same
+// group: who ran the first effect, when, with what value, when its completion landed, and whether TTL evicted
+// its record since). 48 bytes instead of an attempt (80), an execution (48) and the oracle's sort keys (48).
+struct SettledGroup {
+  AttemptId attempt = 0;        // the attempt that ran the effect (its execution's call number was 1)
+  sim::Time executed_at = 0;
+  sim::Time completed_at = 0;
+  std::uint64_t value = 0;
+  MaybeTime evicted_at;         // the earliest TTL eviction of the group's record after it settled
+  std::uint32_t node = 0;       // the attempt's worker
+};
+
+struct Ledger {
+  // Deques, not vectors: they grow in fixed blocks, so a long run never holds a full copy of its history
+  // while a vector reallocates (vector growth tripled the ledger's peak memory at a million messages).
+  AttemptLog attempts;                    // every attempt not folded into a settled group
+  std::deque<ExecutionRecord> executions;  // every execution not folded into a settled group
+  BTreeMap<std::uint64_t, SettledGroup> settled;  // by group_key
+  std::uint64_t folded_attempts = 0;      // attempts folded into settled groups (each erased from `attempts`)
+  std::vector<WaitRecord> waits;
+  std::vector<EvictionRecord> evictions;  // evictions not folded into a settled group's evicted_at
+  // (message id, processor) pairs that the system owes an execution (published by the producer).
+  ExpectedIds expected;
+  std::uint64_t deliveries = 0;        // deliveries of messages to workers, copies and replays included
+  std::uint64_t messages = 0;          // distinct message ids published
+
+  AttemptRecord& attempt(AttemptId id) { return attempts.at(id); }
+  const AttemptRecord& attempt(AttemptId id) const { return attempts.at(id); }
+  bool has_attempt(AttemptId id) const { return attempts.contains(id); }
+
+  // Erases a held attempt (folded into a settled group), with what its decision saw.
+  void fold_attempt(AttemptId id) {
+    if (attempts.at(id).decided_seen) seen.erase(id);
+    attempts.erase(id);
+    ++folded_attempts;
+  }
+
+  // What the decisions that let an attempt run its effect saw of the record, for those that saw one.
+  BTreeMap<AttemptId, SeenRecord> seen;
+
+  // A decision of an attempt, at virtual time `at`: a process-type one replaces the attempt's recorded decision;
+  // the others (skip, wait, give up) are counted by the caller, not kept.
+  void decided(const DecisionNote& note, sim::Time at) {
+    if (!is_process_basis(note.basis) || !has_attempt(note.attempt)) return;
+    AttemptRecord& record = attempt(note.attempt);
+    record.decided_to_process = true;
+    record.decided_basis = note.basis;
+    record.decided_at = at;
+    record.decided_local_time = note.local_time;
+    record.decided_seen = note.seen.has_value();
+    if (note.seen) {
+      seen[note.attempt] = SeenRecord{note.seen->owner, MaybeTime(note.seen->started_at),
+                                      MaybeTime(note.seen->expires_on)};
+    }
+  }
+
+  // The decision on which the attempt ran its effect (its last process-type one), if it made one.
+  std::optional<ProcessDecision> process_decision(const AttemptRecord& record) const {
+    if (!record.decided_to_process) return std::nullopt;
+    ProcessDecision d;
+    d.basis = record.decided_basis;
+    d.seen = record.decided_seen;
+    d.at = record.decided_at;
+    d.local_time = record.decided_local_time;
+    if (record.decided_seen) {
+      const SeenRecord& s = seen.at(record.attempt);
+      d.seen_owner = s.owner;
+      d.seen_started_at = s.started_at;
+      d.seen_expires_on = s.expires_on;
+    }
+    return d;
+  }
+  std::optional<ProcessDecision> process_decision(AttemptId id) const {
+    return has_attempt(id) ? process_decision(attempt(id)) : std::nullopt;
+  }
+};
+
+}  // namespace lethe

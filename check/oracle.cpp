@@ -1,0 +1,442 @@
+#include "check/oracle.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <compare>
+#include <cstdint>
+
+#include "protocol/strategies.hpp"
+#include "sim/time.hpp"
+
+namespace lethe {
+
+Quantiles quantiles(std::vector<std::int64_t>& values) {
+  Quantiles q;
+  q.count = values.size();
+  if (values.empty()) return q;
+  std::sort(values.begin(), values.end());
+  auto rank = [&values](double p) {
+    auto index = static_cast<std::size_t>(p * static_cast<double>(values.size()) + 0.999999);
+    if (index == 0) index = 1;
+    return values[std::min(index, values.size()) - 1];
+  };
+  q.p50 = rank(0.50);
+  q.p99 = rank(0.99);
+  q.max = values.back();
+  return q;
+}
+
+namespace {
+
+std::string t(sim::Time time) { return sim::format_duration(time); }
+
+class Judge {
+ public:
+  Judge(const OracleInput& input, RunResult& result) : in_(input), ledger_(input.ledger), result_(result) {
+    // Evictions by (key, time), for evicted_before's binary search (a scan of every eviction per duplicate
+    // was quadratic in long runs with a TTL).
+    evictions_.assign(ledger_.evictions.begin(), ledger_.evictions.end());
+    std::sort(evictions_.begin(), evictions_.end(), [](const EvictionRecord& x, const EvictionRecord& y) {
+      return x.key != y.key ? x.key < y.key : x.at < y.at;
+    });
+  }
+
+  void run() {
+    count_executions();
+    count_lost();
+    count_memo_mismatches();
+    count_memo_overwrites();
+    count_waits();
+    count_recovery();
+    result_.sink_calls = in_.sink_calls;
+    result_.calls_per_success =
+        result_.effects > 0 ? static_cast<double>(in_.sink_calls) / static_cast<double>(result_.effects) : 0.0;
+  }
+
+ private:
+  std::string node(std::uint32_t id) const { return in_.node_name ? in_.node_name(id) : fmt::format("node{}", id); }
+  std::string processor(ProcessorId p) const {
+    return in_.processor_name ? in_.processor_name(p) : fmt::format("processor{}", p);
+  }
+  std::string who(AttemptId a) const {
+    const std::optional<AttemptRecord> r = record(a);
+    if (!r) return fmt::format("attempt {}", a);
+    return fmt::format("attempt {} on {}", a, node(r->node));
+  }
+
+  // The record of attempt `a`: held by the ledger, or rebuilt from the settled group it ran the effect of (as
+  // the oracle sees it: executed once, completed, alive; its decision is not kept, and the oracle asks a settled
+  // attempt's decision nothing it could answer: it was not a takeover). nullopt for an attempt folded as a skip.
+  std::optional<AttemptRecord> record(AttemptId a) const {
+    if (ledger_.has_attempt(a)) return ledger_.attempt(a);
+    if (a == 0 || ledger_.settled.empty()) return std::nullopt;
+    if (settled_by_attempt_.empty()) {  // built on first need: only to explain a duplicate in a settled group
+      settled_by_attempt_.reserve(ledger_.settled.size());
+      for (const auto& [key, group] : ledger_.settled) settled_by_attempt_.emplace_back(group.attempt, key);
+      std::sort(settled_by_attempt_.begin(), settled_by_attempt_.end());
+    }
+    const auto it = std::lower_bound(settled_by_attempt_.begin(), settled_by_attempt_.end(),
+                                     std::make_pair(a, std::uint64_t{0}));
+    if (it == settled_by_attempt_.end() || it->first != a) return std::nullopt;
+    const SettledGroup& group = ledger_.settled.at(it->second);
+    AttemptRecord r;
+    r.attempt = a;
+    r.id = group_message(it->second);
+    r.processor = group_processor(it->second);
+    r.node = group.node;
+    r.outcome = static_cast<std::int8_t>(Outcome::Executed);
+    r.executed = true;
+    r.completion_applied = true;
+    r.completed_at = group.completed_at;
+    r.set_returned_value(group.value);
+    return r;
+  }
+
+  // The decision on which the attempt ran its effect (the last process-type one).
+  std::optional<ProcessDecision> process_decision(AttemptId a) const { return ledger_.process_decision(a); }
+
+  bool crashed_after_effect(AttemptId a) const {
+    if (!ledger_.has_attempt(a)) return false;  // a settled attempt did not crash
+    const auto& r = ledger_.attempt(a);
+    return r.crashed_at.has_value() && r.executed && !r.completion_applied;
+  }
+
+  // The attempt ran its effect, then ended (protect() returned, e.g. failed after a provider call whose
+  // response was lost) before `time` without its completion record: like a crash after the effect, the record
+  // was abandoned while the effect had happened.
+  bool gave_up_after_effect(AttemptId a, sim::Time time) const {
+    if (!ledger_.has_attempt(a)) return false;  // a settled attempt completed
+    const auto& r = ledger_.attempt(a);
+    return r.executed && !r.crashed_at && r.outcome == static_cast<int>(Outcome::Failed) && r.ended_at &&
+           *r.ended_at <= time &&
+           (!r.completed_at || *r.completed_at > time);
+  }
+
+  bool evicted_before(MessageId id, ProcessorId p, sim::Time time) const {
+    // The earliest eviction of each key is the first of its run in evictions_.
+    for (const Key key : {make_key(Table::Dedupe, p, id), make_key(Table::Inbox, p, id)}) {
+      const auto it = std::lower_bound(evictions_.begin(), evictions_.end(), key,
+                                       [](const EvictionRecord& e, Key k) { return e.key < k; });
+      if (it != evictions_.end() && it->key == key && it->at <= time) return true;
+    }
+    const auto settled = ledger_.settled.find(group_key(id, p));
+    return settled != ledger_.settled.end() && settled->second.evicted_at && *settled->second.evicted_at <= time;
+  }
+
+  Cause classify(const ExecutionRecord& e, const std::vector<const ExecutionRecord*>& earlier, std::string& why) {
+    for (const auto* prior : earlier) {
+      if (prior->attempt == e.attempt) {
+        why = fmt::format("{} called the provider again (call #{}) after a call whose response never arrived; "
+                          "the provider had already executed call #{} at {}",
+                          who(e.attempt), e.call_number, prior->call_number, t(prior->at));
+        return Cause::SinkRetry;
+      }
+    }
+    const ExecutionRecord& first = *earlier.front();
+    const ExecutionRecord& previous = *earlier.back();
+    if (in_.protocol == ProtocolKind::None) {
+      why = fmt::format("strategy \"none\" checks nothing: {} ran the effect again (first run by {} at {})",
+                        who(e.attempt), who(first.attempt), t(first.at));
+      return Cause::Unprotected;
+    }
+    // This attempt owned the record, and an earlier executor took it over from it: the owner was alive (it
+    // went on to run the effect), so the record was declared dead too early.
+    for (const auto* prior : earlier) {
+      const std::optional<ProcessDecision> pd = process_decision(prior->attempt);
+      if (!pd || !pd->seen || pd->seen_owner != e.attempt) continue;
+      if (pd->basis != Basis::StaleTakeover && pd->basis != Basis::MaxWaitProcess) continue;
+      why = fmt::format("{} owned the record (started_at {}); {} found it older than max_processing_time at {} "
+                        "(its clock {}) and ran the effect at {}, but the owner was alive and ran it too at {}: "
+                        "slow work, a pause or clock skew",
+                        who(e.attempt), pd->seen_started_at ? t(*pd->seen_started_at) : "?",
+                        who(prior->attempt), t(pd->at), t(pd->local_time), t(prior->at), t(e.at));
+      return Cause::TakeoverWhileAlive;
+    }
+    const std::optional<ProcessDecision> d = process_decision(e.attempt);
+    if (!d) {
+      why = fmt::format("{} ran the effect without a recorded decision", who(e.attempt));
+      return Cause::Unprotected;
+    }
+    const ProcessDecision& note = *d;
+    switch (note.basis) {
+      case Basis::Unprotected:
+        why = fmt::format("{} ran unprotected", who(e.attempt));
+        return Cause::Unprotected;
+      case Basis::ExpiredCompleted:
+        why = fmt::format("{} found the completed record expired at {} (expires_on {}) and treated it as absent "
+                          "(expired_wins); the first run was by {} at {}",
+                          who(e.attempt), t(d->at), note.seen && note.seen_expires_on ? t(*note.seen_expires_on) : "?",
+                          who(first.attempt), t(first.at));
+        return Cause::Expired;
+      case Basis::Absent:
+        if (evicted_before(e.id, e.processor, d->at)) {
+          why = fmt::format("{} found no record at {}: TTL had evicted it; the first run was by {} at {} "
+                            "(ttl shorter than this late redelivery)",
+                            who(e.attempt), t(d->at), who(first.attempt), t(first.at));
+          return Cause::Expired;
+        }
+        if (gave_up_after_effect(previous.attempt, d->at)) {
+          why = fmt::format("{} found no record at {}: {} ran the effect at {}, then failed at {} without "
+                            "recording it (its provider call never got a response) and released the record",
+                            who(e.attempt), t(d->at), who(previous.attempt), t(previous.at),
+                            t(*ledger_.attempt(previous.attempt).ended_at));
+          return Cause::CrashAfterEffect;
+        }
+        if (crashed_after_effect(previous.attempt)) {
+          why = fmt::format("{} found no record at {}: {} ran the effect at {} and died at {} before recording it",
+                            who(e.attempt), t(d->at), who(previous.attempt), t(previous.at),
+                            t(*ledger_.attempt(previous.attempt).crashed_at));
+          return Cause::CrashAfterEffect;
+        }
+        why = fmt::format("{} found no record at {} while {} (effect at {}) had not recorded it yet: a race the "
+                          "strategy does not prevent",
+                          who(e.attempt), t(d->at), who(previous.attempt), t(previous.at));
+        return Cause::Unprotected;
+      case Basis::StaleTakeover: {
+        const AttemptId owner = note.seen ? note.seen_owner : 0;
+        const sim::Time started = note.seen && note.seen_started_at ? *note.seen_started_at : 0;
+        // Another attempt took over the same stale record (same startedAt and owner) before us and ran it.
+        for (const auto* prior : earlier) {
+          const std::optional<ProcessDecision> pd = process_decision(prior->attempt);
+          if (pd && pd->basis == Basis::StaleTakeover && pd->seen && note.seen &&
+              pd->seen_started_at == note.seen_started_at && pd->seen_owner == note.seen_owner) {
+            why = fmt::format("{} and {} both took over the same stale record (started_at {} by {}): the start "
+                              "time was never refreshed, so every waiter that found it stale ran the effect",
+                              who(prior->attempt), who(e.attempt), t(started), who(owner));
+            return Cause::HerdTakeover;
+          }
+        }
+        AttemptId blamed = owner;
+        const std::optional<AttemptRecord> owner_found = record(owner);
+        if (!owner_found || !owner_found->executed) blamed = previous.attempt;
+        if (crashed_after_effect(blamed)) {
+          why = fmt::format("{} ran the effect at {} and died at {} before its completion record; {} found the "
+                            "record stale at {} and ran it again",
+                            who(blamed), t(previous.at), t(*ledger_.attempt(blamed).crashed_at), who(e.attempt),
+                            t(d->at));
+          return Cause::CrashAfterEffect;
+        }
+        if (gave_up_after_effect(blamed, d->at)) {
+          why = fmt::format("{} ran the effect at {} and then gave up at {} without its completion record (its "
+                            "provider call never got a response, so it failed); the record it abandoned stayed in "
+                            "flight, and {} found it stale at {} and ran it again",
+                            who(blamed), t(previous.at), t(*ledger_.attempt(blamed).ended_at), who(e.attempt),
+                            t(d->at));
+          return Cause::CrashAfterEffect;
+        }
+        const AttemptRecord owner_record = record(blamed).value_or(AttemptRecord{});
+        why = fmt::format("{} found the record of {} (started_at {} on its clock) older than max_processing_time "
+                          "at {} (its local clock {}), but {} was alive{}: slow work, a pause or clock skew",
+                          who(e.attempt), who(owner), t(started), t(d->at), t(note.local_time), who(blamed),
+                          owner_record.completed_at ? " and completed at " + t(*owner_record.completed_at) : "");
+        return Cause::TakeoverWhileAlive;
+      }
+      case Basis::MaxWaitProcess:
+        why = fmt::format("{} waited max_wait for the in-flight record of {} and went ahead anyway "
+                          "(on_max_wait = \"process\") at {}",
+                          who(e.attempt), who(previous.attempt), t(d->at));
+        return Cause::TakeoverWhileAlive;
+      default:
+        why = fmt::format("{} ran the effect after decision {}", who(e.attempt), to_string(note.basis));
+        return Cause::Unprotected;
+    }
+  }
+
+  void count_executions() {
+    const auto& ex = ledger_.executions;
+    // Sorted by (id, processor, time), ties in log order: the sort keys are copied next to the index, so the
+    // sort reads one flat array (comparing through indices into the deque missed the cache on every compare).
+    struct SortKey {
+      MessageId id;
+      sim::Time at;
+      ProcessorId processor;
+      std::uint32_t index;
+    };
+    std::vector<SortKey> order;
+    order.reserve(ex.size());
+    for (std::size_t i = 0; i < ex.size(); ++i) {
+      order.push_back(SortKey{ex[i].id, ex[i].at, ex[i].processor, static_cast<std::uint32_t>(i)});
+    }
+    std::sort(order.begin(), order.end(), [](const SortKey& x, const SortKey& y) {
+      if (x.id != y.id) return x.id < y.id;
+      if (x.processor != y.processor) return x.processor < y.processor;
+      if (x.at != y.at) return x.at < y.at;
+      return x.index < y.index;
+    });
+    result_.effects = ex.size() + ledger_.settled.size();  // a settled group's execution is an effect too
+    first_value_.reserve(ex.size());  // at most one per execution: no growth copies of a million entries
+    std::vector<const ExecutionRecord*> earlier;
+    ExecutionRecord settled_first;  // a settled group's execution, rebuilt: before every logged one of its group
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const ExecutionRecord& e = ex[order[k].index];
+      const bool same_group = k > 0 && order[k - 1].id == e.id && order[k - 1].processor == e.processor;
+      if (!same_group) {
+        earlier.clear();
+        const auto settled = ledger_.settled.find(group_key(e.id, e.processor));
+        if (settled == ledger_.settled.end()) {
+          first_value_.push_back(FirstValue{e.id, e.processor, e.value});  // in (id, processor) order
+          earlier.push_back(&e);
+          continue;
+        }
+        const SettledGroup& g = settled->second;
+        settled_first = ExecutionRecord{e.id, e.processor, g.attempt, 1, g.node, g.executed_at, g.value};
+        earlier.push_back(&settled_first);  // and e, logged after the group settled, is a duplicate
+      }
+      std::string why;
+      const Cause cause = classify(e, earlier, why);
+      ++result_.duplicates[static_cast<std::size_t>(cause)];
+      ++result_.duplicate_effects;
+      if (result_.explanations.size() < in_.max_explanations) {
+        result_.explanations.push_back(DuplicateExplanation{e.id, e.processor, cause, e.attempt,
+                                                            earlier.front()->attempt, e.at,
+                                                            fmt::format("message {} ({}): {}", e.id,
+                                                                        processor(e.processor), why)});
+      }
+      earlier.push_back(&e);
+    }
+  }
+
+  void count_lost() {
+    ledger_.expected.for_each([this](MessageId id, ProcessorId p) {
+      if (first_value(id, p) == nullptr) ++result_.lost_messages;
+    });
+    result_.messages = ledger_.messages;
+    result_.deliveries = ledger_.deliveries;
+  }
+
+  void count_memo_mismatches() {
+    // (An attempt folded into a settled group returned the group's value: no mismatch.)
+    ledger_.attempts.for_each([this](const AttemptRecord& a) {
+      if (!a.has_returned_value) return;
+      const std::uint64_t* first = first_value(a.id, a.processor);
+      if (first != nullptr && *first != a.returned) ++result_.memo_mismatches;
+    });
+  }
+
+  // Completions that landed on top of an earlier completion with a different memoized value: a timed-out
+  // owner's blind completion overwriting the result other callers were already handed.
+  void count_memo_overwrites() {
+    // Every held attempt's landed completion, and, for the groups among them that settled earlier, the settled
+    // attempt's completion (a settled group alone has one landed completion: nothing to overwrite).
+    struct Landed {
+      MessageId id;
+      sim::Time completed_at;
+      std::uint64_t value;
+      AttemptId attempt;  // for ties: attempt order
+      ProcessorId processor;
+    };
+    std::vector<Landed> candidates;
+    std::vector<std::uint64_t> settled_groups;
+    ledger_.attempts.for_each([&](const AttemptRecord& a) {
+      if (!a.completion_applied || !a.completed_at || !a.has_returned_value) return;
+      candidates.push_back(Landed{a.id, *a.completed_at, a.returned, a.attempt, a.processor});
+      if (ledger_.settled.contains(group_key(a.id, a.processor))) settled_groups.push_back(group_key(a.id, a.processor));
+    });
+    std::sort(settled_groups.begin(), settled_groups.end());
+    settled_groups.erase(std::unique(settled_groups.begin(), settled_groups.end()), settled_groups.end());
+    for (const std::uint64_t key : settled_groups) {
+      const SettledGroup& g = ledger_.settled.at(key);
+      candidates.push_back(Landed{group_message(key), g.completed_at, g.value, g.attempt, group_processor(key)});
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const Landed& x, const Landed& y) {
+      if (x.id != y.id) return x.id < y.id;
+      if (x.processor != y.processor) return x.processor < y.processor;
+      if (x.completed_at != y.completed_at) return x.completed_at < y.completed_at;
+      return x.attempt < y.attempt;
+    });
+    for (std::size_t i = 1; i < candidates.size(); ++i) {
+      const Landed& before = candidates[i - 1];
+      const Landed& now = candidates[i];
+      if (before.id == now.id && before.processor == now.processor && before.value != now.value) {
+        ++result_.memo_overwrites;
+      }
+    }
+  }
+
+  void count_waits() {
+    std::vector<std::int64_t> waited;
+    waited.reserve(ledger_.waits.size());
+    for (const auto& w : ledger_.waits) waited.push_back(w.waited);
+    result_.waits = ledger_.waits.size();
+    result_.wait_time = quantiles(waited);
+  }
+
+  void count_recovery() {
+    // Recovery latency: from a crash of an attempt that had decided to run its effect to the first completion
+    // of the same (id, processor) by another attempt. Only the pairs with such a crash are indexed (a run
+    // without crashes builds nothing: indexing every completion was the oracle's largest temporary).
+    const auto crashed_deciding = [this](const AttemptRecord& a) {
+      return a.crashed_at && a.decided_to_process;
+    };
+    // (A settled group's completion landed before any later attempt of the group began: never a recovery.)
+    std::vector<std::pair<MessageId, ProcessorId>> crashed;
+    ledger_.attempts.for_each([&](const AttemptRecord& a) {
+      if (crashed_deciding(a)) crashed.emplace_back(a.id, a.processor);
+    });
+    std::sort(crashed.begin(), crashed.end());
+    struct Completion {  // ordered by (id, processor, at, by)
+      MessageId id;
+      ProcessorId processor;
+      sim::Time at;
+      AttemptId by;
+      auto operator<=>(const Completion&) const = default;
+    };
+    std::vector<Completion> completions;
+    ledger_.attempts.for_each([&](const AttemptRecord& a) {
+      if (a.completion_applied && a.completed_at &&
+          std::binary_search(crashed.begin(), crashed.end(), std::make_pair(a.id, a.processor))) {
+        completions.push_back({a.id, a.processor, *a.completed_at, a.attempt});
+      }
+    });
+    std::sort(completions.begin(), completions.end());
+    std::vector<std::int64_t> latencies;
+    ledger_.attempts.for_each([&](const AttemptRecord& a) {
+      if (!crashed_deciding(a)) return;
+      for (auto it = std::lower_bound(completions.begin(), completions.end(), Completion{a.id, a.processor, INT64_MIN, 0});
+           it != completions.end() && it->id == a.id && it->processor == a.processor; ++it) {
+        if (it->by != a.attempt && it->at >= *a.crashed_at) {
+          latencies.push_back(it->at - *a.crashed_at);
+          break;
+        }
+      }
+    });
+    result_.recovery_latency = quantiles(latencies);
+  }
+
+  const OracleInput& in_;
+  const Ledger& ledger_;
+  RunResult& result_;
+  // The first execution's value per (id, processor) of the groups not settled, sorted by (id, processor)
+  // (count_executions visits them in that order).
+  struct FirstValue {
+    MessageId id;
+    ProcessorId processor;
+    std::uint64_t value;
+  };
+  static constexpr std::size_t kNoGroup = SIZE_MAX;
+  // The group's index in first_value_, or kNoGroup when it has no execution.
+  std::size_t group_of(MessageId id, ProcessorId processor) const {
+    const auto it = std::lower_bound(first_value_.begin(), first_value_.end(), std::make_pair(id, processor),
+                                     [](const FirstValue& f, const std::pair<MessageId, ProcessorId>& k) {
+                                       return f.id != k.first ? f.id < k.first : f.processor < k.second;
+                                     });
+    if (it == first_value_.end() || it->id != id || it->processor != processor) return kNoGroup;
+    return static_cast<std::size_t>(it - first_value_.begin());
+  }
+  // The first execution's value of the group: a settled group's, or the first logged one's; nullptr if none.
+  const std::uint64_t* first_value(MessageId id, ProcessorId processor) const {
+    const auto settled = ledger_.settled.find(group_key(id, processor));
+    if (settled != ledger_.settled.end()) return &settled->second.value;
+    const std::size_t group = group_of(id, processor);
+    return group == kNoGroup ? nullptr : &first_value_[group].value;
+  }
+  std::vector<EvictionRecord> evictions_;  // sorted by (key, at)
+  mutable std::vector<std::pair<AttemptId, std::uint64_t>> settled_by_attempt_;  // (attempt, group key), sorted
+  std::vector<FirstValue> first_value_;
+};
+
+}  // namespace
+
+void judge(const OracleInput& input, RunResult& result) { Judge(input, result).run(); }
+
+}  // namespace lethe

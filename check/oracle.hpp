@@ -1,0 +1,53 @@
+// check/oracle.hpp — counts every duplicate effect and names the clause that broke.
+//
+// Verifies (after a run, from the Ledger):
+//   - executions per (message id, processor): the first is the effect, every
+//     later one is a duplicate;
+//   - each duplicate gets exactly one cause (SCENARIOS.md), so the causes sum
+//     to duplicate_effects:
+//       sink_retry            the same attempt called the provider again (a retried call whose ACK was lost)
+//       unprotected           the strategy gives no guarantee (none), or raced (check-then-insert, record-after)
+//       expired               the attempt found no record (or an expired one) because TTL removed it
+//       herd_takeover         several attempts took over the same stale record (startedAt never refreshed)
+//       crash_after_effect    the record's owner died between its effect and its completion record
+//       takeover_while_alive  the owner was alive (work slower than max_processing_time, a pause, clock
+//                             skew, or on_max_wait = "process")
+//     Precedence when several could apply: sink_retry, then the attempt's own
+//     decision (unprotected / expired / herd / crash / alive), as listed.
+//   - lost messages: expected (id, processor) pairs never executed by the end;
+//   - memo mismatches: callers handed a value other than the first execution's;
+//   - waits and wait times; recovery latency (a crash of an attempt that held
+//     the record -> the completion of that message by another attempt).
+//
+// Does not verify: that the store is linearizable (check/linearizability.hpp
+// does), that effects outside the provider's log happened, or anything about
+// message order. It trusts the Ledger: a world that forgets to record an
+// execution hides a duplicate (the provider's own log is copied verbatim to
+// avoid that).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/config.hpp"
+#include "check/ledger.hpp"
+#include "core/result.hpp"
+
+namespace lethe {
+
+struct OracleInput {
+  const Ledger& ledger;
+  ProtocolKind protocol;
+  std::uint64_t sink_calls = 0;
+  std::function<std::string(std::uint32_t node)> node_name;
+  std::function<std::string(ProcessorId)> processor_name;
+  std::size_t max_explanations = 1000;
+};
+
+// Fills the counting fields of `result` (effects .. recovery_latency, explanations).
+void judge(const OracleInput& input, RunResult& result);
+
+// Nearest-rank quantiles of a sample (sorted in place).
+Quantiles quantiles(std::vector<std::int64_t>& values);
+
+}  // namespace lethe

@@ -1,0 +1,427 @@
+// core/config.hpp — the scenario, as plain data.
+//
+// One ScenarioConfig mirrors one scenario file (SCENARIOS.md, "Scenario file"):
+// one nested struct per TOML table, one field per key, with the same names.
+// The loader (scenario/loader.hpp) fills it and guarantees, when it
+// returns a config, that every value is in range and every cross-field rule
+// holds (required keys present, counts positive where they must be, ...); the
+// rules are listed with each field. Code that builds a config by hand must
+// keep them too.
+//
+// Defaults: an optional key that the file leaves out takes the value shown in
+// SCENARIOS.md's example, written next to each field below. Keys whose absence
+// means "off" are std::optional (nullopt = off). Keys that are required without
+// a default are std::optional too, and the loader refuses a file where the
+// protocol needs them and they are absent (protocol.max_processing_time,
+// protocol.ttl).
+//
+// Units: durations are sim::Duration (int64 nanoseconds); rates are events per
+// simulated second (double); probabilities are doubles in [0, 1].
+//
+// Does not: parse TOML, validate, or know about files (it only remembers where
+// each key came from, so later errors can point at the line).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/distribution.hpp"
+#include "sim/time.hpp"
+
+namespace lethe {
+
+// ---------------------------------------------------------------- values
+
+// A rate such as "50/s" or "30/m", as events per simulated second.
+struct Rate {
+  double per_second = 0.0;
+};
+
+// A default distribution, written in the scenario language (the texts here are
+// constants, so parsing cannot fail: a failure is a bug in this header).
+inline sim::Distribution default_distribution(std::string_view text) {
+  std::string error;
+  std::optional<sim::Distribution> parsed = sim::Distribution::parse(text, {}, error, /*allow_negative=*/false);
+  if (!parsed) std::abort();
+  return *parsed;
+}
+
+// Where a key was written. line 0 means "given on the command line (--set)".
+struct SourcePosition {
+  int line = 0;
+  int column = 0;
+};
+
+// ---------------------------------------------------------------- enums
+
+enum class SourceKind { Kafka, Queue, Clients };  // "kafka" | "queue" | "clients"
+enum class Partitioner { Key, Random };           // "key" | "random"
+enum class CommitMode { AfterEach, Interval };    // "after-each" | "interval(5s)"
+enum class TtlEvictionKind { Exact, Lazy };       // "exact" | "lazy(max=48h)"
+enum class ProtocolKind { None, CheckThenInsert, RecordAfter, Mnemosyne, Inbox };
+enum class Takeover { Conditional, IfNotExists };        // "conditional" | "if-not-exists"
+enum class Complete { Fenced, Blind };                   // "fenced" | "blind"
+enum class PollReadKind { Consistent, Eventual };        // "consistent" | "eventual(lag=...)"
+enum class ExpiresOn { AtComplete, AtStart };            // "at-complete" | "at-start"
+enum class OnMaxWait { Error, Process };                 // "error" | "process"
+enum class SinkKind { Counter, Payment, Email };         // "counter" | "payment" | "email"
+enum class BackoffKind { None, Constant, Exponential };  // "none" | "constant(d)" | "exponential(base, cap)"
+enum class Jitter { None, Full, Equal, Decorrelated };   // "none" | "full" | "equal" | "decorrelated"
+enum class ProducerMode { Direct, DualWrite, Outbox };   // "direct" | "dual-write" | "outbox"
+enum class PollKind { Distribution, Backoff };           // a distribution | "backoff(base, factor, cap)"
+enum class PartitionGroup { Consumers, Store, Broker, Sink, Clients };
+enum class ExpectationOp { Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual };  // == != < <= > >=
+
+// The word used in scenario files (the bare kind word for the kinds that take
+// arguments: "interval", "lazy", "eventual", "constant", "backoff", ...).
+inline std::string to_string(SourceKind v) {
+  switch (v) {
+    case SourceKind::Kafka: return "kafka";
+    case SourceKind::Queue: return "queue";
+    case SourceKind::Clients: return "clients";
+  }
+  return "?";
+}
+inline std::string to_string(Partitioner v) {
+  switch (v) {
+    case Partitioner::Key: return "key";
+    case Partitioner::Random: return "random";
+  }
+  return "?";
+}
+inline std::string to_string(CommitMode v) {
+  switch (v) {
+    case CommitMode::AfterEach: return "after-each";
+    case CommitMode::Interval: return "interval";
+  }
+  return "?";
+}
+inline std::string to_string(TtlEvictionKind v) {
+  switch (v) {
+    case TtlEvictionKind::Exact: return "exact";
+    case TtlEvictionKind::Lazy: return "lazy";
+  }
+  return "?";
+}
+inline std::string to_string(ProtocolKind v) {
+  switch (v) {
+    case ProtocolKind::None: return "none";
+    case ProtocolKind::CheckThenInsert: return "check-then-insert";
+    case ProtocolKind::RecordAfter: return "record-after";
+    case ProtocolKind::Mnemosyne: return "mnemosyne";
+    case ProtocolKind::Inbox: return "inbox";
+  }
+  return "?";
+}
+inline std::string to_string(Takeover v) {
+  switch (v) {
+    case Takeover::Conditional: return "conditional";
+    case Takeover::IfNotExists: return "if-not-exists";
+  }
+  return "?";
+}
+inline std::string to_string(Complete v) {
+  switch (v) {
+    case Complete::Fenced: return "fenced";
+    case Complete::Blind: return "blind";
+  }
+  return "?";
+}
+inline std::string to_string(PollReadKind v) {
+  switch (v) {
+    case PollReadKind::Consistent: return "consistent";
+    case PollReadKind::Eventual: return "eventual";
+  }
+  return "?";
+}
+inline std::string to_string(ExpiresOn v) {
+  switch (v) {
+    case ExpiresOn::AtComplete: return "at-complete";
+    case ExpiresOn::AtStart: return "at-start";
+  }
+  return "?";
+}
+inline std::string to_string(OnMaxWait v) {
+  switch (v) {
+    case OnMaxWait::Error: return "error";
+    case OnMaxWait::Process: return "process";
+  }
+  return "?";
+}
+inline std::string to_string(SinkKind v) {
+  switch (v) {
+    case SinkKind::Counter: return "counter";
+    case SinkKind::Payment: return "payment";
+    case SinkKind::Email: return "email";
+  }
+  return "?";
+}
+inline std::string to_string(BackoffKind v) {
+  switch (v) {
+    case BackoffKind::None: return "none";
+    case BackoffKind::Constant: return "constant";
+    case BackoffKind::Exponential: return "exponential";
+  }
+  return "?";
+}
+inline std::string to_string(Jitter v) {
+  switch (v) {
+    case Jitter::None: return "none";
+    case Jitter::Full: return "full";
+    case Jitter::Equal: return "equal";
+    case Jitter::Decorrelated: return "decorrelated";
+  }
+  return "?";
+}
+inline std::string to_string(ProducerMode v) {
+  switch (v) {
+    case ProducerMode::Direct: return "direct";
+    case ProducerMode::DualWrite: return "dual-write";
+    case ProducerMode::Outbox: return "outbox";
+  }
+  return "?";
+}
+inline std::string to_string(PollKind v) {
+  switch (v) {
+    case PollKind::Distribution: return "distribution";
+    case PollKind::Backoff: return "backoff";
+  }
+  return "?";
+}
+inline std::string to_string(PartitionGroup v) {
+  switch (v) {
+    case PartitionGroup::Consumers: return "consumers";
+    case PartitionGroup::Store: return "store";
+    case PartitionGroup::Broker: return "broker";
+    case PartitionGroup::Sink: return "sink";
+    case PartitionGroup::Clients: return "clients";
+  }
+  return "?";
+}
+inline std::string to_string(ExpectationOp v) {
+  switch (v) {
+    case ExpectationOp::Equal: return "==";
+    case ExpectationOp::NotEqual: return "!=";
+    case ExpectationOp::Less: return "<";
+    case ExpectationOp::LessEqual: return "<=";
+    case ExpectationOp::Greater: return ">";
+    case ExpectationOp::GreaterEqual: return ">=";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------- compound values
+
+// topology.commit: "after-each" | "interval(5s)".
+struct Commit {
+  CommitMode mode = CommitMode::AfterEach;
+  sim::Duration interval = 0;  // > 0 when mode == Interval; 0 otherwise
+};
+
+// store.ttl_eviction: "exact" | "lazy(max=48h)": expired items linger up to `lazy_max`.
+struct TtlEviction {
+  TtlEvictionKind kind = TtlEvictionKind::Exact;
+  sim::Duration lazy_max = 0;  // >= 0 when kind == Lazy; 0 otherwise
+};
+
+// protocol.poll: a distribution ("100ms", "uniform(50ms, 150ms)") drawn for
+// every re-read, or "backoff(base=50ms, factor=1.5, cap=5s)": base, then
+// base*factor, ... capped at cap. The loader keeps every poll interval
+// positive on average (a zero interval would spin without advancing time).
+struct Poll {
+  PollKind kind = PollKind::Distribution;
+  sim::Distribution interval = sim::Distribution::constant(100'000'000);  // kind == Distribution
+  sim::Duration backoff_base = 0;                                         // kind == Backoff: > 0
+  double backoff_factor = 1.0;                                            // kind == Backoff: >= 1
+  sim::Duration backoff_cap = 0;                                          // kind == Backoff: >= backoff_base
+};
+
+// protocol.poll_read: "consistent" | "eventual(lag=DIST)": waiting callers may
+// read a replica that is `lag` behind.
+struct PollRead {
+  PollReadKind kind = PollReadKind::Consistent;
+  sim::Distribution lag = sim::Distribution::constant(0);  // kind == Eventual; a constant 0 otherwise
+};
+
+// sink.backoff: "none" | "constant(100ms)" | "exponential(base=100ms, cap=10s)".
+struct Backoff {
+  BackoffKind kind = BackoffKind::None;
+  sim::Duration delay = 0;  // Constant: the delay between retries (>= 0)
+  sim::Duration base = 0;   // Exponential: first delay (> 0), doubling per retry
+  sim::Duration cap = 0;    // Exponential: the largest delay (>= base)
+};
+
+// ---------------------------------------------------------------- tables
+
+struct ScenarioSection {
+  std::string name;               // required, non-empty
+  std::string description;        // default ""
+  std::vector<std::string> tags;  // default []
+};
+
+struct RunSection {
+  std::int64_t seeds = 20;                     // default 20; >= 1
+  sim::Duration duration = 3'600'000'000'000;  // default "1h"; > 0
+  bool drain = true;                           // default true
+};
+
+struct TopologySection {
+  SourceKind source = SourceKind::Kafka;              // default "kafka"
+  int consumers = 4;                                  // default 4; >= 1
+  std::vector<std::string> processors{"billing"};     // default ["billing"]; >= 1 entry, distinct, non-empty
+  int partitions = 8;                                 // default 8; >= 1 when source is kafka (>= 0 otherwise)
+  Partitioner partitioner = Partitioner::Key;         // default "key"
+  Commit commit;                                      // default "after-each"
+  sim::Duration visibility_timeout = 30'000'000'000;  // default "30s"; > 0
+  int clients = 10;                                   // default 10; >= 1 when source is clients (>= 0 otherwise)
+  // Extensions (not in SCENARIOS.md's example; documented in the README): the request/response callers of
+  // source "clients" time out, retry the same id, back off and jitter like real HTTP clients.
+  sim::Duration client_timeout = 1'000'000'000;  // default "1s"; > 0
+  int client_retries = 5;                        // default 5; >= 0
+  // default "exponential(base=100ms, cap=10s)"
+  Backoff client_backoff{BackoffKind::Exponential, 0, 100'000'000, 10'000'000'000};
+  Jitter client_jitter = Jitter::Full;  // default "full"
+};
+
+struct RedeliverySection {
+  double fraction = 0.0;                                     // default 0.0; probability
+  int copies = 1;                                            // default 1; >= 1
+  sim::Distribution delay = sim::Distribution::constant(0);  // default "0s"
+};
+
+struct WorkloadSection {
+  std::int64_t messages = 1000;  // default 1000; >= 0
+  Rate rate{50.0};               // default "50/s"; > 0 when messages > 0
+  sim::Distribution processing_time = default_distribution("exponential(mean=200ms)");  // default
+  std::int64_t result_size = 64;                                                        // default 64 (bytes); >= 0
+  RedeliverySection redelivery;
+};
+
+// One [[network.partition]]: the link between two groups is cut from `at` for `for_duration`.
+struct NetworkPartition {
+  sim::Duration at = 0;                              // required; >= 0
+  sim::Duration for_duration = 0;                    // required (key "for"); > 0
+  PartitionGroup first = PartitionGroup::Consumers;  // required: between = [first, second], distinct groups
+  PartitionGroup second = PartitionGroup::Store;
+};
+
+// One [[network.link]] (extension, documented in the README): the one-way latency between two groups, in both
+// directions, instead of network.latency. Loss, lost ACKs and duplication stay network.*'s. The group "clients"
+// is also where the producer of a kafka or queue source sits.
+struct NetworkLink {
+  PartitionGroup first = PartitionGroup::Consumers;  // required: between = [first, second], distinct groups
+  PartitionGroup second = PartitionGroup::Store;
+  sim::Distribution latency = sim::Distribution::constant(0);  // required
+};
+
+struct NetworkSection {
+  sim::Distribution latency = default_distribution("uniform(500us, 2ms)");  // default; one-way
+  double loss = 0.0;                                                        // default 0.0; probability
+  double ack_loss = 0.0;                                                    // default 0.0; probability
+  double duplicate = 0.0;                                                   // default 0.0; probability
+  sim::Duration rpc_timeout = 1'000'000'000;                                // default "1s"; > 0
+  std::vector<NetworkPartition> partitions;                                 // [[network.partition]], default none
+  std::vector<NetworkLink> links;                                           // [[network.link]], default none
+};
+
+struct CrashPointsSection {
+  double after_start_before_effect = 0.0;     // default 0.0; probability per attempt
+  double after_effect_before_complete = 0.0;  // default 0.0
+  double after_complete_before_ack = 0.0;     // default 0.0
+};
+
+struct FaultsSection {
+  std::optional<sim::Distribution> crash_every;                                  // absent = no random crashes; mean > 0
+  sim::Distribution restart_after = sim::Distribution::constant(5'000'000'000);  // default "5s"
+  std::optional<sim::Distribution> pause_every;                                  // absent = no pauses; mean > 0
+  sim::Distribution pause_for = default_distribution("exponential(mean=2s)");    // default
+  std::optional<sim::Distribution> clock_skew;                                   // absent = no skew (may be negative)
+  std::optional<sim::Distribution> rebalance_every;                              // absent = no rebalances; mean > 0
+  bool swarm = false;                                                            // default false
+  CrashPointsSection crash_points;
+};
+
+struct StoreSection {
+  sim::Distribution latency = sim::Distribution::constant(200'000);  // default "200us"
+  TtlEviction ttl_eviction;                                          // default "exact"
+};
+
+struct ProtocolSection {
+  ProtocolKind kind = ProtocolKind::Mnemosyne;       // default "mnemosyne"
+  std::optional<sim::Duration> max_processing_time;  // no default: required (> 0) for mnemosyne
+  std::optional<sim::Duration> ttl;                  // no default: required (> 0) for mnemosyne, record-after,
+                                                     //   check-then-insert and inbox
+  Poll poll;                                         // default "100ms"
+  sim::Duration max_wait = 60'000'000'000;           // default "1m"; >= 0
+  OnMaxWait on_max_wait = OnMaxWait::Error;          // default "error"
+  bool memoize = true;                               // default true
+  Takeover takeover = Takeover::Conditional;         // default "conditional"
+  Complete complete = Complete::Fenced;              // default "fenced"
+  PollRead poll_read;                                // default "consistent"
+  ExpiresOn expires_on = ExpiresOn::AtComplete;      // default "at-complete"
+  bool expired_wins = true;                          // default true
+};
+
+// One [[sink.outage]]: every call fails (retryable) from `at` for `for_duration`.
+struct SinkOutage {
+  sim::Duration at = 0;            // required; >= 0
+  sim::Duration for_duration = 0;  // required (key "for"); > 0
+};
+
+struct SinkSection {
+  SinkKind kind = SinkKind::Counter;                                    // default "counter"
+  bool idempotent = false;                                              // default false
+  sim::Distribution latency = sim::Distribution::constant(20'000'000);  // default "20ms"
+  sim::Duration timeout = 1'000'000'000;                                // default "1s"; > 0
+  int retries = 0;                                                      // default 0; >= 0
+  Backoff backoff;                                                      // default "none"
+  Jitter jitter = Jitter::None;                                         // default "none"
+  Rate capacity{0.0};                                                   // default "0/s" = unlimited
+  std::vector<SinkOutage> outages;                                      // [[sink.outage]], default none
+};
+
+struct ProducerSection {
+  ProducerMode mode = ProducerMode::Direct;       // default "direct"
+  double crash_between_commit_and_publish = 0.0;  // default 0.0; probability
+};
+
+// One [expect] entry: `key = "OP NUMBER"`. `key` is a result field (dotted for
+// nested ones, e.g. "duplicates.expired"). `percent`: NUMBER ended in % and is
+// a percentage of `messages` (then `number` is the percentage, e.g. 5 for 5%).
+// For time fields NUMBER may be written as a duration; `number` is then in ns.
+struct Expectation {
+  std::string key;
+  ExpectationOp op = ExpectationOp::Equal;
+  double number = 0.0;
+  bool percent = false;
+  int line = 0;  // where it was written (0 = --set)
+  int column = 0;
+};
+
+struct ScenarioConfig {
+  ScenarioSection scenario;
+  RunSection run;
+  TopologySection topology;
+  WorkloadSection workload;
+  NetworkSection network;
+  FaultsSection faults;
+  StoreSection store;
+  ProtocolSection protocol;
+  SinkSection sink;
+  ProducerSection producer;
+  std::vector<Expectation> expect;  // in file order, then --set ones
+
+  // Where each key was written, by dotted key ("protocol.ttl",
+  // "network.partition[0].at", "expect.duplicates.expired"); tables too
+  // ("protocol"). Keys left at their default are absent.
+  std::map<std::string, SourcePosition> positions;
+  // The name the file was loaded under (for messages: "FILE:LINE"), "" if built by hand.
+  std::string source_name;
+};
+
+}  // namespace lethe

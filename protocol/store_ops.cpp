@@ -1,0 +1,230 @@
+#include "protocol/store_ops.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace lethe {
+
+bool Condition::holds(const std::optional<Item>& current) const {
+  if (require_absent && current.has_value()) return false;
+  if (require_present && !current.has_value()) return false;
+  if (absent_or_expired_at.has_value() && current.has_value() && !current->expired_at(*absent_or_expired_at)) {
+    return false;
+  }
+  if (started_at_equals.has_value() && (!current.has_value() || current->started_at != started_at_equals)) {
+    return false;
+  }
+  if (owner_equals.has_value() && (!current.has_value() || current->owner != *owner_equals)) return false;
+  if (require_not_completed && current.has_value() && current->completed_at.has_value()) return false;
+  return true;
+}
+
+namespace {
+template <class Field, class T>  // Field: std::optional<T> or MaybeTime
+void assign(Assign mode, Field& field, T value) {
+  switch (mode) {
+    case Assign::Keep: break;
+    case Assign::Set: field = value; break;
+    case Assign::SetIfAbsent:
+      if (!field.has_value()) field = value;
+      break;
+    case Assign::Remove: field.reset(); break;
+  }
+}
+}  // namespace
+
+void Update::apply_to(std::optional<Item>& item) const {
+  if (replace_expired_at.has_value() && item.has_value() && item->expired_at(*replace_expired_at)) item.reset();
+  const bool created = !item.has_value();
+  if (created) item.emplace();
+  Item& it = *item;
+  assign(started_at_mode, it.started_at, started_at);
+  assign(completed_at_mode, it.completed_at, completed_at);
+  assign(expires_on_mode, it.expires_on, expires_on);
+  assign(memoized_mode, it.memoized, memoized);
+  switch (owner_mode) {
+    case Assign::Keep: break;
+    case Assign::Set: it.owner = owner; break;
+    case Assign::SetIfAbsent:
+      if (created || it.owner == 0) it.owner = owner;
+      break;
+    case Assign::Remove: it.owner = 0; break;
+  }
+  it.counter += counter_add;
+}
+
+std::vector<Key> Op::keys() const {
+  if (kind != OpKind::Transaction) return {key};
+  std::vector<Key> result;
+  result.reserve(parts.size());
+  for (const auto& part : parts) result.push_back(part.key);
+  std::sort(result.begin(), result.end());
+  result.erase(std::unique(result.begin(), result.end()), result.end());
+  return result;
+}
+
+namespace {
+// Where `key` is in `state`, or where it would go: found by one descent, read and written without another.
+struct Slot {
+  StoreState::iterator at;
+  bool found = false;
+};
+Slot find_slot(StoreState& state, Key key) {
+  const auto at = state.lower_bound(key);
+  return Slot{at, at != state.end() && at->first == key};
+}
+std::optional<Item> read(const Slot& slot) {
+  if (!slot.found) return std::nullopt;
+  return slot.at->second;
+}
+// Leaves `item` at the slot's key (absent: erased). The slot is not valid afterwards.
+void write(StoreState& state, const Slot& slot, Key key, const std::optional<Item>& item) {
+  if (item.has_value()) {
+    if (slot.found) {
+      slot.at->second = *item;
+    } else {
+      state.emplace_hint(slot.at, key, *item);
+    }
+  } else if (slot.found) {
+    state.erase(slot.at);
+  }
+}
+}  // namespace
+
+Reply apply(StoreState& state, const Op& op, std::optional<Item>* after) {
+  Reply reply;
+  std::optional<Item> unused;
+  std::optional<Item>& now = after != nullptr ? *after : unused;  // the item after the op (single-key ops)
+  if (op.kind == OpKind::Transaction) {
+    reply.previous_parts.reserve(op.parts.size());
+    for (const auto& part : op.parts) reply.previous_parts.push_back(read(find_slot(state, part.key)));
+    for (std::size_t i = 0; i < op.parts.size(); ++i) {
+      if (!op.parts[i].condition.holds(reply.previous_parts[i])) {
+        reply.applied = false;
+        return reply;
+      }
+    }
+    for (const auto& part : op.parts) {
+      const Slot slot = find_slot(state, part.key);  // again: an earlier part may have written the same key
+      std::optional<Item> current = read(slot);
+      part.update.apply_to(current);
+      write(state, slot, part.key, current);
+    }
+    return reply;
+  }
+  const Slot slot = find_slot(state, op.key);
+  reply.previous = read(slot);
+  now = reply.previous;
+  switch (op.kind) {
+    case OpKind::Get:
+      return reply;
+    case OpKind::Put:
+      now = op.item;
+      break;
+    case OpKind::Delete:
+      now.reset();
+      break;
+    case OpKind::Upsert:
+      if (!op.condition.holds(now)) {
+        reply.applied = false;
+        return reply;
+      }
+      op.update.apply_to(now);
+      break;
+    case OpKind::Evict:
+      if (!now.has_value() || !now->expired_at(op.at)) {
+        reply.applied = false;
+        return reply;
+      }
+      now.reset();
+      break;
+    case OpKind::Transaction:
+      return reply;  // applied above
+  }
+  write(state, slot, op.key, now);
+  return reply;
+}
+
+std::string describe(const std::optional<Item>& item) {
+  if (!item.has_value()) return "absent";
+  const Item& it = *item;
+  std::string text = "{";
+  auto field = [&text](const char* name, const MaybeTime& value) {
+    if (value.has_value()) text += fmt::format("{}={} ", name, *value);
+  };
+  field("started_at", it.started_at);
+  field("completed_at", it.completed_at);
+  field("expires_on", it.expires_on);
+  if (it.owner != 0) text += fmt::format("owner={} ", it.owner);
+  if (it.memoized.has_value()) text += fmt::format("memoized={} ", *it.memoized);
+  if (it.counter != 0) text += fmt::format("counter={} ", it.counter);
+  if (text.size() > 1) text.pop_back();
+  return text + "}";
+}
+
+std::string describe(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Get: return fmt::format("get({:#x})", op.key);
+    case OpKind::Put: return fmt::format("put({:#x}, {})", op.key, describe(std::optional<Item>(op.item)));
+    case OpKind::Delete: return fmt::format("delete({:#x})", op.key);
+    case OpKind::Upsert: return fmt::format("upsert({:#x})", op.key);
+    case OpKind::Evict: return fmt::format("evict({:#x}, at={})", op.key, op.at);
+    case OpKind::Transaction: {
+      std::string text = "transaction(";
+      for (const auto& part : op.parts) text += fmt::format("{:#x} ", part.key);
+      if (!op.parts.empty()) text.pop_back();
+      return text + ")";
+    }
+  }
+  return "?";
+}
+
+std::string describe(const Reply& reply) {
+  std::string text = reply.applied ? "applied" : "rejected";
+  if (reply.previous.has_value()) text += ", previous " + describe(reply.previous);
+  for (const auto& part : reply.previous_parts) text += ", " + describe(part);
+  return text;
+}
+
+Op get_op(Key key) {
+  Op op;
+  op.kind = OpKind::Get;
+  op.key = key;
+  return op;
+}
+Op put_op(Key key, const Item& item) {
+  Op op;
+  op.kind = OpKind::Put;
+  op.key = key;
+  op.item = item;
+  return op;
+}
+Op delete_op(Key key) {
+  Op op;
+  op.kind = OpKind::Delete;
+  op.key = key;
+  return op;
+}
+Op upsert_op(Key key, const Condition& condition, const Update& update) {
+  Op op;
+  op.kind = OpKind::Upsert;
+  op.key = key;
+  op.condition = condition;
+  op.update = update;
+  return op;
+}
+Op evict_op(Key key, sim::Time at) {
+  Op op;
+  op.kind = OpKind::Evict;
+  op.key = key;
+  op.at = at;
+  return op;
+}
+Op transaction_op(std::vector<TransactionPart> parts) {
+  Op op;
+  op.kind = OpKind::Transaction;
+  op.parts = std::move(parts);
+  return op;
+}
+
+}  // namespace lethe

@@ -1,0 +1,1418 @@
+// Scenario loading: TOML -> lethe::ScenarioConfig, with every check of SCENARIOS.md.
+//
+// How it works: toml++ parses the text into a tree whose nodes carry their
+// line and column; --set overrides are written into that tree as strings
+// (remembering which paths they own); then one pass reads every table of the
+// schema, key by key. Each read registers the key as known, converts and
+// range-checks the value and records its position. Unknown keys are found at
+// the end by comparing each table with the keys read from it, so the schema
+// lives in one place: the read functions below. Cross-field rules run after
+// the keys they relate are read.
+#include "scenario/loader.hpp"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "scenario/text.hpp"
+
+namespace scenario {
+namespace {
+
+using lethe::ScenarioConfig;
+using sim::Duration;
+
+constexpr char kDurationAllowed[] = "a duration such as \"250ms\", \"1.5s\" or \"7d\" (units ns us ms s m h d)";
+constexpr char kDistributionAllowed[] =
+    "a distribution: a duration (\"5ms\"), \"uniform(1ms, 5ms)\", \"exponential(mean=200ms)\", "
+    "\"normal(mean=1s, sd=200ms)\", \"lognormal(median=200ms, p99=2s)\", \"pareto(scale=100ms, shape=1.5)\" "
+    "or \"empirical(file=latencies.csv)\"";
+constexpr char kRateAllowed[] =
+    "a rate such as \"50/s\" or \"30/m\" (a number >= 0, then / and a unit ns us ms s m h d)";
+constexpr char kExpectationAllowed[] =
+    "\"OP NUMBER\" with OP one of == != < <= > >= and NUMBER optionally ending in % (of messages), e.g. \"<= 3\"";
+
+constexpr char kBackoffAllowed[] =
+    "\"none\", \"constant(DURATION)\" or \"exponential(base=DURATION, cap=DURATION)\", e.g. "
+    "\"exponential(base=100ms, cap=10s)\"";
+
+// ---------------------------------------------------------------- result fields for [expect]
+
+enum class FieldKind { Count, Time, Ratio, Boolean };
+
+const std::vector<std::pair<std::string, FieldKind>>& result_fields() {
+  static const std::vector<std::pair<std::string, FieldKind>> fields = {
+      {"sim_time", FieldKind::Time},
+      {"messages", FieldKind::Count},
+      {"deliveries", FieldKind::Count},
+      {"effects", FieldKind::Count},
+      {"duplicate_effects", FieldKind::Count},
+      {"duplicates.unprotected", FieldKind::Count},
+      {"duplicates.takeover_while_alive", FieldKind::Count},
+      {"duplicates.herd_takeover", FieldKind::Count},
+      {"duplicates.crash_after_effect", FieldKind::Count},
+      {"duplicates.expired", FieldKind::Count},
+      {"duplicates.sink_retry", FieldKind::Count},
+      {"lost_messages", FieldKind::Count},
+      {"memo_mismatches", FieldKind::Count},
+      {"memo_overwrites", FieldKind::Count},  // extension: completions that replaced a memoized result
+      {"waits", FieldKind::Count},
+      {"wait_time.p50", FieldKind::Time},
+      {"wait_time.p99", FieldKind::Time},
+      {"wait_time.max", FieldKind::Time},
+      {"sink_calls", FieldKind::Count},
+      {"calls_per_success", FieldKind::Ratio},
+      {"recovery_latency.p50", FieldKind::Time},
+      {"recovery_latency.p99", FieldKind::Time},
+      {"recovery_latency.max", FieldKind::Time},
+      {"linearizable", FieldKind::Boolean},
+  };
+  return fields;
+}
+
+std::optional<FieldKind> result_field_kind(std::string_view key) {
+  for (const auto& [name, kind] : result_fields()) {
+    if (name == key) return kind;
+  }
+  // Extension: coverage counters ("coverage.crash_point.after_effect_before_complete.fired", "coverage.pause"):
+  // how often a fault point fired, so a scenario can insist that its fault really happened.
+  if (key.size() > 9 && key.substr(0, 9) == "coverage.") return FieldKind::Count;
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------- enum words
+
+template <class E>
+using Words = std::vector<std::pair<std::string, E>>;
+
+template <class E>
+Words<E> words_of(std::initializer_list<E> values) {
+  Words<E> words;
+  for (E value : values) words.emplace_back(lethe::to_string(value), value);
+  return words;
+}
+
+template <class E>
+std::string quoted_words(const Words<E>& words) {
+  std::vector<std::string> parts;
+  for (const auto& word : words) parts.push_back("\"" + word.first + "\"");
+  return text::join(parts, ", ");
+}
+
+// sim's parse errors are whole sentences that repeat the text and list the
+// allowed forms; our messages already say both, so keep only the reason. If a
+// sentence does not have the expected shape it is kept whole.
+std::string reason_only(const std::string& found, std::string reason) {
+  const std::string prefix = "in distribution \"" + found + "\": ";
+  if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
+  for (const char* tail : {"; allowed: ", "; a distribution is written as one of"}) {
+    std::size_t at = reason.find(tail);
+    if (at != std::string::npos) reason.erase(at);
+  }
+  const std::string inner = ", found \"" + found + "\" (";
+  std::size_t at = reason.find(inner);
+  if (reason.rfind("expected a duration", 0) == 0 && at != std::string::npos && !reason.empty() &&
+      reason.back() == ')') {
+    reason = reason.substr(at + inner.size(), reason.size() - at - inner.size() - 1);
+  }
+  return reason;
+}
+
+Words<lethe::Jitter> jitter_words() {
+  return words_of({lethe::Jitter::None, lethe::Jitter::Full, lethe::Jitter::Equal, lethe::Jitter::Decorrelated});
+}
+
+// ---------------------------------------------------------------- positions and errors
+
+// Where something was written: a file position, or a --set argument.
+struct Where {
+  int line = 1;
+  int column = 1;
+  std::string set_text;  // non-empty: "--set KEY=VALUE"
+};
+
+struct Error {
+  Where where;
+  std::string text;  // "key: what was found; what is allowed"
+};
+
+std::string describe(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string: return fmt::format("string \"{}\"", node.as_string()->get());
+    case toml::node_type::integer: return fmt::format("integer {}", node.as_integer()->get());
+    case toml::node_type::floating_point: return fmt::format("float {}", node.as_floating_point()->get());
+    case toml::node_type::boolean: return node.as_boolean()->get() ? "boolean true" : "boolean false";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::table: return "a table";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    case toml::node_type::none: break;
+  }
+  return "nothing";
+}
+
+std::string join_path(const std::string& prefix, std::string_view key) {
+  return prefix.empty() ? std::string(key) : prefix + "." + std::string(key);
+}
+
+// A table being read: the node (null when the file leaves it out), its path in
+// messages ("network.partition[0]") and its schema path ("network.partition").
+struct Table {
+  const toml::table* node = nullptr;
+  std::string path;
+  std::string schema;
+  bool valid = true;  // false: the file has something else than a table there (already reported)
+};
+
+enum class Want { Integer, Number, Boolean, StringArray };
+
+class Loader {
+ public:
+  Loader(std::string display_name, std::filesystem::path base_dir)
+      : display_name_(std::move(display_name)), base_dir_(std::move(base_dir)) {}
+
+  LoadResult load(std::string_view toml_text, const std::vector<std::string>& overrides);
+
+ private:
+  // ---- positions, errors
+  Where where_node(const std::string& path, const toml::node* node) const;
+  Where where_key(const std::string& path, const toml::key& key) const;
+  Where where_table(const Table& table) const;
+  Where where_in(const Table& table, std::string_view key) const;
+  void error(Where where, const std::string& key, std::string message) {
+    errors_.push_back({std::move(where), key + ": " + message});
+  }
+  std::vector<LoadError> finished_errors();
+
+  // ---- overrides
+  void apply_override(toml::table& root, const std::string& text);
+  bool is_set(const std::string& path) const { return set_origin_.count(path) != 0; }
+  const toml::node* coerce(const std::string& path, const toml::node* node, Want want);
+
+  // ---- generic reads: each registers the key; returns false only when a present value is invalid
+  const toml::node* get(const Table& table, std::string_view key);
+  bool has(const Table& table, std::string_view key) const { return table.node && table.node->get(key); }
+  Table subtable(const Table& parent, std::string_view key);
+  std::vector<Table> table_array(const Table& parent, std::string_view key);
+  std::optional<std::string> read_text(const Table& table, std::string_view key, const std::string& allowed);
+  bool read_string(const Table& table, std::string_view key, std::string& out);
+  bool read_strings(const Table& table, std::string_view key, std::vector<std::string>& out, bool at_least_one,
+                    bool distinct = true, const std::string& allowed_text = "");
+  template <class T>
+  bool read_int(const Table& table, std::string_view key, std::int64_t min, std::int64_t max, T& out);
+  bool read_bool(const Table& table, std::string_view key, bool& out);
+  bool read_probability(const Table& table, std::string_view key, double& out);
+  bool read_duration(const Table& table, std::string_view key, Duration min, Duration& out);
+  bool read_duration(const Table& table, std::string_view key, Duration min, std::optional<Duration>& out);
+  bool read_distribution(const Table& table, std::string_view key, bool allow_negative, bool positive_mean,
+                         sim::Distribution& out);
+  bool read_distribution(const Table& table, std::string_view key, bool allow_negative, bool positive_mean,
+                         std::optional<sim::Distribution>& out);
+  bool read_rate(const Table& table, std::string_view key, lethe::Rate& out);
+  template <class E>
+  bool read_enum(const Table& table, std::string_view key, const Words<E>& words, E& out);
+  // A value in a small language: `parse` returns the value or nullopt and an optional reason.
+  template <class T>
+  bool read_parsed(const Table& table, std::string_view key, const std::string& allowed,
+                   const std::function<std::optional<T>(const std::string&, std::string&)>& parse, T& out);
+  // Reports a missing required key, unless the table holds a near-typo of it (reported as an unknown key).
+  void missing(const Table& table, std::string_view key, Where where, const std::string& what);
+
+  // ---- value languages
+  std::optional<Duration> duration_in(const std::string& text, Duration min, std::string& problem) const;
+  std::optional<sim::Distribution> distribution_in(const std::string& text, bool allow_negative, bool positive_mean,
+                                                   std::string& problem) const;
+  std::optional<lethe::Commit> parse_commit(const std::string& text, std::string& problem) const;
+  std::optional<lethe::TtlEviction> parse_ttl_eviction(const std::string& text, std::string& problem) const;
+  std::optional<lethe::Poll> parse_poll(const std::string& text, std::string& problem) const;
+  std::optional<lethe::PollRead> parse_poll_read(const std::string& text, std::string& problem) const;
+  std::optional<lethe::Backoff> parse_backoff(const std::string& text, std::string& problem) const;
+  std::optional<lethe::Expectation> parse_expectation(const std::string& key, const std::string& text,
+                                                      std::string& problem) const;
+
+  // ---- the schema
+  void read_scenario(const Table& root);
+  void read_run(const Table& root);
+  void read_topology(const Table& root);
+  void read_workload(const Table& root);
+  void read_network(const Table& root);
+  void read_faults(const Table& root);
+  void read_store(const Table& root);
+  void read_protocol(const Table& root);
+  void read_sink(const Table& root);
+  void read_producer(const Table& root);
+  void read_expect(const Table& root);
+  void read_window(const Table& entry, Duration& at, Duration& for_duration);
+  // `between` of a [[network.partition]] or [[network.link]]. `producer_clients`: the group "clients" is also
+  // allowed when the source is not "clients" (the producer sits there).
+  bool read_between(const Table& entry, bool producer_clients, lethe::PartitionGroup& first,
+                    lethe::PartitionGroup& second);
+  void check_unknown_keys();
+  void check_expectation(const std::string& key, const std::string& value, Where where, const Where& key_where);
+
+  std::string display_name_;
+  std::filesystem::path base_dir_;
+  ScenarioConfig config_;
+  std::vector<Error> errors_;
+  std::map<std::string, std::string> set_origin_;               // path -> "--set KEY=VALUE" that wrote it
+  std::deque<toml::table> coerced_;                             // owns nodes parsed from --set values
+  std::map<std::string, std::vector<std::string>> known_keys_;  // schema path -> keys, in schema order
+  std::vector<Table> tables_to_check_;
+  struct ExpectOverride {
+    std::string key;
+    std::string value;
+    std::string set_text;
+  };
+  std::vector<ExpectOverride> expect_overrides_;
+  bool source_valid_ = true;
+};
+
+// ---------------------------------------------------------------- positions, errors
+
+Where Loader::where_node(const std::string& path, const toml::node* node) const {
+  auto origin = set_origin_.find(path);
+  if (origin != set_origin_.end()) return Where{0, 0, origin->second};
+  if (node == nullptr || node->source().begin.line == 0) return Where{};
+  return Where{static_cast<int>(node->source().begin.line), static_cast<int>(node->source().begin.column), ""};
+}
+
+Where Loader::where_key(const std::string& path, const toml::key& key) const {
+  auto origin = set_origin_.find(path);
+  if (origin != set_origin_.end()) return Where{0, 0, origin->second};
+  if (key.source().begin.line == 0) return Where{};
+  return Where{static_cast<int>(key.source().begin.line), static_cast<int>(key.source().begin.column), ""};
+}
+
+Where Loader::where_table(const Table& table) const {
+  if (table.node == nullptr) return Where{};
+  return where_node(table.path, table.node);
+}
+
+Where Loader::where_in(const Table& table, std::string_view key) const {
+  const toml::node* node = table.node ? table.node->get(key) : nullptr;
+  if (node == nullptr) return where_table(table);
+  return where_node(join_path(table.path, key), node);
+}
+
+std::vector<LoadError> Loader::finished_errors() {
+  // --set errors first (they have no line), then by position in the file.
+  std::stable_sort(errors_.begin(), errors_.end(), [](const Error& a, const Error& b) {
+    auto rank = [](const Error& e) {
+      return e.where.set_text.empty() ? std::pair{e.where.line, e.where.column} : std::pair{0, 0};
+    };
+    return rank(a) < rank(b);
+  });
+  std::vector<LoadError> out;
+  for (const Error& e : errors_) {
+    std::string origin = e.where.set_text.empty() ? fmt::format("{}:{}:{}", display_name_, e.where.line, e.where.column)
+                                                  : e.where.set_text;
+    out.push_back(LoadError{origin + ": " + e.text});
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- overrides
+
+// One component of an override key: a name and an optional [index].
+struct KeyPart {
+  std::string name;
+  std::optional<std::size_t> index;
+};
+
+std::optional<std::vector<KeyPart>> split_key(std::string_view key) {
+  std::vector<KeyPart> parts;
+  std::size_t start = 0;
+  while (start <= key.size()) {
+    std::size_t dot = key.find('.', start);
+    std::string_view part = key.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    KeyPart parsed;
+    std::size_t bracket = part.find('[');
+    parsed.name = std::string(part.substr(0, bracket));
+    if (bracket != std::string_view::npos) {
+      if (part.back() != ']' || part.size() < bracket + 3) return std::nullopt;
+      std::string_view digits = part.substr(bracket + 1, part.size() - bracket - 2);
+      if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+          digits.size() > 6) {
+        return std::nullopt;
+      }
+      parsed.index = static_cast<std::size_t>(std::stoul(std::string(digits)));
+    }
+    if (parsed.name.empty()) return std::nullopt;
+    parts.push_back(std::move(parsed));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return parts;
+}
+
+void Loader::apply_override(toml::table& root, const std::string& argument) {
+  const std::string set_text = "--set " + argument;
+  std::size_t equals = argument.find('=');
+  std::string key = text::trim(std::string_view(argument).substr(0, std::min(equals, argument.size())));
+  if (equals == std::string::npos || key.empty()) {
+    errors_.push_back({Where{0, 0, set_text}, (key.empty() ? argument : key) +
+                                                  ": found no KEY=VALUE; allowed: --set KEY=VALUE, e.g. "
+                                                  "--set protocol.max_processing_time=5s"});
+    return;
+  }
+  std::string value = text::trim(std::string_view(argument).substr(equals + 1));
+  // Quotes are optional: a quoted value is read as a TOML string.
+  if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
+    try {
+      toml::table parsed = toml::parse("v = " + value);
+      if (const toml::node* node = parsed.get("v"); node && node->is_string()) value = node->as_string()->get();
+    } catch (const toml::parse_error&) {
+      // Left as written: the key's reader reports what is wrong with it.
+    }
+  }
+  if (key.rfind("expect.", 0) == 0 && key.size() > 7) {
+    expect_overrides_.push_back({key.substr(7), value, set_text});
+    return;
+  }
+  std::optional<std::vector<KeyPart>> parts = split_key(key);
+  if (!parts) {
+    errors_.push_back({Where{0, 0, set_text}, key + ": found a malformed key; allowed: a dotted key such as "
+                                                    "protocol.ttl or network.partition[0].at"});
+    return;
+  }
+  toml::table* table = &root;
+  std::string path;
+  for (std::size_t i = 0; i + 1 < parts->size(); ++i) {
+    const KeyPart& part = (*parts)[i];
+    path = join_path(path, part.name);
+    toml::node* node = table->get(part.name);
+    if (!part.index) {
+      if (node == nullptr) {
+        node = &table->insert_or_assign(part.name, toml::table{}).first->second;
+        set_origin_.emplace(path, set_text);
+      }
+      if (!node->is_table()) {
+        errors_.push_back({Where{0, 0, set_text}, path + ": found " + describe(*node) +
+                                                      " in the file, not a table; allowed: a key inside a table"});
+        return;
+      }
+      table = node->as_table();
+      continue;
+    }
+    if (node == nullptr) node = &table->insert_or_assign(part.name, toml::array{}).first->second;
+    toml::array* array = node->as_array();
+    if (array == nullptr || !(array->empty() || array->is_array_of_tables())) {
+      errors_.push_back(
+          {Where{0, 0, set_text}, path + ": found " + describe(*node) + " in the file; allowed: an array of tables"});
+      return;
+    }
+    std::size_t index = *part.index;
+    path += fmt::format("[{}]", index);
+    if (index > array->size()) {
+      errors_.push_back({Where{0, 0, set_text},
+                         path + fmt::format(": found index {}; allowed: 0 to {} (an existing entry, or {} to add one)",
+                                            index, array->size(), array->size())});
+      return;
+    }
+    if (index == array->size()) {
+      array->push_back(toml::table{});
+      set_origin_.emplace(path, set_text);
+    }
+    table = array->get(index)->as_table();
+  }
+  const KeyPart& last = parts->back();
+  std::string full = join_path(path, last.name);
+  if (last.index) {
+    errors_.push_back({Where{0, 0, set_text}, full + fmt::format("[{}]", *last.index) +
+                                                  ": found a whole table; allowed: one key of it, e.g. " + full +
+                                                  fmt::format("[{}].at=1m", *last.index)});
+    return;
+  }
+  if (const toml::node* existing = table->get(last.name);
+      existing && (existing->is_table() || existing->is_array_of_tables())) {
+    errors_.push_back({Where{0, 0, set_text}, full + ": found " + describe(*existing) +
+                                                  " in the file; allowed: --set sets one value, e.g. " + full +
+                                                  ".KEY=VALUE"});
+    return;
+  }
+  table->insert_or_assign(last.name, value);
+  set_origin_[full] = set_text;
+}
+
+// A --set value arrives as a string; a key that wants another type reads it as TOML.
+const toml::node* Loader::coerce(const std::string& path, const toml::node* node, Want want) {
+  if (node == nullptr || !node->is_string() || !is_set(path)) return node;
+  const std::string& raw = node->as_string()->get();
+  if (want == Want::StringArray && (raw.empty() || raw.front() != '[')) {
+    toml::array items;
+    std::size_t start = 0;
+    while (start <= raw.size()) {
+      std::size_t comma = raw.find(',', start);
+      std::string item = text::trim(
+          std::string_view(raw).substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      items.push_back(item);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    toml::table holder;
+    holder.insert_or_assign("v", std::move(items));
+    coerced_.push_back(std::move(holder));
+    return coerced_.back().get("v");
+  }
+  try {
+    toml::table parsed = toml::parse("v = " + raw);
+    if (parsed.size() == 1 && parsed.get("v") != nullptr) {
+      coerced_.push_back(std::move(parsed));
+      return coerced_.back().get("v");
+    }
+  } catch (const toml::parse_error&) {
+    // Not a TOML value: the reader reports the string as found.
+  }
+  return node;
+}
+
+// ---------------------------------------------------------------- generic reads
+
+const toml::node* Loader::get(const Table& table, std::string_view key) {
+  std::vector<std::string>& known = known_keys_[table.schema];
+  if (std::find(known.begin(), known.end(), key) == known.end()) known.emplace_back(key);
+  if (table.node == nullptr) return nullptr;
+  const toml::node* node = table.node->get(key);
+  if (node != nullptr) {
+    std::string path = join_path(table.path, key);
+    Where where = where_node(path, node);
+    config_.positions[path] =
+        where.set_text.empty() ? lethe::SourcePosition{where.line, where.column} : lethe::SourcePosition{0, 0};
+  }
+  return node;
+}
+
+Table Loader::subtable(const Table& parent, std::string_view key) {
+  const toml::node* node = get(parent, key);
+  Table table{nullptr, join_path(parent.path, key), join_path(parent.schema, key)};
+  if (node == nullptr) return table;
+  if (!node->is_table()) {
+    error(where_node(table.path, node), table.path,
+          fmt::format("found {}; allowed: a table, written [{}]", describe(*node), table.path));
+    table.valid = false;
+    return table;
+  }
+  table.node = node->as_table();
+  tables_to_check_.push_back(table);
+  return table;
+}
+
+std::vector<Table> Loader::table_array(const Table& parent, std::string_view key) {
+  const toml::node* node = get(parent, key);
+  std::string path = join_path(parent.path, key);
+  std::string schema = join_path(parent.schema, key);
+  known_keys_[schema];  // the entries' keys are registered as they are read
+  std::vector<Table> entries;
+  if (node == nullptr) return entries;
+  const toml::array* array = node->as_array();
+  if (array == nullptr || !(array->empty() || array->is_array_of_tables())) {
+    error(where_node(path, node), path,
+          fmt::format("found {}; allowed: an array of tables, each written [[{}]]", describe(*node), path));
+    return entries;
+  }
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    Table entry{array->get(i)->as_table(), fmt::format("{}[{}]", path, i), schema};
+    Where where = where_node(entry.path, entry.node);
+    config_.positions[entry.path] =
+        where.set_text.empty() ? lethe::SourcePosition{where.line, where.column} : lethe::SourcePosition{0, 0};
+    tables_to_check_.push_back(entry);
+    entries.push_back(entry);
+  }
+  return entries;
+}
+
+std::optional<std::string> Loader::read_text(const Table& table, std::string_view key, const std::string& allowed) {
+  const toml::node* node = get(table, key);
+  if (node == nullptr) return std::nullopt;
+  std::string path = join_path(table.path, key);
+  if (!node->is_string()) {
+    error(where_node(path, node), path, fmt::format("found {}; allowed: {}", describe(*node), allowed));
+    return std::nullopt;
+  }
+  return node->as_string()->get();
+}
+
+bool Loader::read_string(const Table& table, std::string_view key, std::string& out) {
+  const toml::node* node = get(table, key);
+  if (node == nullptr) return true;
+  std::string path = join_path(table.path, key);
+  if (!node->is_string()) {
+    error(where_node(path, node), path, fmt::format("found {}; allowed: a string", describe(*node)));
+    return false;
+  }
+  out = node->as_string()->get();
+  return true;
+}
+
+bool Loader::read_strings(const Table& table, std::string_view key, std::vector<std::string>& out, bool at_least_one,
+                          bool distinct, const std::string& allowed_text) {
+  std::string path = join_path(table.path, key);
+  const toml::node* node = coerce(path, get(table, key), Want::StringArray);
+  if (node == nullptr) return true;
+  std::string allowed = !allowed_text.empty() ? allowed_text
+                        : at_least_one        ? "an array of one or more distinct non-empty strings, e.g. [\"billing\"]"
+                                       : "an array of distinct non-empty strings, e.g. [\"incident\", \"payments\"]";
+  const toml::array* array = node->as_array();
+  if (array == nullptr) {
+    error(where_node(path, node), path, fmt::format("found {}; allowed: {}", describe(*node), allowed));
+    return false;
+  }
+  if (at_least_one && array->empty()) {
+    error(where_node(path, node), path, fmt::format("found an empty array; allowed: {}", allowed));
+    return false;
+  }
+  std::vector<std::string> values;
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    const toml::node& item = *array->get(i);
+    std::string item_path = fmt::format("{}[{}]", path, i);
+    Where where = is_set(path) ? where_node(path, node) : where_node(item_path, &item);
+    if (!item.is_string() || item.as_string()->get().empty()) {
+      error(where, item_path, fmt::format("found {}; allowed: {}", describe(item), allowed));
+      return false;
+    }
+    const std::string& value = item.as_string()->get();
+    if (distinct && std::find(values.begin(), values.end(), value) != values.end()) {
+      error(where, item_path, fmt::format("found \"{}\" twice; allowed: {}", value, allowed));
+      return false;
+    }
+    values.push_back(value);
+  }
+  out = std::move(values);
+  return true;
+}
+
+template <class T>
+bool Loader::read_int(const Table& table, std::string_view key, std::int64_t min, std::int64_t max, T& out) {
+  std::string path = join_path(table.path, key);
+  const toml::node* node = coerce(path, get(table, key), Want::Integer);
+  if (node == nullptr) return true;
+  std::string allowed = max == std::numeric_limits<std::int64_t>::max()
+                            ? fmt::format("an integer >= {}", min)
+                            : fmt::format("an integer from {} to {}", min, max);
+  if (!node->is_integer()) {
+    error(where_node(path, node), path, fmt::format("found {}; allowed: {}", describe(*node), allowed));
+    return false;
+  }
+  std::int64_t value = node->as_integer()->get();
+  if (value < min || value > max) {
+    error(where_node(path, node), path, fmt::format("found {}; allowed: {}", value, allowed));
+    return false;
+  }
+  out = static_cast<T>(value);
+  return true;
+}
+
+bool Loader::read_bool(const Table& table, std::string_view key, bool& out) {
+  std::string path = join_path(table.path, key);
+  const toml::node* node = coerce(path, get(table, key), Want::Boolean);
+  if (node == nullptr) return true;
+  if (!node->is_boolean()) {
+    error(where_node(path, node), path, fmt::format("found {}; allowed: true or false", describe(*node)));
+    return false;
+  }
+  out = node->as_boolean()->get();
+  return true;
+}
+
+bool Loader::read_probability(const Table& table, std::string_view key, double& out) {
+  std::string path = join_path(table.path, key);
+  const toml::node* node = coerce(path, get(table, key), Want::Number);
+  if (node == nullptr) return true;
+  constexpr char allowed[] = "a probability: a number from 0 to 1, e.g. 0.05";
+  double value = 0.0;
+  if (node->is_integer()) {
+    value = static_cast<double>(node->as_integer()->get());
+  } else if (node->is_floating_point()) {
+    value = node->as_floating_point()->get();
+  } else {
+    error(where_node(path, node), path, fmt::format("found {}; allowed: {}", describe(*node), allowed));
+    return false;
+  }
+  if (!(value >= 0.0 && value <= 1.0)) {  // also refuses nan
+    error(where_node(path, node), path, fmt::format("found {}; allowed: {}", value, allowed));
+    return false;
+  }
+  out = value;
+  return true;
+}
+
+std::optional<Duration> Loader::duration_in(const std::string& text, Duration min, std::string& problem) const {
+  std::string reason;
+  std::optional<Duration> value = sim::parse_duration(text, reason, /*allow_negative=*/false);
+  if (!value) {
+    problem = reason_only(text, reason);
+    return std::nullopt;
+  }
+  if (*value < min) {
+    problem = min == 1 ? "it must be more than 0" : fmt::format("it must be at least {}", sim::format_duration(min));
+    return std::nullopt;
+  }
+  return value;
+}
+
+bool Loader::read_duration(const Table& table, std::string_view key, Duration min, Duration& out) {
+  std::string allowed = min > 0 ? std::string(kDurationAllowed) + ", more than 0" : kDurationAllowed;
+  std::function<std::optional<Duration>(const std::string&, std::string&)> parse =
+      [&](const std::string& text, std::string& problem) { return duration_in(text, min, problem); };
+  return read_parsed<Duration>(table, key, allowed, parse, out);
+}
+
+bool Loader::read_duration(const Table& table, std::string_view key, Duration min, std::optional<Duration>& out) {
+  Duration value = 0;
+  if (!has(table, key)) {
+    get(table, key);  // registers the key
+    return true;
+  }
+  if (!read_duration(table, key, min, value)) return false;
+  out = value;
+  return true;
+}
+
+std::optional<sim::Distribution> Loader::distribution_in(const std::string& text, bool allow_negative,
+                                                         bool positive_mean, std::string& problem) const {
+  std::string reason;
+  std::optional<sim::Distribution> value = sim::Distribution::parse(text, base_dir_, reason, allow_negative);
+  if (!value) {
+    problem = reason_only(text, reason);
+    return std::nullopt;
+  }
+  if (positive_mean && !(value->mean_ns() > 0.0)) {
+    problem = "its mean is 0, which would repeat without time passing";
+    return std::nullopt;
+  }
+  return value;
+}
+
+bool Loader::read_distribution(const Table& table, std::string_view key, bool allow_negative, bool positive_mean,
+                               sim::Distribution& out) {
+  std::string allowed = kDistributionAllowed;
+  if (positive_mean) allowed += ", with a mean above 0";
+  if (allow_negative) allowed += " (negative values allowed)";
+  std::function<std::optional<sim::Distribution>(const std::string&, std::string&)> parse = [&](const std::string& text,
+                                                                                                std::string& problem) {
+    return distribution_in(text, allow_negative, positive_mean, problem);
+  };
+  return read_parsed<sim::Distribution>(table, key, allowed, parse, out);
+}
+
+bool Loader::read_distribution(const Table& table, std::string_view key, bool allow_negative, bool positive_mean,
+                               std::optional<sim::Distribution>& out) {
+  if (!has(table, key)) {
+    get(table, key);
+    return true;
+  }
+  sim::Distribution value;
+  if (!read_distribution(table, key, allow_negative, positive_mean, value)) return false;
+  out = value;
+  return true;
+}
+
+bool Loader::read_rate(const Table& table, std::string_view key, lethe::Rate& out) {
+  std::function<std::optional<lethe::Rate>(const std::string&, std::string&)> parse =
+      [](const std::string& text, std::string&) -> std::optional<lethe::Rate> {
+    std::optional<double> per_second = text::parse_rate_per_second(text);
+    if (!per_second) return std::nullopt;
+    return lethe::Rate{*per_second};
+  };
+  return read_parsed<lethe::Rate>(table, key, kRateAllowed, parse, out);
+}
+
+template <class E>
+bool Loader::read_enum(const Table& table, std::string_view key, const Words<E>& words, E& out) {
+  std::function<std::optional<E>(const std::string&, std::string&)> parse =
+      [&](const std::string& text, std::string& problem) -> std::optional<E> {
+    std::vector<std::string> names;
+    for (const auto& [name, value] : words) {
+      if (name == text) return value;
+      names.push_back(name);
+    }
+    std::string near = text::nearest(text, names);
+    if (!near.empty()) problem = fmt::format("did you mean \"{}\"?", near);
+    return std::nullopt;
+  };
+  return read_parsed<E>(table, key, quoted_words(words), parse, out);
+}
+
+template <class T>
+bool Loader::read_parsed(const Table& table, std::string_view key, const std::string& allowed,
+                         const std::function<std::optional<T>(const std::string&, std::string&)>& parse, T& out) {
+  std::optional<std::string> value = read_text(table, key, allowed);
+  if (!value) return !has(table, key);
+  std::string problem;
+  std::optional<T> parsed = parse(*value, problem);
+  if (!parsed) {
+    std::string path = join_path(table.path, key);
+    std::string reason = problem.empty() ? "" : " (" + problem + ")";
+    error(where_in(table, key), path, fmt::format("found \"{}\"{}; allowed: {}", *value, reason, allowed));
+    return false;
+  }
+  out = std::move(*parsed);
+  return true;
+}
+
+void Loader::missing(const Table& table, std::string_view key, Where where, const std::string& what) {
+  if (table.node != nullptr) {
+    for (auto&& [written, value] : *table.node) {
+      if (!text::nearest(written.str(), {std::string(key)}).empty()) return;
+    }
+  }
+  error(std::move(where), join_path(table.path, key), "missing; " + what);
+}
+
+// ---------------------------------------------------------------- compound value languages
+
+std::optional<lethe::Commit> Loader::parse_commit(const std::string& value, std::string& problem) const {
+  if (value == "after-each") return lethe::Commit{};
+  std::optional<text::Call> call = text::parse_call(value);
+  if (!call || call->name != "interval") return std::nullopt;
+  std::optional<std::vector<std::string>> arguments = text::bind_arguments(*call, {"every"}, problem);
+  if (!arguments) return std::nullopt;
+  std::optional<Duration> every = duration_in((*arguments)[0], 1, problem);
+  if (!every) return std::nullopt;
+  return lethe::Commit{lethe::CommitMode::Interval, *every};
+}
+
+std::optional<lethe::TtlEviction> Loader::parse_ttl_eviction(const std::string& value, std::string& problem) const {
+  if (value == "exact") return lethe::TtlEviction{};
+  std::optional<text::Call> call = text::parse_call(value);
+  if (!call || call->name != "lazy") return std::nullopt;
+  std::optional<std::vector<std::string>> arguments = text::bind_arguments(*call, {"max"}, problem);
+  if (!arguments) return std::nullopt;
+  std::optional<Duration> max = duration_in((*arguments)[0], 0, problem);
+  if (!max) return std::nullopt;
+  return lethe::TtlEviction{lethe::TtlEvictionKind::Lazy, *max};
+}
+
+std::optional<lethe::Poll> Loader::parse_poll(const std::string& value, std::string& problem) const {
+  std::optional<text::Call> call = text::parse_call(value);
+  if (!call || call->name != "backoff") {
+    std::optional<sim::Distribution> interval = distribution_in(value, false, true, problem);
+    if (!interval) return std::nullopt;
+    lethe::Poll poll;
+    poll.interval = *interval;
+    return poll;
+  }
+  std::optional<std::vector<std::string>> arguments = text::bind_arguments(*call, {"base", "factor", "cap"}, problem);
+  if (!arguments) return std::nullopt;
+  lethe::Poll poll;
+  poll.kind = lethe::PollKind::Backoff;
+  std::optional<Duration> base = duration_in((*arguments)[0], 1, problem);
+  if (!base) {
+    problem = "base: " + problem;
+    return std::nullopt;
+  }
+  std::optional<double> factor = text::parse_number((*arguments)[1]);
+  if (!factor || *factor < 1.0 || *factor > 1000.0) {
+    problem = fmt::format("factor \"{}\" must be a number from 1 to 1000", (*arguments)[1]);
+    return std::nullopt;
+  }
+  std::optional<Duration> cap = duration_in((*arguments)[2], *base, problem);
+  if (!cap) {
+    problem = "cap: " + problem;
+    return std::nullopt;
+  }
+  poll.backoff_base = *base;
+  poll.backoff_factor = *factor;
+  poll.backoff_cap = *cap;
+  return poll;
+}
+
+std::optional<lethe::PollRead> Loader::parse_poll_read(const std::string& value, std::string& problem) const {
+  if (value == "consistent") return lethe::PollRead{};
+  std::optional<text::Call> call = text::parse_call(value);
+  if (!call || call->name != "eventual") return std::nullopt;
+  std::optional<std::vector<std::string>> arguments = text::bind_arguments(*call, {"lag"}, problem);
+  if (!arguments) return std::nullopt;
+  std::optional<sim::Distribution> lag = distribution_in((*arguments)[0], false, false, problem);
+  if (!lag) {
+    problem = "lag: " + problem;
+    return std::nullopt;
+  }
+  return lethe::PollRead{lethe::PollReadKind::Eventual, *lag};
+}
+
+std::optional<lethe::Backoff> Loader::parse_backoff(const std::string& value, std::string& problem) const {
+  if (value == "none") return lethe::Backoff{};
+  std::optional<text::Call> call = text::parse_call(value);
+  if (!call) return std::nullopt;
+  lethe::Backoff backoff;
+  if (call->name == "constant") {
+    std::optional<std::vector<std::string>> arguments = text::bind_arguments(*call, {"delay"}, problem);
+    if (!arguments) return std::nullopt;
+    std::optional<Duration> delay = duration_in((*arguments)[0], 0, problem);
+    if (!delay) return std::nullopt;
+    backoff.kind = lethe::BackoffKind::Constant;
+    backoff.delay = *delay;
+    return backoff;
+  }
+  if (call->name == "exponential") {
+    std::optional<std::vector<std::string>> arguments = text::bind_arguments(*call, {"base", "cap"}, problem);
+    if (!arguments) return std::nullopt;
+    std::optional<Duration> base = duration_in((*arguments)[0], 1, problem);
+    if (!base) {
+      problem = "base: " + problem;
+      return std::nullopt;
+    }
+    std::optional<Duration> cap = duration_in((*arguments)[1], *base, problem);
+    if (!cap) {
+      problem = "cap: " + problem;
+      return std::nullopt;
+    }
+    backoff.kind = lethe::BackoffKind::Exponential;
+    backoff.base = *base;
+    backoff.cap = *cap;
+    return backoff;
+  }
+  return std::nullopt;
+}
+
+std::optional<lethe::Expectation> Loader::parse_expectation(const std::string& key, const std::string& value,
+                                                            std::string& problem) const {
+  std::optional<FieldKind> kind = result_field_kind(key);
+  std::string body = text::trim(value);
+  lethe::Expectation expectation;
+  expectation.key = key;
+  static const std::vector<std::pair<std::string, lethe::ExpectationOp>> ops = {
+      {"==", lethe::ExpectationOp::Equal},     {"!=", lethe::ExpectationOp::NotEqual},
+      {"<=", lethe::ExpectationOp::LessEqual}, {">=", lethe::ExpectationOp::GreaterEqual},
+      {"<", lethe::ExpectationOp::Less},       {">", lethe::ExpectationOp::Greater},
+  };
+  bool found_op = false;
+  for (const auto& [word, op] : ops) {
+    if (body.rfind(word, 0) == 0 && !(word.size() == 1 && body.size() > 1 && body[1] == '=')) {
+      expectation.op = op;
+      body = text::trim(std::string_view(body).substr(word.size()));
+      found_op = true;
+      break;
+    }
+  }
+  if (!found_op || body.empty() || body.front() == '=') {
+    problem = found_op ? "no NUMBER after the operator" : "it does not start with an operator";
+    return std::nullopt;
+  }
+  if (body.back() == '%') {
+    if (kind != FieldKind::Count) {
+      problem = "% (of messages) is only for counts";
+      return std::nullopt;
+    }
+    expectation.percent = true;
+    body = text::trim(std::string_view(body).substr(0, body.size() - 1));
+  }
+  std::optional<double> number = text::parse_number(body);
+  if (!number && kind == FieldKind::Time) {
+    std::string reason;
+    if (std::optional<Duration> duration = sim::parse_duration(body, reason)) number = static_cast<double>(*duration);
+  }
+  if (!number) {
+    problem = kind == FieldKind::Time ? fmt::format("\"{}\" is neither a number (of ns) nor a duration", body)
+                                      : fmt::format("\"{}\" is not a number", body);
+    return std::nullopt;
+  }
+  if (kind == FieldKind::Boolean &&
+      (!(*number == 0.0 || *number == 1.0) ||
+       !(expectation.op == lethe::ExpectationOp::Equal || expectation.op == lethe::ExpectationOp::NotEqual))) {
+    problem = "linearizable is compared with == or != against 1 (true) or 0 (false)";
+    return std::nullopt;
+  }
+  expectation.number = *number;
+  return expectation;
+}
+
+// ---------------------------------------------------------------- the schema
+
+void Loader::read_scenario(const Table& root) {
+  Table table = subtable(root, "scenario");
+  lethe::ScenarioSection& section = config_.scenario;
+  if (!has(table, "name")) {
+    get(table, "name");
+    if (table.valid) {
+      missing(table, "name", where_table(table),
+              "it is required: a non-empty string, e.g. name = \"lost-ack-payment\" under [scenario]");
+    }
+  } else if (read_string(table, "name", section.name) && section.name.empty()) {
+    error(where_in(table, "name"), "scenario.name", "found an empty string; allowed: a non-empty string");
+  }
+  read_string(table, "description", section.description);
+  read_strings(table, "tags", section.tags, false);
+}
+
+void Loader::read_run(const Table& root) {
+  Table table = subtable(root, "run");
+  lethe::RunSection& section = config_.run;
+  read_int(table, "seeds", 1, 1'000'000'000, section.seeds);
+  read_duration(table, "duration", 1, section.duration);
+  read_bool(table, "drain", section.drain);
+}
+
+void Loader::read_topology(const Table& root) {
+  Table table = subtable(root, "topology");
+  lethe::TopologySection& section = config_.topology;
+  using lethe::SourceKind;
+  source_valid_ =
+      read_enum(table, "source", words_of({SourceKind::Kafka, SourceKind::Queue, SourceKind::Clients}), section.source);
+  read_int(table, "consumers", 1, 1'000'000, section.consumers);
+  read_strings(table, "processors", section.processors, true);
+  bool partitions_valid = read_int(table, "partitions", 0, 1'000'000, section.partitions);
+  read_enum(table, "partitioner", words_of({lethe::Partitioner::Key, lethe::Partitioner::Random}), section.partitioner);
+  std::function<std::optional<lethe::Commit>(const std::string&, std::string&)> commit =
+      [this](const std::string& text, std::string& problem) { return parse_commit(text, problem); };
+  read_parsed<lethe::Commit>(table, "commit", "\"after-each\" or \"interval(DURATION)\", e.g. \"interval(5s)\"", commit,
+                             section.commit);
+  read_duration(table, "visibility_timeout", 1, section.visibility_timeout);
+  bool clients_valid = read_int(table, "clients", 0, 1'000'000, section.clients);
+  // Extensions for source "clients": how the request/response callers time out, retry and back off.
+  read_duration(table, "client_timeout", 1, section.client_timeout);
+  read_int(table, "client_retries", 0, 1000, section.client_retries);
+  std::function<std::optional<lethe::Backoff>(const std::string&, std::string&)> backoff =
+      [this](const std::string& text, std::string& problem) { return parse_backoff(text, problem); };
+  read_parsed<lethe::Backoff>(table, "client_backoff", kBackoffAllowed, backoff, section.client_backoff);
+  read_enum(table, "client_jitter", jitter_words(), section.client_jitter);
+
+  if (source_valid_ && partitions_valid && section.source == SourceKind::Kafka && section.partitions < 1) {
+    error(where_in(table, "partitions"), "topology.partitions",
+          fmt::format("found {}; allowed: an integer >= 1 when topology.source is \"kafka\"", section.partitions));
+  }
+  if (source_valid_ && clients_valid && section.source == SourceKind::Clients && section.clients < 1) {
+    error(where_in(table, "clients"), "topology.clients",
+          fmt::format("found {}; allowed: an integer >= 1 when topology.source is \"clients\"", section.clients));
+  }
+}
+
+void Loader::read_workload(const Table& root) {
+  Table table = subtable(root, "workload");
+  lethe::WorkloadSection& section = config_.workload;
+  bool messages_valid = read_int(table, "messages", 0, 1'000'000'000'000, section.messages);
+  bool rate_valid = read_rate(table, "rate", section.rate);
+  read_distribution(table, "processing_time", false, false, section.processing_time);
+  read_int(table, "result_size", 0, 1'000'000'000, section.result_size);
+  if (messages_valid && rate_valid && section.messages > 0 && !(section.rate.per_second > 0.0)) {
+    error(where_in(table, "rate"), "workload.rate",
+          fmt::format("found \"{}/s\"; allowed: a rate above 0 when workload.messages > 0, e.g. \"50/s\"",
+                      section.rate.per_second));
+  }
+
+  Table redelivery = subtable(table, "redelivery");
+  read_probability(redelivery, "fraction", section.redelivery.fraction);
+  read_int(redelivery, "copies", 1, 1000, section.redelivery.copies);
+  read_distribution(redelivery, "delay", false, false, section.redelivery.delay);
+}
+
+void Loader::read_window(const Table& entry, Duration& at, Duration& for_duration) {
+  for (const char* key : {"at", "for"}) {
+    Duration& out = std::string_view(key) == "at" ? at : for_duration;
+    if (!has(entry, key)) {
+      get(entry, key);
+      missing(entry, key, where_table(entry),
+              fmt::format("every [[{}]] needs `{}`: {}", entry.schema, key, kDurationAllowed));
+      continue;
+    }
+    read_duration(entry, key, std::string_view(key) == "at" ? 0 : 1, out);
+  }
+  if (for_duration > 0 && at > std::numeric_limits<Duration>::max() - for_duration) {
+    error(where_in(entry, "for"), join_path(entry.path, "for"),
+          fmt::format("found \"{}\", which ends the window after the last representable instant; allowed: at + for "
+                      "below 292 years",
+                      sim::format_duration(for_duration)));
+  }
+}
+
+void Loader::read_network(const Table& root) {
+  Table table = subtable(root, "network");
+  lethe::NetworkSection& section = config_.network;
+  read_distribution(table, "latency", false, false, section.latency);
+  read_probability(table, "loss", section.loss);
+  read_probability(table, "ack_loss", section.ack_loss);
+  read_probability(table, "duplicate", section.duplicate);
+  read_duration(table, "rpc_timeout", 1, section.rpc_timeout);
+
+  for (const Table& entry : table_array(table, "partition")) {
+    lethe::NetworkPartition partition;
+    read_window(entry, partition.at, partition.for_duration);
+    read_between(entry, /*producer_clients=*/false, partition.first, partition.second);
+    section.partitions.push_back(partition);
+  }
+
+  for (const Table& entry : table_array(table, "link")) {
+    lethe::NetworkLink link;
+    read_between(entry, /*producer_clients=*/true, link.first, link.second);
+    if (!has(entry, "latency")) {
+      get(entry, "latency");
+      missing(entry, "latency", where_table(entry),
+              fmt::format("every [[{}]] needs `latency`: {}", entry.schema, kDistributionAllowed));
+    } else {
+      read_distribution(entry, "latency", false, false, link.latency);
+    }
+    section.links.push_back(link);
+  }
+}
+
+bool Loader::read_between(const Table& entry, bool producer_clients, lethe::PartitionGroup& first,
+                          lethe::PartitionGroup& second) {
+  using lethe::PartitionGroup;
+  const Words<PartitionGroup> groups =
+      words_of({PartitionGroup::Consumers, PartitionGroup::Store, PartitionGroup::Broker, PartitionGroup::Sink,
+                PartitionGroup::Clients});
+  const std::string allowed = "two different groups out of " + quoted_words(groups);
+  const std::string path = join_path(entry.path, "between");
+  if (!has(entry, "between")) {
+    get(entry, "between");
+    missing(entry, "between", where_table(entry), fmt::format("every [[{}]] needs `between`: ", entry.schema) + allowed);
+    return false;
+  }
+  std::vector<std::string> names;
+  if (!read_strings(entry, "between", names, true, /*distinct=*/false,
+                    "an array of " + allowed + ", e.g. [\"consumers\", \"store\"]")) {
+    return false;
+  }
+  if (names.size() != 2) {
+    error(where_in(entry, "between"), path,
+          fmt::format("found {} group{}; allowed: {}, e.g. [\"consumers\", \"store\"]", names.size(),
+                      names.size() == 1 ? "" : "s", allowed));
+    return false;
+  }
+  std::vector<std::string> group_names;
+  for (const auto& group : groups) group_names.push_back(group.first);
+  const toml::node* between = entry.node->get("between");
+  const toml::array* items = between->as_array();  // null when given with --set as "a,b"
+  std::vector<PartitionGroup> chosen;
+  for (std::size_t i = 0; i < 2; ++i) {
+    std::string item_path = fmt::format("{}[{}]", path, i);
+    Where where = is_set(path) || items == nullptr ? where_node(path, between) : where_node(item_path, items->get(i));
+    auto found = std::find(group_names.begin(), group_names.end(), names[i]);
+    if (found == group_names.end()) {
+      std::string near = text::nearest(names[i], group_names);
+      error(where, item_path,
+            fmt::format("found \"{}\"{}; allowed: {}", names[i],
+                        near.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", near), quoted_words(groups)));
+      continue;
+    }
+    PartitionGroup group = groups[static_cast<std::size_t>(found - group_names.begin())].second;
+    // A group this topology does not have would make the partition a silent no-op.
+    bool has_clients = config_.topology.source == lethe::SourceKind::Clients;
+    if (source_valid_ && ((group == PartitionGroup::Broker && has_clients) ||
+                          (group == PartitionGroup::Clients && !has_clients && !producer_clients))) {
+      error(where, item_path,
+            fmt::format("found \"{}\", but topology.source is \"{}\", which has no {}; allowed: a group that exists "
+                        "in this topology",
+                        names[i], lethe::to_string(config_.topology.source), names[i]));
+      continue;
+    }
+    chosen.push_back(group);
+  }
+  if (chosen.size() != 2) return false;
+  if (chosen[0] == chosen[1]) {
+    error(where_in(entry, "between"), path, fmt::format("found the same group twice; allowed: {}", allowed));
+    return false;
+  }
+  first = chosen[0];
+  second = chosen[1];
+  return true;
+}
+
+void Loader::read_faults(const Table& root) {
+  Table table = subtable(root, "faults");
+  lethe::FaultsSection& section = config_.faults;
+  read_distribution(table, "crash_every", false, true, section.crash_every);
+  read_distribution(table, "restart_after", false, false, section.restart_after);
+  read_distribution(table, "pause_every", false, true, section.pause_every);
+  read_distribution(table, "pause_for", false, false, section.pause_for);
+  read_distribution(table, "clock_skew", true, false, section.clock_skew);
+  read_distribution(table, "rebalance_every", false, true, section.rebalance_every);
+  read_bool(table, "swarm", section.swarm);
+  Table points = subtable(table, "crash_points");
+  read_probability(points, "after_start_before_effect", section.crash_points.after_start_before_effect);
+  read_probability(points, "after_effect_before_complete", section.crash_points.after_effect_before_complete);
+  read_probability(points, "after_complete_before_ack", section.crash_points.after_complete_before_ack);
+}
+
+void Loader::read_store(const Table& root) {
+  Table table = subtable(root, "store");
+  read_distribution(table, "latency", false, false, config_.store.latency);
+  std::function<std::optional<lethe::TtlEviction>(const std::string&, std::string&)> parse =
+      [this](const std::string& text, std::string& problem) { return parse_ttl_eviction(text, problem); };
+  read_parsed<lethe::TtlEviction>(table, "ttl_eviction", "\"exact\" or \"lazy(max=DURATION)\", e.g. \"lazy(max=48h)\"",
+                                  parse, config_.store.ttl_eviction);
+}
+
+void Loader::read_protocol(const Table& root) {
+  Table table = subtable(root, "protocol");
+  lethe::ProtocolSection& section = config_.protocol;
+  using lethe::ProtocolKind;
+  bool kind_valid = read_enum(table, "kind",
+                              words_of({ProtocolKind::None, ProtocolKind::CheckThenInsert, ProtocolKind::RecordAfter,
+                                        ProtocolKind::Mnemosyne, ProtocolKind::Inbox}),
+                              section.kind);
+  read_duration(table, "max_processing_time", 1, section.max_processing_time);
+  read_duration(table, "ttl", 1, section.ttl);
+  std::function<std::optional<lethe::Poll>(const std::string&, std::string&)> poll =
+      [this](const std::string& text, std::string& problem) { return parse_poll(text, problem); };
+  read_parsed<lethe::Poll>(
+      table, "poll",
+      std::string(kDistributionAllowed) + " with a mean above 0, or \"backoff(base=50ms, factor=1.5, cap=5s)\"", poll,
+      section.poll);
+  read_duration(table, "max_wait", 0, section.max_wait);
+  read_enum(table, "on_max_wait", words_of({lethe::OnMaxWait::Error, lethe::OnMaxWait::Process}), section.on_max_wait);
+  read_bool(table, "memoize", section.memoize);
+  read_enum(table, "takeover", words_of({lethe::Takeover::Conditional, lethe::Takeover::IfNotExists}),
+            section.takeover);
+  read_enum(table, "complete", words_of({lethe::Complete::Fenced, lethe::Complete::Blind}), section.complete);
+  std::function<std::optional<lethe::PollRead>(const std::string&, std::string&)> poll_read =
+      [this](const std::string& text, std::string& problem) { return parse_poll_read(text, problem); };
+  read_parsed<lethe::PollRead>(table, "poll_read",
+                               "\"consistent\" or \"eventual(lag=DISTRIBUTION)\", e.g. \"eventual(lag=50ms)\"",
+                               poll_read, section.poll_read);
+  read_enum(table, "expires_on", words_of({lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart}),
+            section.expires_on);
+  read_bool(table, "expired_wins", section.expired_wins);
+
+  if (!kind_valid || !table.valid) return;
+  std::string kind_word = lethe::to_string(section.kind);
+  Where kind_where = where_in(table, "kind");
+  // When the kind is not written, say that mnemosyne is the default: the user may not know they chose it.
+  std::string kind_note = has(table, "kind") ? "" : ", the default kind";
+  if (section.kind == ProtocolKind::Mnemosyne && !has(table, "max_processing_time")) {
+    missing(table, "max_processing_time", kind_where,
+            fmt::format("it is required when protocol.kind is \"mnemosyne\"{} (no default, by design): a duration "
+                        "above 0, e.g. max_processing_time = \"30s\"",
+                        kind_note));
+  }
+  if (section.kind != ProtocolKind::None && !has(table, "ttl")) {
+    missing(table, "ttl", kind_where,
+            fmt::format("it is required when protocol.kind is \"{}\"{} (no default): a duration above 0, e.g. "
+                        "ttl = \"7d\"",
+                        kind_word, kind_note));
+  }
+}
+
+void Loader::read_sink(const Table& root) {
+  Table table = subtable(root, "sink");
+  lethe::SinkSection& section = config_.sink;
+  read_enum(table, "kind", words_of({lethe::SinkKind::Counter, lethe::SinkKind::Payment, lethe::SinkKind::Email}),
+            section.kind);
+  read_bool(table, "idempotent", section.idempotent);
+  read_distribution(table, "latency", false, false, section.latency);
+  read_duration(table, "timeout", 1, section.timeout);
+  read_int(table, "retries", 0, 1000, section.retries);
+  std::function<std::optional<lethe::Backoff>(const std::string&, std::string&)> backoff =
+      [this](const std::string& text, std::string& problem) { return parse_backoff(text, problem); };
+  read_parsed<lethe::Backoff>(table, "backoff", kBackoffAllowed, backoff, section.backoff);
+  read_enum(table, "jitter", jitter_words(), section.jitter);
+  read_rate(table, "capacity", section.capacity);
+  for (const Table& entry : table_array(table, "outage")) {
+    lethe::SinkOutage outage;
+    read_window(entry, outage.at, outage.for_duration);
+    section.outages.push_back(outage);
+  }
+}
+
+void Loader::read_producer(const Table& root) {
+  Table table = subtable(root, "producer");
+  read_enum(table, "mode",
+            words_of({lethe::ProducerMode::Direct, lethe::ProducerMode::DualWrite, lethe::ProducerMode::Outbox}),
+            config_.producer.mode);
+  read_probability(table, "crash_between_commit_and_publish", config_.producer.crash_between_commit_and_publish);
+}
+
+void Loader::check_expectation(const std::string& key, const std::string& value, Where where, const Where& key_where) {
+  std::string path = "expect." + key;
+  if (!result_field_kind(key)) {
+    std::vector<std::string> names;
+    for (const auto& field : result_fields()) names.push_back(field.first);
+    std::string near = text::nearest(key, names);
+    error(key_where, path,
+          fmt::format("found an unknown result field{}; allowed: {}",
+                      near.empty() ? "" : fmt::format(" (did you mean `{}`?)", near), text::join(names, ", ")));
+    return;
+  }
+  std::string problem;
+  std::optional<lethe::Expectation> expectation = parse_expectation(key, value, problem);
+  if (!expectation) {
+    error(where, path, fmt::format("found \"{}\" ({}); allowed: {}", value, problem, kExpectationAllowed));
+    return;
+  }
+  expectation->line = where.set_text.empty() ? where.line : 0;
+  expectation->column = where.set_text.empty() ? where.column : 0;
+  auto same = std::find_if(config_.expect.begin(), config_.expect.end(),
+                           [&](const lethe::Expectation& e) { return e.key == key; });
+  if (same != config_.expect.end() && where.set_text.empty()) {
+    // Both "duplicates.expired" = ... and [expect.duplicates] expired = ...: TOML allows it, we do not.
+    error(where, path,
+          fmt::format("found a second expectation for this field (the first is on line {}); allowed: "
+                      "one per field",
+                      same->line));
+    return;
+  }
+  if (same != config_.expect.end()) {
+    *same = *expectation;
+  } else {
+    config_.expect.push_back(*expectation);
+  }
+  config_.positions[path] = lethe::SourcePosition{expectation->line, expectation->column};
+}
+
+void Loader::read_expect(const Table& root) {
+  const toml::node* node = get(root, "expect");
+  if (node != nullptr && !node->is_table()) {
+    error(where_node("expect", node), "expect",
+          fmt::format("found {}; allowed: a table, written [expect]", describe(*node)));
+  }
+  struct Leaf {
+    std::string key;
+    const toml::node* value;
+    Where where;
+    Where key_where;
+  };
+  std::vector<Leaf> leaves;
+  // Keys may be written quoted ("duplicates.expired" = ...) or as nested tables/dotted keys: flatten both.
+  std::function<void(const toml::table&, const std::string&)> flatten = [&](const toml::table& table,
+                                                                            const std::string& prefix) {
+    for (auto&& [key, value] : table) {
+      std::string flat = join_path(prefix, key.str());
+      if (value.is_table()) {
+        flatten(*value.as_table(), flat);
+      } else {
+        leaves.push_back({flat, &value, where_node("expect." + flat, &value), where_key("expect." + flat, key)});
+      }
+    }
+  };
+  if (node != nullptr && node->is_table()) flatten(*node->as_table(), "");
+  std::stable_sort(leaves.begin(), leaves.end(), [](const Leaf& a, const Leaf& b) {
+    return std::pair{a.where.line, a.where.column} < std::pair{b.where.line, b.where.column};
+  });
+  for (const Leaf& leaf : leaves) {
+    if (!leaf.value->is_string()) {
+      error(leaf.where, "expect." + leaf.key,
+            fmt::format("found {}; allowed: a string {}", describe(*leaf.value), kExpectationAllowed));
+      continue;
+    }
+    check_expectation(leaf.key, leaf.value->as_string()->get(), leaf.where, leaf.key_where);
+  }
+  for (const ExpectOverride& set : expect_overrides_) {
+    Where where{0, 0, set.set_text};
+    check_expectation(set.key, set.value, where, where);
+  }
+}
+
+void Loader::check_unknown_keys() {
+  // Every key the schema knows, by table, for suggestions across tables.
+  std::vector<std::string> all_keys;
+  for (const auto& [schema, keys] : known_keys_) {
+    for (const std::string& key : keys) all_keys.push_back(join_path(schema, key));
+  }
+  for (const Table& table : tables_to_check_) {
+    const std::vector<std::string>& known = known_keys_[table.schema];
+    for (auto&& [key, value] : *table.node) {
+      const std::string name(key.str());
+      if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+      std::string path = join_path(table.path, name);
+      // A one-letter typo in this table, else the exact key of another table ("ttl" under [store], "seeds" at
+      // the top), else a bigger typo in this table, else a one-letter typo of another table's key.
+      std::string same_table = text::nearest(name, known);
+      std::string exact_elsewhere;
+      std::string near_elsewhere;
+      for (const std::string& candidate : all_keys) {
+        if (candidate.find('.') == std::string::npos) continue;
+        std::string_view leaf = std::string_view(candidate).substr(candidate.rfind('.') + 1);
+        std::size_t distance = text::edit_distance(leaf, name);
+        if (distance == 0 && exact_elsewhere.empty()) exact_elsewhere = candidate;
+        if (distance == 1 && name.size() > 4 && near_elsewhere.empty()) near_elsewhere = candidate;
+      }
+      std::string suggestion = near_elsewhere;
+      if (!same_table.empty()) suggestion = same_table;
+      if (!exact_elsewhere.empty() && (same_table.empty() || text::edit_distance(same_table, name) > 1)) {
+        suggestion = exact_elsewhere;
+      }
+      std::string hint = suggestion.empty() ? "" : fmt::format(" (did you mean `{}`?)", suggestion);
+      std::string what = table.schema.empty() && value.is_table() ? "unknown table" : "unknown key";
+      std::string allowed = table.schema.empty()
+                                ? "allowed tables: " + text::join(known, ", ")
+                                : fmt::format("allowed in [{}]: {}", table.schema, text::join(known, ", "));
+      error(where_key(path, key), path, fmt::format("found an {}{}; {}", what, hint, allowed));
+    }
+  }
+}
+
+LoadResult Loader::load(std::string_view toml_text, const std::vector<std::string>& overrides) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, display_name_);
+  } catch (const toml::parse_error& failure) {
+    Where where{static_cast<int>(failure.source().begin.line), static_cast<int>(failure.source().begin.column), ""};
+    if (where.line == 0) where = Where{};
+    errors_.push_back({where, fmt::format("toml: found a TOML syntax error: {}; allowed: TOML 1.0 (https://toml.io)",
+                                          failure.description())});
+    return finished_errors();
+  }
+  config_.source_name = display_name_;
+  for (const std::string& argument : overrides) apply_override(root, argument);
+
+  Table top{&root, "", ""};
+  tables_to_check_.push_back(top);
+  read_scenario(top);
+  read_run(top);
+  read_topology(top);
+  read_workload(top);
+  read_network(top);
+  read_faults(top);
+  read_store(top);
+  read_protocol(top);
+  read_sink(top);
+  read_producer(top);
+  read_expect(top);
+  check_unknown_keys();
+  if (!errors_.empty()) return finished_errors();
+  return std::move(config_);
+}
+
+}  // namespace
+
+const std::vector<std::string>& expectation_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> names;
+    for (const auto& field : result_fields()) names.push_back(field.first);
+    return names;
+  }();
+  return keys;
+}
+
+LoadResult load_scenario_text(std::string_view toml_text, const std::string& display_name,
+                              const std::filesystem::path& base_dir, const std::vector<std::string>& overrides) {
+  try {
+    Loader loader(display_name, base_dir);
+    return loader.load(toml_text, overrides);
+  } catch (const std::exception& failure) {
+    // Not expected (every input error is reported above); never let it escape as a crash.
+    return std::vector<LoadError>{
+        LoadError{fmt::format("{}:1:1: scenario: internal error while loading: {}", display_name, failure.what())}};
+  }
+}
+
+LoadResult load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+  std::string display_name = file.string();
+  std::error_code code;
+  if (std::filesystem::is_directory(file, code)) {
+    return std::vector<LoadError>{
+        LoadError{fmt::format("{}:1:1: scenario: found a directory; allowed: a scenario file (.toml)", display_name)}};
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    return std::vector<LoadError>{LoadError{fmt::format(
+        "{}:1:1: scenario: found no readable file; allowed: a readable scenario file (.toml)", display_name)}};
+  }
+  std::ostringstream content;
+  content << in.rdbuf();
+  std::filesystem::path base_dir = file.parent_path();
+  if (base_dir.empty()) base_dir = ".";
+  return load_scenario_text(content.str(), display_name, base_dir, overrides);
+}
+
+}  // namespace scenario

@@ -1,0 +1,878 @@
+// Tests of protocol/strategies.hpp: every dedupe strategy, each variant's failure mode and the fixed setting that
+// does not have it. The strategies run in fibers of a sim::Simulation against test doubles defined here: a store
+// that applies operations directly to a StoreState (optionally after a delay, so that callers interleave; it can
+// lose requests or replies, and answer eventual reads from an older state), a clock over the kernel, and hooks
+// that record everything and crash the caller at chosen points.
+#include "protocol/strategies.hpp"
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/node.hpp"
+#include "sim/simulation.hpp"
+
+namespace {
+
+using lethe::AttemptId;
+using lethe::Basis;
+using lethe::CrashPoint;
+using lethe::DecisionNote;
+using lethe::Effect;
+using lethe::Item;
+using lethe::Key;
+using lethe::MessageId;
+using lethe::Op;
+using lethe::OpKind;
+using lethe::Outcome;
+using lethe::ProcessorId;
+using lethe::ProtectResult;
+using lethe::ProtocolKind;
+using lethe::ProtocolSection;
+using lethe::Reply;
+using lethe::StoreState;
+using lethe::Table;
+using sim::Duration;
+using sim::kMillisecond;
+using sim::kSecond;
+using sim::Time;
+
+constexpr MessageId kMessage = 42;
+constexpr ProcessorId kProcessor = 1;
+const Key kRecordKey = lethe::make_key(Table::Dedupe, kProcessor, kMessage);
+
+// ---------------------------------------------------------------- test doubles
+
+// What happens to one store call.
+enum class Fate { Normal, LoseRequest /* not applied, nullopt */, LoseReply /* applied, nullopt */ };
+
+class DirectStore final : public lethe::StoreClient {
+ public:
+  StoreState state;
+  Duration delay = 0;                                   // half before the operation takes effect, half after
+  Duration eventual_lag = 0;                            // read_eventual answers the state of `lag` ago
+  std::function<Fate(const Op&, int call_index)> fate;  // default: every call is Normal
+  struct Logged {
+    Op op;
+    Time at;  // virtual time it took effect (or would have)
+    Fate fate;
+  };
+  std::vector<Logged> log;
+
+  // Remembers the current state as the oldest one eventual reads can see.
+  void begin_history() { history_.assign(1, {std::numeric_limits<Time>::min(), state}); }
+
+  std::optional<Reply> execute(const Op& op) override {
+    if (delay > 0) sim::sleep(delay / 2);
+    const Fate this_fate = fate ? fate(op, static_cast<int>(log.size())) : Fate::Normal;
+    log.push_back({op, sim::now(), this_fate});
+    std::optional<Reply> reply;
+    if (this_fate != Fate::LoseRequest) {
+      reply = lethe::apply(state, op);
+      if (op.kind != OpKind::Get) history_.push_back({sim::now(), state});
+    }
+    if (delay > 0) sim::sleep(delay - delay / 2);
+    if (this_fate != Fate::Normal) return std::nullopt;
+    return reply;
+  }
+
+  std::optional<Reply> read_eventual(Key key) override {
+    if (delay > 0) sim::sleep(delay / 2);
+    const Time as_of = sim::now() - eventual_lag;
+    StoreState replica;
+    for (const auto& [time, snapshot] : history_) {
+      if (time <= as_of) replica = snapshot;
+    }
+    Reply reply = lethe::apply(replica, lethe::get_op(key));
+    log.push_back({lethe::get_op(key), sim::now(), Fate::Normal});
+    if (delay > 0) sim::sleep(delay - delay / 2);
+    return reply;
+  }
+
+  std::vector<Time> times_of(OpKind kind) const {
+    std::vector<Time> times;
+    for (const auto& entry : log) {
+      if (entry.op.kind == kind) times.push_back(entry.at);
+    }
+    return times;
+  }
+
+  std::optional<Item> record(Key key = kRecordKey) const {
+    auto found = state.find(key);
+    if (found == state.end()) return std::nullopt;
+    return found->second;
+  }
+
+ private:
+  std::vector<std::pair<Time, StoreState>> history_;
+};
+
+// The calling node's clock (skewed if the node is), sleeping through the kernel.
+class FiberClock final : public lethe::Clock {
+ public:
+  Time now() override { return sim::this_node().local_now(); }
+  void sleep(Duration duration) override { sim::sleep(duration); }
+};
+
+class RecordingHooks final : public lethe::ProtocolHooks {
+ public:
+  std::vector<DecisionNote> notes;
+  std::vector<std::pair<AttemptId, Duration>> waits;
+  std::map<AttemptId, bool> completions;  // attempt -> applied
+  std::vector<std::pair<CrashPoint, AttemptId>> points_reached;
+  std::set<std::pair<CrashPoint, AttemptId>> crash_at;  // the caller's node crashes there
+
+  void crash_point(CrashPoint point, MessageId /*id*/, AttemptId attempt) override {
+    points_reached.emplace_back(point, attempt);
+    if (crash_at.count({point, attempt}) != 0) {
+      sim::this_node().crash();
+      sim::Simulation::current().checkpoint();  // throws sim::Crash
+    }
+  }
+  void decided(const DecisionNote& note) override { notes.push_back(note); }
+  void waited(MessageId /*id*/, ProcessorId /*processor*/, AttemptId attempt, Duration waited) override {
+    waits.emplace_back(attempt, waited);
+  }
+  void completed(MessageId /*id*/, ProcessorId /*processor*/, AttemptId attempt, bool applied) override {
+    completions[attempt] = applied;
+  }
+
+  std::vector<Basis> bases_of(AttemptId attempt) const {
+    std::vector<Basis> bases;
+    for (const auto& note : notes) {
+      if (note.attempt == attempt) bases.push_back(note.basis);
+    }
+    return bases;
+  }
+  int count(Basis basis) const {
+    int n = 0;
+    for (const auto& note : notes) n += note.basis == basis ? 1 : 0;
+    return n;
+  }
+};
+
+ProtocolSection settings_for(ProtocolKind kind) {
+  ProtocolSection settings;
+  settings.kind = kind;
+  settings.max_processing_time = kSecond;
+  settings.ttl = sim::kHour;
+  settings.poll.kind = lethe::PollKind::Distribution;
+  settings.poll.interval = sim::Distribution::constant(10 * kMillisecond);
+  settings.max_wait = 10 * kSecond;
+  return settings;
+}
+
+// One world: a simulation, the store double, the clock, the hooks, and callers on their own nodes.
+struct World {
+  explicit World(ProtocolSection protocol, std::uint64_t seed = 1,
+                 sim::SchedulePolicy policy = sim::SchedulePolicy::Fifo)
+      : settings(std::move(protocol)), simulation({.seed = seed, .policy = policy}) {}
+
+  ProtocolSection settings;
+  DirectStore store;
+  FiberClock clock;
+  RecordingHooks hooks;
+  std::map<AttemptId, ProtectResult> results;  // by attempt id
+  std::vector<std::unique_ptr<lethe::Strategy>> strategies;
+  sim::Simulation simulation;  // last: destroyed first, while everything its fibers use is still alive
+
+  // A caller on its own node: at virtual time `at`, protect(kMessage) as `attempt`.
+  sim::Node& caller(AttemptId attempt, Time at, Effect effect, Duration skew = 0) {
+    const std::string name = "worker" + std::to_string(attempt);
+    sim::Node& node = simulation.add_node(name, "consumers");
+    node.set_clock_skew(skew);
+    strategies.push_back(lethe::make_strategy(settings, store, clock, hooks, simulation.rng("poll-" + name)));
+    lethe::Strategy* strategy = strategies.back().get();
+    node.spawn([this, strategy, attempt, at, effect = std::move(effect)] {
+      sim::sleep_until(at);
+      results[attempt] = strategy->protect(kMessage, kProcessor, attempt, effect);
+    });
+    return node;
+  }
+};
+
+// An effect that counts its runs, takes `duration` and returns `value(run number)`.
+struct CountingEffect {
+  int runs = 0;
+  Effect make(Duration duration, std::function<std::uint64_t(int)> value) {
+    return [this, duration, value = std::move(value)]() -> std::optional<std::uint64_t> {
+      const int run = ++runs;
+      sim::sleep(duration);
+      return value(run);
+    };
+  }
+  Effect make(Duration duration, std::uint64_t constant) {
+    return make(duration, [constant](int) { return constant; });
+  }
+};
+
+Item in_flight_record(Time started_at, AttemptId owner) {
+  Item item;
+  item.started_at = started_at;
+  item.owner = owner;
+  return item;
+}
+
+// ---------------------------------------------------------------- memoization (the article's 120 callers)
+
+void run_one_hundred_twenty_callers(std::uint64_t seed, sim::SchedulePolicy policy) {
+  World world(settings_for(ProtocolKind::Mnemosyne), seed, policy);
+  world.store.delay = kMillisecond;
+  CountingEffect effect;
+  for (AttemptId attempt = 1; attempt <= 120; ++attempt) world.caller(attempt, 0, effect.make(10 * kMillisecond, 1));
+  world.simulation.run();
+
+  EXPECT_EQ(effect.runs, 1) << "seed " << seed;  // the effect ran once: counted separately ...
+  std::uint64_t sum = 0;
+  int executed = 0;
+  ASSERT_EQ(world.results.size(), 120u);
+  for (const auto& [attempt, result] : world.results) {
+    ASSERT_TRUE(result.value.has_value()) << "attempt " << attempt;
+    EXPECT_EQ(*result.value, 1u);  // ... and every caller received the memoized result
+    sum += *result.value;
+    executed += result.outcome == Outcome::Executed ? 1 : 0;
+  }
+  EXPECT_EQ(sum, 120u);  // the sum counts callers, not executions
+  EXPECT_EQ(executed, 1);
+}
+
+TEST(ProtocolMemoization, OneHundredTwentyConcurrentCallersRunTheEffectOnceAndAllReceiveOne) {
+  run_one_hundred_twenty_callers(1, sim::SchedulePolicy::Fifo);
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) run_one_hundred_twenty_callers(seed, sim::SchedulePolicy::Random);
+}
+
+TEST(ProtocolMemoization, EmailLikeEffectEveryCallerGetsTheFirstCallsProviderId) {
+  World world(settings_for(ProtocolKind::Mnemosyne), 7, sim::SchedulePolicy::Random);
+  world.store.delay = kMillisecond;
+  CountingEffect provider;  // each call makes a fresh provider message id
+  for (AttemptId attempt = 1; attempt <= 120; ++attempt) {
+    world.caller(attempt, 0,
+                 provider.make(20 * kMillisecond, [](int run) { return 5000u + static_cast<unsigned>(run); }));
+  }
+  world.simulation.run();
+  EXPECT_EQ(provider.runs, 1);
+  ASSERT_EQ(world.results.size(), 120u);
+  for (const auto& [attempt, result] : world.results) {
+    ASSERT_TRUE(result.value.has_value());
+    EXPECT_EQ(*result.value, 5001u) << "attempt " << attempt;
+  }
+  ASSERT_TRUE(world.store.record().has_value());
+  EXPECT_EQ(world.store.record()->memoized, std::optional<std::uint64_t>(5001));
+}
+
+TEST(ProtocolMemoization, WithoutMemoizeADuplicateSkipsWithNoValue) {
+  ProtocolSection settings = settings_for(ProtocolKind::Mnemosyne);
+  settings.memoize = false;
+  World world(settings);
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(10 * kMillisecond, 9));
+  world.caller(2, kSecond / 2, effect.make(10 * kMillisecond, 9));
+  world.simulation.run();
+  EXPECT_EQ(effect.runs, 1);
+  EXPECT_EQ(world.results[1].outcome, Outcome::Executed);
+  EXPECT_EQ(world.results[1].value, std::optional<std::uint64_t>(9));
+  EXPECT_EQ(world.results[2].outcome, Outcome::Skipped);
+  EXPECT_FALSE(world.results[2].value.has_value());
+  EXPECT_FALSE(world.store.record()->memoized.has_value());
+}
+
+// ---------------------------------------------------------------- takeover: if-not-exists vs conditional
+
+// Ten waiters find the record of a dead owner (started at 0, max_processing_time 1s) at t = 2s.
+void ten_waiters_on_a_stale_record(lethe::Takeover takeover, World& world, CountingEffect& effect) {
+  world.settings.takeover = takeover;
+  world.store.delay = kMillisecond;
+  world.store.state[kRecordKey] = in_flight_record(0, 999);
+  for (AttemptId attempt = 1; attempt <= 10; ++attempt) {
+    world.caller(attempt, 2 * kSecond, effect.make(50 * kMillisecond, [attempt](int) { return 100 + attempt; }));
+  }
+  world.simulation.run();
+}
+
+TEST(ProtocolTakeover, IfNotExistsLetsAllTenWaitersOfAStaleRecordRunTheEffect) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  CountingEffect effect;
+  ten_waiters_on_a_stale_record(lethe::Takeover::IfNotExists, world, effect);
+  EXPECT_EQ(effect.runs, 10);  // the herd
+  EXPECT_EQ(world.hooks.count(Basis::StaleTakeover), 10);
+  for (const auto& note : world.hooks.notes) {
+    if (note.basis != Basis::StaleTakeover) continue;
+    ASSERT_TRUE(note.seen.has_value());
+    EXPECT_EQ(note.seen->started_at, std::optional<Time>(0));  // every one saw the same, never refreshed, record
+    EXPECT_EQ(note.seen->owner, 999u);
+  }
+  // started_at was never refreshed; with fenced completion exactly one of the herd completes the record.
+  const Item record = *world.store.record();
+  EXPECT_EQ(record.started_at, std::optional<Time>(0));
+  EXPECT_TRUE(record.completed_at.has_value());
+  int applied = 0;
+  for (const auto& [attempt, landed] : world.hooks.completions) applied += landed ? 1 : 0;
+  EXPECT_EQ(applied, 1);
+}
+
+TEST(ProtocolTakeover, ConditionalLetsExactlyOneOfTenWaitersRunTheEffectAndTheOthersGetItsResult) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  CountingEffect effect;
+  ten_waiters_on_a_stale_record(lethe::Takeover::Conditional, world, effect);
+  EXPECT_EQ(effect.runs, 1);
+  EXPECT_EQ(world.hooks.count(Basis::StaleTakeover), 1);
+  EXPECT_EQ(world.hooks.count(Basis::TakeoverLost), 9);  // the losers of the fenced write waited again
+  const Item record = *world.store.record();
+  ASSERT_TRUE(record.memoized.has_value());
+  int executed = 0;
+  for (const auto& [attempt, result] : world.results) {
+    EXPECT_EQ(result.value, record.memoized) << "attempt " << attempt;
+    executed += result.outcome == Outcome::Executed ? 1 : 0;
+  }
+  EXPECT_EQ(executed, 1);
+  EXPECT_EQ(record.owner, *record.memoized - 100);  // the winner owns and completed it
+}
+
+// ---------------------------------------------------------------- completion: blind vs fenced
+
+// A (t=0) works 3s although max_processing_time is 1s; B (t=1.5s) takes over and completes with 2 at ~1.6s;
+// A completes with 1 at ~3s; C (t=5s) is a duplicate.
+void timed_out_owner_completes_late(lethe::Complete complete, World& world, CountingEffect& effect) {
+  world.settings.complete = complete;
+  world.caller(1, 0, effect.make(3 * kSecond, 1));
+  world.caller(2, 3 * kSecond / 2, effect.make(100 * kMillisecond, 2));
+  world.caller(3, 5 * kSecond, effect.make(100 * kMillisecond, 3));
+  world.simulation.run();
+  ASSERT_EQ(effect.runs, 2);  // A and B both ran (the takeover of a live owner), C did not
+  EXPECT_EQ(world.results[2].value, std::optional<std::uint64_t>(2));
+  EXPECT_EQ(world.results[3].outcome, Outcome::Skipped);
+}
+
+TEST(ProtocolCompletion, BlindCompletionOfATimedOutOwnerOverwritesTheMemoizedValue) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  CountingEffect effect;
+  timed_out_owner_completes_late(lethe::Complete::Blind, world, effect);
+  EXPECT_TRUE(world.hooks.completions[1]);  // A's late completion landed ...
+  EXPECT_EQ(world.store.record()->memoized, std::optional<std::uint64_t>(1));  // ... over B's result
+  EXPECT_EQ(world.results[3].value, std::optional<std::uint64_t>(1));  // C gets a value B's caller never saw
+}
+
+TEST(ProtocolCompletion, FencedCompletionOfATimedOutOwnerDoesNotLand) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  CountingEffect effect;
+  timed_out_owner_completes_late(lethe::Complete::Fenced, world, effect);
+  EXPECT_FALSE(world.hooks.completions[1]);
+  EXPECT_TRUE(world.hooks.completions[2]);
+  EXPECT_EQ(world.store.record()->owner, 2u);
+  EXPECT_EQ(world.store.record()->memoized, std::optional<std::uint64_t>(2));
+  EXPECT_EQ(world.results[3].value, std::optional<std::uint64_t>(2));
+}
+
+// ---------------------------------------------------------------- expires_on: at-complete vs at-start
+
+// A starts at 0 and dies before its effect: an abandoned in-flight record.
+void abandon_a_record(World& world, lethe::ExpiresOn expires_on) {
+  world.settings.expires_on = expires_on;
+  world.hooks.crash_at.insert({CrashPoint::AfterStartBeforeEffect, 1});
+  CountingEffect never;
+  world.caller(1, 0, never.make(0, 1));
+  world.simulation.run();
+  EXPECT_EQ(never.runs, 0);
+  EXPECT_EQ(world.results.count(1), 0u);  // it never returned
+}
+
+TEST(ProtocolExpiry, AtCompleteLeavesAnAbandonedRecordThatNeverExpires) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  abandon_a_record(world, lethe::ExpiresOn::AtComplete);
+  const Item record = *world.store.record();
+  EXPECT_FALSE(record.completed_at.has_value());
+  EXPECT_FALSE(record.expires_on.has_value());
+  // The TTL sweeper cannot remove it, however late it runs.
+  const Reply evicted = lethe::apply(world.store.state, lethe::evict_op(kRecordKey, sim::kTimeMax - 1));
+  EXPECT_FALSE(evicted.applied);
+  EXPECT_TRUE(world.store.record().has_value());
+}
+
+TEST(ProtocolExpiry, AtStartLetsAnAbandonedRecordExpire) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  abandon_a_record(world, lethe::ExpiresOn::AtStart);
+  const Item record = *world.store.record();
+  ASSERT_TRUE(record.expires_on.has_value());
+  EXPECT_EQ(*record.expires_on, sim::kHour);  // started at 0, ttl 1h
+  EXPECT_FALSE(lethe::apply(world.store.state, lethe::evict_op(kRecordKey, sim::kHour - 1)).applied);
+  EXPECT_TRUE(lethe::apply(world.store.state, lethe::evict_op(kRecordKey, sim::kHour)).applied);
+  EXPECT_FALSE(world.store.record().has_value());
+}
+
+TEST(ProtocolExpiry, CompletionSetsExpiresOnInBothVariants) {
+  for (const auto expires_on : {lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart}) {
+    ProtocolSection settings = settings_for(ProtocolKind::Mnemosyne);
+    settings.expires_on = expires_on;
+    World world(settings);
+    CountingEffect effect;
+    world.caller(1, 0, effect.make(2 * kSecond, 1));
+    world.simulation.run();
+    EXPECT_EQ(world.store.record()->expires_on, std::optional<Time>(2 * kSecond + sim::kHour));
+  }
+}
+
+// A completed record (memo 7) that expired at 10s but was not evicted yet (lazy TTL); a duplicate at 20s.
+void expired_not_evicted(bool expired_wins, World& world, CountingEffect& effect) {
+  world.settings.expired_wins = expired_wins;
+  Item completed = in_flight_record(0, 999);
+  completed.completed_at = kSecond;
+  completed.expires_on = 10 * kSecond;
+  completed.memoized = 7;
+  world.store.state[kRecordKey] = completed;
+  world.caller(1, 20 * kSecond, effect.make(kMillisecond, 8));
+  world.simulation.run();
+}
+
+TEST(ProtocolExpiry, ExpiredWinsTrueTreatsAnExpiredNotEvictedRecordAsAbsentAndRunsTheEffect) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  CountingEffect effect;
+  expired_not_evicted(true, world, effect);
+  EXPECT_EQ(effect.runs, 1);
+  EXPECT_EQ(world.results[1].outcome, Outcome::Executed);
+  EXPECT_EQ(world.hooks.bases_of(1), std::vector<Basis>{Basis::ExpiredCompleted});
+  const Item record = *world.store.record();  // replaced, then completed by attempt 1
+  EXPECT_EQ(record.owner, 1u);
+  EXPECT_EQ(record.started_at, std::optional<Time>(20 * kSecond));
+  EXPECT_EQ(record.memoized, std::optional<std::uint64_t>(8));
+  EXPECT_TRUE(world.hooks.completions[1]);
+}
+
+TEST(ProtocolExpiry, ExpiredWinsFalseSkipsAnExpiredNotEvictedRecordWithItsMemo) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  CountingEffect effect;
+  expired_not_evicted(false, world, effect);
+  EXPECT_EQ(effect.runs, 0);
+  EXPECT_EQ(world.results[1].outcome, Outcome::Skipped);
+  EXPECT_EQ(world.results[1].value, std::optional<std::uint64_t>(7));
+  EXPECT_EQ(world.hooks.bases_of(1), std::vector<Basis>{Basis::Completed});
+  EXPECT_EQ(world.store.record()->owner, 999u);  // untouched
+}
+
+// ---------------------------------------------------------------- on_max_wait: error vs process
+
+// A (t=0) works 10s; W (t=10ms) waits on it with max_wait = 1s.
+void wait_on_slow_owner(lethe::OnMaxWait on_max_wait, World& world, CountingEffect& effect) {
+  world.settings.on_max_wait = on_max_wait;
+  world.settings.max_processing_time = 60 * kSecond;
+  world.settings.max_wait = kSecond;
+  world.settings.poll.interval = sim::Distribution::constant(100 * kMillisecond);
+  world.caller(1, 0, effect.make(10 * kSecond, 1));
+  world.caller(2, 10 * kMillisecond, effect.make(10 * kSecond, 2));
+  world.simulation.run();
+  EXPECT_TRUE(world.results[2].waited);
+  EXPECT_EQ(world.results[2].wait_time, kSecond);  // ended exactly max_wait after the first Wait decision
+  ASSERT_EQ(world.hooks.waits.size(), 1u);
+  EXPECT_EQ(world.hooks.waits[0], (std::pair<AttemptId, Duration>{2, kSecond}));
+}
+
+TEST(ProtocolMaxWait, ErrorGivesUpAfterMaxWaitWithoutRunningTheEffect) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  CountingEffect effect;
+  wait_on_slow_owner(lethe::OnMaxWait::Error, world, effect);
+  EXPECT_EQ(effect.runs, 1);
+  EXPECT_EQ(world.results[2].outcome, Outcome::Failed);
+  EXPECT_FALSE(world.results[2].value.has_value());
+  EXPECT_EQ(world.hooks.bases_of(2).back(), Basis::MaxWaitError);
+}
+
+TEST(ProtocolMaxWait, ProcessGoesAheadAfterMaxWaitAndRunsTheEffectASecondTime) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  CountingEffect effect;
+  wait_on_slow_owner(lethe::OnMaxWait::Process, world, effect);
+  EXPECT_EQ(effect.runs, 2);
+  EXPECT_EQ(world.results[2].outcome, Outcome::Executed);
+  EXPECT_EQ(world.hooks.bases_of(2).back(), Basis::MaxWaitProcess);
+  // The owner completed first (at 10s); the waiter's fenced completion (at 11.01s) does not overwrite it.
+  EXPECT_TRUE(world.hooks.completions[1]);
+  EXPECT_FALSE(world.hooks.completions[2]);
+  EXPECT_EQ(world.store.record()->memoized, std::optional<std::uint64_t>(1));
+}
+
+TEST(ProtocolMaxWait, ZeroMaxWaitEndsTheWaitAtOnce) {
+  ProtocolSection settings = settings_for(ProtocolKind::Mnemosyne);
+  settings.max_wait = 0;
+  World world(settings);
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(kSecond / 2, 1));
+  world.caller(2, kMillisecond, effect.make(kSecond / 2, 2));
+  world.simulation.run();
+  EXPECT_EQ(world.results[2].outcome, Outcome::Failed);
+  EXPECT_TRUE(world.results[2].waited);
+  EXPECT_EQ(world.results[2].wait_time, 0);
+  EXPECT_EQ(world.store.times_of(OpKind::Get).size(), 0u);  // no poll read at all
+}
+
+TEST(ProtocolMaxWait, BackoffPollIntervalsGrowByTheFactorUpToTheCapAndTheLastIsCutAtMaxWait) {
+  ProtocolSection settings = settings_for(ProtocolKind::Mnemosyne);
+  settings.max_processing_time = 60 * kSecond;
+  settings.max_wait = 200 * kMillisecond;
+  settings.poll.kind = lethe::PollKind::Backoff;
+  settings.poll.backoff_base = 10 * kMillisecond;
+  settings.poll.backoff_factor = 2.0;
+  settings.poll.backoff_cap = 50 * kMillisecond;
+  World world(settings);
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(10 * kSecond, 1));
+  world.caller(2, 0, effect.make(10 * kSecond, 2));
+  world.simulation.run();
+  const std::vector<Time> expected{10 * kMillisecond, 30 * kMillisecond, 70 * kMillisecond,
+                                   120 * kMillisecond, 170 * kMillisecond, 200 * kMillisecond};
+  EXPECT_EQ(world.store.times_of(OpKind::Get), expected);
+  EXPECT_EQ(world.results[2].outcome, Outcome::Failed);
+}
+
+// ---------------------------------------------------------------- poll_read: eventual vs consistent
+
+// A (t=0) works 500ms; W (t=10ms) finds A's record and polls every 100ms. The replica lags 200ms, so W's first
+// eventual read (t=110ms) sees the store as it was at -90ms: no record.
+void waiter_polls_a_replica(lethe::PollReadKind kind, World& world, CountingEffect& effect) {
+  world.settings.poll_read.kind = kind;
+  world.settings.poll.interval = sim::Distribution::constant(100 * kMillisecond);
+  world.store.eventual_lag = 200 * kMillisecond;
+  world.store.begin_history();
+  world.caller(1, 0, effect.make(500 * kMillisecond, 1));
+  world.caller(2, 10 * kMillisecond, effect.make(500 * kMillisecond, 2));
+  world.simulation.run();
+}
+
+TEST(ProtocolPollRead, EventualReadOfALaggingReplicaShowsAbsentAndTheWaiterRunsTheEffectAgain) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  CountingEffect effect;
+  waiter_polls_a_replica(lethe::PollReadKind::Eventual, world, effect);
+  EXPECT_EQ(effect.runs, 2);
+  EXPECT_EQ(world.hooks.bases_of(2), (std::vector<Basis>{Basis::InFlightRecent, Basis::Absent}));
+  EXPECT_EQ(world.results[2].outcome, Outcome::Executed);
+  EXPECT_EQ(world.results[2].value, std::optional<std::uint64_t>(2));  // not what the record remembers
+  EXPECT_FALSE(world.hooks.completions[2]);  // its fenced completion finds A's record and does not land
+  EXPECT_EQ(world.store.record()->memoized, std::optional<std::uint64_t>(1));
+}
+
+TEST(ProtocolPollRead, ConsistentReadsMakeTheWaiterSkipWithTheMemoizedResult) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  CountingEffect effect;
+  waiter_polls_a_replica(lethe::PollReadKind::Consistent, world, effect);
+  EXPECT_EQ(effect.runs, 1);
+  EXPECT_EQ(world.results[2].outcome, Outcome::Skipped);
+  EXPECT_EQ(world.results[2].value, std::optional<std::uint64_t>(1));
+  EXPECT_EQ(world.hooks.bases_of(2).back(), Basis::Completed);
+  EXPECT_EQ(world.results[2].wait_time, 500 * kMillisecond);  // polls at 110 .. 510ms; A completed at 500ms
+}
+
+// ---------------------------------------------------------------- check-then-insert race vs mnemosyne
+
+int two_concurrent_callers(ProtocolKind kind) {
+  World world(settings_for(kind));
+  world.store.delay = kMillisecond;
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(10 * kMillisecond, 1));
+  world.caller(2, 0, effect.make(10 * kMillisecond, 2));
+  world.simulation.run();
+  return effect.runs;
+}
+
+TEST(ProtocolCheckThenInsert, TwoConcurrentCallersBothReadAbsentAndBothRunTheEffect) {
+  EXPECT_EQ(two_concurrent_callers(ProtocolKind::CheckThenInsert), 2);
+  EXPECT_EQ(two_concurrent_callers(ProtocolKind::RecordAfter), 2);  // same race: nothing marks work in flight
+}
+
+TEST(ProtocolMnemosyne, TwoConcurrentCallersRunTheEffectOnce) {
+  EXPECT_EQ(two_concurrent_callers(ProtocolKind::Mnemosyne), 1);
+}
+
+TEST(ProtocolCheckThenInsert, TheLastInsertOverwritesTheFirstResultAndADuplicateSkipsWithIt) {
+  World world(settings_for(ProtocolKind::CheckThenInsert));
+  world.store.delay = kMillisecond;
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(10 * kMillisecond, 1));
+  world.caller(2, 0, effect.make(20 * kMillisecond, 2));
+  world.caller(3, kSecond, effect.make(10 * kMillisecond, 3));
+  world.simulation.run();
+  EXPECT_EQ(effect.runs, 2);
+  EXPECT_EQ(world.store.record()->memoized, std::optional<std::uint64_t>(2));  // Put: last writer wins
+  EXPECT_EQ(world.results[3].outcome, Outcome::Skipped);
+  EXPECT_EQ(world.results[3].value, std::optional<std::uint64_t>(2));
+}
+
+TEST(ProtocolRecordAfter, TheFirstRecordWinsTheLaterInsertIsRejected) {
+  World world(settings_for(ProtocolKind::RecordAfter));
+  world.store.delay = kMillisecond;
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(10 * kMillisecond, 1));
+  world.caller(2, 0, effect.make(20 * kMillisecond, 2));
+  world.simulation.run();
+  EXPECT_EQ(effect.runs, 2);
+  EXPECT_TRUE(world.hooks.completions[1]);
+  EXPECT_FALSE(world.hooks.completions[2]);
+  EXPECT_EQ(world.store.record()->memoized, std::optional<std::uint64_t>(1));
+  EXPECT_EQ(world.results[2].value, std::optional<std::uint64_t>(2));  // the effect it ran produced this
+}
+
+// ---------------------------------------------------------------- crash after the effect: record-after vs mnemosyne
+
+TEST(ProtocolRecordAfter, CrashAfterTheEffectMakesTheNextAttemptRunItAgain) {
+  World world(settings_for(ProtocolKind::RecordAfter));
+  world.hooks.crash_at.insert({CrashPoint::AfterEffectBeforeComplete, 1});
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(10 * kMillisecond, 1));
+  world.caller(2, 100 * kMillisecond, effect.make(10 * kMillisecond, 2));
+  world.simulation.run();
+  EXPECT_EQ(effect.runs, 2);
+  EXPECT_EQ(world.results.count(1), 0u);  // crashed
+  EXPECT_EQ(world.hooks.bases_of(2), std::vector<Basis>{Basis::Absent});
+}
+
+TEST(ProtocolMnemosyne, CrashAfterTheEffectLeavesAnInFlightRecordThatMakesTheNextAttemptWait) {
+  ProtocolSection settings = settings_for(ProtocolKind::Mnemosyne);
+  settings.max_wait = 500 * kMillisecond;
+  {
+    World world(settings);
+    world.hooks.crash_at.insert({CrashPoint::AfterEffectBeforeComplete, 1});
+    CountingEffect effect;
+    world.caller(1, 0, effect.make(10 * kMillisecond, 1));
+    world.caller(2, 100 * kMillisecond, effect.make(10 * kMillisecond, 2));
+    world.simulation.run();
+    EXPECT_EQ(effect.runs, 1);
+    EXPECT_EQ(world.hooks.bases_of(2).front(), Basis::InFlightRecent);
+    EXPECT_EQ(world.results[2].outcome, Outcome::Failed);  // redelivered later
+    EXPECT_TRUE(world.results[2].waited);
+  }
+  {
+    // Once the record is stale (max_processing_time 1s) a later attempt takes over: the narrow window the
+    // article admits (died after the effect, before recording it).
+    World world(settings);
+    world.hooks.crash_at.insert({CrashPoint::AfterEffectBeforeComplete, 1});
+    CountingEffect effect;
+    world.caller(1, 0, effect.make(10 * kMillisecond, 1));
+    world.caller(3, 2 * kSecond, effect.make(10 * kMillisecond, 3));
+    world.simulation.run();
+    EXPECT_EQ(effect.runs, 2);
+    EXPECT_EQ(world.hooks.bases_of(3), std::vector<Basis>{Basis::StaleTakeover});
+  }
+}
+
+// ---------------------------------------------------------------- clock skew, failures, reporting
+
+TEST(ProtocolMnemosyne, ARecordStartedInTheWaitersFutureIsRecentAndTheWaiterDoesNotTakeOver) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(2 * kSecond, 1), /*skew=*/5 * kSecond);  // A's clock is 5s ahead
+  world.caller(2, 1500 * kMillisecond, effect.make(kMillisecond, 2));      // past max_processing_time in real time
+  world.simulation.run();
+  EXPECT_EQ(effect.runs, 1);
+  EXPECT_EQ(world.hooks.bases_of(2).front(), Basis::InFlightRecent);
+  EXPECT_EQ(world.results[2].outcome, Outcome::Skipped);
+  EXPECT_EQ(world.results[2].value, std::optional<std::uint64_t>(1));
+}
+
+TEST(ProtocolMnemosyne, AFailedEffectFailsTheAttemptAndLeavesItsRecordInFlight) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  int runs = 0;
+  world.caller(1, 0, [&runs]() -> std::optional<std::uint64_t> {
+    ++runs;
+    return std::nullopt;
+  });
+  world.simulation.run();
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(world.results[1].outcome, Outcome::Failed);
+  EXPECT_TRUE(world.hooks.completions.empty());
+  EXPECT_FALSE(world.store.record()->completed_at.has_value());
+  EXPECT_EQ(world.store.record()->owner, 1u);
+}
+
+TEST(ProtocolStoreFailures, ALostStartWriteReplyIsRetriedAndTheAttemptRecognisesItsOwnRecord) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  world.store.fate = [](const Op&, int index) { return index == 0 ? Fate::LoseReply : Fate::Normal; };
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(kMillisecond, 1));
+  world.simulation.run();
+  EXPECT_EQ(effect.runs, 1);
+  EXPECT_EQ(world.results[1].outcome, Outcome::Executed);
+  EXPECT_FALSE(world.results[1].waited);  // it did not wait on its own record
+  EXPECT_EQ(world.hooks.bases_of(1), std::vector<Basis>{Basis::Absent});
+  EXPECT_TRUE(world.hooks.completions[1]);
+}
+
+TEST(ProtocolStoreFailures, AStoreThatNeverAnswersFailsTheAttemptWithoutRunningTheEffect) {
+  for (const auto kind : {ProtocolKind::Mnemosyne, ProtocolKind::CheckThenInsert, ProtocolKind::RecordAfter,
+                          ProtocolKind::Inbox}) {
+    World world(settings_for(kind));
+    world.store.fate = [](const Op&, int) { return Fate::LoseRequest; };
+    CountingEffect effect;
+    world.caller(1, 0, effect.make(kMillisecond, 1));
+    world.simulation.run();
+    EXPECT_EQ(effect.runs, 0) << lethe::to_string(kind);
+    EXPECT_EQ(world.results[1].outcome, Outcome::Failed) << lethe::to_string(kind);
+    EXPECT_EQ(world.hooks.bases_of(1), std::vector<Basis>{Basis::StoreUnavailable}) << lethe::to_string(kind);
+    const std::size_t expected_tries = kind == ProtocolKind::Inbox ? 1 : lethe::kStoreAttemptsPerStep;
+    EXPECT_EQ(world.store.log.size(), expected_tries) << lethe::to_string(kind);
+  }
+}
+
+TEST(ProtocolStoreFailures, ALostCompletionReplyIsRetriedAndRecognisedAsLanded) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  bool lost_one = false;  // lose the reply of the first completion only
+  world.store.fate = [&lost_one](const Op& op, int) {
+    const bool completion = op.kind == OpKind::Upsert && op.update.completed_at_mode == lethe::Assign::Set;
+    if (!completion || lost_one) return Fate::Normal;
+    lost_one = true;
+    return Fate::LoseReply;
+  };
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(kMillisecond, 1));
+  world.simulation.run();
+  EXPECT_TRUE(lost_one);
+  EXPECT_EQ(world.results[1].outcome, Outcome::Executed);
+  EXPECT_TRUE(world.hooks.completions[1]);
+  EXPECT_EQ(world.store.log.size(), 3u);  // start, completion (reply lost), the same completion again
+}
+
+TEST(ProtocolStoreFailures, ACompletionThatNeverAnswersStillReturnsTheEffectsValue) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  world.store.fate = [](const Op& op, int) {
+    return op.kind == OpKind::Upsert && op.update.completed_at_mode == lethe::Assign::Set ? Fate::LoseRequest
+                                                                                          : Fate::Normal;
+  };
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(kMillisecond, 4));
+  world.simulation.run();
+  EXPECT_EQ(world.results[1].outcome, Outcome::Executed);
+  EXPECT_EQ(world.results[1].value, std::optional<std::uint64_t>(4));
+  EXPECT_FALSE(world.hooks.completions[1]);
+  EXPECT_FALSE(world.store.record()->completed_at.has_value());  // left in flight
+}
+
+TEST(ProtocolStoreFailures, AnUnansweredPollReadIsNotFatalTheWaiterReadsAgain) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  world.store.fate = [](const Op& op, int index) {
+    return op.kind == OpKind::Get && index < 5 ? Fate::LoseRequest : Fate::Normal;
+  };
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(100 * kMillisecond, 1));
+  world.caller(2, kMillisecond, effect.make(100 * kMillisecond, 2));
+  world.simulation.run();
+  EXPECT_EQ(effect.runs, 1);
+  EXPECT_EQ(world.results[2].outcome, Outcome::Skipped);
+  EXPECT_EQ(world.results[2].value, std::optional<std::uint64_t>(1));
+}
+
+TEST(ProtocolMnemosyne, CrashPointsAndReportsFollowTheAttempt) {
+  World world(settings_for(ProtocolKind::Mnemosyne));
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(kMillisecond, 1));
+  world.caller(2, kSecond, effect.make(kMillisecond, 1));
+  world.simulation.run();
+  EXPECT_EQ(world.hooks.points_reached,
+            (std::vector<std::pair<CrashPoint, AttemptId>>{{CrashPoint::AfterStartBeforeEffect, 1},
+                                                           {CrashPoint::AfterEffectBeforeComplete, 1}}));
+  ASSERT_EQ(world.hooks.notes.size(), 2u);
+  EXPECT_EQ(world.hooks.notes[0].basis, Basis::Absent);
+  EXPECT_FALSE(world.hooks.notes[0].seen.has_value());
+  EXPECT_EQ(world.hooks.notes[1].basis, Basis::Completed);
+  EXPECT_EQ(world.hooks.notes[1].local_time, kSecond);
+  ASSERT_TRUE(world.hooks.notes[1].seen.has_value());
+  EXPECT_EQ(world.hooks.notes[1].seen->owner, 1u);
+  EXPECT_TRUE(world.hooks.waits.empty());
+}
+
+// ---------------------------------------------------------------- inbox and none
+
+TEST(ProtocolInbox, OneTransactionInsertsTheInboxRowAndIncrementsTheDomainRowAndADuplicateIsRejected) {
+  World world(settings_for(ProtocolKind::Inbox));
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(kMillisecond, 1));
+  world.caller(2, kSecond, effect.make(kMillisecond, 1));
+  world.simulation.run();
+  EXPECT_EQ(effect.runs, 0);  // the domain row is the effect
+  const Key inbox = lethe::make_key(Table::Inbox, kProcessor, kMessage);
+  const Key domain = lethe::make_key(Table::Domain, kProcessor, kMessage);
+  ASSERT_TRUE(world.store.record(inbox).has_value());
+  EXPECT_EQ(world.store.record(inbox)->expires_on, std::optional<Time>(sim::kHour));
+  EXPECT_EQ(world.store.record(domain)->counter, 1);
+  EXPECT_EQ(world.results[1].outcome, Outcome::Executed);
+  EXPECT_EQ(world.results[1].value, std::optional<std::uint64_t>(1));
+  EXPECT_EQ(world.results[2].outcome, Outcome::Skipped);
+  EXPECT_EQ(world.results[2].value, std::optional<std::uint64_t>(1));
+  EXPECT_EQ(world.hooks.bases_of(2), std::vector<Basis>{Basis::InboxDuplicate});
+  EXPECT_TRUE(world.hooks.points_reached.empty());
+}
+
+TEST(ProtocolInbox, ManyConcurrentCallersIncrementTheDomainRowOnce) {
+  World world(settings_for(ProtocolKind::Inbox), 3, sim::SchedulePolicy::Random);
+  world.store.delay = kMillisecond;
+  CountingEffect effect;
+  for (AttemptId attempt = 1; attempt <= 20; ++attempt) world.caller(attempt, 0, effect.make(0, 1));
+  world.simulation.run();
+  EXPECT_EQ(world.store.record(lethe::make_key(Table::Domain, kProcessor, kMessage))->counter, 1);
+  int executed = 0;
+  for (const auto& [attempt, result] : world.results) executed += result.outcome == Outcome::Executed ? 1 : 0;
+  EXPECT_EQ(executed, 1);
+}
+
+TEST(ProtocolInbox, AnUnknownOutcomeFailsAndTheRedeliveryFindsTheRowIfItLanded) {
+  World world(settings_for(ProtocolKind::Inbox));
+  world.store.fate = [](const Op&, int index) { return index == 0 ? Fate::LoseReply : Fate::Normal; };
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(0, 1));
+  world.caller(2, kSecond, effect.make(0, 1));
+  world.simulation.run();
+  EXPECT_EQ(world.results[1].outcome, Outcome::Failed);
+  EXPECT_EQ(world.results[2].outcome, Outcome::Skipped);
+  EXPECT_EQ(world.store.record(lethe::make_key(Table::Domain, kProcessor, kMessage))->counter, 1);
+}
+
+TEST(ProtocolInbox, AnExpiredInboxRowIsReplacedWhenExpiredWinsAndKeptOtherwise) {
+  for (const bool expired_wins : {true, false}) {
+    ProtocolSection settings = settings_for(ProtocolKind::Inbox);
+    settings.ttl = kSecond;
+    settings.expired_wins = expired_wins;
+    World world(settings);
+    CountingEffect effect;
+    world.caller(1, 0, effect.make(0, 1));
+    world.caller(2, 2 * kSecond, effect.make(0, 1));  // the row expired at 1s and was not evicted
+    world.simulation.run();
+    const std::int64_t counter = world.store.record(lethe::make_key(Table::Domain, kProcessor, kMessage))->counter;
+    EXPECT_EQ(counter, expired_wins ? 2 : 1);
+    EXPECT_EQ(world.results[2].outcome, expired_wins ? Outcome::Executed : Outcome::Skipped);
+    EXPECT_EQ(world.hooks.bases_of(2),
+              std::vector<Basis>{expired_wins ? Basis::ExpiredCompleted : Basis::InboxDuplicate});
+  }
+}
+
+TEST(ProtocolNone, EveryCallerRunsTheEffectUnprotected) {
+  World world(settings_for(ProtocolKind::None));
+  CountingEffect effect;
+  for (AttemptId attempt = 1; attempt <= 3; ++attempt) world.caller(attempt, 0, effect.make(kMillisecond, attempt));
+  world.simulation.run();
+  EXPECT_EQ(effect.runs, 3);
+  EXPECT_EQ(world.hooks.count(Basis::Unprotected), 3);
+  EXPECT_TRUE(world.store.log.empty());
+  for (const auto& [attempt, result] : world.results) EXPECT_EQ(result.value, std::optional<std::uint64_t>(attempt));
+}
+
+TEST(ProtocolFactory, RefusesSettingsTheLoaderWouldHaveRejected) {
+  DirectStore store;
+  FiberClock clock;
+  RecordingHooks hooks;
+  ProtocolSection settings = settings_for(ProtocolKind::Mnemosyne);
+  settings.max_processing_time.reset();
+  EXPECT_THROW(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), std::invalid_argument);
+  settings = settings_for(ProtocolKind::Inbox);
+  settings.ttl.reset();
+  EXPECT_THROW(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), std::invalid_argument);
+  settings = settings_for(ProtocolKind::None);
+  settings.ttl.reset();
+  settings.max_processing_time.reset();
+  EXPECT_NE(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), nullptr);
+}
+
+}  // namespace

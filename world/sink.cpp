@@ -1,0 +1,181 @@
+#include "world/sink.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace lethe {
+namespace {
+
+void require(bool condition, const char* message) {
+  if (!condition) throw std::invalid_argument(message);
+}
+
+std::uint64_t pack_processor_call(ProcessorId processor, std::uint32_t call_number) {
+  return (static_cast<std::uint64_t>(processor) << 32) | call_number;
+}
+
+}  // namespace
+
+Sink::Sink(sim::Simulation& simulation, sim::Network& network, sim::Node& node, const SinkSection& section,
+           sim::Rng rng)
+    : simulation_(simulation),
+      network_(network),
+      node_(node),
+      section_(section),
+      rng_(rng),
+      service_{&node, section.latency, /*serial=*/false, 0, simulation.rng("sink.service")} {
+  const double per_second = section.capacity.per_second;
+  require(per_second >= 0.0 && std::isfinite(per_second), "Sink: capacity must be a finite rate >= 0");
+  for (const SinkOutage& outage : section.outages) {
+    require(outage.at >= 0 && outage.for_duration > 0, "Sink: an outage needs at >= 0 and for > 0");
+  }
+  if (per_second > 0.0) {
+    const double interval = std::round(static_cast<double>(sim::kSecond) / per_second);
+    require(interval <= static_cast<double>(sim::kTimeMax / 2), "Sink: capacity too small");
+    emission_interval_ns_ = std::max<sim::Duration>(1, static_cast<sim::Duration>(interval));
+    // (N * window) / 1 s, in this order: exact for whole N, so N = 70 gives 7, not 6.999...
+    const double window_calls = std::floor(per_second * static_cast<double>(kDefaultBurstWindow) /
+                                           static_cast<double>(sim::kSecond));
+    require(window_calls <= 1e9, "Sink: capacity too large");
+    set_burst(std::max<std::uint64_t>(1, static_cast<std::uint64_t>(window_calls)));
+  }
+}
+
+void Sink::set_burst(std::uint64_t calls) {
+  require(calls >= 1, "Sink: the burst must be at least one call");
+  require(calls_ == 0, "Sink: set the burst before the first call");
+  require(calls <= 1'000'000'000, "Sink: burst too large");
+  require(emission_interval_ns_ == 0 ||
+              static_cast<sim::Duration>(calls - 1) <= sim::kTimeMax / emission_interval_ns_,
+          "Sink: burst too large for this capacity");
+  burst_calls_ = calls;
+  burst_tolerance_ns_ = (static_cast<sim::Duration>(calls) - 1) * emission_interval_ns_;
+}
+
+bool Sink::in_outage(sim::Time now) const {
+  return std::any_of(section_.outages.begin(), section_.outages.end(), [now](const SinkOutage& outage) {
+    return now >= outage.at && now - outage.at < outage.for_duration;
+  });
+}
+
+// GCRA: a call conforms if the bucket's theoretical arrival time is at most
+// burst_tolerance ahead of now; a conforming call moves it one interval on.
+bool Sink::take_token(sim::Time now) {
+  if (emission_interval_ns_ == 0) return true;
+  const sim::Time arrival = std::max(theoretical_arrival_, now);
+  if (arrival - now > burst_tolerance_ns_) return false;
+  theoretical_arrival_ = arrival + emission_interval_ns_;
+  return true;
+}
+
+std::uint64_t Sink::next_value() {
+  ++effects_;
+  switch (section_.kind) {
+    case SinkKind::Counter:
+    case SinkKind::Payment:
+      return effects_;
+    case SinkKind::Email: {
+      std::uint64_t message_id = rng_.next();
+      while (message_id == 0) message_id = rng_.next();
+      return message_id;
+    }
+  }
+  return effects_;
+}
+
+SinkResponse Sink::handle(const SinkRequest& request) {
+  const sim::Time now = simulation_.now();
+  sim::Trace& trace = simulation_.trace();
+  const sim::NodeId provider = node_.id();
+  ++calls_;
+  trace.record(now, sink_kinds::kCall, provider, request.id, request.attempt,
+               pack_processor_call(request.processor, request.call_number));
+
+  const bool outage = in_outage(now);
+  if (outage || !take_token(now)) {
+    const RejectReason reason = outage ? RejectReason::Outage : RejectReason::Capacity;
+    ++rejected_;
+    ++(outage ? rejected_for_outage_ : rejected_for_capacity_);
+    trace.record(now, sink_kinds::kReject, provider, request.id, request.attempt, static_cast<std::uint64_t>(reason));
+    return SinkResponse{true, 0};
+  }
+
+  const auto key = std::make_pair(request.id, request.processor);
+  if (section_.idempotent) {
+    const auto found = idempotency_.find(key);
+    if (found != idempotency_.end()) {
+      ++replays_;
+      trace.record(now, sink_kinds::kReplay, provider, request.id, request.attempt, found->second);
+      return SinkResponse{false, found->second};
+    }
+  }
+
+  const std::uint64_t value = next_value();
+  const Execution execution{request.id, request.processor, request.attempt, request.call_number,
+                            request.caller, now, value};
+  if (on_execute_) {
+    on_execute_(execution);
+  } else {
+    executions_.push_back(execution);
+  }
+  if (section_.idempotent) idempotency_.emplace(key, value);
+  if (trace.detailed()) {
+    trace.record_detail(now, sink_kinds::kExecute, provider, request.id, request.attempt, value,
+                        to_string(section_.kind) + " processor " + std::to_string(request.processor) + " call " +
+                            std::to_string(request.call_number) + " from node " + std::to_string(request.caller));
+  } else {
+    trace.record(now, sink_kinds::kExecute, provider, request.id, request.attempt, value);
+  }
+  return SinkResponse{false, value};
+}
+
+SinkClient::SinkClient(Sink& sink, sim::Network& network, const SinkSection& section, sim::Rng rng)
+    : sink_(sink),
+      network_(network),
+      timeout_ns_(section.timeout),
+      retries_(section.retries),
+      policy_(section.backoff, section.jitter),
+      rng_(rng) {
+  require(timeout_ns_ > 0, "SinkClient: timeout must be > 0");
+  require(retries_ >= 0, "SinkClient: retries must be >= 0");
+}
+
+std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processor, AttemptId attempt) {
+  sim::Simulation& simulation = sim::Simulation::current();
+  const sim::NodeId caller = simulation.this_node().id();
+  RetryPolicy policy = policy_;
+  ++stats_.effects;
+  Sink* sink = &sink_;
+  const int tries = retries_ + 1;
+  for (int try_number = 1; try_number <= tries; ++try_number) {
+    if (try_number > 1) {
+      const sim::Duration backoff_ns = policy.delay(try_number - 1, rng_);
+      simulation.trace().record(simulation.now(), sink_kinds::kRetry, caller, id, attempt,
+                                static_cast<std::uint64_t>(backoff_ns));
+      sim::sleep(backoff_ns);
+    }
+    const SinkRequest request{id, processor, attempt, static_cast<std::uint32_t>(try_number), caller};
+    ++stats_.tries;
+    const std::optional<SinkResponse> response =
+        network_.call(sink_.service(), [sink, request] { return sink->handle(request); }, timeout_ns_, id);
+    if (!response.has_value()) {
+      ++stats_.timeouts;
+      continue;
+    }
+    if (response->unavailable) {
+      ++stats_.unavailable;
+      continue;
+    }
+    ++stats_.successes;
+    simulation.trace().record(simulation.now(), sink_kinds::kOk, caller, id, attempt, response->value);
+    return response->value;
+  }
+  ++stats_.failures;
+  simulation.trace().record(simulation.now(), sink_kinds::kGiveUp, caller, id, attempt,
+                            static_cast<std::uint64_t>(tries));
+  return std::nullopt;
+}
+
+}  // namespace lethe

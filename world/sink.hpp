@@ -1,0 +1,212 @@
+// world/sink.hpp — external effect providers (a counter, a payment gateway, an
+// email provider) and the client a worker uses to call them.
+//
+// Sink: the provider, on its own node (group "sink"). It is durable: its log
+// of executions is the ground truth of effects (the oracle counts duplicates
+// from it) and nothing in it is lost if a worker crashes. It is reached only
+// through the simulated network as a sim::Service with the sink.latency
+// distribution as service time (serial = false: calls overlap). Each call is
+// decided atomically at the provider at the instant its service time ends, in
+// this order:
+//   1. calls() counts it (every call that reached the provider, whatever follows);
+//   2. an [[sink.outage]] window [at, at + for) containing that instant: 503;
+//   3. sink.capacity "N/s" (N > 0): a token bucket (GCRA form), refilled at one
+//      token every round(1e9 / N) ns, full at time 0; a call finding no token
+//      gets a 503. Rejected calls take no token; idempotent replays do take one
+//      (they are calls like any other). The bucket holds the burst: by default
+//      100 ms worth of capacity, max(1, floor(N / 10)) calls (set_burst() changes
+//      it). Why not a whole second's worth: a provider's throughput does not
+//      bank a second of idle time, and a one-second bucket absorbs the
+//      synchronized waves of retries that make a retry storm (with it, the 200
+//      clients of tests/world/sink_test.cpp need no more calls without jitter
+//      than with full jitter; with 100 ms, no jitter needs ~6x more);
+//   4. idempotent = true: a call whose (message id, processor) was executed
+//      before returns the first execution's value and records nothing (Stripe's
+//      Idempotency-Key; keys never expire here);
+//   5. otherwise the effect executes: one Execution is appended, and the value is
+//        counter: the provider's running count of executions (1, 2, ...),
+//        payment: a charge id, the provider's running count of charges (1, 2, ...),
+//        email:   a message id drawn from the provider's own Rng (non-zero); it
+//                 cannot be recomputed from anything the caller knows.
+// A 503 records no execution and is retryable. The response then crosses the
+// network back and may be lost (ack_loss): the effect happened, the caller
+// cannot tell. A call that arrives after its caller gave up still executes.
+//
+// SinkClient: one effect call from a worker fiber. Tries the call, and on a
+// timeout (sink.timeout) or a 503 retries up to sink.retries times, sleeping
+// RetryPolicy(sink.backoff, sink.jitter).delay(n) before retry n. Every try
+// carries the same (message id, processor, attempt) and its call_number
+// (1 = the first try). So when a response is lost, a retry of the same attempt
+// executes the effect again at a non-idempotent provider: the lost-ACK double
+// charge (oracle cause `sink_retry`); with idempotent = true it does not.
+// A crash of the caller's node unwinds the call (sim::Crash propagates); calls
+// already sent still reach the provider.
+//
+// Trace kinds (node = the provider for provider-side kinds, the caller for client-side ones):
+//   sink.call     provider  a = message id, b = attempt, c = processor << 32 | call_number
+//   sink.execute  provider  a = message id, b = attempt, c = value
+//   sink.replay   provider  a = message id, b = attempt, c = value returned (idempotent replay)
+//   sink.reject   provider  a = message id, b = attempt, c = RejectReason
+//   sink.retry    caller    a = message id, b = attempt, c = the backoff slept (ns), recorded before sleeping
+//   sink.ok       caller    a = message id, b = attempt, c = value received
+//   sink.give_up  caller    a = message id, b = attempt, c = tries made
+//
+// Does not: model non-retryable errors (4xx), partial effects, idempotency-key
+// expiry, provider crashes, or a payload (result_size is the memo's business).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "core/config.hpp"
+#include "check/ledger.hpp"
+#include "world/retry.hpp"
+#include "protocol/store_ops.hpp"
+#include "sim/network.hpp"
+#include "sim/node.hpp"
+#include "sim/random.hpp"
+#include "sim/simulation.hpp"
+#include "sim/trace.hpp"
+
+namespace lethe {
+
+namespace sink_kinds {
+inline constexpr sim::TraceKind kCall{"sink.call"};
+inline constexpr sim::TraceKind kExecute{"sink.execute"};
+inline constexpr sim::TraceKind kReplay{"sink.replay"};
+inline constexpr sim::TraceKind kReject{"sink.reject"};
+inline constexpr sim::TraceKind kRetry{"sink.retry"};
+inline constexpr sim::TraceKind kOk{"sink.ok"};
+inline constexpr sim::TraceKind kGiveUp{"sink.give_up"};
+}  // namespace sink_kinds
+
+enum class RejectReason : std::uint8_t { Capacity = 1, Outage = 2 };
+
+// One execution of the effect at the provider: the ledger's record (node = the node that sent the call), so the
+// world hands the provider's log to the oracle without copying it.
+using Execution = ExecutionRecord;
+
+// What one call asks of the provider.
+struct SinkRequest {
+  MessageId id = 0;
+  ProcessorId processor = 0;
+  AttemptId attempt = 0;
+  std::uint32_t call_number = 1;
+  sim::NodeId caller = 0;
+};
+
+// What the provider answers: a value, or a retryable 503.
+struct SinkResponse {
+  bool unavailable = false;  // true: 503 (capacity or outage), `value` is meaningless
+  std::uint64_t value = 0;
+};
+
+class Sink {
+ public:
+  // `node` is the provider's node (group "sink"); `rng` draws email ids only.
+  // REQUIRES: simulation, network and node outlive the Sink, and the Sink outlives every call to it.
+  Sink(sim::Simulation& simulation, sim::Network& network, sim::Node& node, const SinkSection& section,
+       sim::Rng rng);
+  Sink(const Sink&) = delete;
+  Sink& operator=(const Sink&) = delete;
+
+  // The ground truth of effects: one entry per execution, in execution order.
+  // A deque: it grows in fixed blocks (a vector's growth copied the whole log and doubled it for a moment).
+  const std::deque<Execution>& executions() const { return executions_; }
+  // Hands the log over (the world moves it into its ledger when the run is over). executions() is empty
+  // afterwards.
+  std::deque<Execution> take_executions() { return std::exchange(executions_, {}); }
+  // Hands every later execution to `record` as it happens instead of keeping it in the log (the world folds
+  // settled groups as they settle; see check/ledger.hpp).
+  void set_on_execute(std::function<void(const Execution&)> record) { on_execute_ = std::move(record); }
+  // Calls that reached the provider (including rejected 503s and idempotent replays).
+  std::uint64_t calls() const { return calls_; }
+  // 503s (capacity or outage).
+  std::uint64_t rejected() const { return rejected_; }
+  std::uint64_t rejected_for_capacity() const { return rejected_for_capacity_; }
+  std::uint64_t rejected_for_outage() const { return rejected_for_outage_; }
+  // Calls answered from the idempotency table without executing.
+  std::uint64_t replays() const { return replays_; }
+  // The token bucket's depth in calls (0 when capacity is unlimited).
+  std::uint64_t burst() const { return emission_interval_ns_ == 0 ? 0 : burst_calls_; }
+  // Sets the bucket's depth. REQUIRES: calls >= 1, and no call has reached the provider yet.
+  // No effect on an unlimited provider.
+  void set_burst(std::uint64_t calls);
+
+  // The default bucket depth, as a span of capacity: 100 ms worth of calls.
+  static constexpr sim::Duration kDefaultBurstWindow = 100 * sim::kMillisecond;
+
+  const SinkSection& section() const { return section_; }
+  sim::Node& node() { return node_; }
+  sim::Network& network() { return network_; }
+  sim::Service& service() { return service_; }
+
+  // Decides one call at the current instant (see the header comment). Runs on the
+  // event loop, never blocks. Public so the network handler (and tests) can reach it.
+  SinkResponse handle(const SinkRequest& request);
+
+ private:
+  bool in_outage(sim::Time now) const;
+  bool take_token(sim::Time now);
+  std::uint64_t next_value();
+
+  sim::Simulation& simulation_;
+  sim::Network& network_;
+  sim::Node& node_;
+  SinkSection section_;
+  sim::Rng rng_;
+  sim::Service service_;
+  // Token bucket as GCRA: the theoretical arrival time of the next conforming call.
+  sim::Duration emission_interval_ns_ = 0;  // 0 = unlimited
+  sim::Duration burst_tolerance_ns_ = 0;
+  std::uint64_t burst_calls_ = 1;
+  sim::Time theoretical_arrival_ = 0;
+  std::map<std::pair<MessageId, ProcessorId>, std::uint64_t> idempotency_;
+  std::deque<Execution> executions_;
+  std::function<void(const Execution&)> on_execute_;
+  std::uint64_t calls_ = 0;
+  std::uint64_t rejected_ = 0;
+  std::uint64_t rejected_for_capacity_ = 0;
+  std::uint64_t rejected_for_outage_ = 0;
+  std::uint64_t replays_ = 0;
+  std::uint64_t effects_ = 0;
+};
+
+// What one SinkClient has seen, summed over its calls.
+struct SinkClientStats {
+  std::uint64_t effects = 0;      // call() invocations
+  std::uint64_t tries = 0;        // requests sent (first tries and retries)
+  std::uint64_t successes = 0;    // call() returned a value
+  std::uint64_t failures = 0;     // call() returned nullopt (every try failed)
+  std::uint64_t timeouts = 0;     // tries that got no answer in time
+  std::uint64_t unavailable = 0;  // tries answered 503
+};
+
+class SinkClient {
+ public:
+  // `rng` draws the retry jitter. REQUIRES: `sink` and `network` outlive the client.
+  // Several fibers may share one client: each call() runs its own copy of the retry policy.
+  SinkClient(Sink& sink, sim::Network& network, const SinkSection& section, sim::Rng rng);
+
+  // One effect, from a simulated fiber (see the header comment). Returns the provider's
+  // value, or nullopt when every try failed. Throws sim::Crash if the caller's node crashes.
+  std::optional<std::uint64_t> call(MessageId id, ProcessorId processor, AttemptId attempt);
+
+  const SinkClientStats& stats() const { return stats_; }
+
+ private:
+  Sink& sink_;
+  sim::Network& network_;
+  sim::Duration timeout_ns_;
+  int retries_;
+  RetryPolicy policy_;  // copied per call(): the decorrelated jitter's state is per call
+  sim::Rng rng_;
+  SinkClientStats stats_;
+};
+
+}  // namespace lethe

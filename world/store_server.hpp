@@ -1,0 +1,284 @@
+// world/store_server.hpp — the simulated store, reached over the simulated network, with its history.
+//
+// Store: durable in-memory state (StoreState, protocol/store_ops.hpp) served by a sim::Service on a store node.
+// A request travels over the network (sim::Network::call); the handler runs at one virtual instant (arrival +
+// a service time drawn from `latency` per operation) and executes the operation there with lethe::apply, so
+// every operation takes effect atomically at one instant between request arrival and response. The state is
+// durable: it survives crashes of the store node (requests to a down node are dropped by the network).
+//
+// TTL eviction (SCENARIOS.md store.ttl_eviction): whenever an executed operation leaves an item with
+// `expires_on` set, the sweeper is scheduled (a simulation.at callback) to run evict_op(key, now) at
+// `expires_on` (exact) or at `expires_on + uniform[0, lazy_max]` (lazy: expired items linger and stay readable
+// until the sweeper deletes them, as DynamoDB's TTL does). At most one live sweeper timer per key: a new one is
+// scheduled only if no pending eviction is due at an earlier-or-equal instant; a sweeper run that finds the item
+// refreshed (not expired) does nothing and re-arms for the item's current expires_on. Memory: one pending entry
+// per item with a TTL (plus stale kernel timers only when an expiry moves earlier).
+//
+// Read replica (protocol.poll_read = "eventual(lag=DIST)"): read_eventual answers from the state as it was
+// `lag` ago, lag drawn per read. A per-key version log of (instant, item after) keeps only what such reads can
+// still ask for: versions newer than now - horizon plus one base version per key, where horizon is the largest
+// lag the distribution gives (its 1 - 1e-9 quantile when unbounded; larger draws are clamped to it). Keys whose
+// only remaining version is older than the horizon are dropped (their current state is the answer).
+//
+// History: every client call (SimStoreClient) is recorded with its invocation and response instants in virtual
+// time (not the caller's skewed clock), or with returned_at == lin::kNever when no response came (timeout, or
+// the caller crashed mid-call). Operations the server executed that no client observed are recorded at their
+// instant (invoked_at == returned_at): sweeper evictions (client kSweeperClient) and the second execution of a
+// request the network duplicated (client kDuplicateClient; the network runs a duplicated request twice). Replica
+// reads are not linearizable by design and are kept out of the history (counted in stats().replica_reads).
+// check_store_history runs lethe::lin::check with StoreModel over it.
+//
+// Deliberate bugs (set_bug), to show the checker catches them; each fires with the given probability per
+// eligible operation, drawn from the store's own Rng stream:
+//   StaleRead        a Get answers the item as it was before the key's last write;
+//   LostWrite        a Put/Upsert is acknowledged (the reply says what applying it gives) but not applied;
+//   NonAtomicUpsert  an Upsert reads the item when the client sends the request and writes at the service
+//                    instant, so two concurrent upserts can both see "absent" (a lost update). (Network::call has
+//                    no arrival hook, so the read instant is the invocation, not the arrival: both lie inside the
+//                    operation's interval, which is all the bug needs.)
+//
+// Sweeper timers are ordinary simulation timers: Simulation::run() with no limit keeps going until the last armed
+// expiry (a 7-day TTL moves virtual time 7 days on); bound the run with run_until where that matters.
+//
+// Lifetime: the Store must outlive every run of the simulation it schedules callbacks in (sweeper timers and
+// in-flight requests point at it). Not thread-safe (one simulation per thread).
+//
+// Does not: model throttling, item sizes, partial transactions, or a store node that loses state.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "protocol/env.hpp"
+#include "check/store_model.hpp"
+#include "protocol/store_ops.hpp"
+#include "sim/distribution.hpp"
+#include "sim/network.hpp"
+#include "sim/node.hpp"
+#include "sim/random.hpp"
+#include "sim/simulation.hpp"
+#include "sim/time.hpp"
+#include "sim/trace.hpp"
+
+namespace lethe {
+
+struct StoreSettings {
+  sim::Distribution latency = sim::Distribution::constant(200 * sim::kMicrosecond);  // service time per operation
+  TtlEvictionKind ttl_eviction = TtlEvictionKind::Exact;
+  sim::Duration lazy_max = 0;                                // Lazy: the sweeper runs up to this late (>= 0)
+  PollReadKind poll_read = PollReadKind::Consistent;         // Eventual: read_eventual goes to the replica
+  sim::Distribution replica_lag = sim::Distribution::constant(0);
+  sim::Duration rpc_timeout = sim::kSecond;                  // the client's timeout per call (> 0)
+};
+
+// The store settings of a scenario (store.*, protocol.poll_read, network.rpc_timeout).
+StoreSettings store_settings(const ScenarioConfig& config);
+
+enum class StoreBug { None, StaleRead, LostWrite, NonAtomicUpsert };
+const char* to_string(StoreBug bug);
+
+// One item deleted by an applied Evict (the sweeper's, or a client's).
+struct Eviction {
+  Key key = 0;
+  sim::Time at = 0;  // the virtual instant of the eviction
+  Item evicted;
+};
+
+struct StoreStats {
+  std::uint64_t executions = 0;              // operations executed by the server (sweeper and duplicates included)
+  std::uint64_t client_calls = 0;            // SimStoreClient::execute calls (invocations)
+  std::uint64_t responses = 0;               // calls that got a response
+  std::uint64_t no_responses = 0;            // calls without one (timeout or caller crash)
+  std::uint64_t duplicate_executions = 0;    // second and later executions of one request (counted while recording)
+  std::uint64_t sweeper_runs = 0;            // sweeper Evict executions (applied or not)
+  std::uint64_t evictions = 0;               // applied Evicts (== eviction_log().size() while recording history)
+  std::uint64_t eviction_timers = 0;         // sweeper timers scheduled
+  std::uint64_t replica_reads = 0;           // replica reads served (not in the history)
+  std::uint64_t bugs_fired = 0;              // operations a deliberate bug altered
+};
+
+class Store {
+ public:
+  static constexpr std::uint32_t kSweeperClient = UINT32_MAX;
+  static constexpr std::uint32_t kDuplicateClient = UINT32_MAX - 1;
+
+  static constexpr sim::TraceKind kTraceExecute{"store.execute"};     // a = request (0: sweeper), b = first key,
+                                                                      // c = kind * 2 + applied
+  static constexpr sim::TraceKind kTraceEvict{"store.evict"};         // a = key, b = expires_on
+  static constexpr sim::TraceKind kTraceReplicaRead{"store.replica"}; // a = key, b = lag
+  static constexpr sim::TraceKind kTraceBug{"store.bug"};             // a = request, b = bug
+
+  // REQUIRES: `node` belongs to `simulation`; settings valid (lazy_max >= 0, rpc_timeout > 0).
+  Store(sim::Simulation& simulation, sim::Network& network, sim::Node& node, StoreSettings settings);
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const StoreSettings& settings() const { return settings_; }
+  sim::Node& node() { return node_; }
+  sim::Network& network() { return network_; }
+
+  // The durable state (for oracles and tests; clients go through SimStoreClient).
+  const StoreState& state() const { return state_; }
+  std::optional<Item> peek(Key key) const;
+
+  // Called for every operation the server executes (client ops, duplicates and sweeper evictions alike), at
+  // its instant, with the reply it produced. Runs on the event loop: must not block.
+  using AppliedHook = std::function<void(const Op&, const Reply&, sim::Time)>;
+  void set_on_applied(AppliedHook hook) { on_applied_ = std::move(hook); }
+
+  void set_bug(StoreBug bug, double probability = 0.25);
+  StoreBug bug() const { return bug_; }
+
+  // Off: no history is kept (for long runs that do not check it), nor the eviction log (96 bytes per evicted
+  // item: with a TTL, as much as a record per message over the whole run). On by default.
+  void set_record_history(bool record) { record_history_ = record; }
+  bool recording_history() const { return record_history_; }
+
+  // The history for the checker, ordered by invocation (ties: client calls in invocation order, then
+  // server-only operations in execution order).
+  std::vector<StoreOperation> history() const;
+  const std::vector<Eviction>& eviction_log() const { return evictions_; }
+  const StoreStats& stats() const { return stats_; }
+
+  // Keys with a pending sweeper eviction, and versions kept for the replica (memory checks).
+  std::size_t pending_evictions() const { return pending_evictions_.size(); }
+  std::size_t replica_versions() const;
+  sim::Duration replica_horizon() const { return replica_horizon_; }
+
+ private:
+  friend class SimStoreClient;
+
+  struct Response {
+    Reply reply;
+    std::uint32_t execution = 0;  // which execution of the request produced it (0 = first)
+  };
+  struct Execution {
+    sim::Time at = 0;
+    Reply reply;
+  };
+  struct Call {
+    std::uint64_t request = 0;
+    std::uint32_t client = 0;
+    sim::Time invoked_at = 0;
+    sim::Time returned_at = lin::kNever;
+    std::shared_ptr<const Op> op;
+    std::vector<Execution> executions;  // by the server, in order (more than one if duplicated)
+    std::optional<std::uint32_t> answered_by;
+  };
+  struct ServerOnly {
+    std::uint32_t client = 0;
+    sim::Time at = 0;
+    Op op;
+    Reply reply;
+  };
+  struct PendingEviction {  // (when the sweeper runs is in its Sweep entry)
+    sim::Time for_expires_on = 0;  // the expiry it was armed for
+    std::uint64_t token = 0;       // a timer whose token is not the pending one is stale
+  };
+  struct Version {
+    sim::Time at = 0;
+    std::optional<Item> item;
+  };
+
+  // Client side (SimStoreClient).
+  std::uint64_t begin_call(std::uint32_t client, const std::shared_ptr<const Op>& op);
+  Call* find_call(std::uint64_t request);
+  void finish_call(std::uint64_t request, std::uint32_t execution);
+  void abandon_call(std::uint64_t request);
+  std::optional<std::optional<Item>> snapshot_for_bug(const Op& op);
+
+  // Server side (on the event loop).
+  Response serve(std::uint64_t request, const Op& op, const std::optional<std::optional<Item>>& snapshot);
+  Reply serve_replica_read(Key key);
+  Reply execute(std::uint64_t request, const Op& op, const std::optional<std::optional<Item>>& snapshot);
+  Reply execute_with_bug(std::uint64_t request, const Op& op, const std::optional<std::optional<Item>>& snapshot);
+  void after_change(Key key, const std::optional<Item>& before, const std::optional<Item>& after);
+  void arm_sweeper(Key key, const Item& item);
+  void run_sweeper(Key key, std::uint64_t token);
+  void record_version(Key key, const std::optional<Item>& before, const std::optional<Item>& after);
+  void prune_versions();
+  std::optional<Item> replica_item(Key key, sim::Time at) const;
+
+  sim::Simulation& simulation_;
+  sim::Network& network_;
+  sim::Node& node_;
+  StoreSettings settings_;
+  sim::Service service_;
+  sim::Rng ttl_rng_;
+  sim::Rng replica_rng_;
+  sim::Rng bug_rng_;
+
+  StoreState state_;
+  AppliedHook on_applied_;
+  StoreBug bug_ = StoreBug::None;
+  double bug_probability_ = 0.0;
+  std::map<Key, std::optional<Item>> before_last_write_;  // StaleRead only
+
+  BTreeMap<Key, PendingEviction> pending_evictions_;  // 27 B per key (heaptrack; a std::map node took 64)
+  std::uint64_t next_eviction_token_ = 1;
+  // The sweeper's schedule: one entry per armed eviction, popped in (at, token) order, and ONE kernel timer, for
+  // the earliest entry (a kernel timer and its callback per record cost about 120 bytes per record within TTL).
+  // Entries armed in non-decreasing `at` order (a constant TTL: the common case) queue in sweep_fifo_ at O(1);
+  // an entry earlier than the fifo's back goes to the min-heap sweep_heap_.
+  struct Sweep {
+    sim::Time at = 0;
+    std::uint64_t token = 0;
+    Key key = 0;
+  };
+  struct SweepLater {
+    bool operator()(const Sweep& x, const Sweep& y) const { return x.at != y.at ? x.at > y.at : x.token > y.token; }
+  };
+  std::deque<Sweep> sweep_fifo_;
+  std::vector<Sweep> sweep_heap_;
+  sim::Time sweep_timer_at_ = sim::kTimeMax;  // the live kernel timer's instant (kTimeMax: none)
+  std::uint64_t sweep_timer_generation_ = 0;  // a kernel timer of an older generation is stale
+  bool sweeping_ = false;                     // in run_due_sweeps (it re-arms the timer once, at its end)
+  void schedule_sweep(const Sweep& sweep);
+  bool heap_first() const;                    // the earliest entry is the heap's (not the fifo's)
+  bool next_sweep(Sweep& out) const;          // the earliest entry, if any
+  void pop_sweep();                           // REQUIRES: next_sweep() found one
+  void arm_sweep_timer();
+  void run_due_sweeps();
+  std::vector<Eviction> evictions_;
+
+  sim::Duration replica_horizon_ = 0;
+  std::map<Key, std::deque<Version>> versions_;       // Eventual only
+  std::deque<std::pair<sim::Time, Key>> version_writes_;  // FIFO of version instants, for pruning
+
+  bool record_history_ = true;
+  std::vector<Call> calls_;              // by request id (only calls made while recording)
+  std::uint64_t next_request_ = 1;
+  std::vector<ServerOnly> server_only_;  // sweeper runs
+  StoreStats stats_;
+};
+
+// A caller's connection to the store: one per caller node. execute() must run in a fiber of that node.
+class SimStoreClient : public StoreClient {
+ public:
+  // The client id in the history is the caller node's id.
+  SimStoreClient(Store& store, sim::Node& caller);
+
+  // The RPC, with settings().rpc_timeout. nullopt: no response (the operation may or may not have taken effect).
+  // Throws sim::Crash if the caller crashes meanwhile; the call stays in the history without a response.
+  std::optional<Reply> execute(const Op& op) override;
+  // poll_read = eventual: a replica read over the network (answered with lag, not in the history);
+  // consistent: execute(get_op(key)).
+  std::optional<Reply> read_eventual(Key key) override;
+
+  std::uint32_t client_id() const { return caller_.id(); }
+
+ private:
+  Store& store_;
+  sim::Node& caller_;
+};
+
+lin::Result check_store_history(const Store& store, std::uint64_t budget = 10'000'000);
+
+}  // namespace lethe

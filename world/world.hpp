@@ -1,0 +1,61 @@
+// world/world.hpp — one simulated run of a scenario: builds the world, runs it, judges it.
+//
+// The world wires the scenario's parts onto the kernel: a producer (direct,
+// dual-write or outbox), a source (kafka, queue or clients), worker nodes that
+// run the dedupe strategy for each processor, the store, the effect provider
+// (sink), and the fault injectors (crashes and restarts, crash points, pauses,
+// clock skew, rebalances, partitions, loss, lost ACKs, swarm mode). After the
+// workload (and the drain, which heals every fault and lets in-flight work
+// settle) the oracle counts and explains every duplicate and the store's
+// history is checked for linearizability.
+//
+// Determinism: everything is derived from (scenario, seed); the result,
+// including trace_hash, is a pure function of them. One World per thread at a
+// time (it owns a sim::Simulation).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "check/ledger.hpp"
+#include "core/result.hpp"
+#include "sim/simulation.hpp"
+#include "sim/trace.hpp"
+
+namespace lethe {
+
+// The phases of one run, for timing by the runner (model code reads no clock): Built once the nodes exist,
+// Ran when the simulation loop (workload and drain) is over, Judged when the oracle (and the linearizability
+// check, when on) has finished.
+enum class WorldPhase { Built, Ran, Judged };
+
+struct WorldOptions {
+  bool keep_trace = false;            // keep every trace record (replay --message, --explain, --dot)
+  std::ostream* trace_out = nullptr;  // write the trace as JSON lines
+  bool check_linearizability = true;
+  std::uint64_t linearizability_budget = 20'000'000;
+  sim::SchedulePolicy policy = sim::SchedulePolicy::Fifo;
+  std::function<void(WorldPhase)> on_phase;  // called at the end of each phase; must not touch the world
+  // Fold every settled group into a summary as it settles (check/ledger.hpp): the ledger then grows with the
+  // groups where something happened, not with every attempt. Never changes a result (tests compare both);
+  // off when a WorldRecord is asked for (replay and reports read the whole ledger).
+  bool fold_settled_groups = true;
+};
+
+// Everything a run leaves behind for replay, explanation and reports.
+struct WorldRecord {
+  std::vector<sim::TraceRecord> trace;
+  std::vector<std::string> node_names;
+  Ledger ledger;
+  std::vector<std::string> processors;
+};
+
+// Runs one seed of a scenario. Throws sim::InternalError on a broken invariant of lethe itself.
+RunResult run_world(const ScenarioConfig& config, std::uint64_t seed, const WorldOptions& options = {},
+                    WorldRecord* record = nullptr);
+
+}  // namespace lethe
