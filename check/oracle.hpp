@@ -3,7 +3,7 @@
 // Verifies (after a run, from the Ledger):
 //   - executions per (message id, processor): the first is the effect, every
 //     later one is a duplicate;
-//   - each duplicate gets exactly one cause (SCENARIOS.md), so the causes sum
+//   - each duplicate gets exactly one cause (docs/results.md), so the causes sum
 //     to duplicate_effects:
 //       sink_retry            the same attempt called the provider again (a retried call whose ACK was lost)
 //       unprotected           the strategy gives no guarantee (none), or raced (check-then-insert, record-after)

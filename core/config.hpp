@@ -1,6 +1,6 @@
 // core/config.hpp — the scenario, as plain data.
 //
-// One ScenarioConfig mirrors one scenario file (SCENARIOS.md, "Scenario file"):
+// One ScenarioConfig mirrors one scenario file (docs/scenarios.md, "Scenario file"):
 // one nested struct per TOML table, one field per key, with the same names.
 // The loader (scenario/loader.hpp) fills it and guarantees, when it
 // returns a config, that every value is in range and every cross-field rule
@@ -9,7 +9,7 @@
 // keep them too.
 //
 // Defaults: an optional key that the file leaves out takes the value shown in
-// SCENARIOS.md's example, written next to each field below. Keys whose absence
+// docs/scenarios.md's example, written next to each field below. Keys whose absence
 // means "off" are std::optional (nullopt = off). Keys that are required without
 // a default are std::optional too, and the loader refuses a file where the
 // protocol needs them and they are absent (protocol.max_processing_time,
@@ -279,7 +279,7 @@ struct TopologySection {
   Commit commit;                                      // default "after-each"
   sim::Duration visibility_timeout = 30'000'000'000;  // default "30s"; > 0
   int clients = 10;                                   // default 10; >= 1 when source is clients (>= 0 otherwise)
-  // Extensions (not in SCENARIOS.md's example; documented in the README): the request/response callers of
+  // Extensions (not in docs/scenarios.md's example; documented in the README): the request/response callers of
   // source "clients" time out, retry the same id, back off and jitter like real HTTP clients.
   sim::Duration client_timeout = 1'000'000'000;  // default "1s"; > 0
   int client_retries = 5;                        // default 5; >= 0

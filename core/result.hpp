@@ -1,6 +1,6 @@
 // core/result.hpp — the result of one simulated run (one scenario, one seed).
 //
-// Field names follow SCENARIOS.md "Result fields" exactly; reports/ renders
+// Field names follow docs/results.md exactly; reports/ renders
 // this struct to JSON/CSV/JUnit and runner/ checks expectations against it.
 // Times are integer virtual nanoseconds.
 #pragma once
@@ -15,7 +15,7 @@
 
 namespace lethe {
 
-// Duplicate causes, in the order SCENARIOS.md lists them.
+// Duplicate causes, in the order docs/results.md lists them.
 enum class Cause : std::uint8_t {
   Unprotected,
   TakeoverWhileAlive,

@@ -48,7 +48,7 @@ struct DecisionAndBasis {
 // The four-row table; the record is judged as it says (expired_wins = false).
 Decision decide(const std::optional<Item>& previous, sim::Time now, sim::Duration max_processing_time);
 
-// The table with the basis of the decision, and the expired_wins switch (SCENARIOS.md protocol.expired_wins).
+// The table with the basis of the decision, and the expired_wins switch (docs/scenarios.md protocol.expired_wins).
 DecisionAndBasis decide_with_basis(const std::optional<Item>& previous, sim::Time now,
                                    sim::Duration max_processing_time, bool expired_wins);
 

@@ -37,7 +37,7 @@ class StoreClient {
   virtual std::optional<Reply> read_eventual(Key key) { return execute(get_op(key)); }
 };
 
-// Named points where a worker may die (SCENARIOS.md [faults.crash_points]).
+// Named points where a worker may die (docs/scenarios.md [faults.crash_points]).
 enum class CrashPoint : std::uint8_t {
   AfterStartBeforeEffect,
   AfterEffectBeforeComplete,

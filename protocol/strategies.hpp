@@ -1,4 +1,4 @@
-// protocol/strategies.hpp — the dedupe strategies, compared side by side (SCENARIOS.md [protocol]).
+// protocol/strategies.hpp — the dedupe strategies, compared side by side (docs/scenarios.md [protocol]).
 //
 // A Strategy wraps an effect: protect(id, processor, attempt, effect) runs the effect at most as often as the
 // strategy can guarantee and hands back its result. Strategies are generic over protocol/env.hpp: they read time

@@ -1,4 +1,4 @@
-// reports/json.hpp — RunResult as JSON, with the field names of SCENARIOS.md.
+// reports/json.hpp — RunResult as JSON, with the field names of docs/results.md.
 //
 // One object per seed (JSON lines for `--json`). Dotted result names are
 // nested objects: "duplicates.expired" is {"duplicates": {"expired": n}}.

@@ -562,7 +562,7 @@ Figure cause_bars(const ReportInput& in) {
                         gnuplot_string(std::string(lethe::kCauseNames[c])), kCauseColors[c]);
   }
   f.script += plot + "\n";
-  f.caption = "Each bar is one cell, split by the cause the oracle assigned to each duplicate (SCENARIOS.md, "
+  f.caption = "Each bar is one cell, split by the cause the oracle assigned to each duplicate (docs/results.md, "
               "duplicates.&lt;cause&gt;); the stack sums to the cell's duplicate rate.";
   if (highest == 0) f.caption += " No cell had a duplicate.";
   return f;

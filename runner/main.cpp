@@ -1,4 +1,4 @@
-// lethe — the command line. See SCENARIOS.md for the contract and `lethe --help`.
+// lethe — the command line. See docs/scenarios.md for the contract and `lethe --help`.
 //
 // Exit codes: 0 every expectation held; 1 an expectation failed; 2 bad input
 // (usage, scenario file, values); 3 an internal invariant of lethe broke.

@@ -1,4 +1,4 @@
-// Scenario loading: TOML -> lethe::ScenarioConfig, with every check of SCENARIOS.md.
+// Scenario loading: TOML -> lethe::ScenarioConfig, with every check of docs/scenarios.md.
 //
 // How it works: toml++ parses the text into a tree whose nodes carry their
 // line and column; --set overrides are written into that tree as strings

@@ -1,6 +1,6 @@
 // render_scenario_toml: a config back to canonical TOML (see scenario_loader.hpp).
 //
-// Every key is written, in SCENARIOS.md's order, so the output documents the
+// Every key is written, in docs/scenarios.md's order, so the output documents the
 // effective values; optional keys that are off (nullopt) are left out, which
 // is how the loader reads "off". Values use the loader's own languages
 // (format_duration, Distribution::to_string, "N/s" rates) so they read back

@@ -1,6 +1,6 @@
 // sim/distribution.hpp — a probability distribution of durations, as written in scenario files.
 //
-// Forms accepted by parse() (SCENARIOS.md "Values"; spaces around arguments are optional, named arguments may
+// Forms accepted by parse() (docs/scenarios.md "Values"; spaces around arguments are optional, named arguments may
 // come in any order, each exactly once, unknown names are errors):
 //   "5ms"                                  constant
 //   "uniform(1ms, 5ms)"                    every whole nanosecond in [low, high] equally likely; low <= high

@@ -3,7 +3,7 @@
 // Contract:
 // - `Time` is virtual nanoseconds since the start of a simulation; `Duration` is a signed count of nanoseconds.
 //   Both are plain integers: no real clock is ever read here.
-// - Text form (SCENARIOS.md "Values"): "<number><unit>", the number an integer or a decimal ("250ms", "1.5s",
+// - Text form (docs/scenarios.md "Values"): "<number><unit>", the number an integer or a decimal ("250ms", "1.5s",
 //   "7d", "0s"), units ns us ms s m h d (m = minute). A bare "0" is also accepted. No spaces, no '+', no exponent,
 //   no ".5s" or "5.s" (digits are required on both sides of a decimal point).
 // - parse_duration() is exact: a value that is not a whole number of nanoseconds ("0.5ns", "1.0000000001s") is

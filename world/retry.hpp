@@ -1,6 +1,6 @@
 // world/retry.hpp — how long a client waits before retrying a failed call.
 //
-// A RetryPolicy combines a backoff (SCENARIOS.md sink.backoff) with a jitter
+// A RetryPolicy combines a backoff (docs/scenarios.md sink.backoff) with a jitter
 // (sink.jitter), with the formulas of the AWS Architecture Blog analysis
 // "Exponential Backoff and Jitter". For the n-th retry (n >= 1) the backoff is
 //   none:                      d(n) = 0

@@ -6,7 +6,7 @@
 // every operation takes effect atomically at one instant between request arrival and response. The state is
 // durable: it survives crashes of the store node (requests to a down node are dropped by the network).
 //
-// TTL eviction (SCENARIOS.md store.ttl_eviction): whenever an executed operation leaves an item with
+// TTL eviction (docs/scenarios.md store.ttl_eviction): whenever an executed operation leaves an item with
 // `expires_on` set, the sweeper is scheduled (a simulation.at callback) to run evict_op(key, now) at
 // `expires_on` (exact) or at `expires_on + uniform[0, lazy_max]` (lazy: expired items linger and stay readable
 // until the sweeper deletes them, as DynamoDB's TTL does). At most one live sweeper timer per key: a new one is

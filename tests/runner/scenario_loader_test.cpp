@@ -1,4 +1,4 @@
-// Scenario files: the loader accepts every form of SCENARIOS.md, refuses every
+// Scenario files: the loader accepts every form of docs/scenarios.md, refuses every
 // broken file of tests/runner/broken/ with a message that points at the right
 // line and key, validates --set overrides like the file, and render/load
 // round-trips.
@@ -345,7 +345,7 @@ TEST(ScenarioLoaderGoodFiles, AMinimalFileGetsTheDocumentedDefaults) {
   expected.protocol.max_processing_time = 30 * sim::kSecond;
   expected.protocol.ttl = 7 * sim::kDay;
   EXPECT_EQ(differences(config, expected), std::vector<std::string>{});
-  // Spot checks of the defaults against SCENARIOS.md's example.
+  // Spot checks of the defaults against docs/scenarios.md's example.
   EXPECT_EQ(config.run.seeds, 20);
   EXPECT_EQ(config.topology.consumers, 4);
   EXPECT_EQ(config.topology.processors, std::vector<std::string>{"billing"});
