@@ -1,0 +1,73 @@
+# `cmake --install BUILD --prefix P`: the lethe binary, the static libraries, the public headers, the scenario
+# library, the CMake package (lethe-config.cmake, its version file, the exported targets) and lethe.pc.
+#
+#   P/bin/lethe
+#   P/lib/liblethe_*.a
+#   P/include/lethe/<folder>/*.hpp        sim core protocol check world scenario reports runner live
+#   P/share/lethe/scenarios/              every scenario of scenarios/
+#   P/lib/cmake/lethe/                    find_package(lethe CONFIG): lethe::lethe and one target per library
+#   P/lib/pkgconfig/lethe.pc              pkg-config --cflags --libs lethe
+#
+# The headers include each other as "protocol/env.hpp": the exported include directories are P/include/lethe
+# (for those) and P/include (for a user's <lethe/protocol/strategies.hpp>).
+# REQUIRES: the lethe_* library targets and the lethe executable exist (the top CMakeLists.txt).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(LETHE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/lethe)
+set(LETHE_INSTALL_SCENARIOSDIR ${CMAKE_INSTALL_DATADIR}/lethe/scenarios)
+set(LETHE_HEADER_FOLDERS sim core protocol check world scenario reports runner live)
+
+# The libraries by their exported names (lethe::<name>), each after every library it depends on.
+set(LETHE_PACKAGE_LIBRARIES sim_values sim core protocol check world scenario reports live runner)
+
+foreach(name ${LETHE_PACKAGE_LIBRARIES})
+  set_target_properties(lethe_${name} PROPERTIES EXPORT_NAME ${name})
+  target_include_directories(lethe_${name} INTERFACE
+                             "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/lethe>"
+                             "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
+endforeach()
+# sim/trace.hpp reads it: an installed package built without the trace hash says so to its users.
+if(NOT LETHE_TRACE_HASH)
+  target_compile_definitions(lethe_sim_values INTERFACE "$<INSTALL_INTERFACE:LETHE_NO_TRACE_HASH>")
+endif()
+
+# lethe::lethe: every library.
+add_library(lethe_package INTERFACE)
+set_target_properties(lethe_package PROPERTIES EXPORT_NAME lethe)
+list(TRANSFORM LETHE_PACKAGE_LIBRARIES PREPEND lethe_ OUTPUT_VARIABLE LETHE_LIBRARY_TARGETS)
+target_link_libraries(lethe_package INTERFACE ${LETHE_LIBRARY_TARGETS})
+add_library(lethe::lethe ALIAS lethe_package)
+
+if(TARGET lethe)
+  install(TARGETS lethe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+install(TARGETS ${LETHE_LIBRARY_TARGETS} lethe_package EXPORT lethe-targets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+foreach(folder ${LETHE_HEADER_FOLDERS})
+  install(DIRECTORY ${folder}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lethe/${folder} FILES_MATCHING PATTERN "*.hpp")
+endforeach()
+install(FILES ${PROJECT_BINARY_DIR}/generated/core/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lethe/core)
+install(DIRECTORY scenarios/ DESTINATION ${LETHE_INSTALL_SCENARIOSDIR})
+
+install(EXPORT lethe-targets NAMESPACE lethe:: DESTINATION ${LETHE_INSTALL_CMAKEDIR} FILE lethe-targets.cmake)
+configure_package_config_file(cmake/lethe-config.cmake.in ${PROJECT_BINARY_DIR}/lethe-config.cmake
+                              INSTALL_DESTINATION ${LETHE_INSTALL_CMAKEDIR} PATH_VARS LETHE_INSTALL_SCENARIOSDIR)
+# 0.x: a new minor version may change the scenario language or the result fields.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/lethe-config-version.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/lethe-config.cmake ${PROJECT_BINARY_DIR}/lethe-config-version.cmake
+        DESTINATION ${LETHE_INSTALL_CMAKEDIR})
+
+# lethe.pc: static libraries, so Libs names every one (dependents first) and every dependency is in Requires
+# (Boost.Fiber and Boost.Context have no .pc file). The prefix is found from the .pc file's own place.
+set(LETHE_PC_REQUIRES "fmt tomlplusplus nlohmann_json absl_btree absl_inlined_vector libpq hiredis")
+set(LETHE_PC_LIBS "")
+list(REVERSE LETHE_LIBRARY_TARGETS)
+foreach(target ${LETHE_LIBRARY_TARGETS})
+  string(APPEND LETHE_PC_LIBS "-l${target} ")
+endforeach()
+string(APPEND LETHE_PC_LIBS "-lboost_fiber -lboost_context -pthread")
+file(RELATIVE_PATH LETHE_PC_PREFIX_FROM_PCFILEDIR /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" LETHE_PC_PREFIX_FROM_PCFILEDIR "${LETHE_PC_PREFIX_FROM_PCFILEDIR}")
+configure_file(cmake/lethe.pc.in ${PROJECT_BINARY_DIR}/lethe.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/lethe.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

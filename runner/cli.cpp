@@ -1,0 +1,446 @@
+#include "runner/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <unistd.h>
+
+#include "core/version.hpp"
+#include "reports/json.hpp"
+#include "reports/junit.hpp"
+#include "reports/summary.hpp"
+#include "reports/timeline.hpp"
+#include "runner/bench.hpp"
+#include "runner/command.hpp"
+#include "runner/command_line.hpp"
+#include "runner/execute.hpp"
+#include "runner/live.hpp"
+#include "scenario/loader.hpp"
+#include "runner/sweep.hpp"
+#include "runner/report.hpp"
+#include "runner/shrink.hpp"
+#include "runner/tune.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using runner::replay_command;
+using runner::shell_quote;
+
+using runner::kExitBadInput;
+using runner::kExitExpectation;
+using runner::kExitInternal;
+using runner::kExitOk;
+
+bool stderr_is_terminal() { return isatty(fileno(stderr)) != 0; }
+
+
+// Loads a scenario or prints every error (FILE:LINE:COL: key: ...) and returns nullopt.
+std::optional<lethe::ScenarioConfig> load_or_report(const std::string& file, const std::vector<std::string>& sets) {
+  auto loaded = scenario::load_scenario(file, sets);
+  if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
+    for (const auto& e : *errors) std::cerr << e.message << "\n";
+    return std::nullopt;
+  }
+  return std::get<lethe::ScenarioConfig>(std::move(loaded));
+}
+
+// Writes DOT text to `path`; for a .svg path, renders it with Graphviz `dot` when installed.
+int write_dot(const std::string& dot_text, const std::string& path) {
+  const bool svg = path.size() > 4 && path.substr(path.size() - 4) == ".svg";
+  const std::string dot_path = svg ? path.substr(0, path.size() - 4) + ".dot" : path;
+  std::ofstream out(dot_path);
+  if (!out) {
+    std::cerr << fmt::format("lethe: cannot write {}\n", dot_path);
+    return kExitBadInput;
+  }
+  out << dot_text;
+  out.close();
+  if (svg) {
+    const std::string command = fmt::format("dot -Tsvg {} -o {} 2>&1", shell_quote(dot_path), shell_quote(path));
+    if (std::system("command -v dot >/dev/null 2>&1") != 0) {
+      std::cerr << fmt::format("lethe: Graphviz `dot` is not installed: wrote {} instead of {}\n", dot_path, path);
+    } else if (std::system(command.c_str()) != 0) {
+      std::cerr << fmt::format("lethe: `dot` failed to render {}\n", path);
+      return kExitInternal;
+    }
+  }
+  return kExitOk;
+}
+
+std::optional<std::uint64_t> first_duplicated_message(const lethe::RunResult& result) {
+  if (result.explanations.empty()) return std::nullopt;
+  return result.explanations.front().id;
+}
+
+// --trace FILE: opens it and points the world's trace at it ("" leaves the trace unwritten). False (after
+// saying why) when it cannot be written.
+bool open_trace(const std::string& path, std::ofstream& file, lethe::WorldOptions& options) {
+  if (path.empty()) return true;
+  file.open(path);
+  if (!file) {
+    std::cerr << fmt::format("lethe: cannot write the trace to {}\n", path);
+    return false;
+  }
+  options.trace_out = &file;
+  return true;
+}
+
+// ---------------------------------------------------------------- run
+
+struct RunOptions {
+  std::string file;
+  std::uint64_t seed = 1;
+  std::vector<std::string> sets;
+  bool json = false;
+  std::string trace_path;
+  std::string dot_path;
+};
+
+int command_run(const RunOptions& o) {
+  auto config = load_or_report(o.file, o.sets);
+  if (!config) return kExitBadInput;
+  lethe::WorldOptions options;
+  std::ofstream trace_file;
+  if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
+  options.keep_trace = !o.dot_path.empty();
+  lethe::WorldRecord record;
+  if (stderr_is_terminal()) std::cerr << fmt::format("running {} seed {}...\n", config->scenario.name, o.seed);
+  // The record (the whole ledger and trace) only for --dot; without it the world folds settled groups.
+  const auto run = runner::run_seed(*config, o.seed, options, o.dot_path.empty() ? nullptr : &record);
+  if (!run.error.empty()) {
+    std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\nreplay: {}\n", config->scenario.name, o.seed,
+                             run.error, replay_command(o.file, o.seed, o.sets));
+    return kExitInternal;
+  }
+  if (o.json) {
+    std::cout << reports::to_json(run.result).dump() << "\n";
+  } else {
+    std::cout << reports::run_summary(run.result);
+    std::cout << "  replay: " << replay_command(o.file, o.seed, o.sets) << " --explain\n";
+  }
+  if (!o.dot_path.empty()) {
+    const std::uint64_t id = first_duplicated_message(run.result).value_or(0);
+    const auto records = reports::message_records(record.trace, id);
+    const int rc = write_dot(reports::timeline_dot(records, record.node_names, id), o.dot_path);
+    if (rc != kExitOk) return rc;
+  }
+  return run.result.ok ? kExitOk : kExitExpectation;
+}
+
+// ---------------------------------------------------------------- suite
+
+struct SuiteOptions {
+  std::vector<std::string> paths;
+  std::int64_t seeds = 0;  // 0: each scenario's run.seeds
+  unsigned jobs = 0;
+  std::string junit_path;
+  std::string json_path;
+  std::vector<std::string> sets;
+};
+
+std::vector<std::string> collect_scenarios(const std::vector<std::string>& paths, bool& ok) {
+  std::vector<std::string> files;
+  ok = true;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (auto it = fs::recursive_directory_iterator(p, ec); it != fs::recursive_directory_iterator(); ++it) {
+        // Benchmark scenarios (a folder named "bench") are run by scripts/bench-peers, not by suites.
+        if (it->is_directory() && it->path().filename() == "bench") {
+          it.disable_recursion_pending();
+          continue;
+        }
+        if (it->is_regular_file() && it->path().extension() == ".toml") found.push_back(it->path().string());
+      }
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (fs::is_regular_file(p, ec)) {
+      files.push_back(p);
+    } else {
+      std::cerr << fmt::format("lethe suite: {}: no such file or directory\n", p);
+      ok = false;
+    }
+  }
+  if (ok && files.empty()) {
+    std::cerr << "lethe suite: no scenario files (*.toml) found\n";
+    ok = false;
+  }
+  return files;
+}
+
+int command_suite(const SuiteOptions& o) {
+  bool ok = true;
+  const auto files = collect_scenarios(o.paths, ok);
+  if (!ok) return kExitBadInput;
+  std::vector<lethe::ScenarioConfig> configs;
+  for (const auto& f : files) {
+    auto config = load_or_report(f, o.sets);
+    if (!config) {
+      ok = false;
+      continue;
+    }
+    configs.push_back(std::move(*config));
+  }
+  if (!ok) return kExitBadInput;
+  struct Job {
+    std::size_t scenario;
+    std::uint64_t seed;
+  };
+  std::vector<Job> jobs;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const auto seeds = o.seeds > 0 ? o.seeds : configs[i].run.seeds;
+    for (std::int64_t s = 1; s <= seeds; ++s) jobs.push_back(Job{i, static_cast<std::uint64_t>(s)});
+  }
+  std::vector<runner::SeedRun> runs(jobs.size());
+  std::vector<double> seconds(jobs.size(), 0.0);
+  const bool progress = stderr_is_terminal();
+  std::mutex progress_mutex;
+  std::size_t done = 0;
+  lethe::WorldOptions options;
+  runner::parallel_for(jobs.size(), o.jobs == 0 ? runner::default_jobs() : o.jobs, [&](std::size_t i) {
+    const auto started = std::chrono::steady_clock::now();
+    runs[i] = runner::run_seed(configs[jobs[i].scenario], jobs[i].seed, options);
+    seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (progress) {
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      ++done;
+      std::cerr << fmt::format("\r{}/{} seeds", done, jobs.size()) << std::flush;
+    }
+  });
+  if (progress) std::cerr << "\n";
+
+  std::vector<reports::SuiteRow> rows(configs.size());
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    rows[i].scenario = configs[i].scenario.name;
+    rows[i].file = files[i];
+  }
+  std::vector<reports::JunitCase> cases;
+  std::string failures;
+  bool any_error = false;
+  bool any_failure = false;
+  std::ofstream json_out;
+  if (!o.json_path.empty()) {
+    json_out.open(o.json_path);
+    if (!json_out) {
+      std::cerr << fmt::format("lethe suite: cannot write {}\n", o.json_path);
+      return kExitBadInput;
+    }
+  }
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto& run = runs[i];
+    auto& row = rows[jobs[i].scenario];
+    const std::string& file = files[jobs[i].scenario];
+    ++row.seeds;
+    row.messages += run.result.messages;
+    row.effects += run.result.effects;
+    row.duplicates += run.result.duplicate_effects;
+    row.lost += run.result.lost_messages;
+    const std::string replay = replay_command(file, jobs[i].seed, o.sets);
+    if (!run.error.empty()) {
+      ++row.errors;
+      any_error = true;
+      row.failed_seeds.push_back(jobs[i].seed);
+      failures += fmt::format("ERROR {} seed {}: {}\n  replay: {}\n", row.scenario, jobs[i].seed, run.error, replay);
+    } else if (!run.result.ok) {
+      any_failure = true;
+      row.failed_seeds.push_back(jobs[i].seed);
+      std::string what;
+      for (const auto& x : run.result.expectations) {
+        if (!x.ok) what += fmt::format("{}{} {} {} (got {})", what.empty() ? "" : "; ", x.key, x.op, x.want, x.got);
+      }
+      failures += fmt::format("FAIL {} seed {}: {}\n  replay: {} --explain\n", row.scenario, jobs[i].seed, what,
+                              replay);
+    } else {
+      ++row.passed;
+    }
+    cases.push_back(reports::JunitCase{row.scenario, file, run.result, run.error, replay, seconds[i]});
+    if (json_out.is_open()) json_out << reports::to_json(run.result).dump() << "\n";
+  }
+  std::cout << reports::suite_table(rows);
+  if (!failures.empty()) std::cout << "\n" << failures;
+  if (!o.junit_path.empty()) {
+    std::ofstream junit(o.junit_path);
+    if (!junit) {
+      std::cerr << fmt::format("lethe suite: cannot write {}\n", o.junit_path);
+      return kExitBadInput;
+    }
+    junit << reports::junit_xml(cases);
+  }
+  if (any_error) return kExitInternal;
+  return any_failure ? kExitExpectation : kExitOk;
+}
+
+// ---------------------------------------------------------------- replay
+
+struct ReplayOptions {
+  std::string file;
+  std::uint64_t seed = 1;
+  std::vector<std::string> sets;
+  std::optional<std::uint64_t> message;
+  bool explain = false;
+  std::string dot_path;
+  std::string trace_path;
+};
+
+int command_replay(const ReplayOptions& o) {
+  auto config = load_or_report(o.file, o.sets);
+  if (!config) return kExitBadInput;
+  lethe::WorldOptions options;
+  options.keep_trace = true;
+  std::ofstream trace_file;
+  if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
+  lethe::WorldRecord record;
+  const auto run = runner::run_seed(*config, o.seed, options, &record);
+  if (!run.error.empty()) {
+    std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\n", config->scenario.name, o.seed, run.error);
+    return kExitInternal;
+  }
+  std::cout << reports::run_summary(run.result);
+  if (o.message) {
+    const auto records = reports::message_records(record.trace, *o.message);
+    std::cout << fmt::format("\ntrace of message {} ({} records):\n", *o.message, records.size());
+    std::cout << reports::timeline_text(records, record.node_names);
+  }
+  if (o.explain) {
+    std::size_t shown = 0;
+    std::cout << "\nwhy each duplicate happened:\n";
+    for (const auto& e : run.result.explanations) {
+      if (o.message && e.id != *o.message) continue;
+      ++shown;
+      std::cout << fmt::format("  [{}] at {}: {}\n", lethe::to_string(e.cause), reports::format_time(e.at), e.because);
+    }
+    if (shown == 0) std::cout << "  no duplicates" << (o.message ? " of this message" : "") << "\n";
+    if (run.result.explanations.size() < run.result.duplicate_effects) {
+      std::cout << fmt::format("  ({} of {} duplicates explained)\n", run.result.explanations.size(),
+                               run.result.duplicate_effects);
+    }
+  }
+  if (!o.dot_path.empty()) {
+    const std::uint64_t id = o.message.value_or(first_duplicated_message(run.result).value_or(0));
+    const auto records = reports::message_records(record.trace, id);
+    const int rc = write_dot(reports::timeline_dot(records, record.node_names, id), o.dot_path);
+    if (rc != kExitOk) return rc;
+  }
+  return run.result.ok ? kExitOk : kExitExpectation;
+}
+
+// ---------------------------------------------------------------- the commands
+
+// Each add_<name>_command adds a subcommand to `app` and returns how to run it, like runner/<name>.cpp's
+// register_<name>(); its options live as long as the returned function.
+runner::ExtraCommand add_run_command(CLI::App& app) {
+  auto run = std::make_shared<RunOptions>();
+  auto* command = app.add_subcommand("run", "Run one seed of a scenario and print its result");
+  command->add_option("FILE", run->file, "Scenario file (TOML)")->required();
+  command->add_option("--seed", run->seed, "Seed (default 1)");
+  command->add_option("--set", run->sets, "Override a scenario key: KEY=VALUE (repeatable)");
+  command->add_flag("--json", run->json, "Print the result as one JSON object");
+  command->add_option("--trace", run->trace_path, "Write the full trace as JSON lines");
+  command->add_option("--dot", run->dot_path, "Write a Graphviz timeline of the first duplicated message (.dot or .svg)");
+  return {command, [run] { return command_run(*run); }};
+}
+
+runner::ExtraCommand add_suite_command(CLI::App& app) {
+  auto suite = std::make_shared<SuiteOptions>();
+  auto* command = app.add_subcommand("suite", "Run every scenario over its seeds, in parallel");
+  command->add_option("PATHS", suite->paths, "Scenario files or folders (searched recursively; bench/ skipped)")->required();
+  command->add_option("--seeds", suite->seeds, "Seeds 1..N per scenario (default: each scenario's run.seeds)")
+      ->check(CLI::Range(1, 1000000));
+  command->add_option("-j,--jobs", suite->jobs, "Threads (default: all cores)")->check(CLI::Range(0, 1024));
+  command->add_option("--junit", suite->junit_path, "Write JUnit XML (one testcase per scenario and seed)");
+  command->add_option("--json", suite->json_path, "Write every result as JSON lines");
+  command->add_option("--set", suite->sets, "Override a key in every scenario: KEY=VALUE (repeatable)");
+  return {command, [suite] { return command_suite(*suite); }};
+}
+
+runner::ExtraCommand add_replay_command(CLI::App& app) {
+  struct Replay {
+    ReplayOptions options;
+    std::uint64_t message_id = 0;
+    CLI::Option* message = nullptr;
+  };
+  auto replay = std::make_shared<Replay>();
+  auto* command = app.add_subcommand("replay", "Reproduce one seed bit for bit and explain it");
+  command->add_option("FILE", replay->options.file, "Scenario file (TOML)")->required();
+  command->add_option("--seed", replay->options.seed, "Seed")->required();
+  command->add_option("--set", replay->options.sets, "Override a scenario key: KEY=VALUE (repeatable)");
+  replay->message = command->add_option("--message", replay->message_id, "Print the trace of this message id");
+  command->add_flag("--explain", replay->options.explain, "Say in plain words why each duplicate happened");
+  command->add_option("--dot", replay->options.dot_path, "Write a Graphviz timeline of the message (.dot or .svg)");
+  command->add_option("--trace", replay->options.trace_path, "Write the full trace as JSON lines");
+  return {command, [replay] {
+            if (replay->message->count() > 0) replay->options.message = replay->message_id;
+            return command_replay(replay->options);
+          }};
+}
+
+// Every subcommand, in the order `lethe --help` lists them; the extra commands (runner/<name>.cpp) one line each.
+std::vector<runner::ExtraCommand> add_commands(CLI::App& app) {
+  std::vector<runner::ExtraCommand> commands;
+  commands.push_back(add_run_command(app));
+  commands.push_back(add_suite_command(app));
+  commands.push_back(add_replay_command(app));
+  // commands.push_back(runner::register_<name>(app));
+  commands.push_back(runner::register_sweep(app));
+  commands.push_back(runner::register_merge(app));
+  commands.push_back(runner::register_report(app));
+  commands.push_back(runner::register_tune(app));
+  commands.push_back(runner::register_shrink(app));
+  commands.push_back(runner::register_bench(app));
+  commands.push_back(runner::register_live(app));
+  return commands;
+}
+
+// The parse's outcome as an exit code: help and --version exit 0, any other parse error is bad input.
+std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitBadInput;
+  }
+}
+
+}  // namespace
+
+namespace runner {
+
+std::string version_line() { return fmt::format("lethe {}", lethe::kVersion); }
+
+int run_command_line(int argc, char** argv) {
+  CLI::App app{"lethe: deterministic simulation of effectively-once message processing.\n"
+               "Exit codes: 0 expectations held, 1 an expectation failed, 2 bad input, 3 internal error."};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all", "Help for every command");
+  app.set_version_flag("--version", version_line(), "Print the version and exit");
+  auto commands = add_commands(app);
+  if (const auto parsed = parse(app, argc, argv)) return *parsed;
+  try {
+    for (auto& command : commands) {
+      if (command.command->parsed()) return command.run();
+    }
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "lethe: internal error: " << e.what() << "\n";
+    return kExitInternal;
+  }
+}
+
+}  // namespace runner
