@@ -3,9 +3,9 @@
 //   lethe bench FILE [--seed N] [--seeds K] [-j J] [--set KEY=VALUE]... [--check-linearizability]
 //
 // Runs seeds N .. N+K-1 (default one seed, N = 1) on J threads (default 1) and prints, per seed, one line in
-// the format of ../shared/peers/run_peers.sh:
+// the format the peer simulators of scripts/bench-peers print (docs/performance.md describes the workload):
 //   peer=lethe messages=<deliveries> effects=<n> skipped=<n> sim_seconds=<t> wall_seconds=<w> events_per_sec=<e>
-// where, with the peers' event definition (workload.md), events = 5 * effects + 2 * skipped: lethe does more
+// where, with the peers' event definition, events = 5 * effects + 2 * skipped: lethe does more
 // per message (queue receive and delete RPCs, the sink call, the ledger and the oracle), and none of that is
 // counted. skipped = deliveries - effects. wall_seconds is the simulation loop only (workload and drain), as
 // the peers time their engine's run loop; the other phases are on the `# detail` line (stderr):
