@@ -22,6 +22,7 @@
 #include <sstream>
 #include <utility>
 
+#include "core/result.hpp"
 #include "scenario/text.hpp"
 
 namespace scenario {
@@ -44,49 +45,8 @@ constexpr char kBackoffAllowed[] =
     "\"none\", \"constant(DURATION)\" or \"exponential(base=DURATION, cap=DURATION)\", e.g. "
     "\"exponential(base=100ms, cap=10s)\"";
 
-// ---------------------------------------------------------------- result fields for [expect]
-
-enum class FieldKind { Count, Time, Ratio, Boolean };
-
-const std::vector<std::pair<std::string, FieldKind>>& result_fields() {
-  static const std::vector<std::pair<std::string, FieldKind>> fields = {
-      {"sim_time", FieldKind::Time},
-      {"messages", FieldKind::Count},
-      {"deliveries", FieldKind::Count},
-      {"effects", FieldKind::Count},
-      {"duplicate_effects", FieldKind::Count},
-      {"duplicates.unprotected", FieldKind::Count},
-      {"duplicates.takeover_while_alive", FieldKind::Count},
-      {"duplicates.herd_takeover", FieldKind::Count},
-      {"duplicates.crash_after_effect", FieldKind::Count},
-      {"duplicates.expired", FieldKind::Count},
-      {"duplicates.sink_retry", FieldKind::Count},
-      {"lost_messages", FieldKind::Count},
-      {"memo_mismatches", FieldKind::Count},
-      {"memo_overwrites", FieldKind::Count},  // extension: completions that replaced a memoized result
-      {"waits", FieldKind::Count},
-      {"wait_time.p50", FieldKind::Time},
-      {"wait_time.p99", FieldKind::Time},
-      {"wait_time.max", FieldKind::Time},
-      {"sink_calls", FieldKind::Count},
-      {"calls_per_success", FieldKind::Ratio},
-      {"recovery_latency.p50", FieldKind::Time},
-      {"recovery_latency.p99", FieldKind::Time},
-      {"recovery_latency.max", FieldKind::Time},
-      {"linearizable", FieldKind::Boolean},
-  };
-  return fields;
-}
-
-std::optional<FieldKind> result_field_kind(std::string_view key) {
-  for (const auto& [name, kind] : result_fields()) {
-    if (name == key) return kind;
-  }
-  // Extension: coverage counters ("coverage.crash_point.after_effect_before_complete.fired", "coverage.pause"):
-  // how often a fault point fired, so a scenario can insist that its fault really happened.
-  if (key.size() > 9 && key.substr(0, 9) == "coverage.") return FieldKind::Count;
-  return std::nullopt;
-}
+// [expect] compares a result field by its kind (lethe::result_fields()).
+using lethe::FieldKind;
 
 // ---------------------------------------------------------------- enum words
 
@@ -877,7 +837,7 @@ std::optional<lethe::Backoff> Loader::parse_backoff(const std::string& value, st
 
 std::optional<lethe::Expectation> Loader::parse_expectation(const std::string& key, const std::string& value,
                                                             std::string& problem) const {
-  std::optional<FieldKind> kind = result_field_kind(key);
+  std::optional<FieldKind> kind = lethe::expectation_kind(key);
   std::string body = text::trim(value);
   lethe::Expectation expectation;
   expectation.key = key;
@@ -920,7 +880,7 @@ std::optional<lethe::Expectation> Loader::parse_expectation(const std::string& k
   if (kind == FieldKind::Boolean &&
       (!(*number == 0.0 || *number == 1.0) ||
        !(expectation.op == lethe::ExpectationOp::Equal || expectation.op == lethe::ExpectationOp::NotEqual))) {
-    problem = "linearizable is compared with == or != against 1 (true) or 0 (false)";
+    problem = fmt::format("{} is compared with == or != against 1 (true) or 0 (false)", key);
     return std::nullopt;
   }
   expectation.number = *number;
@@ -1224,9 +1184,8 @@ void Loader::read_producer(const Table& root) {
 
 void Loader::check_expectation(const std::string& key, const std::string& value, Where where, const Where& key_where) {
   std::string path = "expect." + key;
-  if (!result_field_kind(key)) {
-    std::vector<std::string> names;
-    for (const auto& field : result_fields()) names.push_back(field.first);
+  if (!lethe::expectation_kind(key)) {
+    const std::vector<std::string>& names = lethe::expectation_field_names();
     std::string near = text::nearest(key, names);
     error(key_where, path,
           fmt::format("found an unknown result field{}; allowed: {}",
@@ -1375,14 +1334,7 @@ LoadResult Loader::load(std::string_view toml_text, const std::vector<std::strin
 
 }  // namespace
 
-const std::vector<std::string>& expectation_keys() {
-  static const std::vector<std::string> keys = [] {
-    std::vector<std::string> names;
-    for (const auto& field : result_fields()) names.push_back(field.first);
-    return names;
-  }();
-  return keys;
-}
+const std::vector<std::string>& expectation_keys() { return lethe::expectation_field_names(); }
 
 LoadResult load_scenario_text(std::string_view toml_text, const std::string& display_name,
                               const std::filesystem::path& base_dir, const std::vector<std::string>& overrides) {

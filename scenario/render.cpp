@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "core/result.hpp"
 #include "scenario/loader.hpp"
 #include "scenario/text.hpp"
 
@@ -69,8 +70,7 @@ std::string backoff(const lethe::Backoff& value) {
 
 // Time result fields take a duration in [expect] ("< 5s"); write whole, non-negative ns values that way.
 std::string expectation_number(const lethe::Expectation& expectation) {
-  const std::string& key = expectation.key;
-  bool time_field = key == "sim_time" || key.rfind("wait_time.", 0) == 0 || key.rfind("recovery_latency.", 0) == 0;
+  bool time_field = lethe::expectation_kind(expectation.key) == lethe::FieldKind::Time;
   double value = expectation.number;
   if (time_field && value >= 0 && value < 9e18 && value == static_cast<double>(static_cast<sim::Duration>(value))) {
     return sim::format_duration(static_cast<sim::Duration>(value));
