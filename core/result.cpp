@@ -8,8 +8,8 @@ namespace {
 
 using K = FieldKind;
 
-// The rows. [expect]'s "allowed" list and docs/result-fields.md follow this order; the JSON puts the
-// extensions (last flag but one) after the rest, which is why coverage and swarm come before memo_overwrites.
+// The rows. [expect]'s "allowed" list follows this order; the JSON puts the extensions (the flag after
+// `expectable`) after the rest, in this order: coverage, swarm, memo_overwrites, trace_events.
 constexpr std::array<ResultField, 23> kResultFields = {{
     {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
     {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},

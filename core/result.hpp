@@ -156,9 +156,9 @@ struct ResultField {
   ResultMember member;
 };
 
-// Every field of RunResult that the JSON result carries, in reading order (docs/result-fields.md's and the
-// order [expect]'s "allowed" list gives). The JSON document is the non-extension rows in this order, then the
-// extension rows in this order.
+// Every field of RunResult that the JSON result carries. The JSON document (and docs/result-fields.md) is the
+// non-extension rows in table order, then the extension rows in table order; [expect]'s "allowed" list is in
+// table order, which is why memo_overwrites sits beside memo_mismatches and coverage, swarm come early.
 std::span<const ResultField> result_fields();
 
 // The kind [expect] compares a dotted name as (Count, Time, Ratio or Boolean); nullopt if [expect] may not
