@@ -225,7 +225,8 @@ class Loader {
     return read_between(table, key, type.producer_clients, out.first, out.second);
   }
   // The parser of each Language type, picked by the type of the field it fills.
-  std::optional<lethe::Commit> parse_language(const std::string& text, std::string& problem, const lethe::Commit&) const {
+  std::optional<lethe::Commit> parse_language(const std::string& text, std::string& problem,
+                                              const lethe::Commit&) const {
     return parse_commit(text, problem);
   }
   std::optional<lethe::TtlEviction> parse_language(const std::string& text, std::string& problem,

@@ -76,7 +76,8 @@ std::string_view describe(Rule rule) {
       return "partitions must be at least 1 when source is \"kafka\", and clients at least 1 when it is \"clients\"";
     case Rule::WorkloadRate: return "rate must be above 0 when messages is above 0";
     case Rule::WindowFits: return "at + for must stay below 292 years";
-    case Rule::ProtocolKind: return "the keys the kind requires must be written (see \"Keys each protocol kind requires\")";
+    case Rule::ProtocolKind:
+      return "the keys the kind requires must be written (see \"Keys each protocol kind requires\")";
   }
   return "";
 }

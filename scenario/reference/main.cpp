@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
     std::cerr << usage;
     return 2;
   }
-  const std::string text = page == "scenario" ? scenario::scenario_reference_markdown() : scenario::result_fields_markdown();
+  const std::string text =
+      page == "scenario" ? scenario::scenario_reference_markdown() : scenario::result_fields_markdown();
   if (mode == "--write") {
     std::ofstream out(file, std::ios::binary);
     out << text;
