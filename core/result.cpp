@@ -1,64 +1,161 @@
 #include "core/result.hpp"
 
+#include <algorithm>
+
 namespace lethe {
 
 namespace {
-std::optional<double> quantile_field(const Quantiles& q, std::string_view which) {
-  if (which == "p50") return static_cast<double>(q.p50);
-  if (which == "p99") return static_cast<double>(q.p99);
-  if (which == "max") return static_cast<double>(q.max);
-  return std::nullopt;
+
+using K = FieldKind;
+
+// The rows. [expect]'s "allowed" list follows this order; the JSON puts the extensions (the flag after
+// `expectable`) after the rest, in this order: coverage, swarm, memo_overwrites, trace_events.
+constexpr std::array<ResultField, 23> kResultFields = {{
+    {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
+    {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},
+    {"trace_hash", K::Hash, false, false, "the determinism fingerprint: a hash of every trace record",
+     &RunResult::trace_hash},
+    {"coverage", K::CountMap, true, true,
+     "how often each fault point fired (\"coverage.crash_point.after_effect_before_complete.fired\", "
+     "\"coverage.pause\")",
+     &RunResult::coverage},
+    {"swarm", K::Words, false, true, "the fault kinds switched on for this seed (swarm mode)", &RunResult::swarm},
+    {"sim_time", K::Time, true, false, "simulated nanoseconds at the end", &RunResult::sim_time},
+    {"messages", K::Count, true, false, "distinct message ids published", &RunResult::messages},
+    {"deliveries", K::Count, true, false, "deliveries to workers, copies and replays included",
+     &RunResult::deliveries},
+    {"effects", K::Count, true, false, "executions recorded by the sink", &RunResult::effects},
+    {"duplicate_effects", K::Count, true, false, "executions beyond the first per (message id, processor)",
+     &RunResult::duplicate_effects},
+    {"duplicates", K::PerCause, true, false, "duplicate effects by cause, summing to duplicate_effects",
+     &RunResult::duplicates},
+    {"lost_messages", K::Count, true, false,
+     "(message id, processor) pairs never executed by the end of the drain", &RunResult::lost_messages},
+    {"memo_mismatches", K::Count, true, false,
+     "callers handed a result different from the one the first execution produced", &RunResult::memo_mismatches},
+    {"memo_overwrites", K::Count, true, true, "completions that replaced an already memoized, different result",
+     &RunResult::memo_overwrites},
+    {"waits", K::Count, true, false, "callers that had to wait on an in-flight record", &RunResult::waits},
+    {"wait_time", K::Quantiles, true, false, "how long those callers waited", &RunResult::wait_time},
+    {"sink_calls", K::Count, true, false, "calls that reached the provider", &RunResult::sink_calls},
+    {"calls_per_success", K::Ratio, true, false, "sink calls per successful effect (retry storms)",
+     &RunResult::calls_per_success},
+    {"recovery_latency", K::Quantiles, true, false,
+     "from the crash of an attempt to that message's completion by another", &RunResult::recovery_latency},
+    {"linearizable", K::Boolean, true, false, "the store history passed the checker (null when not checked)",
+     &RunResult::linearizable},
+    {"expectations", K::Expectations, false, false, "each [expect] entry: key, op, want, got, ok",
+     &RunResult::expectations},
+    {"ok", K::Boolean, false, false, "every expectation held", &RunResult::ok},
+    {"trace_events", K::Count, false, true, "trace records the run produced", &RunResult::trace_events},
+}};
+
+const ResultField* find_field(std::string_view name) {
+  const auto it = std::find_if(kResultFields.begin(), kResultFields.end(),
+                               [name](const ResultField& field) { return field.name == name; });
+  return it == kResultFields.end() ? nullptr : &*it;
 }
+
+// A whole-field value as a number, for the kinds that are one number.
+template <class... Handlers>
+struct Overloaded : Handlers... {
+  using Handlers::operator()...;
+};
+
+std::optional<double> number_of(const RunResult& result, const ResultField& field) {
+  return std::visit(
+      Overloaded{
+          [&](std::uint64_t RunResult::*member) -> std::optional<double> {
+            if (field.kind == FieldKind::Hash) return std::nullopt;
+            return static_cast<double>(result.*member);
+          },
+          [&](std::int64_t RunResult::*member) -> std::optional<double> { return static_cast<double>(result.*member); },
+          [&](double RunResult::*member) -> std::optional<double> { return result.*member; },
+          [&](bool RunResult::*member) -> std::optional<double> { return result.*member ? 1.0 : 0.0; },
+          [&](std::optional<bool> RunResult::*member) -> std::optional<double> {
+            if (!(result.*member).has_value()) return std::nullopt;
+            return *(result.*member) ? 1.0 : 0.0;
+          },
+          [](auto) -> std::optional<double> { return std::nullopt; },
+      },
+      field.member);
+}
+
+// The value of one part ("p99", "expired", "pause") of a field with parts.
+std::optional<double> part_of(const RunResult& result, const ResultField& field, std::string_view part) {
+  switch (field.kind) {
+    case FieldKind::Quantiles: {
+      const Quantiles& quantiles = result.*std::get<Quantiles RunResult::*>(field.member);
+      for (const QuantilePart& q : kQuantileParts) {
+        if (q.name != part || !q.expectable) continue;
+        return std::visit([&](auto member) { return static_cast<double>(quantiles.*member); }, q.member);
+      }
+      return std::nullopt;
+    }
+    case FieldKind::PerCause: {
+      const auto& counts = result.*std::get<std::array<std::uint64_t, kCauseCount> RunResult::*>(field.member);
+      for (std::size_t i = 0; i < kCauseCount; ++i) {
+        if (kCauses[i].name == part) return static_cast<double>(counts[i]);
+      }
+      return std::nullopt;
+    }
+    case FieldKind::CountMap: {
+      const auto& counts = result.*std::get<std::map<std::string, std::uint64_t> RunResult::*>(field.member);
+      const auto it = counts.find(std::string(part));
+      return it == counts.end() ? 0.0 : static_cast<double>(it->second);
+    }
+    default: return std::nullopt;
+  }
+}
+
 }  // namespace
 
+std::span<const ResultField> result_fields() { return kResultFields; }
+
 std::optional<double> RunResult::field(std::string_view dotted) const {
-  if (dotted == "sim_time") return static_cast<double>(sim_time);
-  if (dotted == "messages") return static_cast<double>(messages);
-  if (dotted == "deliveries") return static_cast<double>(deliveries);
-  if (dotted == "effects") return static_cast<double>(effects);
-  if (dotted == "duplicate_effects") return static_cast<double>(duplicate_effects);
-  if (dotted == "lost_messages") return static_cast<double>(lost_messages);
-  if (dotted == "memo_mismatches") return static_cast<double>(memo_mismatches);
-  if (dotted == "memo_overwrites") return static_cast<double>(memo_overwrites);
-  if (dotted == "waits") return static_cast<double>(waits);
-  if (dotted == "sink_calls") return static_cast<double>(sink_calls);
-  if (dotted == "calls_per_success") return calls_per_success;
-  if (dotted == "linearizable") {
-    if (!linearizable.has_value()) return std::nullopt;
-    return *linearizable ? 1.0 : 0.0;
-  }
-  if (dotted == "ok") return ok ? 1.0 : 0.0;
+  if (const ResultField* whole = find_field(dotted)) return number_of(*this, *whole);
   const auto dot = dotted.find('.');
   if (dot == std::string_view::npos) return std::nullopt;
-  const std::string_view head = dotted.substr(0, dot);
-  const std::string_view tail = dotted.substr(dot + 1);
-  if (head == "duplicates") {
-    for (std::size_t i = 0; i < kCauseCount; ++i) {
-      if (kCauseNames[i] == tail) return static_cast<double>(duplicates[i]);
-    }
-    return std::nullopt;
+  const ResultField* field = find_field(dotted.substr(0, dot));
+  if (field == nullptr) return std::nullopt;
+  return part_of(*this, *field, dotted.substr(dot + 1));
+}
+
+std::optional<FieldKind> expectation_kind(std::string_view dotted) {
+  const auto& names = expectation_field_names();
+  if (std::find(names.begin(), names.end(), dotted) != names.end()) {
+    const ResultField* whole = find_field(dotted);
+    if (whole != nullptr) return whole->kind;
+    return find_field(dotted.substr(0, dotted.find('.')))->kind == FieldKind::Quantiles ? FieldKind::Time
+                                                                                         : FieldKind::Count;
   }
-  if (head == "wait_time") return quantile_field(wait_time, tail);
-  if (head == "recovery_latency") return quantile_field(recovery_latency, tail);
-  if (head == "coverage") {
-    auto it = coverage.find(std::string(tail));
-    if (it == coverage.end()) return 0.0;
-    return static_cast<double>(it->second);
-  }
+  const auto dot = dotted.find('.');
+  if (dot == std::string_view::npos || dot + 1 == dotted.size()) return std::nullopt;
+  const ResultField* field = find_field(dotted.substr(0, dot));
+  if (field != nullptr && field->expectable && field->kind == FieldKind::CountMap) return FieldKind::Count;
   return std::nullopt;
 }
 
-const std::vector<std::string>& result_field_names() {
+const std::vector<std::string>& expectation_field_names() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> n = {"sim_time", "messages", "deliveries", "effects", "duplicate_effects",
-                                  "lost_messages", "memo_mismatches", "memo_overwrites", "waits", "sink_calls", "calls_per_success",
-                                  "linearizable", "ok"};
-    for (auto cause : kCauseNames) n.push_back("duplicates." + std::string(cause));
-    for (const char* q : {"p50", "p99", "max"}) {
-      n.push_back(std::string("wait_time.") + q);
-      n.push_back(std::string("recovery_latency.") + q);
+    std::vector<std::string> out;
+    for (const ResultField& field : kResultFields) {
+      if (!field.expectable) continue;
+      const std::string name(field.name);
+      switch (field.kind) {
+        case FieldKind::Quantiles:
+          for (const QuantilePart& part : kQuantileParts) {
+            if (part.expectable) out.push_back(name + "." + std::string(part.name));
+          }
+          break;
+        case FieldKind::PerCause:
+          for (const CauseRow& cause : kCauses) out.push_back(name + "." + std::string(cause.name));
+          break;
+        case FieldKind::CountMap: break;  // open-ended: any part
+        default: out.push_back(name);
+      }
     }
-    return n;
+    return out;
   }();
   return names;
 }

@@ -1,16 +1,22 @@
-// core/result.hpp — the result of one simulated run (one scenario, one seed).
+// core/result.hpp — the result of one simulated run (one scenario, one seed), and the table of its fields.
 //
-// Field names follow docs/results.md exactly; reports/ renders
-// this struct to JSON/CSV/JUnit and runner/ checks expectations against it.
-// Times are integer virtual nanoseconds.
+// Field names follow docs/results.md exactly. result_fields() is the one list of them: name, kind, whether
+// [expect] may name it, a one-line description and the member that holds it. The loader takes the names and
+// kinds [expect] allows from it, RunResult::field() looks names up in it, reports/json.cpp writes and reads
+// the JSON document by walking it, and docs/result-fields.md is generated from it. A new result field is one
+// row here plus the code that computes it. Times are integer virtual nanoseconds.
+//
+// Does not: compute anything (world/ fills the struct) or render anything (reports/ does).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace lethe {
@@ -25,8 +31,24 @@ enum class Cause : std::uint8_t {
   SinkRetry,
 };
 inline constexpr std::size_t kCauseCount = 6;
-inline constexpr std::array<std::string_view, kCauseCount> kCauseNames = {
-    "unprotected", "takeover_while_alive", "herd_takeover", "crash_after_effect", "expired", "sink_retry"};
+struct CauseRow {
+  std::string_view name;         // the key under "duplicates" (JSON, [expect], CSV)
+  std::string_view description;  // one line, for the generated reference
+};
+inline constexpr std::array<CauseRow, kCauseCount> kCauses = {{
+    {"unprotected", "no guarantee, or a check-then-insert race"},
+    {"takeover_while_alive", "taken over while the owner was alive (processing time above max_processing_time, "
+                             "a pause, clock skew)"},
+    {"herd_takeover", "several callers took over the same stale record"},
+    {"crash_after_effect", "the owner died between the effect and its completion record"},
+    {"expired", "the record was gone (TTL)"},
+    {"sink_retry", "the same attempt retried a sink call whose ACK was lost"},
+}};
+inline constexpr std::array<std::string_view, kCauseCount> kCauseNames = [] {
+  std::array<std::string_view, kCauseCount> names{};
+  for (std::size_t i = 0; i < kCauseCount; ++i) names[i] = kCauses[i].name;
+  return names;
+}();
 inline std::string_view to_string(Cause cause) { return kCauseNames[static_cast<std::size_t>(cause)]; }
 
 struct Quantiles {
@@ -35,6 +57,19 @@ struct Quantiles {
   std::int64_t max = 0;
   std::uint64_t count = 0;
 };
+
+// The parts of a Quantiles value, in JSON order. [expect] may name the time parts (NAME.p50, ...), not count.
+struct QuantilePart {
+  std::string_view name;
+  std::variant<std::int64_t Quantiles::*, std::uint64_t Quantiles::*> member;
+  bool expectable;
+};
+inline constexpr std::array<QuantilePart, 4> kQuantileParts = {{
+    {"p50", &Quantiles::p50, true},
+    {"p99", &Quantiles::p99, true},
+    {"max", &Quantiles::max, true},
+    {"count", &Quantiles::count, false},  // extension: how many samples the quantiles are over
+}};
 
 struct ExpectationResult {
   std::string key;
@@ -84,11 +119,53 @@ struct RunResult {
   std::vector<DuplicateExplanation> explanations;  // one per duplicate (capped)
   std::uint64_t trace_events = 0;
 
-  // A result field by its dotted name ("duplicates.expired", "wait_time.p99"); nullopt if unknown.
+  // A numeric result field by its dotted name ("duplicates.expired", "wait_time.p99", "ok"); nullopt if the
+  // name is not a numeric field of result_fields() or (linearizable) the value is absent.
   std::optional<double> field(std::string_view dotted) const;
 };
 
-// Every dotted field name field() knows (for validating [expect] keys).
-const std::vector<std::string>& result_field_names();
+// ---------------------------------------------------------------- the table of result fields
+
+// What a field holds. Count, Time, Ratio and Boolean are single numbers; the others have parts.
+enum class FieldKind : std::uint8_t {
+  Count,         // how many (std::uint64_t)
+  Time,          // virtual nanoseconds (std::int64_t); [expect] also takes a duration ("< 5s")
+  Ratio,         // a real number (double)
+  Boolean,       // true/false (bool), or also null (std::optional<bool>: not checked)
+  Quantiles,     // NAME.p50, NAME.p99, NAME.max: Time parts (kQuantileParts)
+  PerCause,      // NAME.<cause>: one Count per duplicate cause (kCauses)
+  CountMap,      // NAME.<anything>: a Count, 0 when the name never occurred
+  Text,          // a string
+  Hash,          // a std::uint64_t written as 16 hex digits
+  Words,         // a list of strings, left out of the JSON when empty
+  Expectations,  // the verdict of each [expect] entry
+};
+
+using ResultMember =
+    std::variant<std::string RunResult::*, std::uint64_t RunResult::*, std::int64_t RunResult::*, double RunResult::*,
+                 bool RunResult::*, std::optional<bool> RunResult::*, Quantiles RunResult::*,
+                 std::array<std::uint64_t, kCauseCount> RunResult::*, std::map<std::string, std::uint64_t> RunResult::*,
+                 std::vector<std::string> RunResult::*, std::vector<ExpectationResult> RunResult::*>;
+
+struct ResultField {
+  std::string_view name;         // the JSON key; [expect] names it, or NAME.PART for kinds with parts
+  FieldKind kind;
+  bool expectable;               // [expect] may name it (its parts, for kinds with parts)
+  bool extension;                // beyond docs/results.md: the JSON lists extensions after every other field
+  std::string_view description;  // one line, for the generated reference
+  ResultMember member;
+};
+
+// Every field of RunResult that the JSON result carries. The JSON document (and docs/result-fields.md) is the
+// non-extension rows in table order, then the extension rows in table order; [expect]'s "allowed" list is in
+// table order, which is why memo_overwrites sits beside memo_mismatches and coverage, swarm come early.
+std::span<const ResultField> result_fields();
+
+// The kind [expect] compares a dotted name as (Count, Time, Ratio or Boolean); nullopt if [expect] may not
+// name it. A CountMap field takes any non-empty part ("coverage.pause").
+std::optional<FieldKind> expectation_kind(std::string_view dotted);
+
+// Every dotted name [expect] may name, in table order (the open-ended CountMap parts aside).
+const std::vector<std::string>& expectation_field_names();
 
 }  // namespace lethe

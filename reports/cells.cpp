@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "reports/json.hpp"
 #include "reports/summary.hpp"
 
 namespace reports {
@@ -25,23 +26,15 @@ Interval wilson_interval(std::uint64_t successes, std::uint64_t trials, double z
 
 namespace {
 
-nlohmann::ordered_json quantiles_json(const lethe::Quantiles& q) {
-  nlohmann::ordered_json j;
-  j["p50"] = q.p50;
-  j["p99"] = q.p99;
-  j["max"] = q.max;
-  j["count"] = q.count;
-  return j;
-}
-
-lethe::Quantiles quantiles_from(const nlohmann::json& j) {
-  lethe::Quantiles q;
-  q.p50 = j.at("p50").get<std::int64_t>();
-  q.p99 = j.at("p99").get<std::int64_t>();
-  q.max = j.at("max").get<std::int64_t>();
-  q.count = j.at("count").get<std::uint64_t>();
-  return q;
-}
+// The quantile fields of a cell, in cells.json's and cells.csv's order.
+struct CellQuantiles {
+  const char* name;
+  lethe::Quantiles CellSummary::*member;
+};
+constexpr std::array<CellQuantiles, 2> kCellQuantiles = {{
+    {"wait_time", &CellSummary::wait_time},
+    {"recovery_latency", &CellSummary::recovery_latency},
+}};
 
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
@@ -74,8 +67,7 @@ nlohmann::ordered_json cell_json(const CellSummary& cell) {
   j["lost"] = cell.lost;
   j["waits"] = cell.waits;
   j["memo_mismatches"] = cell.memo_mismatches;
-  j["wait_time"] = quantiles_json(cell.wait_time);
-  j["recovery_latency"] = quantiles_json(cell.recovery_latency);
+  for (const CellQuantiles& q : kCellQuantiles) j[q.name] = quantiles_json(cell.*q.member);
   j["failed_seeds"] = cell.failed_seeds;
   j["error_seeds"] = cell.error_seeds;
   return j;
@@ -98,8 +90,7 @@ CellSummary cell_from_json(const nlohmann::json& j) {
   cell.lost = j.at("lost").get<std::uint64_t>();
   cell.waits = j.at("waits").get<std::uint64_t>();
   cell.memo_mismatches = j.at("memo_mismatches").get<std::uint64_t>();
-  cell.wait_time = quantiles_from(j.at("wait_time"));
-  cell.recovery_latency = quantiles_from(j.at("recovery_latency"));
+  for (const CellQuantiles& q : kCellQuantiles) cell.*q.member = quantiles_from_json(j.at(q.name), /*required=*/true);
   cell.failed_seeds = j.at("failed_seeds").get<std::size_t>();
   cell.error_seeds = j.value("error_seeds", std::size_t{0});
   return cell;
@@ -144,8 +135,8 @@ std::string cells_csv(const std::vector<SweepAxis>& axes, const std::vector<Cell
   out += ",seeds,trials,duplicates,duplicate_rate,ci_low,ci_high";
   for (const auto cause : lethe::kCauseNames) out += fmt::format(",duplicates.{}", cause);
   out += ",lost,waits,memo_mismatches";
-  for (const char* field : {"wait_time", "recovery_latency"}) {
-    for (const char* q : {"p50", "p99", "max", "count"}) out += fmt::format(",{}.{}", field, q);
+  for (const CellQuantiles& q : kCellQuantiles) {
+    for (const lethe::QuantilePart& part : lethe::kQuantileParts) out += fmt::format(",{}.{}", q.name, part.name);
   }
   out += ",failed_seeds,error_seeds\n";
   for (const auto& cell : cells) {
@@ -161,8 +152,10 @@ std::string cells_csv(const std::vector<SweepAxis>& axes, const std::vector<Cell
                        cell.duplicate_interval.low, cell.duplicate_interval.high);
     for (const auto n : cell.by_cause) out += fmt::format(",{}", n);
     out += fmt::format(",{},{},{}", cell.lost, cell.waits, cell.memo_mismatches);
-    for (const auto* q : {&cell.wait_time, &cell.recovery_latency}) {
-      out += fmt::format(",{},{},{},{}", q->p50, q->p99, q->max, q->count);
+    for (const CellQuantiles& q : kCellQuantiles) {
+      for (const lethe::QuantilePart& part : lethe::kQuantileParts) {
+        std::visit([&](auto member) { out += fmt::format(",{}", (cell.*q.member).*member); }, part.member);
+      }
     }
     out += fmt::format(",{},{}\n", cell.failed_seeds, cell.error_seeds);
   }

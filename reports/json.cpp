@@ -2,118 +2,156 @@
 
 #include <fmt/format.h>
 #include <limits>
+#include <type_traits>
 
 namespace reports {
 
 namespace {
-std::string fmt_hash(std::uint64_t h) { return fmt::format("{:016x}", h); }
-nlohmann::ordered_json quantiles_json(const lethe::Quantiles& q) {
-  nlohmann::ordered_json j;
-  j["p50"] = q.p50;
-  j["p99"] = q.p99;
-  j["max"] = q.max;
-  j["count"] = q.count;  // extension: how many samples the quantiles are over
-  return j;
-}
-lethe::Quantiles quantiles_from(const nlohmann::json& j) {
-  lethe::Quantiles q;
-  q.p50 = j.value("p50", std::int64_t{0});
-  q.p99 = j.value("p99", std::int64_t{0});
-  q.max = j.value("max", std::int64_t{0});
-  q.count = j.value("count", std::uint64_t{0});
-  return q;
-}
-}  // namespace
 
-nlohmann::ordered_json to_json(const lethe::RunResult& r) {
-  nlohmann::ordered_json j;
-  j["scenario"] = r.scenario;
-  j["seed"] = r.seed;
-  j["trace_hash"] = fmt_hash(r.trace_hash);
-  j["sim_time"] = r.sim_time;
-  j["messages"] = r.messages;
-  j["deliveries"] = r.deliveries;
-  j["effects"] = r.effects;
-  j["duplicate_effects"] = r.duplicate_effects;
-  nlohmann::ordered_json causes;
-  for (std::size_t i = 0; i < lethe::kCauseCount; ++i) causes[std::string(lethe::kCauseNames[i])] = r.duplicates[i];
-  j["duplicates"] = causes;
-  j["lost_messages"] = r.lost_messages;
-  j["memo_mismatches"] = r.memo_mismatches;
-  j["waits"] = r.waits;
-  j["wait_time"] = quantiles_json(r.wait_time);
-  j["sink_calls"] = r.sink_calls;
-  j["calls_per_success"] = r.calls_per_success;
-  j["recovery_latency"] = quantiles_json(r.recovery_latency);
-  if (r.linearizable.has_value()) {
-    j["linearizable"] = *r.linearizable;
-  } else {
-    j["linearizable"] = nullptr;
-  }
-  nlohmann::ordered_json expectations = nlohmann::ordered_json::array();
-  for (const auto& e : r.expectations) {
+using lethe::FieldKind;
+using lethe::ResultField;
+using lethe::RunResult;
+using Causes = std::array<std::uint64_t, lethe::kCauseCount>;
+using CountMap = std::map<std::string, std::uint64_t>;
+using Words = std::vector<std::string>;
+using Expectations = std::vector<lethe::ExpectationResult>;
+
+nlohmann::ordered_json expectations_json(const Expectations& expectations) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& e : expectations) {
     nlohmann::ordered_json x;
     x["key"] = e.key;
     x["op"] = e.op;
     x["want"] = e.want;
     x["got"] = e.got;
     x["ok"] = e.ok;
-    expectations.push_back(x);
+    out.push_back(x);
   }
-  j["expectations"] = expectations;
-  j["ok"] = r.ok;
-  nlohmann::ordered_json coverage = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : r.coverage) coverage[k] = v;
-  j["coverage"] = coverage;
-  if (!r.swarm.empty()) j["swarm"] = r.swarm;
-  j["memo_overwrites"] = r.memo_overwrites;
-  j["trace_events"] = r.trace_events;
+  return out;
+}
+
+Expectations expectations_from(const nlohmann::json& j) {
+  Expectations out;
+  for (const auto& x : j) {
+    lethe::ExpectationResult e;
+    e.key = x.value("key", std::string{});
+    e.op = x.value("op", std::string{});
+    e.want = x.value("want", std::string{});
+    // "got": null is an expectation that could not be evaluated (NaN when written).
+    e.got = x.contains("got") && x["got"].is_number() ? x["got"].get<double>()
+                                                     : std::numeric_limits<double>::quiet_NaN();
+    e.ok = x.value("ok", false);
+    out.push_back(e);
+  }
+  return out;
+}
+
+void write_field(nlohmann::ordered_json& j, const RunResult& r, const ResultField& field) {
+  const std::string key(field.name);
+  std::visit(
+      [&](auto member) {
+        const auto& value = r.*member;
+        using T = std::remove_cvref_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::uint64_t>) {
+          if (field.kind == FieldKind::Hash) {
+            j[key] = fmt::format("{:016x}", value);
+          } else {
+            j[key] = value;
+          }
+        } else if constexpr (std::is_same_v<T, std::optional<bool>>) {
+          if (value.has_value()) {
+            j[key] = *value;
+          } else {
+            j[key] = nullptr;
+          }
+        } else if constexpr (std::is_same_v<T, lethe::Quantiles>) {
+          j[key] = quantiles_json(value);
+        } else if constexpr (std::is_same_v<T, Causes>) {
+          nlohmann::ordered_json causes = nlohmann::ordered_json::object();
+          for (std::size_t i = 0; i < lethe::kCauseCount; ++i) causes[std::string(lethe::kCauses[i].name)] = value[i];
+          j[key] = causes;
+        } else if constexpr (std::is_same_v<T, CountMap>) {
+          nlohmann::ordered_json counts = nlohmann::ordered_json::object();
+          for (const auto& [name, count] : value) counts[name] = count;
+          j[key] = counts;
+        } else if constexpr (std::is_same_v<T, Words>) {
+          if (!value.empty()) j[key] = value;  // FieldKind::Words: left out when empty
+        } else if constexpr (std::is_same_v<T, Expectations>) {
+          j[key] = expectations_json(value);
+        } else {
+          j[key] = value;
+        }
+      },
+      field.member);
+}
+
+void read_field(const nlohmann::json& j, RunResult& r, const ResultField& field) {
+  const std::string key(field.name);
+  if (!j.contains(key)) return;
+  const nlohmann::json& node = j[key];
+  std::visit(
+      [&](auto member) {
+        auto& value = r.*member;
+        using T = std::remove_cvref_t<decltype(value)>;
+        if constexpr (std::is_same_v<T, std::uint64_t>) {
+          value = field.kind == FieldKind::Hash ? std::stoull(node.get<std::string>(), nullptr, 16)
+                                                : node.get<std::uint64_t>();
+        } else if constexpr (std::is_same_v<T, std::optional<bool>>) {
+          if (node.is_boolean()) value = node.get<bool>();
+        } else if constexpr (std::is_same_v<T, lethe::Quantiles>) {
+          value = quantiles_from_json(node, /*required=*/false);
+        } else if constexpr (std::is_same_v<T, Causes>) {
+          for (std::size_t i = 0; i < lethe::kCauseCount; ++i) {
+            value[i] = node.value(std::string(lethe::kCauses[i].name), std::uint64_t{0});
+          }
+        } else if constexpr (std::is_same_v<T, CountMap>) {
+          for (const auto& [name, count] : node.items()) value[name] = count.template get<std::uint64_t>();
+        } else if constexpr (std::is_same_v<T, Expectations>) {
+          value = expectations_from(node);
+        } else {
+          value = node.get<T>();
+        }
+      },
+      field.member);
+}
+
+}  // namespace
+
+nlohmann::ordered_json quantiles_json(const lethe::Quantiles& q) {
+  nlohmann::ordered_json j;
+  for (const lethe::QuantilePart& part : lethe::kQuantileParts) {
+    std::visit([&](auto member) { j[std::string(part.name)] = q.*member; }, part.member);
+  }
   return j;
 }
 
-lethe::RunResult result_from_json(const nlohmann::json& j) {
-  lethe::RunResult r;
-  r.scenario = j.value("scenario", std::string{});
-  r.seed = j.value("seed", std::uint64_t{0});
-  r.trace_hash = std::stoull(j.value("trace_hash", std::string("0")), nullptr, 16);
-  r.sim_time = j.value("sim_time", std::int64_t{0});
-  r.messages = j.value("messages", std::uint64_t{0});
-  r.deliveries = j.value("deliveries", std::uint64_t{0});
-  r.effects = j.value("effects", std::uint64_t{0});
-  r.duplicate_effects = j.value("duplicate_effects", std::uint64_t{0});
-  if (j.contains("duplicates")) {
-    for (std::size_t i = 0; i < lethe::kCauseCount; ++i) {
-      r.duplicates[i] = j["duplicates"].value(std::string(lethe::kCauseNames[i]), std::uint64_t{0});
+lethe::Quantiles quantiles_from_json(const nlohmann::json& j, bool required) {
+  lethe::Quantiles q;
+  for (const lethe::QuantilePart& part : lethe::kQuantileParts) {
+    std::visit(
+        [&](auto member) {
+          using T = std::remove_cvref_t<decltype(q.*member)>;
+          const std::string name(part.name);
+          q.*member = required ? j.at(name).get<T>() : j.value(name, T{0});
+        },
+        part.member);
+  }
+  return q;
+}
+
+nlohmann::ordered_json to_json(const RunResult& r) {
+  nlohmann::ordered_json j;
+  for (const bool extensions : {false, true}) {
+    for (const ResultField& field : lethe::result_fields()) {
+      if (field.extension == extensions) write_field(j, r, field);
     }
   }
-  r.lost_messages = j.value("lost_messages", std::uint64_t{0});
-  r.memo_mismatches = j.value("memo_mismatches", std::uint64_t{0});
-  r.waits = j.value("waits", std::uint64_t{0});
-  if (j.contains("wait_time")) r.wait_time = quantiles_from(j["wait_time"]);
-  r.sink_calls = j.value("sink_calls", std::uint64_t{0});
-  r.calls_per_success = j.value("calls_per_success", 0.0);
-  if (j.contains("recovery_latency")) r.recovery_latency = quantiles_from(j["recovery_latency"]);
-  if (j.contains("linearizable") && j["linearizable"].is_boolean()) r.linearizable = j["linearizable"].get<bool>();
-  if (j.contains("expectations")) {
-    for (const auto& x : j["expectations"]) {
-      lethe::ExpectationResult e;
-      e.key = x.value("key", std::string{});
-      e.op = x.value("op", std::string{});
-      e.want = x.value("want", std::string{});
-      // "got": null is an expectation that could not be evaluated (NaN when written).
-      e.got = x.contains("got") && x["got"].is_number() ? x["got"].get<double>()
-                                                       : std::numeric_limits<double>::quiet_NaN();
-      e.ok = x.value("ok", false);
-      r.expectations.push_back(e);
-    }
-  }
-  r.ok = j.value("ok", true);
-  if (j.contains("coverage")) {
-    for (const auto& [k, v] : j["coverage"].items()) r.coverage[k] = v.get<std::uint64_t>();
-  }
-  if (j.contains("swarm")) r.swarm = j["swarm"].get<std::vector<std::string>>();
-  r.memo_overwrites = j.value("memo_overwrites", std::uint64_t{0});
-  r.trace_events = j.value("trace_events", std::uint64_t{0});
+  return j;
+}
+
+RunResult result_from_json(const nlohmann::json& j) {
+  RunResult r;
+  for (const ResultField& field : lethe::result_fields()) read_field(j, r, field);
   return r;
 }
 

@@ -1,7 +1,8 @@
 // reports/json.hpp — RunResult as JSON, with the field names of docs/results.md.
 //
-// One object per seed (JSON lines for `--json`). Dotted result names are
-// nested objects: "duplicates.expired" is {"duplicates": {"expired": n}}.
+// One object per seed (JSON lines for `--json`). The keys and their order come from lethe::result_fields():
+// every field that is not an extension in table order, then the extensions in table order. Fields with parts
+// are nested objects: "duplicates.expired" is {"duplicates": {"expired": n}}.
 // Renders only: runs nothing.
 #pragma once
 
@@ -12,7 +13,12 @@
 namespace reports {
 
 nlohmann::ordered_json to_json(const lethe::RunResult& result);
-// Parses what to_json wrote (for merging shards and reading results back).
+// Parses what to_json wrote (for merging shards and reading results back); a field left out keeps its default.
 lethe::RunResult result_from_json(const nlohmann::json& json);
+
+// A Quantiles value as {"p50", "p99", "max", "count"} (lethe::kQuantileParts), and back. `required`: a part
+// left out throws nlohmann::json::out_of_range instead of reading as 0.
+nlohmann::ordered_json quantiles_json(const lethe::Quantiles& quantiles);
+lethe::Quantiles quantiles_from_json(const nlohmann::json& json, bool required);
 
 }  // namespace reports

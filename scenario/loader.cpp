@@ -2,12 +2,12 @@
 //
 // How it works: toml++ parses the text into a tree whose nodes carry their
 // line and column; --set overrides are written into that tree as strings
-// (remembering which paths they own); then one pass reads every table of the
-// schema, key by key. Each read registers the key as known, converts and
-// range-checks the value and records its position. Unknown keys are found at
-// the end by comparing each table with the keys read from it, so the schema
-// lives in one place: the read functions below. Cross-field rules run after
-// the keys they relate are read.
+// (remembering which paths they own); then one pass walks the table of keys
+// (scenario/schema.hpp), key by key. Each read registers the key as known,
+// converts and range-checks the value and records its position. Unknown keys
+// are found at the end by comparing each table with the keys read from it, so
+// the schema lives in one place: the table. Cross-field rules run where the
+// table places them, after the keys they relate.
 #include "scenario/loader.hpp"
 
 #include <fmt/format.h>
@@ -19,9 +19,12 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 #include <utility>
 
+#include "core/result.hpp"
+#include "scenario/schema.hpp"
 #include "scenario/text.hpp"
 
 namespace scenario {
@@ -30,82 +33,11 @@ namespace {
 using lethe::ScenarioConfig;
 using sim::Duration;
 
-constexpr char kDurationAllowed[] = "a duration such as \"250ms\", \"1.5s\" or \"7d\" (units ns us ms s m h d)";
-constexpr char kDistributionAllowed[] =
-    "a distribution: a duration (\"5ms\"), \"uniform(1ms, 5ms)\", \"exponential(mean=200ms)\", "
-    "\"normal(mean=1s, sd=200ms)\", \"lognormal(median=200ms, p99=2s)\", \"pareto(scale=100ms, shape=1.5)\" "
-    "or \"empirical(file=latencies.csv)\"";
-constexpr char kRateAllowed[] =
-    "a rate such as \"50/s\" or \"30/m\" (a number >= 0, then / and a unit ns us ms s m h d)";
-constexpr char kExpectationAllowed[] =
-    "\"OP NUMBER\" with OP one of == != < <= > >= and NUMBER optionally ending in % (of messages), e.g. \"<= 3\"";
+using schema::kExpectationAllowed;
+using schema::Words;
 
-constexpr char kBackoffAllowed[] =
-    "\"none\", \"constant(DURATION)\" or \"exponential(base=DURATION, cap=DURATION)\", e.g. "
-    "\"exponential(base=100ms, cap=10s)\"";
-
-// ---------------------------------------------------------------- result fields for [expect]
-
-enum class FieldKind { Count, Time, Ratio, Boolean };
-
-const std::vector<std::pair<std::string, FieldKind>>& result_fields() {
-  static const std::vector<std::pair<std::string, FieldKind>> fields = {
-      {"sim_time", FieldKind::Time},
-      {"messages", FieldKind::Count},
-      {"deliveries", FieldKind::Count},
-      {"effects", FieldKind::Count},
-      {"duplicate_effects", FieldKind::Count},
-      {"duplicates.unprotected", FieldKind::Count},
-      {"duplicates.takeover_while_alive", FieldKind::Count},
-      {"duplicates.herd_takeover", FieldKind::Count},
-      {"duplicates.crash_after_effect", FieldKind::Count},
-      {"duplicates.expired", FieldKind::Count},
-      {"duplicates.sink_retry", FieldKind::Count},
-      {"lost_messages", FieldKind::Count},
-      {"memo_mismatches", FieldKind::Count},
-      {"memo_overwrites", FieldKind::Count},  // extension: completions that replaced a memoized result
-      {"waits", FieldKind::Count},
-      {"wait_time.p50", FieldKind::Time},
-      {"wait_time.p99", FieldKind::Time},
-      {"wait_time.max", FieldKind::Time},
-      {"sink_calls", FieldKind::Count},
-      {"calls_per_success", FieldKind::Ratio},
-      {"recovery_latency.p50", FieldKind::Time},
-      {"recovery_latency.p99", FieldKind::Time},
-      {"recovery_latency.max", FieldKind::Time},
-      {"linearizable", FieldKind::Boolean},
-  };
-  return fields;
-}
-
-std::optional<FieldKind> result_field_kind(std::string_view key) {
-  for (const auto& [name, kind] : result_fields()) {
-    if (name == key) return kind;
-  }
-  // Extension: coverage counters ("coverage.crash_point.after_effect_before_complete.fired", "coverage.pause"):
-  // how often a fault point fired, so a scenario can insist that its fault really happened.
-  if (key.size() > 9 && key.substr(0, 9) == "coverage.") return FieldKind::Count;
-  return std::nullopt;
-}
-
-// ---------------------------------------------------------------- enum words
-
-template <class E>
-using Words = std::vector<std::pair<std::string, E>>;
-
-template <class E>
-Words<E> words_of(std::initializer_list<E> values) {
-  Words<E> words;
-  for (E value : values) words.emplace_back(lethe::to_string(value), value);
-  return words;
-}
-
-template <class E>
-std::string quoted_words(const Words<E>& words) {
-  std::vector<std::string> parts;
-  for (const auto& word : words) parts.push_back("\"" + word.first + "\"");
-  return text::join(parts, ", ");
-}
+// [expect] compares a result field by its kind (lethe::result_fields()).
+using lethe::FieldKind;
 
 // sim's parse errors are whole sentences that repeat the text and list the
 // allowed forms; our messages already say both, so keep only the reason. If a
@@ -124,10 +56,6 @@ std::string reason_only(const std::string& found, std::string reason) {
     reason = reason.substr(at + inner.size(), reason.size() - at - inner.size() - 1);
   }
   return reason;
-}
-
-Words<lethe::Jitter> jitter_words() {
-  return words_of({lethe::Jitter::None, lethe::Jitter::Full, lethe::Jitter::Equal, lethe::Jitter::Decorrelated});
 }
 
 // ---------------------------------------------------------------- positions and errors
@@ -182,6 +110,20 @@ class Loader {
 
   LoadResult load(std::string_view toml_text, const std::vector<std::string>& overrides);
 
+  // ---- the row forms schema::visit_schema calls (scenario/schema.hpp)
+  void table(std::string_view path);
+  template <class Type, class Field>
+  void key(std::string_view name, const Type& type, Field&& field, std::string_view description);
+  template <class Type, class Field>
+  void required_key(std::string_view name, const Type& type, Field&& field, std::string_view description);
+  template <class Entry, class Keys>
+  void array(std::string_view path, std::vector<Entry>& entries, Keys keys);
+  template <class Object>
+  void rule(schema::Rule rule, const Object& object) {
+    check(rule, object);
+  }
+  void expect(const std::vector<lethe::Expectation>&, std::string_view) { read_expect(root_); }
+
  private:
   // ---- positions, errors
   Where where_node(const std::string& path, const toml::node* node) const;
@@ -208,14 +150,14 @@ class Loader {
   bool read_strings(const Table& table, std::string_view key, std::vector<std::string>& out, bool at_least_one,
                     bool distinct = true, const std::string& allowed_text = "");
   template <class T>
-  bool read_int(const Table& table, std::string_view key, std::int64_t min, std::int64_t max, T& out);
+  bool read_int(const Table& table, std::string_view key, const schema::Integer& type, T& out);
   bool read_bool(const Table& table, std::string_view key, bool& out);
   bool read_probability(const Table& table, std::string_view key, double& out);
   bool read_duration(const Table& table, std::string_view key, Duration min, Duration& out);
   bool read_duration(const Table& table, std::string_view key, Duration min, std::optional<Duration>& out);
-  bool read_distribution(const Table& table, std::string_view key, bool allow_negative, bool positive_mean,
+  bool read_distribution(const Table& table, std::string_view key, const schema::Distribution& type,
                          sim::Distribution& out);
-  bool read_distribution(const Table& table, std::string_view key, bool allow_negative, bool positive_mean,
+  bool read_distribution(const Table& table, std::string_view key, const schema::Distribution& type,
                          std::optional<sim::Distribution>& out);
   bool read_rate(const Table& table, std::string_view key, lethe::Rate& out);
   template <class E>
@@ -239,22 +181,82 @@ class Loader {
   std::optional<lethe::Expectation> parse_expectation(const std::string& key, const std::string& text,
                                                       std::string& problem) const;
 
-  // ---- the schema
-  void read_scenario(const Table& root);
-  void read_run(const Table& root);
-  void read_topology(const Table& root);
-  void read_workload(const Table& root);
-  void read_network(const Table& root);
-  void read_faults(const Table& root);
-  void read_store(const Table& root);
-  void read_protocol(const Table& root);
-  void read_sink(const Table& root);
-  void read_producer(const Table& root);
+  // ---- one key, by its value type (the table's TYPE column)
+  bool read_value(const Table& table, std::string_view key, const schema::Text&, std::string& out) {
+    return read_string(table, key, out);
+  }
+  bool read_value(const Table& table, std::string_view key, const schema::Name& type, std::string& out);
+  bool read_value(const Table& table, std::string_view key, const schema::Names& type, std::vector<std::string>& out) {
+    return read_strings(table, key, out, type.at_least_one);
+  }
+  template <class T>
+  bool read_value(const Table& table, std::string_view key, const schema::Integer& type, T& out) {
+    return read_int(table, key, type, out);
+  }
+  bool read_value(const Table& table, std::string_view key, const schema::Boolean&, bool& out) {
+    return read_bool(table, key, out);
+  }
+  bool read_value(const Table& table, std::string_view key, const schema::Probability&, double& out) {
+    return read_probability(table, key, out);
+  }
+  template <class T>
+  bool read_value(const Table& table, std::string_view key, const schema::Duration& type, T& out) {
+    return read_duration(table, key, type.min, out);
+  }
+  template <class T>
+  bool read_value(const Table& table, std::string_view key, const schema::Distribution& type, T& out) {
+    return read_distribution(table, key, type, out);
+  }
+  bool read_value(const Table& table, std::string_view key, const schema::Rate&, lethe::Rate& out) {
+    return read_rate(table, key, out);
+  }
+  template <class E>
+  bool read_value(const Table& table, std::string_view key, const schema::Choice<E>& type, E& out) {
+    return read_enum(table, key, type.words, out);
+  }
+  template <class T>
+  bool read_value(const Table& table, std::string_view key, const schema::Language& type, T& out) {
+    std::function<std::optional<T>(const std::string&, std::string&)> parse =
+        [this, &out](const std::string& text, std::string& problem) { return parse_language(text, problem, out); };
+    return read_parsed<T>(table, key, type.allowed, parse, out);
+  }
+  bool read_value(const Table& table, std::string_view key, const schema::Groups& type,
+                  schema::GroupPair<lethe::PartitionGroup> out) {
+    return read_between(table, key, type.producer_clients, out.first, out.second);
+  }
+  // The parser of each Language type, picked by the type of the field it fills.
+  std::optional<lethe::Commit> parse_language(const std::string& text, std::string& problem,
+                                              const lethe::Commit&) const {
+    return parse_commit(text, problem);
+  }
+  std::optional<lethe::TtlEviction> parse_language(const std::string& text, std::string& problem,
+                                                   const lethe::TtlEviction&) const {
+    return parse_ttl_eviction(text, problem);
+  }
+  std::optional<lethe::Poll> parse_language(const std::string& text, std::string& problem, const lethe::Poll&) const {
+    return parse_poll(text, problem);
+  }
+  std::optional<lethe::PollRead> parse_language(const std::string& text, std::string& problem,
+                                                const lethe::PollRead&) const {
+    return parse_poll_read(text, problem);
+  }
+  std::optional<lethe::Backoff> parse_language(const std::string& text, std::string& problem,
+                                               const lethe::Backoff&) const {
+    return parse_backoff(text, problem);
+  }
+
+  // ---- the cross-field rules (schema::Rule), each where the table places it
+  bool valid(const std::string& path) const { return invalid_.count(path) == 0; }
+  void check(schema::Rule rule, const lethe::TopologySection& section);
+  void check(schema::Rule rule, const lethe::WorkloadSection& section);
+  void check(schema::Rule rule, const lethe::ProtocolSection& section);
+  template <class Window>  // lethe::NetworkPartition, lethe::SinkOutage
+  void check(schema::Rule rule, const Window& window);
+
   void read_expect(const Table& root);
-  void read_window(const Table& entry, Duration& at, Duration& for_duration);
   // `between` of a [[network.partition]] or [[network.link]]. `producer_clients`: the group "clients" is also
   // allowed when the source is not "clients" (the producer sits there).
-  bool read_between(const Table& entry, bool producer_clients, lethe::PartitionGroup& first,
+  bool read_between(const Table& entry, std::string_view key, bool producer_clients, lethe::PartitionGroup& first,
                     lethe::PartitionGroup& second);
   void check_unknown_keys();
   void check_expectation(const std::string& key, const std::string& value, Where where, const Where& key_where);
@@ -273,7 +275,10 @@ class Loader {
     std::string set_text;
   };
   std::vector<ExpectOverride> expect_overrides_;
-  bool source_valid_ = true;
+  Table root_;
+  Table current_;                        // the table the keys being read are in
+  std::map<std::string, Table> tables_;  // path -> table, for the subtables and arrays inside it
+  std::set<std::string> invalid_;        // paths of keys whose written value was refused
 };
 
 // ---------------------------------------------------------------- positions, errors
@@ -591,19 +596,17 @@ bool Loader::read_strings(const Table& table, std::string_view key, std::vector<
 }
 
 template <class T>
-bool Loader::read_int(const Table& table, std::string_view key, std::int64_t min, std::int64_t max, T& out) {
+bool Loader::read_int(const Table& table, std::string_view key, const schema::Integer& type, T& out) {
   std::string path = join_path(table.path, key);
   const toml::node* node = coerce(path, get(table, key), Want::Integer);
   if (node == nullptr) return true;
-  std::string allowed = max == std::numeric_limits<std::int64_t>::max()
-                            ? fmt::format("an integer >= {}", min)
-                            : fmt::format("an integer from {} to {}", min, max);
+  const std::string allowed = schema::allowed(type);
   if (!node->is_integer()) {
     error(where_node(path, node), path, fmt::format("found {}; allowed: {}", describe(*node), allowed));
     return false;
   }
   std::int64_t value = node->as_integer()->get();
-  if (value < min || value > max) {
+  if (value < type.min || value > type.max) {
     error(where_node(path, node), path, fmt::format("found {}; allowed: {}", value, allowed));
     return false;
   }
@@ -627,7 +630,7 @@ bool Loader::read_probability(const Table& table, std::string_view key, double& 
   std::string path = join_path(table.path, key);
   const toml::node* node = coerce(path, get(table, key), Want::Number);
   if (node == nullptr) return true;
-  constexpr char allowed[] = "a probability: a number from 0 to 1, e.g. 0.05";
+  const std::string allowed = schema::allowed(schema::Probability{});
   double value = 0.0;
   if (node->is_integer()) {
     value = static_cast<double>(node->as_integer()->get());
@@ -660,7 +663,7 @@ std::optional<Duration> Loader::duration_in(const std::string& text, Duration mi
 }
 
 bool Loader::read_duration(const Table& table, std::string_view key, Duration min, Duration& out) {
-  std::string allowed = min > 0 ? std::string(kDurationAllowed) + ", more than 0" : kDurationAllowed;
+  const std::string allowed = schema::allowed(schema::Duration{min});
   std::function<std::optional<Duration>(const std::string&, std::string&)> parse =
       [&](const std::string& text, std::string& problem) { return duration_in(text, min, problem); };
   return read_parsed<Duration>(table, key, allowed, parse, out);
@@ -692,26 +695,23 @@ std::optional<sim::Distribution> Loader::distribution_in(const std::string& text
   return value;
 }
 
-bool Loader::read_distribution(const Table& table, std::string_view key, bool allow_negative, bool positive_mean,
+bool Loader::read_distribution(const Table& table, std::string_view key, const schema::Distribution& type,
                                sim::Distribution& out) {
-  std::string allowed = kDistributionAllowed;
-  if (positive_mean) allowed += ", with a mean above 0";
-  if (allow_negative) allowed += " (negative values allowed)";
   std::function<std::optional<sim::Distribution>(const std::string&, std::string&)> parse = [&](const std::string& text,
                                                                                                 std::string& problem) {
-    return distribution_in(text, allow_negative, positive_mean, problem);
+    return distribution_in(text, type.allow_negative, type.positive_mean, problem);
   };
-  return read_parsed<sim::Distribution>(table, key, allowed, parse, out);
+  return read_parsed<sim::Distribution>(table, key, schema::allowed(type), parse, out);
 }
 
-bool Loader::read_distribution(const Table& table, std::string_view key, bool allow_negative, bool positive_mean,
+bool Loader::read_distribution(const Table& table, std::string_view key, const schema::Distribution& type,
                                std::optional<sim::Distribution>& out) {
   if (!has(table, key)) {
     get(table, key);
     return true;
   }
   sim::Distribution value;
-  if (!read_distribution(table, key, allow_negative, positive_mean, value)) return false;
+  if (!read_distribution(table, key, type, value)) return false;
   out = value;
   return true;
 }
@@ -723,7 +723,7 @@ bool Loader::read_rate(const Table& table, std::string_view key, lethe::Rate& ou
     if (!per_second) return std::nullopt;
     return lethe::Rate{*per_second};
   };
-  return read_parsed<lethe::Rate>(table, key, kRateAllowed, parse, out);
+  return read_parsed<lethe::Rate>(table, key, schema::allowed(schema::Rate{}), parse, out);
 }
 
 template <class E>
@@ -739,7 +739,7 @@ bool Loader::read_enum(const Table& table, std::string_view key, const Words<E>&
     if (!near.empty()) problem = fmt::format("did you mean \"{}\"?", near);
     return std::nullopt;
   };
-  return read_parsed<E>(table, key, quoted_words(words), parse, out);
+  return read_parsed<E>(table, key, schema::quoted_words(words), parse, out);
 }
 
 template <class T>
@@ -877,7 +877,7 @@ std::optional<lethe::Backoff> Loader::parse_backoff(const std::string& value, st
 
 std::optional<lethe::Expectation> Loader::parse_expectation(const std::string& key, const std::string& value,
                                                             std::string& problem) const {
-  std::optional<FieldKind> kind = result_field_kind(key);
+  std::optional<FieldKind> kind = lethe::expectation_kind(key);
   std::string body = text::trim(value);
   lethe::Expectation expectation;
   expectation.key = key;
@@ -920,169 +920,139 @@ std::optional<lethe::Expectation> Loader::parse_expectation(const std::string& k
   if (kind == FieldKind::Boolean &&
       (!(*number == 0.0 || *number == 1.0) ||
        !(expectation.op == lethe::ExpectationOp::Equal || expectation.op == lethe::ExpectationOp::NotEqual))) {
-    problem = "linearizable is compared with == or != against 1 (true) or 0 (false)";
+    problem = fmt::format("{} is compared with == or != against 1 (true) or 0 (false)", key);
     return std::nullopt;
   }
   expectation.number = *number;
   return expectation;
 }
 
-// ---------------------------------------------------------------- the schema
+// ---------------------------------------------------------------- the row forms of the table
 
-void Loader::read_scenario(const Table& root) {
-  Table table = subtable(root, "scenario");
-  lethe::ScenarioSection& section = config_.scenario;
-  if (!has(table, "name")) {
-    get(table, "name");
-    if (table.valid) {
-      missing(table, "name", where_table(table),
-              "it is required: a non-empty string, e.g. name = \"lost-ack-payment\" under [scenario]");
-    }
-  } else if (read_string(table, "name", section.name) && section.name.empty()) {
-    error(where_in(table, "name"), "scenario.name", "found an empty string; allowed: a non-empty string");
+void Loader::table(std::string_view path) {
+  const std::size_t dot = path.rfind('.');
+  const Table parent = dot == std::string_view::npos ? root_ : tables_.at(std::string(path.substr(0, dot)));
+  current_ = subtable(parent, dot == std::string_view::npos ? path : path.substr(dot + 1));
+  tables_[std::string(path)] = current_;
+}
+
+template <class Type, class Field>
+void Loader::key(std::string_view name, const Type& type, Field&& field, std::string_view /*description*/) {
+  if (!read_value(current_, name, type, std::forward<Field>(field))) invalid_.insert(join_path(current_.path, name));
+}
+
+template <class Type, class Field>
+void Loader::required_key(std::string_view name, const Type& type, Field&& field, std::string_view description) {
+  if (has(current_, name)) {
+    key(name, type, std::forward<Field>(field), description);
+    return;
   }
-  read_string(table, "description", section.description);
-  read_strings(table, "tags", section.tags, false);
+  get(current_, name);  // registers the key
+  missing(current_, name, where_table(current_),
+          fmt::format("every [[{}]] needs `{}`: {}", current_.schema, name, schema::language(type)));
 }
 
-void Loader::read_run(const Table& root) {
-  Table table = subtable(root, "run");
-  lethe::RunSection& section = config_.run;
-  read_int(table, "seeds", 1, 1'000'000'000, section.seeds);
-  read_duration(table, "duration", 1, section.duration);
-  read_bool(table, "drain", section.drain);
+template <class Entry, class Keys>
+void Loader::array(std::string_view path, std::vector<Entry>& entries, Keys keys) {
+  const std::size_t dot = path.rfind('.');
+  const Table parent = tables_.at(std::string(path.substr(0, dot)));
+  const Table outer = current_;
+  for (const Table& entry_table : table_array(parent, path.substr(dot + 1))) {
+    current_ = entry_table;
+    Entry entry;
+    keys(*this, entry);
+    entries.push_back(entry);
+  }
+  current_ = outer;
 }
 
-void Loader::read_topology(const Table& root) {
-  Table table = subtable(root, "topology");
-  lethe::TopologySection& section = config_.topology;
+bool Loader::read_value(const Table& table, std::string_view key, const schema::Name& type, std::string& out) {
+  const std::string path = join_path(table.path, key);
+  if (!has(table, key)) {
+    get(table, key);
+    if (table.valid) {
+      missing(table, key, where_table(table),
+              fmt::format("it is required: {}, e.g. {} = {} under [{}]", schema::allowed(type), key, type.example,
+                          table.schema));
+    }
+    return true;
+  }
+  if (!read_string(table, key, out)) return false;
+  if (!out.empty()) return true;
+  error(where_in(table, key), path, "found an empty string; allowed: " + schema::allowed(type));
+  return false;
+}
+
+// ---------------------------------------------------------------- the cross-field rules
+
+void Loader::check(schema::Rule, const lethe::TopologySection& section) {
   using lethe::SourceKind;
-  source_valid_ =
-      read_enum(table, "source", words_of({SourceKind::Kafka, SourceKind::Queue, SourceKind::Clients}), section.source);
-  read_int(table, "consumers", 1, 1'000'000, section.consumers);
-  read_strings(table, "processors", section.processors, true);
-  bool partitions_valid = read_int(table, "partitions", 0, 1'000'000, section.partitions);
-  read_enum(table, "partitioner", words_of({lethe::Partitioner::Key, lethe::Partitioner::Random}), section.partitioner);
-  std::function<std::optional<lethe::Commit>(const std::string&, std::string&)> commit =
-      [this](const std::string& text, std::string& problem) { return parse_commit(text, problem); };
-  read_parsed<lethe::Commit>(table, "commit", "\"after-each\" or \"interval(DURATION)\", e.g. \"interval(5s)\"", commit,
-                             section.commit);
-  read_duration(table, "visibility_timeout", 1, section.visibility_timeout);
-  bool clients_valid = read_int(table, "clients", 0, 1'000'000, section.clients);
-  // Extensions for source "clients": how the request/response callers time out, retry and back off.
-  read_duration(table, "client_timeout", 1, section.client_timeout);
-  read_int(table, "client_retries", 0, 1000, section.client_retries);
-  std::function<std::optional<lethe::Backoff>(const std::string&, std::string&)> backoff =
-      [this](const std::string& text, std::string& problem) { return parse_backoff(text, problem); };
-  read_parsed<lethe::Backoff>(table, "client_backoff", kBackoffAllowed, backoff, section.client_backoff);
-  read_enum(table, "client_jitter", jitter_words(), section.client_jitter);
-
-  if (source_valid_ && partitions_valid && section.source == SourceKind::Kafka && section.partitions < 1) {
-    error(where_in(table, "partitions"), "topology.partitions",
+  const bool source_valid = valid("topology.source");
+  if (source_valid && valid("topology.partitions") && section.source == SourceKind::Kafka && section.partitions < 1) {
+    error(where_in(current_, "partitions"), "topology.partitions",
           fmt::format("found {}; allowed: an integer >= 1 when topology.source is \"kafka\"", section.partitions));
   }
-  if (source_valid_ && clients_valid && section.source == SourceKind::Clients && section.clients < 1) {
-    error(where_in(table, "clients"), "topology.clients",
+  if (source_valid && valid("topology.clients") && section.source == SourceKind::Clients && section.clients < 1) {
+    error(where_in(current_, "clients"), "topology.clients",
           fmt::format("found {}; allowed: an integer >= 1 when topology.source is \"clients\"", section.clients));
   }
 }
 
-void Loader::read_workload(const Table& root) {
-  Table table = subtable(root, "workload");
-  lethe::WorkloadSection& section = config_.workload;
-  bool messages_valid = read_int(table, "messages", 0, 1'000'000'000'000, section.messages);
-  bool rate_valid = read_rate(table, "rate", section.rate);
-  read_distribution(table, "processing_time", false, false, section.processing_time);
-  read_int(table, "result_size", 0, 1'000'000'000, section.result_size);
-  if (messages_valid && rate_valid && section.messages > 0 && !(section.rate.per_second > 0.0)) {
-    error(where_in(table, "rate"), "workload.rate",
+void Loader::check(schema::Rule, const lethe::WorkloadSection& section) {
+  if (valid("workload.messages") && valid("workload.rate") && section.messages > 0 &&
+      !(section.rate.per_second > 0.0)) {
+    error(where_in(current_, "rate"), "workload.rate",
           fmt::format("found \"{}/s\"; allowed: a rate above 0 when workload.messages > 0, e.g. \"50/s\"",
                       section.rate.per_second));
   }
-
-  Table redelivery = subtable(table, "redelivery");
-  read_probability(redelivery, "fraction", section.redelivery.fraction);
-  read_int(redelivery, "copies", 1, 1000, section.redelivery.copies);
-  read_distribution(redelivery, "delay", false, false, section.redelivery.delay);
 }
 
-void Loader::read_window(const Table& entry, Duration& at, Duration& for_duration) {
-  for (const char* key : {"at", "for"}) {
-    Duration& out = std::string_view(key) == "at" ? at : for_duration;
-    if (!has(entry, key)) {
-      get(entry, key);
-      missing(entry, key, where_table(entry),
-              fmt::format("every [[{}]] needs `{}`: {}", entry.schema, key, kDurationAllowed));
-      continue;
-    }
-    read_duration(entry, key, std::string_view(key) == "at" ? 0 : 1, out);
-  }
-  if (for_duration > 0 && at > std::numeric_limits<Duration>::max() - for_duration) {
-    error(where_in(entry, "for"), join_path(entry.path, "for"),
+template <class Window>
+void Loader::check(schema::Rule, const Window& window) {
+  if (window.for_duration > 0 && window.at > std::numeric_limits<Duration>::max() - window.for_duration) {
+    error(where_in(current_, "for"), join_path(current_.path, "for"),
           fmt::format("found \"{}\", which ends the window after the last representable instant; allowed: at + for "
                       "below 292 years",
-                      sim::format_duration(for_duration)));
+                      sim::format_duration(window.for_duration)));
   }
 }
 
-void Loader::read_network(const Table& root) {
-  Table table = subtable(root, "network");
-  lethe::NetworkSection& section = config_.network;
-  read_distribution(table, "latency", false, false, section.latency);
-  read_probability(table, "loss", section.loss);
-  read_probability(table, "ack_loss", section.ack_loss);
-  read_probability(table, "duplicate", section.duplicate);
-  read_duration(table, "rpc_timeout", 1, section.rpc_timeout);
-
-  for (const Table& entry : table_array(table, "partition")) {
-    lethe::NetworkPartition partition;
-    read_window(entry, partition.at, partition.for_duration);
-    read_between(entry, /*producer_clients=*/false, partition.first, partition.second);
-    section.partitions.push_back(partition);
-  }
-
-  for (const Table& entry : table_array(table, "link")) {
-    lethe::NetworkLink link;
-    read_between(entry, /*producer_clients=*/true, link.first, link.second);
-    if (!has(entry, "latency")) {
-      get(entry, "latency");
-      missing(entry, "latency", where_table(entry),
-              fmt::format("every [[{}]] needs `latency`: {}", entry.schema, kDistributionAllowed));
-    } else {
-      read_distribution(entry, "latency", false, false, link.latency);
-    }
-    section.links.push_back(link);
+void Loader::check(schema::Rule, const lethe::ProtocolSection& section) {
+  if (!valid("protocol.kind") || !current_.valid) return;
+  const std::string kind_word = lethe::to_string(section.kind);
+  const Where kind_where = where_in(current_, "kind");
+  // When the kind is not written, say that mnemosyne is the default: the user may not know they chose it.
+  const std::string kind_note = has(current_, "kind") ? "" : ", the default kind";
+  for (const schema::RequiredByKind& required : schema::keys_required_by(section.kind)) {
+    if (has(current_, required.key)) continue;
+    missing(current_, required.key, kind_where,
+            fmt::format("it is required when protocol.kind is \"{}\"{} ({}): {}, e.g. {} = {}", kind_word, kind_note,
+                        required.why, required.what, required.key, required.example));
   }
 }
 
-bool Loader::read_between(const Table& entry, bool producer_clients, lethe::PartitionGroup& first,
-                          lethe::PartitionGroup& second) {
+bool Loader::read_between(const Table& entry, std::string_view key, bool producer_clients,
+                          lethe::PartitionGroup& first, lethe::PartitionGroup& second) {
   using lethe::PartitionGroup;
-  const Words<PartitionGroup> groups =
-      words_of({PartitionGroup::Consumers, PartitionGroup::Store, PartitionGroup::Broker, PartitionGroup::Sink,
-                PartitionGroup::Clients});
-  const std::string allowed = "two different groups out of " + quoted_words(groups);
-  const std::string path = join_path(entry.path, "between");
-  if (!has(entry, "between")) {
-    get(entry, "between");
-    missing(entry, "between", where_table(entry), fmt::format("every [[{}]] needs `between`: ", entry.schema) + allowed);
-    return false;
-  }
+  const Words<PartitionGroup> groups = schema::group_words();
+  const std::string allowed = schema::allowed(schema::Groups{producer_clients});
+  const std::string path = join_path(entry.path, key);
   std::vector<std::string> names;
-  if (!read_strings(entry, "between", names, true, /*distinct=*/false,
+  if (!read_strings(entry, key, names, true, /*distinct=*/false,
                     "an array of " + allowed + ", e.g. [\"consumers\", \"store\"]")) {
     return false;
   }
   if (names.size() != 2) {
-    error(where_in(entry, "between"), path,
+    error(where_in(entry, key), path,
           fmt::format("found {} group{}; allowed: {}, e.g. [\"consumers\", \"store\"]", names.size(),
                       names.size() == 1 ? "" : "s", allowed));
     return false;
   }
   std::vector<std::string> group_names;
   for (const auto& group : groups) group_names.push_back(group.first);
-  const toml::node* between = entry.node->get("between");
+  const toml::node* between = entry.node->get(key);
   const toml::array* items = between->as_array();  // null when given with --set as "a,b"
+  const bool source_valid = valid("topology.source");
   std::vector<PartitionGroup> chosen;
   for (std::size_t i = 0; i < 2; ++i) {
     std::string item_path = fmt::format("{}[{}]", path, i);
@@ -1092,14 +1062,15 @@ bool Loader::read_between(const Table& entry, bool producer_clients, lethe::Part
       std::string near = text::nearest(names[i], group_names);
       error(where, item_path,
             fmt::format("found \"{}\"{}; allowed: {}", names[i],
-                        near.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", near), quoted_words(groups)));
+                        near.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", near),
+                        schema::quoted_words(groups)));
       continue;
     }
     PartitionGroup group = groups[static_cast<std::size_t>(found - group_names.begin())].second;
     // A group this topology does not have would make the partition a silent no-op.
     bool has_clients = config_.topology.source == lethe::SourceKind::Clients;
-    if (source_valid_ && ((group == PartitionGroup::Broker && has_clients) ||
-                          (group == PartitionGroup::Clients && !has_clients && !producer_clients))) {
+    if (source_valid && ((group == PartitionGroup::Broker && has_clients) ||
+                         (group == PartitionGroup::Clients && !has_clients && !producer_clients))) {
       error(where, item_path,
             fmt::format("found \"{}\", but topology.source is \"{}\", which has no {}; allowed: a group that exists "
                         "in this topology",
@@ -1110,7 +1081,7 @@ bool Loader::read_between(const Table& entry, bool producer_clients, lethe::Part
   }
   if (chosen.size() != 2) return false;
   if (chosen[0] == chosen[1]) {
-    error(where_in(entry, "between"), path, fmt::format("found the same group twice; allowed: {}", allowed));
+    error(where_in(entry, key), path, fmt::format("found the same group twice; allowed: {}", allowed));
     return false;
   }
   first = chosen[0];
@@ -1118,115 +1089,10 @@ bool Loader::read_between(const Table& entry, bool producer_clients, lethe::Part
   return true;
 }
 
-void Loader::read_faults(const Table& root) {
-  Table table = subtable(root, "faults");
-  lethe::FaultsSection& section = config_.faults;
-  read_distribution(table, "crash_every", false, true, section.crash_every);
-  read_distribution(table, "restart_after", false, false, section.restart_after);
-  read_distribution(table, "pause_every", false, true, section.pause_every);
-  read_distribution(table, "pause_for", false, false, section.pause_for);
-  read_distribution(table, "clock_skew", true, false, section.clock_skew);
-  read_distribution(table, "rebalance_every", false, true, section.rebalance_every);
-  read_bool(table, "swarm", section.swarm);
-  Table points = subtable(table, "crash_points");
-  read_probability(points, "after_start_before_effect", section.crash_points.after_start_before_effect);
-  read_probability(points, "after_effect_before_complete", section.crash_points.after_effect_before_complete);
-  read_probability(points, "after_complete_before_ack", section.crash_points.after_complete_before_ack);
-}
-
-void Loader::read_store(const Table& root) {
-  Table table = subtable(root, "store");
-  read_distribution(table, "latency", false, false, config_.store.latency);
-  std::function<std::optional<lethe::TtlEviction>(const std::string&, std::string&)> parse =
-      [this](const std::string& text, std::string& problem) { return parse_ttl_eviction(text, problem); };
-  read_parsed<lethe::TtlEviction>(table, "ttl_eviction", "\"exact\" or \"lazy(max=DURATION)\", e.g. \"lazy(max=48h)\"",
-                                  parse, config_.store.ttl_eviction);
-}
-
-void Loader::read_protocol(const Table& root) {
-  Table table = subtable(root, "protocol");
-  lethe::ProtocolSection& section = config_.protocol;
-  using lethe::ProtocolKind;
-  bool kind_valid = read_enum(table, "kind",
-                              words_of({ProtocolKind::None, ProtocolKind::CheckThenInsert, ProtocolKind::RecordAfter,
-                                        ProtocolKind::Mnemosyne, ProtocolKind::Inbox}),
-                              section.kind);
-  read_duration(table, "max_processing_time", 1, section.max_processing_time);
-  read_duration(table, "ttl", 1, section.ttl);
-  std::function<std::optional<lethe::Poll>(const std::string&, std::string&)> poll =
-      [this](const std::string& text, std::string& problem) { return parse_poll(text, problem); };
-  read_parsed<lethe::Poll>(
-      table, "poll",
-      std::string(kDistributionAllowed) + " with a mean above 0, or \"backoff(base=50ms, factor=1.5, cap=5s)\"", poll,
-      section.poll);
-  read_duration(table, "max_wait", 0, section.max_wait);
-  read_enum(table, "on_max_wait", words_of({lethe::OnMaxWait::Error, lethe::OnMaxWait::Process}), section.on_max_wait);
-  read_bool(table, "memoize", section.memoize);
-  read_enum(table, "takeover", words_of({lethe::Takeover::Conditional, lethe::Takeover::IfNotExists}),
-            section.takeover);
-  read_enum(table, "complete", words_of({lethe::Complete::Fenced, lethe::Complete::Blind}), section.complete);
-  std::function<std::optional<lethe::PollRead>(const std::string&, std::string&)> poll_read =
-      [this](const std::string& text, std::string& problem) { return parse_poll_read(text, problem); };
-  read_parsed<lethe::PollRead>(table, "poll_read",
-                               "\"consistent\" or \"eventual(lag=DISTRIBUTION)\", e.g. \"eventual(lag=50ms)\"",
-                               poll_read, section.poll_read);
-  read_enum(table, "expires_on", words_of({lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart}),
-            section.expires_on);
-  read_bool(table, "expired_wins", section.expired_wins);
-
-  if (!kind_valid || !table.valid) return;
-  std::string kind_word = lethe::to_string(section.kind);
-  Where kind_where = where_in(table, "kind");
-  // When the kind is not written, say that mnemosyne is the default: the user may not know they chose it.
-  std::string kind_note = has(table, "kind") ? "" : ", the default kind";
-  if (section.kind == ProtocolKind::Mnemosyne && !has(table, "max_processing_time")) {
-    missing(table, "max_processing_time", kind_where,
-            fmt::format("it is required when protocol.kind is \"mnemosyne\"{} (no default, by design): a duration "
-                        "above 0, e.g. max_processing_time = \"30s\"",
-                        kind_note));
-  }
-  if (section.kind != ProtocolKind::None && !has(table, "ttl")) {
-    missing(table, "ttl", kind_where,
-            fmt::format("it is required when protocol.kind is \"{}\"{} (no default): a duration above 0, e.g. "
-                        "ttl = \"7d\"",
-                        kind_word, kind_note));
-  }
-}
-
-void Loader::read_sink(const Table& root) {
-  Table table = subtable(root, "sink");
-  lethe::SinkSection& section = config_.sink;
-  read_enum(table, "kind", words_of({lethe::SinkKind::Counter, lethe::SinkKind::Payment, lethe::SinkKind::Email}),
-            section.kind);
-  read_bool(table, "idempotent", section.idempotent);
-  read_distribution(table, "latency", false, false, section.latency);
-  read_duration(table, "timeout", 1, section.timeout);
-  read_int(table, "retries", 0, 1000, section.retries);
-  std::function<std::optional<lethe::Backoff>(const std::string&, std::string&)> backoff =
-      [this](const std::string& text, std::string& problem) { return parse_backoff(text, problem); };
-  read_parsed<lethe::Backoff>(table, "backoff", kBackoffAllowed, backoff, section.backoff);
-  read_enum(table, "jitter", jitter_words(), section.jitter);
-  read_rate(table, "capacity", section.capacity);
-  for (const Table& entry : table_array(table, "outage")) {
-    lethe::SinkOutage outage;
-    read_window(entry, outage.at, outage.for_duration);
-    section.outages.push_back(outage);
-  }
-}
-
-void Loader::read_producer(const Table& root) {
-  Table table = subtable(root, "producer");
-  read_enum(table, "mode",
-            words_of({lethe::ProducerMode::Direct, lethe::ProducerMode::DualWrite, lethe::ProducerMode::Outbox}),
-            config_.producer.mode);
-  read_probability(table, "crash_between_commit_and_publish", config_.producer.crash_between_commit_and_publish);
-}
-
 void Loader::check_expectation(const std::string& key, const std::string& value, Where where, const Where& key_where) {
   std::string path = "expect." + key;
-  if (!result_field_kind(key)) {
-    std::vector<std::string> names;
-    for (const auto& field : result_fields()) names.push_back(field.first);
+  if (!lethe::expectation_kind(key)) {
+    const std::vector<std::string>& names = lethe::expectation_field_names();
     std::string near = text::nearest(key, names);
     error(key_where, path,
           fmt::format("found an unknown result field{}; allowed: {}",
@@ -1355,19 +1221,9 @@ LoadResult Loader::load(std::string_view toml_text, const std::vector<std::strin
   config_.source_name = display_name_;
   for (const std::string& argument : overrides) apply_override(root, argument);
 
-  Table top{&root, "", ""};
-  tables_to_check_.push_back(top);
-  read_scenario(top);
-  read_run(top);
-  read_topology(top);
-  read_workload(top);
-  read_network(top);
-  read_faults(top);
-  read_store(top);
-  read_protocol(top);
-  read_sink(top);
-  read_producer(top);
-  read_expect(top);
+  root_ = Table{&root, "", ""};
+  tables_to_check_.push_back(root_);
+  schema::visit_schema(*this, config_);
   check_unknown_keys();
   if (!errors_.empty()) return finished_errors();
   return std::move(config_);
@@ -1375,14 +1231,7 @@ LoadResult Loader::load(std::string_view toml_text, const std::vector<std::strin
 
 }  // namespace
 
-const std::vector<std::string>& expectation_keys() {
-  static const std::vector<std::string> keys = [] {
-    std::vector<std::string> names;
-    for (const auto& field : result_fields()) names.push_back(field.first);
-    return names;
-  }();
-  return keys;
-}
+const std::vector<std::string>& expectation_keys() { return lethe::expectation_field_names(); }
 
 LoadResult load_scenario_text(std::string_view toml_text, const std::string& display_name,
                               const std::filesystem::path& base_dir, const std::vector<std::string>& overrides) {

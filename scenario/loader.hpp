@@ -1,9 +1,10 @@
 // scenario/loader.hpp — scenario files (TOML) to lethe::ScenarioConfig, and back.
 //
 // load_scenario parses a scenario file with toml++, applies `--set KEY=VALUE`
-// overrides, and validates every key and value against docs/scenarios.md: types,
-// ranges, enum words, the duration / rate / distribution languages, the
-// required keys, the cross-field rules and the [expect] entries. It throws
+// overrides, and validates every key and value against the table of keys
+// (scenario/schema.hpp, listed in docs/scenario-reference.md): types, ranges,
+// enum words, the duration / rate / distribution languages, the required keys,
+// the cross-field rules and the [expect] entries. It throws
 // nothing and never falls back silently: either every key is valid and the
 // config is returned, or the list of every error found (sorted by position;
 // a TOML syntax error stops at the first) is returned.
@@ -59,7 +60,7 @@ LoadResult load_scenario_text(std::string_view toml_text, const std::string& dis
 // Canonical TOML for a config (every key, defaults included; optional keys that are off are left out).
 std::string render_scenario_toml(const lethe::ScenarioConfig& config);
 
-// The result fields an [expect] entry may name (docs/results.md).
+// The result fields an [expect] entry may name (lethe::expectation_field_names(), docs/result-fields.md).
 const std::vector<std::string>& expectation_keys();
 
 }  // namespace scenario

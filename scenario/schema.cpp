@@ -1,0 +1,89 @@
+#include "scenario/schema.hpp"
+
+#include <fmt/format.h>
+
+#include "scenario/text.hpp"
+
+namespace scenario::schema {
+
+Words<lethe::SourceKind> source_kind_words() {
+  using lethe::SourceKind;
+  return words_of({SourceKind::Kafka, SourceKind::Queue, SourceKind::Clients});
+}
+
+Words<lethe::ProtocolKind> protocol_kind_words() {
+  using lethe::ProtocolKind;
+  return words_of({ProtocolKind::None, ProtocolKind::CheckThenInsert, ProtocolKind::RecordAfter,
+                   ProtocolKind::Mnemosyne, ProtocolKind::Inbox});
+}
+
+Words<lethe::SinkKind> sink_kind_words() {
+  using lethe::SinkKind;
+  return words_of({SinkKind::Counter, SinkKind::Payment, SinkKind::Email});
+}
+
+std::vector<RequiredByKind> keys_required_by(lethe::ProtocolKind kind) {
+  std::vector<RequiredByKind> keys;
+  constexpr std::string_view duration = "a duration above 0";
+  if (kind == lethe::ProtocolKind::Mnemosyne) {
+    keys.push_back({"max_processing_time", "no default, by design", duration, "\"30s\""});
+  }
+  if (kind != lethe::ProtocolKind::None) keys.push_back({"ttl", "no default", duration, "\"7d\""});
+  return keys;
+}
+
+Words<lethe::PartitionGroup> group_words() {
+  using lethe::PartitionGroup;
+  return words_of({PartitionGroup::Consumers, PartitionGroup::Store, PartitionGroup::Broker, PartitionGroup::Sink,
+                   PartitionGroup::Clients});
+}
+
+std::string quoted_words(const std::vector<std::string>& words) {
+  std::vector<std::string> parts;
+  for (const auto& word : words) parts.push_back("\"" + word + "\"");
+  return text::join(parts, ", ");
+}
+
+std::string allowed(const Text&) { return "a string"; }
+std::string allowed(const Name&) { return "a non-empty string"; }
+std::string allowed(const Names& type) {
+  return type.at_least_one ? "an array of one or more distinct non-empty strings, e.g. [\"billing\"]"
+                           : "an array of distinct non-empty strings, e.g. [\"incident\", \"payments\"]";
+}
+std::string allowed(const Integer& type) {
+  return type.max == std::numeric_limits<std::int64_t>::max()
+             ? fmt::format("an integer >= {}", type.min)
+             : fmt::format("an integer from {} to {}", type.min, type.max);
+}
+std::string allowed(const Boolean&) { return "true or false"; }
+std::string allowed(const Probability&) { return "a probability: a number from 0 to 1, e.g. 0.05"; }
+std::string allowed(const Duration& type) {
+  return type.min > 0 ? std::string(kDurationAllowed) + ", more than 0" : kDurationAllowed;
+}
+std::string allowed(const Distribution& type) {
+  std::string text = kDistributionAllowed;
+  if (type.positive_mean) text += ", with a mean above 0";
+  if (type.allow_negative) text += " (negative values allowed)";
+  return text;
+}
+std::string allowed(const Rate&) { return kRateAllowed; }
+std::string allowed(const Language& type) { return type.allowed; }
+std::string allowed(const Groups&) { return "two different groups out of " + quoted_words(group_words()); }
+
+std::string_view describe(Rule rule) {
+  switch (rule) {
+    case Rule::TopologyCounts:
+      return "partitions must be at least 1 when source is \"kafka\", and clients at least 1 when it is \"clients\"";
+    case Rule::WorkloadRate: return "rate must be above 0 when messages is above 0";
+    case Rule::WindowFits: return "at + for must stay below 292 years";
+    case Rule::ProtocolKind:
+      return "the keys the kind requires must be written (see \"Keys each protocol kind requires\")";
+  }
+  return "";
+}
+
+std::string language(const Duration&) { return kDurationAllowed; }
+std::string language(const Distribution&) { return kDistributionAllowed; }
+std::string language(const Groups& type) { return allowed(type); }
+
+}  // namespace scenario::schema

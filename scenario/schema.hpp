@@ -1,0 +1,314 @@
+// scenario/schema.hpp — the one table of scenario keys.
+//
+// visit_schema() lists every TOML table and key of a scenario file, in docs/scenarios.md's order: for each key
+// its name, its value type (which gives the parser, the renderer and the allowed values), the config field it
+// fills (whose initializer in core/config.hpp is the default) and a one-line description. Three visitors walk
+// it: the loader (scenario/loader.cpp: reads and validates each key, registers it for the unknown-key and
+// did-you-mean checks of files and --set), the renderer (scenario/render.cpp) and the reference page
+// (scenario/reference.cpp, docs/scenario-reference.md). A new key is one row here plus the code that uses it.
+//
+// Row forms a visitor provides (Config is lethe::ScenarioConfig, const for the renderer and the page):
+//   v.table(PATH)                          the keys that follow are in table PATH ("workload.redelivery")
+//   v.key(NAME, TYPE, FIELD, DESCRIPTION)  a key of the current table; FIELD a std::optional is "absent = off"
+//   v.required_key(...)                    the same, for a key every entry of an array of tables needs
+//   v.array(PATH, ENTRIES, KEYS)           an array of tables [[PATH]]; KEYS(v, entry) lists an entry's keys
+//   v.rule(RULE, OBJECT)                   a cross-field rule over OBJECT, checked here in the read order
+//   v.expect(EXPECTATIONS, DESCRIPTION)    the [expect] table (its keys are the result fields)
+//
+// Does not: read TOML or report errors (the loader does), or hold defaults (core/config.hpp does).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/config.hpp"
+
+namespace scenario::schema {
+
+// ---------------------------------------------------------------- words of the choices
+
+template <class E>
+using Words = std::vector<std::pair<std::string, E>>;
+
+template <class E>
+Words<E> words_of(std::initializer_list<E> values) {
+  Words<E> words;
+  for (E value : values) words.emplace_back(lethe::to_string(value), value);
+  return words;
+}
+
+// The kinds whose words name a built-in (one function each, the only place their words are listed).
+Words<lethe::SourceKind> source_kind_words();
+Words<lethe::ProtocolKind> protocol_kind_words();
+Words<lethe::SinkKind> sink_kind_words();
+
+// What protocol.kind requires that has no default, in the order missing keys are reported.
+struct RequiredByKind {
+  std::string_view key;      // a key of [protocol]
+  std::string_view why;      // "no default, by design"
+  std::string_view what;     // what it must be: "a duration above 0"
+  std::string_view example;  // a value, as written in TOML
+};
+std::vector<RequiredByKind> keys_required_by(lethe::ProtocolKind kind);
+
+// ---------------------------------------------------------------- value types
+
+inline constexpr char kDurationAllowed[] =
+    "a duration such as \"250ms\", \"1.5s\" or \"7d\" (units ns us ms s m h d)";
+inline constexpr char kDistributionAllowed[] =
+    "a distribution: a duration (\"5ms\"), \"uniform(1ms, 5ms)\", \"exponential(mean=200ms)\", "
+    "\"normal(mean=1s, sd=200ms)\", \"lognormal(median=200ms, p99=2s)\", \"pareto(scale=100ms, shape=1.5)\" "
+    "or \"empirical(file=latencies.csv)\"";
+inline constexpr char kRateAllowed[] =
+    "a rate such as \"50/s\" or \"30/m\" (a number >= 0, then / and a unit ns us ms s m h d)";
+inline constexpr char kExpectationAllowed[] =
+    "\"OP NUMBER\" with OP one of == != < <= > >= and NUMBER optionally ending in % (of messages), e.g. \"<= 3\"";
+inline constexpr char kBackoffAllowed[] =
+    "\"none\", \"constant(DURATION)\" or \"exponential(base=DURATION, cap=DURATION)\", e.g. "
+    "\"exponential(base=100ms, cap=10s)\"";
+
+struct Text {};  // any string
+struct Name {    // a non-empty string that must be written
+  std::string_view example;
+};
+struct Names {  // an array of distinct non-empty strings
+  bool at_least_one = false;
+};
+struct Integer {
+  std::int64_t min = 0;
+  std::int64_t max = std::numeric_limits<std::int64_t>::max();
+};
+struct Boolean {};
+struct Probability {};  // a number from 0 to 1
+struct Duration {
+  sim::Duration min = 0;  // 1: more than 0
+};
+struct Distribution {
+  bool allow_negative = false;
+  bool positive_mean = false;  // a mean above 0 (it times something that repeats)
+};
+struct Rate {};
+template <class E>
+struct Choice {
+  Words<E> words;
+};
+// A value in a small language of its own; the field's type (lethe::Commit, lethe::Backoff, ...) picks the parser.
+struct Language {
+  std::string allowed;
+};
+// `between`: two different partition groups. `producer_clients`: "clients" is also allowed when the source
+// is not "clients" (the producer sits there).
+struct Groups {
+  bool producer_clients = false;
+};
+template <class Group>
+struct GroupPair {
+  Group& first;
+  Group& second;
+};
+template <class Group>
+GroupPair(Group&, Group&) -> GroupPair<Group>;
+
+// The partition groups `between` may name.
+Words<lethe::PartitionGroup> group_words();
+
+std::string quoted_words(const std::vector<std::string>& words);
+template <class E>
+std::string quoted_words(const Words<E>& words) {
+  std::vector<std::string> names;
+  for (const auto& word : words) names.push_back(word.first);
+  return quoted_words(names);
+}
+
+// What a value of the type may be, as error messages and the reference page say it.
+std::string allowed(const Text&);
+std::string allowed(const Name&);
+std::string allowed(const Names& type);
+std::string allowed(const Integer& type);
+std::string allowed(const Boolean&);
+std::string allowed(const Probability&);
+std::string allowed(const Duration& type);
+std::string allowed(const Distribution& type);
+std::string allowed(const Rate&);
+std::string allowed(const Language& type);
+std::string allowed(const Groups&);
+template <class E>
+std::string allowed(const Choice<E>& type) {
+  return quoted_words(type.words);
+}
+// The value language alone, ranges aside: what "every [[TABLE]] needs `KEY`: ..." says.
+std::string language(const Duration&);
+std::string language(const Distribution&);
+std::string language(const Groups& type);
+
+// ---------------------------------------------------------------- cross-field rules
+
+enum class Rule {
+  TopologyCounts,  // partitions >= 1 for kafka, clients >= 1 for clients
+  WorkloadRate,    // a rate above 0 when there are messages
+  WindowFits,      // at + for of an outage or partition stays representable
+  ProtocolKind,    // the keys protocol.kind requires (keys_required_by)
+};
+// The rule in one sentence, for the reference page.
+std::string_view describe(Rule rule);
+
+// ---------------------------------------------------------------- the table
+
+template <class V, class Config>
+void visit_schema(V& v, Config& c) {
+  using lethe::ProtocolKind;
+  const Words<lethe::Jitter> jitter =
+      words_of({lethe::Jitter::None, lethe::Jitter::Full, lethe::Jitter::Equal, lethe::Jitter::Decorrelated});
+  const Language backoff{kBackoffAllowed};
+
+  v.table("scenario");
+  v.key("name", Name{"\"lost-ack-payment\""}, c.scenario.name, "the scenario's name, in results and reports");
+  v.key("description", Text{}, c.scenario.description, "what the scenario shows, in plain words");
+  v.key("tags", Names{}, c.scenario.tags, "labels to select scenarios by");
+
+  v.table("run");
+  v.key("seeds", Integer{1, 1'000'000'000}, c.run.seeds, "the seeds a suite runs by default (1..N)");
+  v.key("duration", Duration{1}, c.run.duration, "the simulated-time cap for the workload");
+  v.key("drain", Boolean{}, c.run.drain,
+        "after the workload, heal every fault and run until in-flight work settles");
+
+  v.table("topology");
+  v.key("source", Choice<lethe::SourceKind>{source_kind_words()}, c.topology.source,
+        "where messages come from: a kafka topic, a queue, or request/response clients");
+  v.key("consumers", Integer{1, 1'000'000}, c.topology.consumers, "worker nodes running the protocol");
+  v.key("processors", Names{true}, c.topology.processors,
+        "independent processor ids; each must act on every message once");
+  v.key("partitions", Integer{0, 1'000'000}, c.topology.partitions, "kafka: the topic's partitions (>= 1 for kafka)");
+  v.key("partitioner", Choice<lethe::Partitioner>{words_of({lethe::Partitioner::Key, lethe::Partitioner::Random})},
+        c.topology.partitioner, "kafka: how a message picks its partition");
+  v.key("commit", Language{"\"after-each\" or \"interval(DURATION)\", e.g. \"interval(5s)\""}, c.topology.commit,
+        "kafka: when consumers commit their offsets");
+  v.key("visibility_timeout", Duration{1}, c.topology.visibility_timeout,
+        "queue: how long a received message stays invisible to other consumers");
+  v.key("clients", Integer{0, 1'000'000}, c.topology.clients, "clients: request sources (>= 1 for clients)");
+  v.key("client_timeout", Duration{1}, c.topology.client_timeout, "clients: how long a caller waits for a response");
+  v.key("client_retries", Integer{0, 1000}, c.topology.client_retries,
+        "clients: how often a caller retries the same id after a timeout");
+  v.key("client_backoff", backoff, c.topology.client_backoff, "clients: the delay before each retry");
+  v.key("client_jitter", Choice<lethe::Jitter>{jitter}, c.topology.client_jitter,
+        "clients: the randomness added to that delay");
+  v.rule(Rule::TopologyCounts, c.topology);
+
+  v.table("workload");
+  v.key("messages", Integer{0, 1'000'000'000'000}, c.workload.messages, "distinct message ids published");
+  v.key("rate", Rate{}, c.workload.rate, "how fast they are published (above 0 when there are messages)");
+  v.key("processing_time", Distribution{}, c.workload.processing_time, "how long one execution of the work takes");
+  v.key("result_size", Integer{0, 1'000'000'000}, c.workload.result_size,
+        "bytes of the value an effect returns (memoized)");
+  v.rule(Rule::WorkloadRate, c.workload);
+  v.table("workload.redelivery");
+  v.key("fraction", Probability{}, c.workload.redelivery.fraction,
+        "the share of messages the producer delivers again");
+  v.key("copies", Integer{1, 1000}, c.workload.redelivery.copies, "extra copies of each such message");
+  v.key("delay", Distribution{}, c.workload.redelivery.delay, "the delay of each copy after the first publish");
+
+  v.table("network");
+  v.key("latency", Distribution{}, c.network.latency, "one-way latency of every link unless a [[network.link]] says");
+  v.key("loss", Probability{}, c.network.loss, "a request is dropped");
+  v.key("ack_loss", Probability{}, c.network.ack_loss, "a response is dropped (the lost ACK)");
+  v.key("duplicate", Probability{}, c.network.duplicate, "a message is delivered twice");
+  v.key("rpc_timeout", Duration{1}, c.network.rpc_timeout, "how long a caller waits for a store or broker reply");
+  v.array("network.partition", c.network.partitions, [](auto& entry_visitor, auto& partition) {
+    entry_visitor.required_key("at", Duration{0}, partition.at, "when the link is cut");
+    entry_visitor.required_key("for", Duration{1}, partition.for_duration, "how long it stays cut");
+    entry_visitor.rule(Rule::WindowFits, partition);
+    entry_visitor.required_key("between", Groups{false}, GroupPair{partition.first, partition.second},
+                               "the two groups it separates (each one this topology has)");
+  });
+  v.array("network.link", c.network.links, [](auto& entry_visitor, auto& link) {
+    entry_visitor.required_key("between", Groups{true}, GroupPair{link.first, link.second},
+                               "the two groups the link joins (both directions)");
+    entry_visitor.required_key("latency", Distribution{}, link.latency,
+                               "its one-way latency, instead of network.latency");
+  });
+
+  v.table("faults");
+  v.key("crash_every", Distribution{false, true}, c.faults.crash_every,
+        "per consumer node, the time between crashes; absent = no random crashes");
+  v.key("restart_after", Distribution{}, c.faults.restart_after, "how long a crashed node stays down");
+  v.key("pause_every", Distribution{false, true}, c.faults.pause_every,
+        "GC-like stop-the-world pauses (the node stays alive); absent = none");
+  v.key("pause_for", Distribution{}, c.faults.pause_for, "how long a pause lasts");
+  v.key("clock_skew", Distribution{true, false}, c.faults.clock_skew,
+        "a fixed clock offset drawn per node; absent = none");
+  v.key("rebalance_every", Distribution{false, true}, c.faults.rebalance_every,
+        "the time between consumer-group rebalances; absent = none");
+  v.key("swarm", Boolean{}, c.faults.swarm, "each seed switches fault kinds on or off at random");
+  v.table("faults.crash_points");
+  v.key("after_start_before_effect", Probability{}, c.faults.crash_points.after_start_before_effect,
+        "per attempt: a crash after the start record, before the effect");
+  v.key("after_effect_before_complete", Probability{}, c.faults.crash_points.after_effect_before_complete,
+        "per attempt: a crash after the effect, before the completion record");
+  v.key("after_complete_before_ack", Probability{}, c.faults.crash_points.after_complete_before_ack,
+        "per attempt: a crash after the completion record, before the ACK");
+
+  v.table("store");
+  v.key("latency", Distribution{}, c.store.latency, "service time per store operation");
+  v.key("ttl_eviction", Language{"\"exact\" or \"lazy(max=DURATION)\", e.g. \"lazy(max=48h)\""},
+        c.store.ttl_eviction, "when expired records go: at once, or lingering up to max");
+
+  v.table("protocol");
+  v.key("kind", Choice<ProtocolKind>{protocol_kind_words()}, c.protocol.kind, "the dedupe strategy");
+  v.key("max_processing_time", Duration{1}, c.protocol.max_processing_time,
+        "how long an owner may work before its record may be taken over");
+  v.key("ttl", Duration{1}, c.protocol.ttl, "how long a record is kept");
+  v.key("poll",
+        Language{std::string(kDistributionAllowed) +
+                 " with a mean above 0, or \"backoff(base=50ms, factor=1.5, cap=5s)\""},
+        c.protocol.poll, "the re-read interval while waiting on an in-flight record");
+  v.key("max_wait", Duration{0}, c.protocol.max_wait, "how long a caller waits on an in-flight record");
+  v.key("on_max_wait", Choice<lethe::OnMaxWait>{words_of({lethe::OnMaxWait::Error, lethe::OnMaxWait::Process})},
+        c.protocol.on_max_wait, "after max_wait: fail the call (redelivered later) or process anyway");
+  v.key("memoize", Boolean{}, c.protocol.memoize, "callers of a completed record get its stored result");
+  v.key("takeover",
+        Choice<lethe::Takeover>{words_of({lethe::Takeover::Conditional, lethe::Takeover::IfNotExists})},
+        c.protocol.takeover, "conditional: one waiter wins a stale record; if-not-exists: every waiter runs");
+  v.key("complete", Choice<lethe::Complete>{words_of({lethe::Complete::Fenced, lethe::Complete::Blind})},
+        c.protocol.complete, "fenced: only the current owner's completion lands; blind: any may overwrite");
+  v.key("poll_read", Language{"\"consistent\" or \"eventual(lag=DISTRIBUTION)\", e.g. \"eventual(lag=50ms)\""},
+        c.protocol.poll_read, "waiting callers read the primary, or a replica that lags");
+  v.key("expires_on",
+        Choice<lethe::ExpiresOn>{words_of({lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart})},
+        c.protocol.expires_on, "at-complete: in-flight records never expire; at-start: the TTL runs from the start");
+  v.key("expired_wins", Boolean{}, c.protocol.expired_wins,
+        "an expired, not yet evicted completed record counts as absent (true) or as completed");
+  v.rule(Rule::ProtocolKind, c.protocol);
+
+  v.table("sink");
+  v.key("kind", Choice<lethe::SinkKind>{sink_kind_words()}, c.sink.kind, "the provider the effect calls");
+  v.key("idempotent", Boolean{}, c.sink.idempotent, "the provider dedupes calls by message id");
+  v.key("latency", Distribution{}, c.sink.latency, "the provider's service time per call");
+  v.key("timeout", Duration{1}, c.sink.timeout, "the worker's timeout on a sink call");
+  v.key("retries", Integer{0, 1000}, c.sink.retries, "the worker's retries of a sink call");
+  v.key("backoff", backoff, c.sink.backoff, "the delay before each retry");
+  v.key("jitter", Choice<lethe::Jitter>{jitter}, c.sink.jitter, "the randomness added to that delay");
+  v.key("capacity", Rate{}, c.sink.capacity,
+        "calls per second the provider accepts; beyond it a retryable 503 (\"0/s\" = unlimited)");
+  v.array("sink.outage", c.sink.outages, [](auto& entry_visitor, auto& outage) {
+    entry_visitor.required_key("at", Duration{0}, outage.at, "when the provider starts failing every call");
+    entry_visitor.required_key("for", Duration{1}, outage.for_duration, "how long it fails (retryable)");
+    entry_visitor.rule(Rule::WindowFits, outage);
+  });
+
+  v.table("producer");
+  v.key("mode",
+        Choice<lethe::ProducerMode>{
+            words_of({lethe::ProducerMode::Direct, lethe::ProducerMode::DualWrite, lethe::ProducerMode::Outbox})},
+        c.producer.mode, "how the producer publishes alongside its own database write");
+  v.key("crash_between_commit_and_publish", Probability{}, c.producer.crash_between_commit_and_publish,
+        "the producer crashes after its commit, before the publish");
+
+  v.expect(c.expect, "\"RESULT_FIELD\" = \"OP NUMBER\", checked for every seed");
+}
+
+}  // namespace scenario::schema
