@@ -59,7 +59,6 @@ struct SourcePosition {
 
 // ---------------------------------------------------------------- enums
 
-enum class SourceKind { Kafka, Queue, Clients };  // "kafka" | "queue" | "clients"
 enum class Partitioner { Key, Random };           // "key" | "random"
 enum class CommitMode { AfterEach, Interval };    // "after-each" | "interval(5s)"
 enum class TtlEvictionKind { Exact, Lazy };       // "exact" | "lazy(max=48h)"
@@ -79,14 +78,6 @@ enum class ExpectationOp { Equal, NotEqual, Less, LessEqual, Greater, GreaterEqu
 
 // The word used in scenario files (the bare kind word for the kinds that take
 // arguments: "interval", "lazy", "eventual", "constant", "backoff", ...).
-inline std::string to_string(SourceKind v) {
-  switch (v) {
-    case SourceKind::Kafka: return "kafka";
-    case SourceKind::Queue: return "queue";
-    case SourceKind::Clients: return "clients";
-  }
-  return "?";
-}
 inline std::string to_string(Partitioner v) {
   switch (v) {
     case Partitioner::Key: return "key";
@@ -271,7 +262,8 @@ struct RunSection {
 };
 
 struct TopologySection {
-  SourceKind source = SourceKind::Kafka;              // default "kafka"
+  // default "kafka"; a registered source name (world/source.hpp): "kafka" | "queue" | "clients" built in
+  std::string source = "kafka";
   int consumers = 4;                                  // default 4; >= 1
   std::vector<std::string> processors{"billing"};     // default ["billing"]; >= 1 entry, distinct, non-empty
   int partitions = 8;                                 // default 8; >= 1 when source is kafka (>= 0 otherwise)

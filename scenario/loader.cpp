@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "scenario/text.hpp"
+#include "world/names.hpp"
 
 namespace scenario {
 namespace {
@@ -97,6 +98,13 @@ template <class E>
 Words<E> words_of(std::initializer_list<E> values) {
   Words<E> words;
   for (E value : values) words.emplace_back(lethe::to_string(value), value);
+  return words;
+}
+
+// The names a registry holds (world/names.hpp), as the words of a key whose value is one of them.
+Words<std::string> registered_words(const std::vector<std::string>& names) {
+  Words<std::string> words;
+  for (const std::string& name : names) words.emplace_back(name, name);
   return words;
 }
 
@@ -956,9 +964,7 @@ void Loader::read_run(const Table& root) {
 void Loader::read_topology(const Table& root) {
   Table table = subtable(root, "topology");
   lethe::TopologySection& section = config_.topology;
-  using lethe::SourceKind;
-  source_valid_ =
-      read_enum(table, "source", words_of({SourceKind::Kafka, SourceKind::Queue, SourceKind::Clients}), section.source);
+  source_valid_ = read_enum(table, "source", registered_words(lethe::source_names()), section.source);
   read_int(table, "consumers", 1, 1'000'000, section.consumers);
   read_strings(table, "processors", section.processors, true);
   bool partitions_valid = read_int(table, "partitions", 0, 1'000'000, section.partitions);
@@ -977,11 +983,11 @@ void Loader::read_topology(const Table& root) {
   read_parsed<lethe::Backoff>(table, "client_backoff", kBackoffAllowed, backoff, section.client_backoff);
   read_enum(table, "client_jitter", jitter_words(), section.client_jitter);
 
-  if (source_valid_ && partitions_valid && section.source == SourceKind::Kafka && section.partitions < 1) {
+  if (source_valid_ && partitions_valid && section.source == "kafka" && section.partitions < 1) {
     error(where_in(table, "partitions"), "topology.partitions",
           fmt::format("found {}; allowed: an integer >= 1 when topology.source is \"kafka\"", section.partitions));
   }
-  if (source_valid_ && clients_valid && section.source == SourceKind::Clients && section.clients < 1) {
+  if (source_valid_ && clients_valid && section.source == "clients" && section.clients < 1) {
     error(where_in(table, "clients"), "topology.clients",
           fmt::format("found {}; allowed: an integer >= 1 when topology.source is \"clients\"", section.clients));
   }
@@ -1097,13 +1103,13 @@ bool Loader::read_between(const Table& entry, bool producer_clients, lethe::Part
     }
     PartitionGroup group = groups[static_cast<std::size_t>(found - group_names.begin())].second;
     // A group this topology does not have would make the partition a silent no-op.
-    bool has_clients = config_.topology.source == lethe::SourceKind::Clients;
+    bool has_clients = config_.topology.source == "clients";
     if (source_valid_ && ((group == PartitionGroup::Broker && has_clients) ||
                           (group == PartitionGroup::Clients && !has_clients && !producer_clients))) {
       error(where, item_path,
             fmt::format("found \"{}\", but topology.source is \"{}\", which has no {}; allowed: a group that exists "
                         "in this topology",
-                        names[i], lethe::to_string(config_.topology.source), names[i]));
+                        names[i], config_.topology.source, names[i]));
       continue;
     }
     chosen.push_back(group);

@@ -28,6 +28,8 @@ std::string word(E value) {
   return toml_quote(lethe::to_string(value));
 }
 
+std::string word(const std::string& value) { return toml_quote(value); }  // a registered name
+
 std::string strings(const std::vector<std::string>& values) {
   std::vector<std::string> quoted;
   for (const std::string& value : values) quoted.push_back(toml_quote(value));

@@ -190,4 +190,45 @@ sim::Node& ClientsSource::client_node(int client) {
   return *clients_[static_cast<std::size_t>(client)]->node;
 }
 
+void ClientsSource::consume(SourceWorker& worker) {
+  constexpr sim::Duration kPollWait = 100 * sim::kMillisecond;
+  while (true) {
+    auto request = next_request(static_cast<int>(worker.index()), sim::now() + kPollWait);
+    if (!request) continue;
+    const Request req = *request;
+    worker.node().spawn([this, req, &worker] {
+      const Handled handled = worker.handle(req.id);
+      if (!handled.ok) return;  // no response: the client times out and retries
+      worker.before_ack(req.id);
+      respond(req, handled.value.value_or(0));
+      worker.answered(req.id);
+    });
+  }
+}
+
+namespace {
+
+std::unique_ptr<MessageSource> make_clients_source(const SourceContext& context) {
+  const ScenarioConfig& config = context.config;
+  ClientsSettings clients;
+  clients.clients = config.topology.clients;
+  clients.rate_per_second = config.workload.rate.per_second / static_cast<double>(config.topology.clients);
+  clients.timeout = config.topology.client_timeout;
+  clients.retries = config.topology.client_retries;
+  clients.backoff = config.topology.client_backoff;
+  clients.jitter = config.topology.client_jitter;
+  std::vector<MessageId> ids;
+  for (std::int64_t i = 0; i < config.workload.messages; ++i) ids.push_back(static_cast<MessageId>(i));
+  std::vector<sim::Node*> workers;
+  for (const WorkerSlot& slot : context.workers) workers.push_back(slot.node);
+  return std::make_unique<ClientsSource>(context.simulation, context.network, std::move(workers), clients,
+                                         std::move(ids), context.ledger, context.simulation.rng("clients"));
+}
+
+}  // namespace
+
+void register_clients_source(SourceRegistry& registry) {
+  registry.add("clients", SourceEntry{WorkerLayout::Shared, make_clients_source});
+}
+
 }  // namespace lethe

@@ -59,6 +59,7 @@
 #include "sim/random.hpp"
 #include "sim/simulation.hpp"
 #include "sim/trace.hpp"
+#include "world/source.hpp"
 
 namespace lethe {
 
@@ -116,7 +117,7 @@ struct RequestOutcome {
   sim::Time finished_at = 0;
 };
 
-class ClientsSource {
+class ClientsSource final : public MessageSource {
  public:
   // Creates settings.clients client nodes (group "clients"). `workers` are the worker nodes, by worker index;
   // `ids` the message ids to request; `rng` the root of the clients' streams.
@@ -127,7 +128,7 @@ class ClientsSource {
   ClientsSource& operator=(const ClientsSource&) = delete;
 
   // Starts every client's main fiber. Call once.
-  void start();
+  void start() override;
 
   // Worker side, from a fiber of worker `worker`: the next request sent to it, or nullopt at `deadline`.
   std::optional<Request> next_request(int worker, sim::Time deadline);
@@ -135,7 +136,15 @@ class ClientsSource {
   void respond(const Request& request, std::uint64_t value);
 
   // Every request finished (succeeded or gave up).
-  bool drained() const { return finished_ == outcomes_.size(); }
+  bool drained() const override { return finished_ == outcomes_.size(); }
+
+  // --- as a MessageSource (topology.source = "clients"): the clients request every message themselves.
+  void publish(MessageId /*id*/) override {}  // never called: there is no producer
+  bool makes_own_requests() const override { return true; }
+  // Takes the requests sent to the worker (100 ms deadline per wait) and handles each in its own fiber (requests
+  // overlap); a handled request is answered with the first strategy's value (0 when it has none), a failed one
+  // gets no response (the client times out and retries).
+  void consume(SourceWorker& worker) override;
   std::size_t finished() const { return finished_; }
   const ClientStats& stats(int client) const;
   ClientStats totals() const;
@@ -177,5 +186,10 @@ class ClientsSource {
   std::size_t finished_ = 0;
   bool started_ = false;
 };
+
+// Registers ClientsSource as "clients", with shared workers (called from the registry's list of built-ins):
+// topology.clients callers at workload.rate in total, topology.client_* timeouts, retries and backoff, every
+// workload message requested once.
+void register_clients_source(SourceRegistry& registry);
 
 }  // namespace lethe

@@ -430,4 +430,71 @@ void ConsumerGroup::release(int member, const KafkaRecord& record) {
   finish(member, state, record, /*rewind=*/true);
 }
 
+// ======================================================================== KafkaSource
+
+namespace {
+
+// How long a consumer waits before handling a failed record again: the protocol's own re-read interval.
+sim::Duration retry_wait_of(const ProtocolSection& protocol) {
+  return protocol.poll.kind == PollKind::Distribution
+             ? std::max<sim::Duration>(protocol.poll.interval.quantile(0.5), sim::kMillisecond)
+             : std::max<sim::Duration>(protocol.poll.backoff_base, sim::kMillisecond);
+}
+
+}  // namespace
+
+KafkaSource::KafkaSource(const SourceContext& context)
+    : simulation_(context.simulation),
+      workers_(context.workers),
+      coverage_(context.coverage),
+      retry_wait_(retry_wait_of(context.config.protocol)),
+      kafka_(context.simulation, context.network, context.broker, KafkaSettings::from(context.config), context.ledger,
+             context.simulation.rng("kafka")) {}
+
+void KafkaSource::consume(SourceWorker& worker) {
+  constexpr sim::Duration kPollWait = 100 * sim::kMillisecond;
+  const WorkerSlot& slot = workers_[worker.index()];
+  ConsumerGroup& group = kafka_.group(slot.processor);
+  const int member = static_cast<int>(slot.member);
+  while (true) {
+    auto record = group.poll(member, sim::now() + kPollWait);
+    if (!record) continue;
+    while (!worker.handle(record->id).ok) sim::sleep(retry_wait_);  // retried in place: the partition waits
+    worker.before_ack(record->id);
+    const bool committed = group.commit(member, *record);
+    worker.acknowledged(record->id, committed);
+  }
+}
+
+void KafkaSource::worker_started(std::size_t worker) {
+  const WorkerSlot& slot = workers_[worker];
+  kafka_.group(slot.processor).join(static_cast<int>(slot.member));
+}
+
+void KafkaSource::worker_crashed(std::size_t worker) {
+  // The group notices the dead member after the session timeout, unless it came back meanwhile (its restart
+  // rejoined the group: removing it then would leave a live consumer with no partitions).
+  const WorkerSlot& slot = workers_[worker];
+  const ProcessorId processor = slot.processor;
+  const std::size_t member = slot.member;
+  sim::Node* node = slot.node;
+  const std::uint32_t incarnation = node->incarnation();
+  simulation_.after(kSessionTimeout, [this, processor, member, node, incarnation] {
+    if (!node->alive() && node->incarnation() == incarnation) {
+      kafka_.group(processor).leave(static_cast<int>(member));
+      coverage_.add("rebalance.session_timeout");
+    }
+  });
+}
+
+void KafkaSource::rebalance() {
+  for (int p = 0; p < kafka_.settings().processors; ++p) kafka_.group(static_cast<ProcessorId>(p)).rebalance();
+}
+
+void register_kafka_source(SourceRegistry& registry) {
+  registry.add("kafka", SourceEntry{WorkerLayout::PerProcessor, [](const SourceContext& context) {
+                                      return std::make_unique<KafkaSource>(context);
+                                    }});
+}
+
 }  // namespace lethe

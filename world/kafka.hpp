@@ -72,6 +72,13 @@
 // The broker's sim::Service has zero service time, so it draws nothing from
 // its own Rng.
 //
+// ---- KafkaSource (topology.source = "kafka"): the MessageSource over one Kafka topic. Worker i is member
+// WorkerSlot::member of its processor's group: it joins when it (re)starts, and the group notices a crashed
+// member after a 10 s session timeout (it leaves then, unless it came back meanwhile: its restart rejoined).
+// A worker polls (100 ms deadline), handles the record and commits it; a record whose handling failed is
+// handled again in place after the protocol's poll interval (its median, or the backoff's base; at least 1 ms):
+// the partition waits. rebalance() rebalances every group.
+//
 // Does not: model broker crashes or broker-side latency (service time zero),
 // message retention, Kafka transactions, heartbeats and session timeouts (the
 // world calls leave()), or a cooperative rebalance protocol.
@@ -93,6 +100,7 @@
 #include "sim/random.hpp"
 #include "sim/simulation.hpp"
 #include "sim/trace.hpp"
+#include "world/source.hpp"
 
 namespace lethe {
 
@@ -272,5 +280,32 @@ class Kafka {
   std::vector<std::unique_ptr<ConsumerGroup>> groups_;
   std::uint64_t records_ = 0;
 };
+
+class KafkaSource final : public MessageSource {
+ public:
+  explicit KafkaSource(const SourceContext& context);
+
+  void publish(MessageId id) override { kafka_.publish(id); }
+  void consume(SourceWorker& worker) override;
+  void worker_started(std::size_t worker) override;
+  void worker_crashed(std::size_t worker) override;
+  bool has_consumer_groups() const override { return true; }
+  void rebalance() override;
+  bool drained() const override { return kafka_.drained(); }
+
+  Kafka& kafka() { return kafka_; }
+
+  static constexpr sim::Duration kSessionTimeout = 10 * sim::kSecond;
+
+ private:
+  sim::Simulation& simulation_;
+  std::vector<WorkerSlot> workers_;
+  Coverage& coverage_;
+  sim::Duration retry_wait_;
+  Kafka kafka_;
+};
+
+// Registers KafkaSource as "kafka" (called from the registry's list of built-ins).
+void register_kafka_source(SourceRegistry& registry);
 
 }  // namespace lethe

@@ -42,14 +42,22 @@
 // The broker's sim::Service has zero service time, so it draws nothing from
 // its own Rng.
 //
+// ---- QueueSource (topology.source = "queue"): the MessageSource over one Queue per processor, each getting
+// every published message (fan-out, as SNS to several SQS queues). A worker serves its processor's queue: it
+// long-polls (receive with a 20 s deadline, as SQS's WaitTimeSeconds = 20: the broker hands a newly visible
+// message to one waiting receiver at once, so idle consumers re-poll only every 20 s), handles the message,
+// and deletes it. A message whose handling failed is not deleted: the visibility timeout redelivers it.
+//
 // Does not: model broker crashes or broker-side latency (service time zero),
 // message retention, dead-letter queues or FIFO queues.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "core/config.hpp"
 #include "check/ledger.hpp"
@@ -59,6 +67,7 @@
 #include "sim/node.hpp"
 #include "sim/simulation.hpp"
 #include "sim/trace.hpp"
+#include "world/source.hpp"
 
 namespace lethe {
 
@@ -161,5 +170,23 @@ class Queue {
   std::uint64_t unclaimed_ = 0;          // messages made visible while no receiver slept (see receive())
   sim::Signal changed_;
 };
+
+class QueueSource final : public MessageSource {
+ public:
+  explicit QueueSource(const SourceContext& context);
+
+  void publish(MessageId id) override;
+  void consume(SourceWorker& worker) override;
+  bool drained() const override;
+
+  Queue& queue(ProcessorId processor) { return *queues_.at(processor); }
+
+ private:
+  std::vector<WorkerSlot> workers_;
+  std::vector<std::unique_ptr<Queue>> queues_;  // by processor
+};
+
+// Registers QueueSource as "queue" (called from the registry's list of built-ins).
+void register_queue_source(SourceRegistry& registry);
 
 }  // namespace lethe

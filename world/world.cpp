@@ -12,9 +12,7 @@
 #include "check/oracle.hpp"
 #include "protocol/strategies.hpp"
 #include "world/sink.hpp"
-#include "world/clients.hpp"
-#include "world/kafka.hpp"
-#include "world/queue.hpp"
+#include "world/source.hpp"
 #include "world/store_server.hpp"
 #include "sim/channel.hpp"
 #include "sim/network.hpp"
@@ -35,7 +33,6 @@ constexpr sim::TraceKind kTraceSkew{"skew"};             // a = node, b = skew (
 
 constexpr ProcessorId kProducerProcessor = 0xffff;
 constexpr sim::Duration kCheckStep = sim::kSecond;
-constexpr sim::Duration kKafkaSessionTimeout = 10 * sim::kSecond;
 
 class SimClock final : public Clock {
  public:
@@ -64,7 +61,10 @@ struct FaultSwitches {
 class World {
  public:
   World(const ScenarioConfig& config, std::uint64_t seed, const WorldOptions& options)
-      : config_(config), seed_(seed), options_(options) {
+      : config_(config),
+        seed_(seed),
+        options_(options),
+        source_entry_(source_registry().at(config.topology.source, "topology.source")) {
     simulation_ = std::make_unique<sim::Simulation>(sim::SimulationOptions{.seed = seed, .policy = options.policy});
     network_ = std::make_unique<sim::Network>(*simulation_, simulation_->rng("network"));
     fault_rng_ = simulation_->rng("faults");
@@ -99,6 +99,7 @@ class World {
 
   // --- the protocol's view of the world ---
   class Hooks;
+  class Consumer;
   AttemptId begin_attempt(MessageId id, ProcessorId processor, sim::Node& node);
   void end_attempt(AttemptId attempt, const ProtectResult& result);
   std::optional<ProtectResult> process(Strategy& strategy, SinkClient& sink, sim::Rng& work, MessageId id,
@@ -111,14 +112,15 @@ class World {
   struct OpenGroup;
   void close_group(std::uint64_t key, OpenGroup& group);
   void flush_open_groups();
-  // Kafka: a (re)started worker joins its processor's consumer group.
+  // A (re)started worker rejoins the source (a consumer group member).
   void join_group(sim::Node& node);
+  std::optional<std::size_t> worker_index(const sim::Node& node) const;
   void schedule_restart(sim::Node& node);
   bool maybe_crash(double probability, const std::string& coverage_key);
   void publish(MessageId id, std::uint32_t copy);
   bool publish_with_retries(MessageId id);
   sim::Duration sample(const sim::Distribution& d) { return d.sample(fault_rng_); }
-  void cover(const std::string& key, std::uint64_t n = 1) { coverage_[key] += n; }
+  void cover(const std::string& key, std::uint64_t n = 1) { coverage_.add(key, n); }
   // The per-attempt coverage counters (crash points, decisions), kept as numbers during the run (formatting a
   // key per attempt cost more than the attempt's store calls) and added to coverage_ by judge_run.
   void merge_counted_coverage();
@@ -137,14 +139,11 @@ class World {
   sim::Node* broker_node_ = nullptr;
   sim::Node* producer_node_ = nullptr;
   sim::Node* chaos_node_ = nullptr;
-  std::vector<sim::Node*> workers_;            // worker nodes, in index order
-  std::vector<ProcessorId> worker_processor_;  // the processor each worker serves (kafka / queue)
-  std::vector<std::size_t> worker_member_;     // member index within its processor's group
+  std::vector<WorkerSlot> workers_;  // in index order
+  const SourceEntry& source_entry_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<Sink> sink_;
-  std::vector<std::unique_ptr<Queue>> queues_;
-  std::unique_ptr<Kafka> kafka_;
-  std::unique_ptr<ClientsSource> clients_;
+  std::unique_ptr<MessageSource> source_;
   std::unique_ptr<sim::Service> broker_service_;
 
   Ledger ledger_;
@@ -159,7 +158,7 @@ class World {
   bool folding_ = false;
   absl::btree_map<std::uint64_t, OpenGroup> open_groups_;  // by group_key
   absl::btree_set<std::uint64_t> kept_groups_;             // groups whose records are kept whole from now on
-  std::map<std::string, std::uint64_t> coverage_;
+  Coverage coverage_;
   std::array<std::uint64_t, kCrashPointCount> crash_points_reached_{};
   std::array<std::uint64_t, kCrashPointCount> crash_points_fired_{};
   std::array<std::uint64_t, static_cast<std::size_t>(Basis::InboxDuplicate) + 1> decisions_by_basis_{};
@@ -315,47 +314,18 @@ void World::build_nodes() {
   const auto consumers = static_cast<std::size_t>(config_.topology.consumers);
   // Workers: for kafka and queue, `consumers` nodes per processor (a consumer group, or a queue, per
   // processor); for clients, `consumers` API nodes that run every processor for each request.
-  const bool api = config_.topology.source == SourceKind::Clients;
+  const bool api = source_entry_.workers == WorkerLayout::Shared;
   const std::size_t groups = api ? 1 : processors;
   for (std::size_t p = 0; p < groups; ++p) {
     for (std::size_t c = 0; c < consumers; ++c) {
       const std::string name = api ? fmt::format("api-{}", c) : fmt::format("{}-{}", config_.topology.processors[p], c);
       auto& node = sim.add_node(name, "consumers");
       const std::size_t index = workers_.size();
-      workers_.push_back(&node);
-      worker_processor_.push_back(static_cast<ProcessorId>(p));
-      worker_member_.push_back(c);
+      workers_.push_back(WorkerSlot{&node, static_cast<ProcessorId>(p), c});
       node.set_main([this, index] { worker_main(index); });
     }
   }
-  switch (config_.topology.source) {
-    case SourceKind::Queue:
-      // One queue per processor, each getting every message (fan-out, as SNS to several SQS queues).
-      for (std::size_t p = 0; p < processors; ++p) {
-        queues_.push_back(std::make_unique<Queue>(sim, *network_, *broker_node_,
-                                                  QueueSettings::from(config_, static_cast<std::uint32_t>(p)),
-                                                  ledger_));
-      }
-      break;
-    case SourceKind::Kafka:
-      kafka_ = std::make_unique<Kafka>(sim, *network_, *broker_node_, KafkaSettings::from(config_), ledger_,
-                                       sim.rng("kafka"));
-      break;
-    case SourceKind::Clients: {
-      ClientsSettings clients;
-      clients.clients = config_.topology.clients;
-      clients.rate_per_second = config_.workload.rate.per_second / static_cast<double>(config_.topology.clients);
-      clients.timeout = config_.topology.client_timeout;
-      clients.retries = config_.topology.client_retries;
-      clients.backoff = config_.topology.client_backoff;
-      clients.jitter = config_.topology.client_jitter;
-      std::vector<MessageId> ids;
-      for (std::int64_t i = 0; i < config_.workload.messages; ++i) ids.push_back(static_cast<MessageId>(i));
-      clients_ = std::make_unique<ClientsSource>(sim, *network_, workers_, clients, std::move(ids), ledger_,
-                                                 sim.rng("clients"));
-      break;
-    }
-  }
+  source_ = source_entry_.make(SourceContext{config_, sim, *network_, *broker_node_, workers_, ledger_, coverage_});
   active_attempts_.resize(sim.node_count());
 }
 
@@ -364,7 +334,8 @@ void World::build_faults() {
   const auto& faults = config_.faults;
   if (switches_.clock_skew && faults.clock_skew.has_value()) {
     sim::Rng skew_rng = sim.rng("clock_skew");
-    for (auto* node : workers_) {
+    for (const WorkerSlot& slot : workers_) {
+      sim::Node* node = slot.node;
       const sim::Duration skew = faults.clock_skew->sample(skew_rng);
       node->set_clock_skew(skew);
       sim.trace().record(0, kTraceSkew, node->id(), node->id(), static_cast<std::uint64_t>(skew));
@@ -372,7 +343,8 @@ void World::build_faults() {
     }
   }
   if (switches_.crashes && faults.crash_every.has_value()) {
-    for (auto* node : workers_) {
+    for (const WorkerSlot& slot : workers_) {
+      sim::Node* node = slot.node;
       chaos_node_->spawn([this, node] {
         sim::Rng rng = simulation_->rng("crash:" + node->name());
         while (true) {
@@ -392,7 +364,8 @@ void World::build_faults() {
     }
   }
   if (switches_.pauses && faults.pause_every.has_value()) {
-    for (auto* node : workers_) {
+    for (const WorkerSlot& slot : workers_) {
+      sim::Node* node = slot.node;
       chaos_node_->spawn([this, node] {
         sim::Rng rng = simulation_->rng("pause:" + node->name());
         while (true) {
@@ -405,15 +378,13 @@ void World::build_faults() {
       });
     }
   }
-  if (switches_.rebalances && faults.rebalance_every.has_value() && kafka_) {
+  if (switches_.rebalances && faults.rebalance_every.has_value() && source_->has_consumer_groups()) {
     chaos_node_->spawn([this] {
       sim::Rng rng = simulation_->rng("rebalance");
       while (true) {
         sim::sleep(std::max<sim::Duration>(1, config_.faults.rebalance_every->sample(rng)));
         if (!faults_on_) return;
-        for (std::size_t p = 0; p < config_.topology.processors.size(); ++p) {
-          kafka_->group(static_cast<ProcessorId>(p)).rebalance();
-        }
+        source_->rebalance();
         cover("rebalance.scheduled");
       }
     });
@@ -545,32 +516,18 @@ void World::crash_node(sim::Node& node) {
   active_attempts_[node.id()].clear();
   node.crash();
   cover("crash");
-  if (kafka_) {
-    const auto it = std::find(workers_.begin(), workers_.end(), &node);
-    if (it != workers_.end()) {
-      const auto index = static_cast<std::size_t>(it - workers_.begin());
-      // The group notices the dead member after the session timeout, unless it came back meanwhile (its
-      // restart rejoined the group: removing it then would leave a live consumer with no partitions).
-      const ProcessorId p = worker_processor_[index];
-      const std::size_t member = worker_member_[index];
-      const std::uint32_t incarnation = node.incarnation();
-      sim::Node* n = &node;
-      simulation_->after(kKafkaSessionTimeout, [this, p, member, n, incarnation] {
-        if (!n->alive() && n->incarnation() == incarnation) {
-          kafka_->group(p).leave(static_cast<int>(member));
-          cover("rebalance.session_timeout");
-        }
-      });
-    }
+  if (const auto index = worker_index(node)) source_->worker_crashed(*index);
+}
+
+std::optional<std::size_t> World::worker_index(const sim::Node& node) const {
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    if (workers_[i].node == &node) return i;
   }
+  return std::nullopt;
 }
 
 void World::join_group(sim::Node& node) {
-  if (!kafka_) return;
-  const auto it = std::find(workers_.begin(), workers_.end(), &node);
-  if (it == workers_.end()) return;
-  const auto index = static_cast<std::size_t>(it - workers_.begin());
-  kafka_->group(worker_processor_[index]).join(static_cast<int>(worker_member_[index]));
+  if (const auto index = worker_index(node)) source_->worker_started(*index);
 }
 
 void World::schedule_restart(sim::Node& node) {
@@ -607,84 +564,76 @@ std::optional<ProtectResult> World::process(Strategy& strategy, SinkClient& sink
   return result;
 }
 
+// A worker incarnation as its source sees it: the strategies it runs, and what it does around an ack.
+class World::Consumer final : public SourceWorker {
+ public:
+  Consumer(World& world, std::size_t index, Hooks& hooks, std::vector<std::unique_ptr<Strategy>>& strategies,
+           std::vector<ProcessorId> processors, SinkClient& sink, sim::Rng& work)
+      : world_(world),
+        index_(index),
+        hooks_(hooks),
+        strategies_(strategies),
+        processors_(std::move(processors)),
+        sink_(sink),
+        work_(work) {}
+
+  std::size_t index() const override { return index_; }
+  sim::Node& node() override { return *world_.workers_[index_].node; }
+  Handled handle(MessageId id) override {
+    Handled handled{true, std::nullopt};
+    for (std::size_t i = 0; i < strategies_.size(); ++i) {
+      auto result = world_.process(*strategies_[i], sink_, work_, id, processors_[i], node());
+      if (result->outcome == Outcome::Failed) handled.ok = false;
+      if (i == 0) handled.value = result->value;
+    }
+    return handled;
+  }
+  void before_ack(MessageId id) override { hooks_.crash_point(CrashPoint::AfterCompleteBeforeAck, id, 0); }
+  void acknowledged(MessageId id, bool accepted) override {
+    world_.simulation_->trace().record(sim::now(), kTraceAck, node().id(), id, world_.workers_[index_].processor,
+                                       accepted);
+    world_.last_activity_ = sim::now();
+  }
+  void answered(MessageId) override { world_.last_activity_ = sim::now(); }
+
+ private:
+  World& world_;
+  std::size_t index_;
+  Hooks& hooks_;
+  std::vector<std::unique_ptr<Strategy>>& strategies_;
+  std::vector<ProcessorId> processors_;  // the processor of each strategy
+  SinkClient& sink_;
+  sim::Rng& work_;
+};
+
 void World::worker_main(std::size_t worker_index) {
-  sim::Node& self = *workers_[worker_index];
+  sim::Node& self = *workers_[worker_index].node;
   SimClock clock(self);
   SimStoreClient store_client(*store_, self);
   SinkClient sink_client(*sink_, *network_, config_.sink,
                          simulation_->rng(fmt::format("sink-client:{}:{}", self.name(), self.incarnation())));
   Hooks hooks(*this, self);
-  const ProcessorId processor = worker_processor_[worker_index];
-  const std::size_t member = worker_member_[worker_index];
+  // Shared workers run every processor's strategy; the others their own processor's.
+  std::vector<ProcessorId> processors;
+  if (source_entry_.workers == WorkerLayout::Shared) {
+    for (std::size_t p = 0; p < config_.topology.processors.size(); ++p) processors.push_back(static_cast<ProcessorId>(p));
+  } else {
+    processors.push_back(workers_[worker_index].processor);
+  }
   std::vector<std::unique_ptr<Strategy>> strategies;
-  const std::size_t strategy_count = clients_ ? config_.topology.processors.size() : 1;
-  for (std::size_t i = 0; i < strategy_count; ++i) {
+  for (std::size_t i = 0; i < processors.size(); ++i) {
     strategies.push_back(make_strategy(config_.protocol, store_client, clock, hooks,
                                        simulation_->rng(fmt::format("protocol:{}:{}:{}", self.name(),
                                                                     self.incarnation(), i))));
   }
   sim::Rng work = simulation_->rng(fmt::format("work:{}:{}", self.name(), self.incarnation()));
-  const sim::Duration poll_wait = 100 * sim::kMillisecond;
-  constexpr sim::Duration kQueueLongPoll = 20 * sim::kSecond;
-  const sim::Duration retry_wait = config_.protocol.poll.kind == PollKind::Distribution
-                                       ? std::max<sim::Duration>(config_.protocol.poll.interval.quantile(0.5), sim::kMillisecond)
-                                       : std::max<sim::Duration>(config_.protocol.poll.backoff_base, sim::kMillisecond);
-  if (!queues_.empty()) {
-    Queue& queue = *queues_[processor];
-    while (true) {
-      // A long poll, as SQS's WaitTimeSeconds = 20: the broker hands a newly visible message to one waiting
-      // receiver at once, so idle consumers only re-poll every 20 s (a 100 ms re-poll made 100,000 idle
-      // consumers cost two million RPCs per simulated second).
-      auto delivery = queue.receive(sim::now() + kQueueLongPoll);
-      if (!delivery) continue;
-      auto result = process(*strategies[0], sink_client, work, delivery->id, processor, self);
-      if (result->outcome == Outcome::Failed) continue;  // not deleted: redelivered after the visibility timeout
-      hooks.crash_point(CrashPoint::AfterCompleteBeforeAck, delivery->id, 0);
-      const bool acknowledged = queue.acknowledge(*delivery);
-      simulation_->trace().record(sim::now(), kTraceAck, self.id(), delivery->id, processor, acknowledged);
-      last_activity_ = sim::now();
-    }
-  } else if (kafka_) {
-    while (true) {
-      auto record = kafka_->group(processor).poll(static_cast<int>(member), sim::now() + poll_wait);
-      if (!record) continue;
-      std::optional<ProtectResult> result;
-      while (true) {
-        result = process(*strategies[0], sink_client, work, record->id, processor, self);
-        if (result->outcome != Outcome::Failed) break;
-        sim::sleep(retry_wait);  // Kafka consumers retry the record in place: the partition waits
-      }
-      hooks.crash_point(CrashPoint::AfterCompleteBeforeAck, record->id, 0);
-      const bool committed = kafka_->group(processor).commit(static_cast<int>(member), *record);
-      simulation_->trace().record(sim::now(), kTraceAck, self.id(), record->id, processor, committed);
-      last_activity_ = sim::now();
-    }
-  } else {
-    while (true) {
-      auto request = clients_->next_request(static_cast<int>(worker_index), sim::now() + poll_wait);
-      if (!request) continue;
-      const auto req = *request;
-      self.spawn([this, req, &strategies, &sink_client, &self, &hooks, &work] {
-        std::optional<std::uint64_t> answer;
-        bool failed = false;
-        for (std::size_t p = 0; p < strategies.size(); ++p) {
-          auto result = process(*strategies[p], sink_client, work, req.id, static_cast<ProcessorId>(p), self);
-          if (result->outcome == Outcome::Failed) failed = true;
-          if (p == 0) answer = result->value;
-        }
-        if (failed) return;  // no response: the client times out and retries
-        hooks.crash_point(CrashPoint::AfterCompleteBeforeAck, req.id, 0);
-        clients_->respond(req, answer.value_or(0));
-        last_activity_ = sim::now();
-      });
-    }
-  }
+  Consumer consumer(*this, worker_index, hooks, strategies, std::move(processors), sink_client, work);
+  source_->consume(consumer);
 }
 
 void World::publish(MessageId id, std::uint32_t copy) {
   simulation_->trace().record(simulation_->now(), kTracePublish, broker_node_->id(), id, copy);
-  for (auto& queue : queues_) queue->publish(id);
-  if (kafka_) kafka_->publish(id);
+  source_->publish(id);
   if (copy > 0) cover("redelivery.copy");
 }
 
@@ -810,14 +759,7 @@ void World::start_producer() {
 bool World::workload_done() const {
   if (!producer_done_ || pending_copies_ > 0) return false;
   if (config_.producer.mode == ProducerMode::Outbox && relay_cursor_ < committed_) return false;
-  if (!queues_.empty()) {
-    for (const auto& queue : queues_) {
-      if (!queue->drained()) return false;
-    }
-    return true;
-  }
-  if (kafka_) return kafka_->drained();
-  return clients_->drained();
+  return source_->drained();
 }
 
 void World::heal() {
@@ -827,7 +769,8 @@ void World::heal() {
   link.latency = config_.network.latency;
   network_->set_default_link(link);
   set_link_latencies(link);
-  for (auto* node : workers_) {
+  for (const WorkerSlot& slot : workers_) {
+    sim::Node* node = slot.node;
     if (!node->alive()) {
       node->restart();
       join_group(*node);
@@ -842,12 +785,13 @@ RunResult World::run(WorldRecord* record) {
   build_network();
   build_nodes();
   build_faults();
-  for (auto* node : workers_) {
+  for (const WorkerSlot& slot : workers_) {
+    sim::Node* node = slot.node;
     node->start();
     join_group(*node);
   }
-  if (clients_) {
-    clients_->start();
+  if (source_->makes_own_requests()) {
+    source_->start();
     producer_done_ = true;
     ledger_.messages = static_cast<std::uint64_t>(config_.workload.messages);
     for (std::int64_t id = 0; id < config_.workload.messages; ++id) {
@@ -926,21 +870,21 @@ RunResult World::judge_run() {
   }
   // Coverage of every fault point, including the ones that never fired (a silent green is visible).
   for (const char* point : {"after_start_before_effect", "after_effect_before_complete", "after_complete_before_ack"}) {
-    coverage_.try_emplace(fmt::format("crash_point.{}.reached", point), 0);
-    coverage_.try_emplace(fmt::format("crash_point.{}.fired", point), 0);
+    coverage_.counters().try_emplace(fmt::format("crash_point.{}.reached", point), 0);
+    coverage_.counters().try_emplace(fmt::format("crash_point.{}.fired", point), 0);
   }
   for (const char* key : {"crash", "restart", "pause", "partition.scheduled", "redelivery.copy", "producer.retry"}) {
-    coverage_.try_emplace(key, 0);
+    coverage_.counters().try_emplace(key, 0);
   }
   const auto& net = network_->stats();
-  coverage_["network.lost"] = net.lost;
-  coverage_["network.ack_lost"] = net.ack_lost;
-  coverage_["network.duplicated"] = net.duplicated;
-  coverage_["network.partitioned"] = net.partitioned;
-  coverage_["network.rpc_timeouts"] = net.rpc_timeouts;
-  coverage_["store.evictions"] = store_->stats().evictions;
-  coverage_["sink.rejected"] = sink_->rejected();
-  result.coverage = coverage_;
+  coverage_.counters()["network.lost"] = net.lost;
+  coverage_.counters()["network.ack_lost"] = net.ack_lost;
+  coverage_.counters()["network.duplicated"] = net.duplicated;
+  coverage_.counters()["network.partitioned"] = net.partitioned;
+  coverage_.counters()["network.rpc_timeouts"] = net.rpc_timeouts;
+  coverage_.counters()["store.evictions"] = store_->stats().evictions;
+  coverage_.counters()["sink.rejected"] = sink_->rejected();
+  result.coverage = coverage_.counters();
   result.swarm = swarm_on_;
   result.sim_time = last_activity_;
   result.trace_hash = sim.trace().hash();
