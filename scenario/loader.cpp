@@ -1202,8 +1202,7 @@ void Loader::read_protocol(const Table& root) {
 void Loader::read_sink(const Table& root) {
   Table table = subtable(root, "sink");
   lethe::SinkSection& section = config_.sink;
-  read_enum(table, "kind", words_of({lethe::SinkKind::Counter, lethe::SinkKind::Payment, lethe::SinkKind::Email}),
-            section.kind);
+  read_enum(table, "kind", registered_words(lethe::sink_names()), section.kind);
   read_bool(table, "idempotent", section.idempotent);
   read_distribution(table, "latency", false, false, section.latency);
   read_duration(table, "timeout", 1, section.timeout);

@@ -13,5 +13,6 @@
 namespace lethe {
 
 std::vector<std::string> source_names();  // "kafka", "queue", "clients", then those registered at runtime
+std::vector<std::string> sink_names();    // "counter", "payment", "email", then those registered at runtime
 
 }  // namespace lethe

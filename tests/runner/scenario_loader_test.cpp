@@ -683,7 +683,7 @@ ScenarioConfig arbitrary_config() {
   if (*gen::arbitrary<bool>()) p.poll_read = lethe::PollRead{lethe::PollReadKind::Eventual, distribution(false)};
   p.expires_on = *gen::element(lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart);
   p.expired_wins = *gen::arbitrary<bool>();
-  c.sink.kind = *gen::element(lethe::SinkKind::Counter, lethe::SinkKind::Payment, lethe::SinkKind::Email);
+  c.sink.kind = *gen::element<std::string>("counter", "payment", "email");
   c.sink.idempotent = *gen::arbitrary<bool>();
   c.sink.latency = distribution(false);
   c.sink.timeout = duration(1);
