@@ -141,7 +141,7 @@ class World {
   sim::Node* chaos_node_ = nullptr;
   std::vector<WorkerSlot> workers_;  // in index order
   const SourceEntry& source_entry_;
-  std::unique_ptr<Store> store_;
+  std::unique_ptr<StoreServer> store_;
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<MessageSource> source_;
   std::unique_ptr<sim::Service> broker_service_;
@@ -280,8 +280,7 @@ void World::build_nodes() {
   producer_node_ = &sim.add_node("producer", "clients");
   chaos_node_ = &sim.add_node("chaos", "chaos");
 
-  StoreSettings settings = store_settings(config_);
-  store_ = std::make_unique<Store>(sim, *network_, *store_node_, settings);
+  store_ = make_store_server(config_, sim, *network_, *store_node_);
   store_->set_on_applied([this](const Op& op, const Reply& reply, sim::Time at) {
     if (op.kind == OpKind::Evict && reply.applied) record_eviction(op.key, at);
     if (config_.protocol.kind != ProtocolKind::Inbox || op.kind != OpKind::Transaction || !reply.applied) return;
@@ -609,7 +608,7 @@ class World::Consumer final : public SourceWorker {
 void World::worker_main(std::size_t worker_index) {
   sim::Node& self = *workers_[worker_index].node;
   SimClock clock(self);
-  SimStoreClient store_client(*store_, self);
+  const std::unique_ptr<StoreClient> store_client = store_->connect(self);
   SinkClient sink_client(*sink_, *network_, config_.sink,
                          simulation_->rng(fmt::format("sink-client:{}:{}", self.name(), self.incarnation())));
   Hooks hooks(*this, self);
@@ -622,7 +621,7 @@ void World::worker_main(std::size_t worker_index) {
   }
   std::vector<std::unique_ptr<Strategy>> strategies;
   for (std::size_t i = 0; i < processors.size(); ++i) {
-    strategies.push_back(make_strategy(config_.protocol, store_client, clock, hooks,
+    strategies.push_back(make_strategy(config_.protocol, *store_client, clock, hooks,
                                        simulation_->rng(fmt::format("protocol:{}:{}:{}", self.name(),
                                                                     self.incarnation(), i))));
   }
@@ -664,7 +663,7 @@ bool World::maybe_crash(double probability, const std::string& coverage_key) {
 
 void World::producer_main() {
   sim::Node& self = *producer_node_;
-  SimStoreClient store_client(*store_, self);
+  const std::unique_ptr<StoreClient> store_client = store_->connect(self);
   const auto& workload = config_.workload;
   const auto messages = workload.messages;
   const double rate = workload.rate.per_second;
@@ -690,7 +689,7 @@ void World::producer_main() {
                                         return u;
                                       }()},
                                       TransactionPart{make_key(Table::Outbox, kProducerProcessor, id), {}, {}}});
-        auto reply = store_client.execute(op);
+        auto reply = store_client->execute(op);
         if (!reply.has_value()) continue;  // unknown: try the same order again (an idempotent write)
         ++next_to_publish_;
         ++committed_;
@@ -730,7 +729,7 @@ void World::relay_main() {
   // The outbox relay: publishes committed outbox rows in order, at least once. Its cursor is durable and is
   // advanced only after the row is marked published, so a crash between publish and mark republishes.
   sim::Node& self = *producer_node_;
-  SimStoreClient store_client(*store_, self);
+  const std::unique_ptr<StoreClient> store_client = store_->connect(self);
   while (true) {
     if (relay_cursor_ >= committed_) {
       if (producer_done_) return;
@@ -741,7 +740,7 @@ void World::relay_main() {
     if (!publish_with_retries(id)) continue;
     Update mark;
     mark.counter_add = 1;
-    auto reply = store_client.execute(upsert_op(make_key(Table::Outbox, kProducerProcessor, id), {}, mark));
+    auto reply = store_client->execute(upsert_op(make_key(Table::Outbox, kProducerProcessor, id), {}, mark));
     if (!reply.has_value()) continue;
     ++relay_cursor_;
     last_activity_ = sim::now();
@@ -864,7 +863,7 @@ RunResult World::judge_run() {
                     }};
   judge(input, result);
   if (options_.check_linearizability) {
-    const auto verdict = check_store_history(*store_, options_.linearizability_budget);
+    const auto verdict = store_->check_history(options_.linearizability_budget);
     if (verdict.verdict == lin::Verdict::Linearizable) result.linearizable = true;
     if (verdict.verdict == lin::Verdict::NotLinearizable) result.linearizable = false;
   }
@@ -882,7 +881,7 @@ RunResult World::judge_run() {
   coverage_.counters()["network.duplicated"] = net.duplicated;
   coverage_.counters()["network.partitioned"] = net.partitioned;
   coverage_.counters()["network.rpc_timeouts"] = net.rpc_timeouts;
-  coverage_.counters()["store.evictions"] = store_->stats().evictions;
+  coverage_.counters()["store.evictions"] = store_->evictions();
   coverage_.counters()["sink.rejected"] = sink_->rejected();
   result.coverage = coverage_.counters();
   result.swarm = swarm_on_;
