@@ -446,7 +446,7 @@ sim::Duration retry_wait_of(const ProtocolSection& protocol) {
 KafkaSource::KafkaSource(const SourceContext& context)
     : simulation_(context.simulation),
       workers_(context.workers),
-      coverage_(context.coverage),
+      observations_(context.observations),
       retry_wait_(retry_wait_of(context.config.protocol)),
       kafka_(context.simulation, context.network, context.broker, KafkaSettings::from(context.config), context.ledger,
              context.simulation.rng("kafka")) {}
@@ -482,7 +482,7 @@ void KafkaSource::worker_crashed(std::size_t worker) {
   simulation_.after(kSessionTimeout, [this, processor, member, node, incarnation] {
     if (!node->alive() && node->incarnation() == incarnation) {
       kafka_.group(processor).leave(static_cast<int>(member));
-      coverage_.add("rebalance.session_timeout");
+      observations_.cover("rebalance.session_timeout");
     }
   });
 }

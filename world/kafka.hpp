@@ -300,7 +300,7 @@ class KafkaSource final : public MessageSource {
  private:
   sim::Simulation& simulation_;
   std::vector<WorkerSlot> workers_;
-  Coverage& coverage_;
+  Observations& observations_;
   sim::Duration retry_wait_;
   Kafka kafka_;
 };

@@ -46,7 +46,7 @@
 #include "sim/network.hpp"
 #include "sim/node.hpp"
 #include "sim/simulation.hpp"
-#include "world/coverage.hpp"
+#include "world/observations.hpp"
 #include "world/registry.hpp"
 
 namespace lethe {
@@ -109,7 +109,7 @@ struct SourceContext {
   sim::Node& broker;                       // group "broker"
   const std::vector<WorkerSlot>& workers;  // every worker, by index, laid out as the entry's `workers` says
   Ledger& ledger;                          // deliveries are counted here
-  Coverage& coverage;
+  Observations& observations;
 };
 
 using SourceFactory = std::function<std::unique_ptr<MessageSource>(const SourceContext&)>;

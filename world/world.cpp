@@ -5,12 +5,12 @@
 #include <fmt/format.h>
 #include <memory>
 
-#include <absl/container/btree_set.h>
-#include <absl/container/inlined_vector.h>
 #include <ostream>
 
 #include "check/oracle.hpp"
 #include "protocol/strategies.hpp"
+#include "world/ledger_folding.hpp"
+#include "world/observations.hpp"
 #include "world/sink.hpp"
 #include "world/source.hpp"
 #include "world/store_server.hpp"
@@ -105,13 +105,6 @@ class World {
   std::optional<ProtectResult> process(Strategy& strategy, SinkClient& sink, sim::Rng& work, MessageId id,
                                        ProcessorId processor, sim::Node& node);
   void crash_node(sim::Node& node);
-  // --- folding settled groups (check/ledger.hpp) ---
-  void record_execution(const ExecutionRecord& execution);
-  void record_eviction(Key key, sim::Time at);
-  void attempt_over(const AttemptRecord& record);  // it ended, or its node crashed
-  struct OpenGroup;
-  void close_group(std::uint64_t key, OpenGroup& group);
-  void flush_open_groups();
   // A (re)started worker rejoins the source (a consumer group member).
   void join_group(sim::Node& node);
   std::optional<std::size_t> worker_index(const sim::Node& node) const;
@@ -120,10 +113,7 @@ class World {
   void publish(MessageId id, std::uint32_t copy);
   bool publish_with_retries(MessageId id);
   sim::Duration sample(const sim::Distribution& d) { return d.sample(fault_rng_); }
-  void cover(const std::string& key, std::uint64_t n = 1) { coverage_.add(key, n); }
-  // The per-attempt coverage counters (crash points, decisions), kept as numbers during the run (formatting a
-  // key per attempt cost more than the attempt's store calls) and added to coverage_ by judge_run.
-  void merge_counted_coverage();
+  void cover(const std::string& key, std::uint64_t n = 1) { observations_.cover(key, n); }
 
   const ScenarioConfig& config_;
   std::uint64_t seed_;
@@ -147,21 +137,8 @@ class World {
   std::unique_ptr<sim::Service> broker_service_;
 
   Ledger ledger_;
-  std::vector<std::vector<AttemptId>> active_attempts_;  // per node id
-  // Groups with an attempt begun since they were last closed: folded or kept when their last attempt is over.
-  struct OpenGroup {
-    std::uint32_t running = 0;                // attempts begun and not over
-    // Inline room for the common group (one attempt and its execution, or a skip): no allocation per message.
-    absl::InlinedVector<AttemptId, 2> attempts;          // begun since the group opened
-    absl::InlinedVector<ExecutionRecord, 1> executions;  // the provider's executions while open
-  };
-  bool folding_ = false;
-  absl::btree_map<std::uint64_t, OpenGroup> open_groups_;  // by group_key
-  absl::btree_set<std::uint64_t> kept_groups_;             // groups whose records are kept whole from now on
-  Coverage coverage_;
-  std::array<std::uint64_t, kCrashPointCount> crash_points_reached_{};
-  std::array<std::uint64_t, kCrashPointCount> crash_points_fired_{};
-  std::array<std::uint64_t, static_cast<std::size_t>(Basis::InboxDuplicate) + 1> decisions_by_basis_{};
+  LedgerFolding ledger_folding_{ledger_};
+  Observations observations_;
   std::int64_t next_to_publish_ = 0;  // durable producer position
   std::int64_t committed_ = 0;        // ids committed by the producer (dual-write / outbox)
   std::int64_t relay_cursor_ = 0;     // durable outbox relay position
@@ -169,7 +146,6 @@ class World {
   std::int64_t pending_copies_ = 0;   // redelivery copies scheduled but not yet published
   bool faults_on_ = true;
   bool draining_ = false;
-  sim::Time last_activity_ = 0;
   std::vector<std::uint8_t> expected_marked_;
 };
 
@@ -178,7 +154,7 @@ class World::Hooks final : public ProtocolHooks {
   Hooks(World& world, sim::Node& node) : world_(world), node_(node) {}
 
   void crash_point(CrashPoint point, MessageId id, AttemptId attempt) override {
-    ++world_.crash_points_reached_[static_cast<std::size_t>(point)];
+    world_.observations_.crash_point_reached(point);
     double probability = 0.0;
     const auto& points = world_.config_.faults.crash_points;
     switch (point) {
@@ -188,7 +164,7 @@ class World::Hooks final : public ProtocolHooks {
     }
     if (!world_.switches_.crash_points || !world_.faults_on_) probability = 0.0;
     if (probability <= 0.0 || !world_.fault_rng_.bernoulli(probability)) return;
-    ++world_.crash_points_fired_[static_cast<std::size_t>(point)];
+    world_.observations_.crash_point_fired(point);
     auto& simulation = *world_.simulation_;
     simulation.trace().record(simulation.now(), kTraceCrashPoint, node_.id(), id, static_cast<std::uint64_t>(point),
                               attempt);
@@ -202,7 +178,7 @@ class World::Hooks final : public ProtocolHooks {
     world_.ledger_.decided(note, simulation.now());
     simulation.trace().record(simulation.now(), kTraceDecision, node_.id(), note.id, note.attempt,
                               static_cast<std::uint64_t>(note.basis));
-    ++world_.decisions_by_basis_[static_cast<std::size_t>(note.basis)];
+    world_.observations_.decided(note.basis);
   }
 
   void waited(MessageId id, ProcessorId processor, AttemptId attempt, sim::Duration waited) override {
@@ -282,7 +258,7 @@ void World::build_nodes() {
 
   store_ = make_store_server(config_, sim, *network_, *store_node_);
   store_->set_on_applied([this](const Op& op, const Reply& reply, sim::Time at) {
-    if (op.kind == OpKind::Evict && reply.applied) record_eviction(op.key, at);
+    if (op.kind == OpKind::Evict && reply.applied) ledger_folding_.record_eviction(op.key, at);
     if (config_.protocol.kind != ProtocolKind::Inbox || op.kind != OpKind::Transaction || !reply.applied) return;
     // Inbox: the domain mutation committed with the inbox row is the effect (ground truth).
     AttemptId attempt = 0;
@@ -301,12 +277,14 @@ void World::build_nodes() {
       const auto& before = i < reply.previous_parts.size() ? reply.previous_parts[i] : std::optional<Item>{};
       e.value = static_cast<std::uint64_t>((before ? before->counter : 0) + part.update.counter_add);
       e.node = ledger_.has_attempt(attempt) ? ledger_.attempt(attempt).node : 0;
-      record_execution(e);
+      ledger_folding_.record_execution(e);
     }
   });
   if (!options_.check_linearizability) store_->set_record_history(false);
   sink_ = std::make_unique<Sink>(sim, *network_, *sink_node_, config_.sink, sim.rng("sink"));
-  if (folding_) sink_->set_on_execute([this](const Execution& e) { record_execution(e); });
+  if (ledger_folding_.folding()) {
+    sink_->set_on_execute([this](const Execution& e) { ledger_folding_.record_execution(e); });
+  }
   broker_service_ = std::make_unique<sim::Service>(sim::Service{broker_node_, {}, false, 0});
 
   const auto processors = config_.topology.processors.size();
@@ -324,8 +302,7 @@ void World::build_nodes() {
       node.set_main([this, index] { worker_main(index); });
     }
   }
-  source_ = source_entry_.make(SourceContext{config_, sim, *network_, *broker_node_, workers_, ledger_, coverage_});
-  active_attempts_.resize(sim.node_count());
+  source_ = source_entry_.make(SourceContext{config_, sim, *network_, *broker_node_, workers_, ledger_, observations_});
 }
 
 void World::build_faults() {
@@ -391,128 +368,21 @@ void World::build_faults() {
 }
 
 AttemptId World::begin_attempt(MessageId id, ProcessorId processor, sim::Node& node) {
-  AttemptRecord record;
-  record.id = id;
-  record.processor = processor;
-  record.node = node.id();
-  const AttemptId attempt = ledger_.attempts.add(record);
-  active_attempts_[node.id()].push_back(attempt);
-  if (folding_) {
-    const std::uint64_t key = group_key(id, processor);
-    if (!kept_groups_.contains(key)) {
-      OpenGroup& group = open_groups_[key];
-      ++group.running;
-      group.attempts.push_back(attempt);
-    }
-  }
+  const AttemptId attempt = ledger_folding_.begin(id, processor, node.id());
   simulation_->trace().record(simulation_->now(), kTraceAttempt, node.id(), id, processor, attempt);
   return attempt;
 }
 
 void World::end_attempt(AttemptId attempt, const ProtectResult& result) {
-  auto& record = ledger_.attempt(attempt);
-  record.ended_at = simulation_->now();
-  record.outcome = static_cast<std::int8_t>(result.outcome);
-  if (result.outcome != Outcome::Failed && result.value) record.set_returned_value(*result.value);
-  auto& active = active_attempts_[record.node];
-  active.erase(std::remove(active.begin(), active.end(), attempt), active.end());
+  const AttemptRecord record = ledger_folding_.end(attempt, result, simulation_->now());
   simulation_->trace().record(simulation_->now(), kTraceOutcome, record.node, record.id, attempt,
                               static_cast<std::uint64_t>(result.outcome));
-  last_activity_ = simulation_->now();
-  if (folding_) attempt_over(record);
-}
-
-void World::record_execution(const ExecutionRecord& execution) {
-  if (folding_) {
-    const auto open = open_groups_.find(group_key(execution.id, execution.processor));
-    if (open != open_groups_.end()) {
-      open->second.executions.push_back(execution);
-      return;
-    }
-  }
-  ledger_.executions.push_back(execution);  // a kept group, or one that is not open (a late duplicate request)
-}
-
-void World::record_eviction(Key key, sim::Time at) {
-  const Table table = key_table(key);
-  if (folding_ && (table == Table::Dedupe || table == Table::Inbox)) {
-    const auto settled = ledger_.settled.find(group_key(key_message(key), key_processor(key)));
-    if (settled != ledger_.settled.end()) {
-      MaybeTime& evicted = settled->second.evicted_at;
-      if (!evicted || at < *evicted) evicted = at;
-      return;
-    }
-  }
-  ledger_.evictions.push_back(EvictionRecord{key, at});
-}
-
-void World::attempt_over(const AttemptRecord& record) {
-  const std::uint64_t key = group_key(record.id, record.processor);
-  const auto open = open_groups_.find(key);
-  if (open == open_groups_.end()) return;  // a kept group
-  if (--open->second.running > 0) return;
-  close_group(key, open->second);
-  open_groups_.erase(open);
-}
-
-// Folds the group if it settled cleanly (SettledGroup says what that means), or keeps its records whole for good.
-void World::close_group(std::uint64_t key, OpenGroup& group) {
-  const auto prior = ledger_.settled.lower_bound(key);  // where a new summary goes, if it is not there
-  const bool was_settled = prior != ledger_.settled.end() && prior->first == key;
-  const ExecutionRecord* effect = nullptr;
-  bool fold = false;
-  std::uint64_t value = 0;
-  if (was_settled) {
-    fold = group.executions.empty();
-    value = prior->second.value;
-  } else if (group.executions.size() == 1 && group.executions.front().call_number == 1) {
-    effect = &group.executions.front();
-    fold = true;
-    value = effect->value;
-  }
-  bool runner_seen = effect == nullptr;
-  for (std::size_t i = 0; fold && i < group.attempts.size(); ++i) {
-    const AttemptRecord& r = ledger_.attempt(group.attempts[i]);
-    if (r.crashed_at || !r.ended_at || !r.has_returned_value || r.returned != value) fold = false;
-    else if (effect != nullptr && r.attempt == effect->attempt) {
-      runner_seen = true;
-      fold = r.outcome == static_cast<std::int8_t>(Outcome::Executed) && r.completion_applied && r.completed_at &&
-             r.decided_to_process && r.decided_basis != Basis::StaleTakeover &&
-             r.decided_basis != Basis::MaxWaitProcess && r.node == effect->node;
-    } else {
-      fold = r.outcome == static_cast<std::int8_t>(Outcome::Skipped) && !r.completion_applied &&
-             !r.decided_to_process;
-    }
-  }
-  if (fold && runner_seen) {
-    if (effect != nullptr) {
-      const AttemptRecord& runner = ledger_.attempt(effect->attempt);
-      ledger_.settled.emplace_hint(prior, key, SettledGroup{effect->attempt, effect->at, *runner.completed_at, value,
-                                                            {}, effect->node});
-    }
-    for (const AttemptId a : group.attempts) ledger_.fold_attempt(a);
-    return;
-  }
-  for (const ExecutionRecord& e : group.executions) ledger_.executions.push_back(e);
-  kept_groups_.insert(key);
-}
-
-void World::flush_open_groups() {
-  // Groups with an attempt still running when the run ended: kept whole.
-  for (auto& [key, group] : open_groups_) {
-    for (const ExecutionRecord& e : group.executions) ledger_.executions.push_back(e);
-  }
-  open_groups_.clear();
+  observations_.active(simulation_->now());
 }
 
 void World::crash_node(sim::Node& node) {
   if (!node.alive()) return;
-  for (AttemptId a : active_attempts_[node.id()]) {
-    AttemptRecord& record = ledger_.attempt(a);
-    record.crashed_at = simulation_->now();
-    if (folding_) attempt_over(record);
-  }
-  active_attempts_[node.id()].clear();
+  ledger_folding_.node_crashed(node.id(), simulation_->now());
   node.crash();
   cover("crash");
   if (const auto index = worker_index(node)) source_->worker_crashed(*index);
@@ -591,9 +461,9 @@ class World::Consumer final : public SourceWorker {
   void acknowledged(MessageId id, bool accepted) override {
     world_.simulation_->trace().record(sim::now(), kTraceAck, node().id(), id, world_.workers_[index_].processor,
                                        accepted);
-    world_.last_activity_ = sim::now();
+    world_.observations_.active(sim::now());
   }
-  void answered(MessageId) override { world_.last_activity_ = sim::now(); }
+  void answered(MessageId) override { world_.observations_.active(sim::now()); }
 
  private:
   World& world_;
@@ -708,7 +578,7 @@ void World::producer_main() {
     }
     if (config_.producer.mode != ProducerMode::Outbox) {
       publish_with_retries(id);
-      last_activity_ = sim::now();
+      observations_.active(sim::now());
     }
     // Extra deliveries of the same id from the producer side (workload.redelivery).
     if (workload.redelivery.fraction > 0.0 && copies_rng.bernoulli(workload.redelivery.fraction)) {
@@ -743,7 +613,7 @@ void World::relay_main() {
     auto reply = store_client->execute(upsert_op(make_key(Table::Outbox, kProducerProcessor, id), {}, mark));
     if (!reply.has_value()) continue;
     ++relay_cursor_;
-    last_activity_ = sim::now();
+    observations_.active(sim::now());
   }
 }
 
@@ -779,7 +649,7 @@ void World::heal() {
 }
 
 RunResult World::run(WorldRecord* record) {
-  folding_ = options_.fold_settled_groups && record == nullptr;
+  ledger_folding_.set_folding(options_.fold_settled_groups && record == nullptr);
   draw_swarm();
   build_network();
   build_nodes();
@@ -830,23 +700,11 @@ RunResult World::run(WorldRecord* record) {
   return result;
 }
 
-void World::merge_counted_coverage() {
-  for (int p = 0; p < kCrashPointCount; ++p) {
-    const char* name = to_string(static_cast<CrashPoint>(p));
-    const auto index = static_cast<std::size_t>(p);
-    if (crash_points_reached_[index] > 0) cover(fmt::format("crash_point.{}.reached", name), crash_points_reached_[index]);
-    if (crash_points_fired_[index] > 0) cover(fmt::format("crash_point.{}.fired", name), crash_points_fired_[index]);
-  }
-  for (std::size_t b = 0; b < decisions_by_basis_.size(); ++b) {
-    if (decisions_by_basis_[b] > 0) cover(fmt::format("decision.{}", to_string(static_cast<Basis>(b))), decisions_by_basis_[b]);
-  }
-}
-
 RunResult World::judge_run() {
   auto& sim = *simulation_;
-  merge_counted_coverage();
-  flush_open_groups();
-  if (config_.protocol.kind != ProtocolKind::Inbox && !folding_) {
+  observations_.merge_counted();
+  ledger_folding_.flush();
+  if (config_.protocol.kind != ProtocolKind::Inbox && !ledger_folding_.folding()) {
     ledger_.executions = sink_->take_executions();  // only inbox runs record executions in the store hook
   }
   for (const auto& e : ledger_.executions) {
@@ -869,23 +727,23 @@ RunResult World::judge_run() {
   }
   // Coverage of every fault point, including the ones that never fired (a silent green is visible).
   for (const char* point : {"after_start_before_effect", "after_effect_before_complete", "after_complete_before_ack"}) {
-    coverage_.counters().try_emplace(fmt::format("crash_point.{}.reached", point), 0);
-    coverage_.counters().try_emplace(fmt::format("crash_point.{}.fired", point), 0);
+    observations_.counters().try_emplace(fmt::format("crash_point.{}.reached", point), 0);
+    observations_.counters().try_emplace(fmt::format("crash_point.{}.fired", point), 0);
   }
   for (const char* key : {"crash", "restart", "pause", "partition.scheduled", "redelivery.copy", "producer.retry"}) {
-    coverage_.counters().try_emplace(key, 0);
+    observations_.counters().try_emplace(key, 0);
   }
   const auto& net = network_->stats();
-  coverage_.counters()["network.lost"] = net.lost;
-  coverage_.counters()["network.ack_lost"] = net.ack_lost;
-  coverage_.counters()["network.duplicated"] = net.duplicated;
-  coverage_.counters()["network.partitioned"] = net.partitioned;
-  coverage_.counters()["network.rpc_timeouts"] = net.rpc_timeouts;
-  coverage_.counters()["store.evictions"] = store_->evictions();
-  coverage_.counters()["sink.rejected"] = sink_->rejected();
-  result.coverage = coverage_.counters();
+  observations_.counters()["network.lost"] = net.lost;
+  observations_.counters()["network.ack_lost"] = net.ack_lost;
+  observations_.counters()["network.duplicated"] = net.duplicated;
+  observations_.counters()["network.partitioned"] = net.partitioned;
+  observations_.counters()["network.rpc_timeouts"] = net.rpc_timeouts;
+  observations_.counters()["store.evictions"] = store_->evictions();
+  observations_.counters()["sink.rejected"] = sink_->rejected();
+  result.coverage = observations_.counters();
   result.swarm = swarm_on_;
-  result.sim_time = last_activity_;
+  result.sim_time = observations_.last_activity();
   result.trace_hash = sim.trace().hash();
   result.trace_events = sim.trace().count();
   return result;
