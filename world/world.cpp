@@ -9,6 +9,7 @@
 
 #include "check/oracle.hpp"
 #include "protocol/strategies.hpp"
+#include "world/faults.hpp"
 #include "world/ledger_folding.hpp"
 #include "world/observations.hpp"
 #include "world/sink.hpp"
@@ -28,8 +29,6 @@ constexpr sim::TraceKind kTraceOutcome{"outcome"};       // a = id, b = attempt,
 constexpr sim::TraceKind kTraceAck{"ack"};               // a = id, b = processor, c = acknowledged
 constexpr sim::TraceKind kTracePublish{"publish"};       // a = id, b = copy number
 constexpr sim::TraceKind kTraceCommit{"producer.commit"};  // a = id
-constexpr sim::TraceKind kTraceCrashPoint{"crash_point"};  // a = id, b = point, c = attempt
-constexpr sim::TraceKind kTraceSkew{"skew"};             // a = node, b = skew (two's complement)
 
 constexpr ProcessorId kProducerProcessor = 0xffff;
 constexpr sim::Duration kCheckStep = sim::kSecond;
@@ -44,20 +43,6 @@ class SimClock final : public Clock {
   sim::Node& node_;
 };
 
-// Fault kinds a seed can switch on or off in swarm mode.
-struct FaultSwitches {
-  bool crashes = true;
-  bool crash_points = true;
-  bool pauses = true;
-  bool clock_skew = true;
-  bool rebalances = true;
-  bool partitions = true;
-  bool loss = true;
-  bool ack_loss = true;
-  bool duplication = true;
-  bool producer_crashes = true;
-};
-
 class World {
  public:
   World(const ScenarioConfig& config, std::uint64_t seed, const WorldOptions& options)
@@ -67,7 +52,7 @@ class World {
         source_entry_(source_registry().at(config.topology.source, "topology.source")) {
     simulation_ = std::make_unique<sim::Simulation>(sim::SimulationOptions{.seed = seed, .policy = options.policy});
     network_ = std::make_unique<sim::Network>(*simulation_, simulation_->rng("network"));
-    fault_rng_ = simulation_->rng("faults");
+    faults_ = std::make_unique<FaultInjector>(config_, *simulation_, observations_, ledger_folding_);
     if (options.keep_trace) simulation_->trace().keep_records(true);
     if (options.trace_out != nullptr) simulation_->trace().write_jsonl(options.trace_out);
   }
@@ -81,12 +66,10 @@ class World {
 
  private:
   // --- building ---
-  void draw_swarm();
   void build_network();
   // [[network.link]]: `base` (the default link's faults) with each listed pair's own latency.
   void set_link_latencies(const sim::LinkConfig& base);
   void build_nodes();
-  void build_faults();
   void start_producer();
   void worker_main(std::size_t worker_index);
   void producer_main();
@@ -104,15 +87,11 @@ class World {
   void end_attempt(AttemptId attempt, const ProtectResult& result);
   std::optional<ProtectResult> process(Strategy& strategy, SinkClient& sink, sim::Rng& work, MessageId id,
                                        ProcessorId processor, sim::Node& node);
-  void crash_node(sim::Node& node);
   // A (re)started worker rejoins the source (a consumer group member).
   void join_group(sim::Node& node);
   std::optional<std::size_t> worker_index(const sim::Node& node) const;
-  void schedule_restart(sim::Node& node);
-  bool maybe_crash(double probability, const std::string& coverage_key);
   void publish(MessageId id, std::uint32_t copy);
   bool publish_with_retries(MessageId id);
-  sim::Duration sample(const sim::Distribution& d) { return d.sample(fault_rng_); }
   void cover(const std::string& key, std::uint64_t n = 1) { observations_.cover(key, n); }
 
   const ScenarioConfig& config_;
@@ -120,9 +99,6 @@ class World {
   WorldOptions options_;
   std::unique_ptr<sim::Simulation> simulation_;
   std::unique_ptr<sim::Network> network_;
-  sim::Rng fault_rng_{0};
-  FaultSwitches switches_;
-  std::vector<std::string> swarm_on_;
 
   sim::Node* store_node_ = nullptr;
   sim::Node* sink_node_ = nullptr;
@@ -144,8 +120,7 @@ class World {
   std::int64_t relay_cursor_ = 0;     // durable outbox relay position
   bool producer_done_ = false;
   std::int64_t pending_copies_ = 0;   // redelivery copies scheduled but not yet published
-  bool faults_on_ = true;
-  bool draining_ = false;
+  std::unique_ptr<FaultInjector> faults_;
   std::vector<std::uint8_t> expected_marked_;
 };
 
@@ -154,23 +129,7 @@ class World::Hooks final : public ProtocolHooks {
   Hooks(World& world, sim::Node& node) : world_(world), node_(node) {}
 
   void crash_point(CrashPoint point, MessageId id, AttemptId attempt) override {
-    world_.observations_.crash_point_reached(point);
-    double probability = 0.0;
-    const auto& points = world_.config_.faults.crash_points;
-    switch (point) {
-      case CrashPoint::AfterStartBeforeEffect: probability = points.after_start_before_effect; break;
-      case CrashPoint::AfterEffectBeforeComplete: probability = points.after_effect_before_complete; break;
-      case CrashPoint::AfterCompleteBeforeAck: probability = points.after_complete_before_ack; break;
-    }
-    if (!world_.switches_.crash_points || !world_.faults_on_) probability = 0.0;
-    if (probability <= 0.0 || !world_.fault_rng_.bernoulli(probability)) return;
-    world_.observations_.crash_point_fired(point);
-    auto& simulation = *world_.simulation_;
-    simulation.trace().record(simulation.now(), kTraceCrashPoint, node_.id(), id, static_cast<std::uint64_t>(point),
-                              attempt);
-    world_.crash_node(node_);
-    world_.schedule_restart(node_);
-    simulation.checkpoint();  // throws sim::Crash: this fiber dies here
+    world_.faults_->crash_point(point, node_, id, attempt);
   }
 
   void decided(const DecisionNote& note) override {
@@ -198,39 +157,19 @@ class World::Hooks final : public ProtocolHooks {
   sim::Node& node_;
 };
 
-void World::draw_swarm() {
-  if (!config_.faults.swarm) return;
-  // Each fault kind is on or off for this seed, with probability 1/2 (TigerBeetle/FoundationDB swarm testing).
-  sim::Rng swarm = simulation_->rng("swarm");
-  auto flip = [&](bool& on, const char* name) {
-    on = swarm.bernoulli(0.5);
-    if (on) swarm_on_.emplace_back(name);
-  };
-  flip(switches_.crashes, "crashes");
-  flip(switches_.crash_points, "crash_points");
-  flip(switches_.pauses, "pauses");
-  flip(switches_.clock_skew, "clock_skew");
-  flip(switches_.rebalances, "rebalances");
-  flip(switches_.partitions, "partitions");
-  flip(switches_.loss, "loss");
-  flip(switches_.ack_loss, "ack_loss");
-  flip(switches_.duplication, "duplication");
-  flip(switches_.producer_crashes, "producer_crashes");
-}
-
 void World::build_network() {
   sim::LinkConfig link;
   link.latency = config_.network.latency;
-  link.loss = switches_.loss ? config_.network.loss : 0.0;
-  link.ack_loss = switches_.ack_loss ? config_.network.ack_loss : 0.0;
-  link.duplicate = switches_.duplication ? config_.network.duplicate : 0.0;
+  link.loss = faults_->switches().loss ? config_.network.loss : 0.0;
+  link.ack_loss = faults_->switches().ack_loss ? config_.network.ack_loss : 0.0;
+  link.duplicate = faults_->switches().duplication ? config_.network.duplicate : 0.0;
   network_->set_default_link(link);
   set_link_latencies(link);
   // The fault injector is not part of the system: its links are perfect and instant.
   sim::LinkConfig perfect;
   perfect.latency = sim::Distribution::constant(0);
   network_->set_link(simulation_->group_id("chaos"), simulation_->group_id("chaos"), perfect);
-  if (switches_.partitions) {
+  if (faults_->switches().partitions) {
     for (const auto& p : config_.network.partitions) {
       network_->add_partition(simulation_->group_id(to_string(p.first)), simulation_->group_id(to_string(p.second)),
                               p.at, p.at + p.for_duration);
@@ -305,68 +244,6 @@ void World::build_nodes() {
   source_ = source_entry_.make(SourceContext{config_, sim, *network_, *broker_node_, workers_, ledger_, observations_});
 }
 
-void World::build_faults() {
-  auto& sim = *simulation_;
-  const auto& faults = config_.faults;
-  if (switches_.clock_skew && faults.clock_skew.has_value()) {
-    sim::Rng skew_rng = sim.rng("clock_skew");
-    for (const WorkerSlot& slot : workers_) {
-      sim::Node* node = slot.node;
-      const sim::Duration skew = faults.clock_skew->sample(skew_rng);
-      node->set_clock_skew(skew);
-      sim.trace().record(0, kTraceSkew, node->id(), node->id(), static_cast<std::uint64_t>(skew));
-      if (skew != 0) cover("clock_skew.nonzero_nodes");
-    }
-  }
-  if (switches_.crashes && faults.crash_every.has_value()) {
-    for (const WorkerSlot& slot : workers_) {
-      sim::Node* node = slot.node;
-      chaos_node_->spawn([this, node] {
-        sim::Rng rng = simulation_->rng("crash:" + node->name());
-        while (true) {
-          sim::sleep(std::max<sim::Duration>(1, config_.faults.crash_every->sample(rng)));
-          if (!faults_on_) return;
-          if (!node->alive()) continue;
-          cover("crash.random");
-          crash_node(*node);
-          sim::sleep(config_.faults.restart_after.sample(rng));
-          if (!node->alive()) {
-            node->restart();
-            join_group(*node);
-            cover("restart");
-          }
-        }
-      });
-    }
-  }
-  if (switches_.pauses && faults.pause_every.has_value()) {
-    for (const WorkerSlot& slot : workers_) {
-      sim::Node* node = slot.node;
-      chaos_node_->spawn([this, node] {
-        sim::Rng rng = simulation_->rng("pause:" + node->name());
-        while (true) {
-          sim::sleep(std::max<sim::Duration>(1, config_.faults.pause_every->sample(rng)));
-          if (!faults_on_) return;
-          if (!node->alive()) continue;
-          node->pause_for(config_.faults.pause_for.sample(rng));
-          cover("pause");
-        }
-      });
-    }
-  }
-  if (switches_.rebalances && faults.rebalance_every.has_value() && source_->has_consumer_groups()) {
-    chaos_node_->spawn([this] {
-      sim::Rng rng = simulation_->rng("rebalance");
-      while (true) {
-        sim::sleep(std::max<sim::Duration>(1, config_.faults.rebalance_every->sample(rng)));
-        if (!faults_on_) return;
-        source_->rebalance();
-        cover("rebalance.scheduled");
-      }
-    });
-  }
-}
-
 AttemptId World::begin_attempt(MessageId id, ProcessorId processor, sim::Node& node) {
   const AttemptId attempt = ledger_folding_.begin(id, processor, node.id());
   simulation_->trace().record(simulation_->now(), kTraceAttempt, node.id(), id, processor, attempt);
@@ -380,14 +257,6 @@ void World::end_attempt(AttemptId attempt, const ProtectResult& result) {
   observations_.active(simulation_->now());
 }
 
-void World::crash_node(sim::Node& node) {
-  if (!node.alive()) return;
-  ledger_folding_.node_crashed(node.id(), simulation_->now());
-  node.crash();
-  cover("crash");
-  if (const auto index = worker_index(node)) source_->worker_crashed(*index);
-}
-
 std::optional<std::size_t> World::worker_index(const sim::Node& node) const {
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     if (workers_[i].node == &node) return i;
@@ -397,17 +266,6 @@ std::optional<std::size_t> World::worker_index(const sim::Node& node) const {
 
 void World::join_group(sim::Node& node) {
   if (const auto index = worker_index(node)) source_->worker_started(*index);
-}
-
-void World::schedule_restart(sim::Node& node) {
-  sim::Node* n = &node;
-  const std::uint32_t incarnation = node.incarnation();
-  simulation_->after(sample(config_.faults.restart_after), [this, n, incarnation] {
-    if (n->alive() || n->incarnation() != incarnation) return;
-    n->restart();
-    cover("restart");
-    join_group(*n);
-  });
 }
 
 std::optional<ProtectResult> World::process(Strategy& strategy, SinkClient& sink, sim::Rng& work, MessageId id,
@@ -524,13 +382,6 @@ bool World::publish_with_retries(MessageId id) {
   return false;
 }
 
-bool World::maybe_crash(double probability, const std::string& coverage_key) {
-  if (!switches_.producer_crashes || !faults_on_ || probability <= 0.0) return false;
-  if (!fault_rng_.bernoulli(probability)) return false;
-  cover(coverage_key);
-  return true;
-}
-
 void World::producer_main() {
   sim::Node& self = *producer_node_;
   const std::unique_ptr<StoreClient> store_client = store_->connect(self);
@@ -571,9 +422,9 @@ void World::producer_main() {
     ledger_.messages += 1;
     ledger_.expected.add(id, static_cast<ProcessorId>(processors));
     if (config_.producer.mode != ProducerMode::Direct &&
-        maybe_crash(config_.producer.crash_between_commit_and_publish, "producer.crash_between_commit_and_publish")) {
+        faults_->producer_crashes(config_.producer.crash_between_commit_and_publish, "producer.crash_between_commit_and_publish")) {
       self.crash();
-      schedule_restart(self);
+      faults_->schedule_restart(self);
       simulation_->checkpoint();
     }
     if (config_.producer.mode != ProducerMode::Outbox) {
@@ -632,28 +483,20 @@ bool World::workload_done() const {
 }
 
 void World::heal() {
-  faults_on_ = false;
-  draining_ = true;
+  faults_->stop();
   sim::LinkConfig link;
   link.latency = config_.network.latency;
   network_->set_default_link(link);
   set_link_latencies(link);
-  for (const WorkerSlot& slot : workers_) {
-    sim::Node* node = slot.node;
-    if (!node->alive()) {
-      node->restart();
-      join_group(*node);
-    }
-  }
-  if (!producer_node_->alive()) producer_node_->restart();
+  faults_->restart_crashed();
 }
 
 RunResult World::run(WorldRecord* record) {
   ledger_folding_.set_folding(options_.fold_settled_groups && record == nullptr);
-  draw_swarm();
+  faults_->draw_swarm();
   build_network();
   build_nodes();
-  build_faults();
+  faults_->start(FaultTargets{chaos_node_, producer_node_, &workers_, source_.get()});
   for (const WorkerSlot& slot : workers_) {
     sim::Node* node = slot.node;
     node->start();
@@ -742,7 +585,7 @@ RunResult World::judge_run() {
   observations_.counters()["store.evictions"] = store_->evictions();
   observations_.counters()["sink.rejected"] = sink_->rejected();
   result.coverage = observations_.counters();
-  result.swarm = swarm_on_;
+  result.swarm = faults_->swarm_on();
   result.sim_time = observations_.last_activity();
   result.trace_hash = sim.trace().hash();
   result.trace_events = sim.trace().count();
