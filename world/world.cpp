@@ -11,6 +11,7 @@
 #include "protocol/strategies.hpp"
 #include "world/faults.hpp"
 #include "world/ledger_folding.hpp"
+#include "world/producer.hpp"
 #include "world/observations.hpp"
 #include "world/sink.hpp"
 #include "world/source.hpp"
@@ -27,10 +28,7 @@ constexpr sim::TraceKind kTraceAttempt{"attempt"};       // a = id, b = processo
 constexpr sim::TraceKind kTraceDecision{"decision"};     // a = id, b = attempt, c = basis
 constexpr sim::TraceKind kTraceOutcome{"outcome"};       // a = id, b = attempt, c = outcome
 constexpr sim::TraceKind kTraceAck{"ack"};               // a = id, b = processor, c = acknowledged
-constexpr sim::TraceKind kTracePublish{"publish"};       // a = id, b = copy number
-constexpr sim::TraceKind kTraceCommit{"producer.commit"};  // a = id
 
-constexpr ProcessorId kProducerProcessor = 0xffff;
 constexpr sim::Duration kCheckStep = sim::kSecond;
 
 class SimClock final : public Clock {
@@ -70,10 +68,7 @@ class World {
   // [[network.link]]: `base` (the default link's faults) with each listed pair's own latency.
   void set_link_latencies(const sim::LinkConfig& base);
   void build_nodes();
-  void start_producer();
   void worker_main(std::size_t worker_index);
-  void producer_main();
-  void relay_main();
 
   // --- running ---
   bool workload_done() const;
@@ -90,8 +85,6 @@ class World {
   // A (re)started worker rejoins the source (a consumer group member).
   void join_group(sim::Node& node);
   std::optional<std::size_t> worker_index(const sim::Node& node) const;
-  void publish(MessageId id, std::uint32_t copy);
-  bool publish_with_retries(MessageId id);
   void cover(const std::string& key, std::uint64_t n = 1) { observations_.cover(key, n); }
 
   const ScenarioConfig& config_;
@@ -115,11 +108,7 @@ class World {
   Ledger ledger_;
   LedgerFolding ledger_folding_{ledger_};
   Observations observations_;
-  std::int64_t next_to_publish_ = 0;  // durable producer position
-  std::int64_t committed_ = 0;        // ids committed by the producer (dual-write / outbox)
-  std::int64_t relay_cursor_ = 0;     // durable outbox relay position
-  bool producer_done_ = false;
-  std::int64_t pending_copies_ = 0;   // redelivery copies scheduled but not yet published
+  std::unique_ptr<Producer> producer_;
   std::unique_ptr<FaultInjector> faults_;
   std::vector<std::uint8_t> expected_marked_;
 };
@@ -358,128 +347,8 @@ void World::worker_main(std::size_t worker_index) {
   source_->consume(consumer);
 }
 
-void World::publish(MessageId id, std::uint32_t copy) {
-  simulation_->trace().record(simulation_->now(), kTracePublish, broker_node_->id(), id, copy);
-  source_->publish(id);
-  if (copy > 0) cover("redelivery.copy");
-}
-
-bool World::publish_with_retries(MessageId id) {
-  // The producer's publish crosses the network: a lost request is retried harmlessly, a lost ACK is retried
-  // and appends a duplicate (producer retries).
-  for (int attempt = 0; attempt < 20; ++attempt) {
-    if (attempt > 0) {
-      cover("producer.retry");
-      sim::sleep(100 * sim::kMillisecond);
-    }
-    auto ack = network_->call(*broker_service_, [this, id] {
-      publish(id, 0);
-      return true;
-    }, config_.network.rpc_timeout, id);
-    if (ack.has_value()) return true;
-  }
-  cover("producer.gave_up");
-  return false;
-}
-
-void World::producer_main() {
-  sim::Node& self = *producer_node_;
-  const std::unique_ptr<StoreClient> store_client = store_->connect(self);
-  const auto& workload = config_.workload;
-  const auto messages = workload.messages;
-  const double rate = workload.rate.per_second;
-  const sim::Duration spacing = rate > 0.0 ? static_cast<sim::Duration>(1e9 / rate) : 0;
-  sim::Rng copies_rng = simulation_->rng("redelivery");
-  const std::size_t processors = config_.topology.processors.size();
-  while (next_to_publish_ < messages) {
-    const MessageId id = static_cast<MessageId>(next_to_publish_);
-    if (spacing > 0) sim::sleep_until(static_cast<sim::Time>(next_to_publish_) * spacing);
-    switch (config_.producer.mode) {
-      case ProducerMode::Direct:
-        ++next_to_publish_;
-        break;
-      case ProducerMode::DualWrite:
-      case ProducerMode::Outbox: {
-        Item row;
-        row.counter = 1;
-        Op op = config_.producer.mode == ProducerMode::DualWrite
-                    ? put_op(make_key(Table::Domain, kProducerProcessor, id), row)
-                    : transaction_op({TransactionPart{make_key(Table::Domain, kProducerProcessor, id), {}, [] {
-                                        Update u;
-                                        u.counter_add = 1;
-                                        return u;
-                                      }()},
-                                      TransactionPart{make_key(Table::Outbox, kProducerProcessor, id), {}, {}}});
-        auto reply = store_client->execute(op);
-        if (!reply.has_value()) continue;  // unknown: try the same order again (an idempotent write)
-        ++next_to_publish_;
-        ++committed_;
-        simulation_->trace().record(sim::now(), kTraceCommit, self.id(), id);
-        break;
-      }
-    }
-    // The message is owed from here on: every processor must act on it once.
-    ledger_.messages += 1;
-    ledger_.expected.add(id, static_cast<ProcessorId>(processors));
-    if (config_.producer.mode != ProducerMode::Direct &&
-        faults_->producer_crashes(config_.producer.crash_between_commit_and_publish, "producer.crash_between_commit_and_publish")) {
-      self.crash();
-      faults_->schedule_restart(self);
-      simulation_->checkpoint();
-    }
-    if (config_.producer.mode != ProducerMode::Outbox) {
-      publish_with_retries(id);
-      observations_.active(sim::now());
-    }
-    // Extra deliveries of the same id from the producer side (workload.redelivery).
-    if (workload.redelivery.fraction > 0.0 && copies_rng.bernoulli(workload.redelivery.fraction)) {
-      for (int copy = 1; copy <= workload.redelivery.copies; ++copy) {
-        const sim::Duration delay = workload.redelivery.delay.sample(copies_rng);
-        ++pending_copies_;
-        simulation_->after(delay, [this, id, copy] {
-          --pending_copies_;
-          publish(id, static_cast<std::uint32_t>(copy));
-        });
-      }
-    }
-  }
-  producer_done_ = true;
-}
-
-void World::relay_main() {
-  // The outbox relay: publishes committed outbox rows in order, at least once. Its cursor is durable and is
-  // advanced only after the row is marked published, so a crash between publish and mark republishes.
-  sim::Node& self = *producer_node_;
-  const std::unique_ptr<StoreClient> store_client = store_->connect(self);
-  while (true) {
-    if (relay_cursor_ >= committed_) {
-      if (producer_done_) return;
-      sim::sleep(10 * sim::kMillisecond);
-      continue;
-    }
-    const MessageId id = static_cast<MessageId>(relay_cursor_);
-    if (!publish_with_retries(id)) continue;
-    Update mark;
-    mark.counter_add = 1;
-    auto reply = store_client->execute(upsert_op(make_key(Table::Outbox, kProducerProcessor, id), {}, mark));
-    if (!reply.has_value()) continue;
-    ++relay_cursor_;
-    observations_.active(sim::now());
-  }
-}
-
-void World::start_producer() {
-  producer_node_->set_main([this] {
-    if (config_.producer.mode == ProducerMode::Outbox) producer_node_->spawn([this] { relay_main(); });
-    if (!producer_done_) producer_main();
-  });
-  producer_node_->start();
-}
-
 bool World::workload_done() const {
-  if (!producer_done_ || pending_copies_ > 0) return false;
-  if (config_.producer.mode == ProducerMode::Outbox && relay_cursor_ < committed_) return false;
-  return source_->drained();
+  return producer_->done() && source_->drained();
 }
 
 void World::heal() {
@@ -502,15 +371,15 @@ RunResult World::run(WorldRecord* record) {
     node->start();
     join_group(*node);
   }
+  producer_ = std::make_unique<Producer>(
+      config_, *simulation_, *network_,
+      ProducerParts{producer_node_, broker_node_, broker_service_.get(), store_.get(), source_.get()}, ledger_,
+      observations_, *faults_);
   if (source_->makes_own_requests()) {
     source_->start();
-    producer_done_ = true;
-    ledger_.messages = static_cast<std::uint64_t>(config_.workload.messages);
-    for (std::int64_t id = 0; id < config_.workload.messages; ++id) {
-      ledger_.expected.add(static_cast<MessageId>(id), static_cast<ProcessorId>(config_.topology.processors.size()));
-    }
+    producer_->hand_over_to_source();
   } else {
-    start_producer();
+    producer_->start();
   }
   if (options_.on_phase) options_.on_phase(WorldPhase::Built);
   auto& sim = *simulation_;
