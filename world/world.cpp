@@ -16,6 +16,7 @@
 #include "world/sink.hpp"
 #include "world/source.hpp"
 #include "world/store_server.hpp"
+#include "world/topology.hpp"
 #include "sim/channel.hpp"
 #include "sim/network.hpp"
 #include "sim/node.hpp"
@@ -46,8 +47,7 @@ class World {
   World(const ScenarioConfig& config, std::uint64_t seed, const WorldOptions& options)
       : config_(config),
         seed_(seed),
-        options_(options),
-        source_entry_(source_registry().at(config.topology.source, "topology.source")) {
+        options_(options) {
     simulation_ = std::make_unique<sim::Simulation>(sim::SimulationOptions{.seed = seed, .policy = options.policy});
     network_ = std::make_unique<sim::Network>(*simulation_, simulation_->rng("network"));
     faults_ = std::make_unique<FaultInjector>(config_, *simulation_, observations_, ledger_folding_);
@@ -64,10 +64,7 @@ class World {
 
  private:
   // --- building ---
-  void build_network();
-  // [[network.link]]: `base` (the default link's faults) with each listed pair's own latency.
-  void set_link_latencies(const sim::LinkConfig& base);
-  void build_nodes();
+  void wire_ledger();
   void worker_main(std::size_t worker_index);
 
   // --- running ---
@@ -82,10 +79,6 @@ class World {
   void end_attempt(AttemptId attempt, const ProtectResult& result);
   std::optional<ProtectResult> process(Strategy& strategy, SinkClient& sink, sim::Rng& work, MessageId id,
                                        ProcessorId processor, sim::Node& node);
-  // A (re)started worker rejoins the source (a consumer group member).
-  void join_group(sim::Node& node);
-  std::optional<std::size_t> worker_index(const sim::Node& node) const;
-  void cover(const std::string& key, std::uint64_t n = 1) { observations_.cover(key, n); }
 
   const ScenarioConfig& config_;
   std::uint64_t seed_;
@@ -93,24 +86,12 @@ class World {
   std::unique_ptr<sim::Simulation> simulation_;
   std::unique_ptr<sim::Network> network_;
 
-  sim::Node* store_node_ = nullptr;
-  sim::Node* sink_node_ = nullptr;
-  sim::Node* broker_node_ = nullptr;
-  sim::Node* producer_node_ = nullptr;
-  sim::Node* chaos_node_ = nullptr;
-  std::vector<WorkerSlot> workers_;  // in index order
-  const SourceEntry& source_entry_;
-  std::unique_ptr<StoreServer> store_;
-  std::unique_ptr<Sink> sink_;
-  std::unique_ptr<MessageSource> source_;
-  std::unique_ptr<sim::Service> broker_service_;
-
   Ledger ledger_;
   LedgerFolding ledger_folding_{ledger_};
   Observations observations_;
-  std::unique_ptr<Producer> producer_;
   std::unique_ptr<FaultInjector> faults_;
-  std::vector<std::uint8_t> expected_marked_;
+  std::unique_ptr<Topology> topology_;
+  std::unique_ptr<Producer> producer_;
 };
 
 class World::Hooks final : public ProtocolHooks {
@@ -146,46 +127,11 @@ class World::Hooks final : public ProtocolHooks {
   sim::Node& node_;
 };
 
-void World::build_network() {
-  sim::LinkConfig link;
-  link.latency = config_.network.latency;
-  link.loss = faults_->switches().loss ? config_.network.loss : 0.0;
-  link.ack_loss = faults_->switches().ack_loss ? config_.network.ack_loss : 0.0;
-  link.duplicate = faults_->switches().duplication ? config_.network.duplicate : 0.0;
-  network_->set_default_link(link);
-  set_link_latencies(link);
-  // The fault injector is not part of the system: its links are perfect and instant.
-  sim::LinkConfig perfect;
-  perfect.latency = sim::Distribution::constant(0);
-  network_->set_link(simulation_->group_id("chaos"), simulation_->group_id("chaos"), perfect);
-  if (faults_->switches().partitions) {
-    for (const auto& p : config_.network.partitions) {
-      network_->add_partition(simulation_->group_id(to_string(p.first)), simulation_->group_id(to_string(p.second)),
-                              p.at, p.at + p.for_duration);
-      cover("partition.scheduled");
-    }
-  }
-}
-
-void World::set_link_latencies(const sim::LinkConfig& base) {
-  for (const NetworkLink& entry : config_.network.links) {
-    sim::LinkConfig link = base;
-    link.latency = entry.latency;
-    network_->set_link(simulation_->group_id(to_string(entry.first)), simulation_->group_id(to_string(entry.second)),
-                       link);
-  }
-}
-
-void World::build_nodes() {
-  auto& sim = *simulation_;
-  store_node_ = &sim.add_node("store", "store");
-  sink_node_ = &sim.add_node("sink", "sink");
-  broker_node_ = &sim.add_node("broker", "broker");
-  producer_node_ = &sim.add_node("producer", "clients");
-  chaos_node_ = &sim.add_node("chaos", "chaos");
-
-  store_ = make_store_server(config_, sim, *network_, *store_node_);
-  store_->set_on_applied([this](const Op& op, const Reply& reply, sim::Time at) {
+// The store's and the sink's hooks feed the ledger: evictions, and the effects (the provider's executions; for
+// inbox, the domain writes committed with the inbox row).
+void World::wire_ledger() {
+  StoreServer& store = topology_->store();
+  store.set_on_applied([this](const Op& op, const Reply& reply, sim::Time at) {
     if (op.kind == OpKind::Evict && reply.applied) ledger_folding_.record_eviction(op.key, at);
     if (config_.protocol.kind != ProtocolKind::Inbox || op.kind != OpKind::Transaction || !reply.applied) return;
     // Inbox: the domain mutation committed with the inbox row is the effect (ground truth).
@@ -208,29 +154,10 @@ void World::build_nodes() {
       ledger_folding_.record_execution(e);
     }
   });
-  if (!options_.check_linearizability) store_->set_record_history(false);
-  sink_ = std::make_unique<Sink>(sim, *network_, *sink_node_, config_.sink, sim.rng("sink"));
+  if (!options_.check_linearizability) store.set_record_history(false);
   if (ledger_folding_.folding()) {
-    sink_->set_on_execute([this](const Execution& e) { ledger_folding_.record_execution(e); });
+    topology_->sink().set_on_execute([this](const Execution& e) { ledger_folding_.record_execution(e); });
   }
-  broker_service_ = std::make_unique<sim::Service>(sim::Service{broker_node_, {}, false, 0});
-
-  const auto processors = config_.topology.processors.size();
-  const auto consumers = static_cast<std::size_t>(config_.topology.consumers);
-  // Workers: for kafka and queue, `consumers` nodes per processor (a consumer group, or a queue, per
-  // processor); for clients, `consumers` API nodes that run every processor for each request.
-  const bool api = source_entry_.workers == WorkerLayout::Shared;
-  const std::size_t groups = api ? 1 : processors;
-  for (std::size_t p = 0; p < groups; ++p) {
-    for (std::size_t c = 0; c < consumers; ++c) {
-      const std::string name = api ? fmt::format("api-{}", c) : fmt::format("{}-{}", config_.topology.processors[p], c);
-      auto& node = sim.add_node(name, "consumers");
-      const std::size_t index = workers_.size();
-      workers_.push_back(WorkerSlot{&node, static_cast<ProcessorId>(p), c});
-      node.set_main([this, index] { worker_main(index); });
-    }
-  }
-  source_ = source_entry_.make(SourceContext{config_, sim, *network_, *broker_node_, workers_, ledger_, observations_});
 }
 
 AttemptId World::begin_attempt(MessageId id, ProcessorId processor, sim::Node& node) {
@@ -244,17 +171,6 @@ void World::end_attempt(AttemptId attempt, const ProtectResult& result) {
   simulation_->trace().record(simulation_->now(), kTraceOutcome, record.node, record.id, attempt,
                               static_cast<std::uint64_t>(result.outcome));
   observations_.active(simulation_->now());
-}
-
-std::optional<std::size_t> World::worker_index(const sim::Node& node) const {
-  for (std::size_t i = 0; i < workers_.size(); ++i) {
-    if (workers_[i].node == &node) return i;
-  }
-  return std::nullopt;
-}
-
-void World::join_group(sim::Node& node) {
-  if (const auto index = worker_index(node)) source_->worker_started(*index);
 }
 
 std::optional<ProtectResult> World::process(Strategy& strategy, SinkClient& sink, sim::Rng& work, MessageId id,
@@ -294,7 +210,7 @@ class World::Consumer final : public SourceWorker {
         work_(work) {}
 
   std::size_t index() const override { return index_; }
-  sim::Node& node() override { return *world_.workers_[index_].node; }
+  sim::Node& node() override { return *world_.topology_->workers()[index_].node; }
   Handled handle(MessageId id) override {
     Handled handled{true, std::nullopt};
     for (std::size_t i = 0; i < strategies_.size(); ++i) {
@@ -306,7 +222,7 @@ class World::Consumer final : public SourceWorker {
   }
   void before_ack(MessageId id) override { hooks_.crash_point(CrashPoint::AfterCompleteBeforeAck, id, 0); }
   void acknowledged(MessageId id, bool accepted) override {
-    world_.simulation_->trace().record(sim::now(), kTraceAck, node().id(), id, world_.workers_[index_].processor,
+    world_.simulation_->trace().record(sim::now(), kTraceAck, node().id(), id, world_.topology_->workers()[index_].processor,
                                        accepted);
     world_.observations_.active(sim::now());
   }
@@ -323,18 +239,18 @@ class World::Consumer final : public SourceWorker {
 };
 
 void World::worker_main(std::size_t worker_index) {
-  sim::Node& self = *workers_[worker_index].node;
+  sim::Node& self = *topology_->workers()[worker_index].node;
   SimClock clock(self);
-  const std::unique_ptr<StoreClient> store_client = store_->connect(self);
-  SinkClient sink_client(*sink_, *network_, config_.sink,
+  const std::unique_ptr<StoreClient> store_client = topology_->store().connect(self);
+  SinkClient sink_client(topology_->sink(), *network_, config_.sink,
                          simulation_->rng(fmt::format("sink-client:{}:{}", self.name(), self.incarnation())));
   Hooks hooks(*this, self);
   // Shared workers run every processor's strategy; the others their own processor's.
   std::vector<ProcessorId> processors;
-  if (source_entry_.workers == WorkerLayout::Shared) {
+  if (topology_->worker_layout() == WorkerLayout::Shared) {
     for (std::size_t p = 0; p < config_.topology.processors.size(); ++p) processors.push_back(static_cast<ProcessorId>(p));
   } else {
-    processors.push_back(workers_[worker_index].processor);
+    processors.push_back(topology_->workers()[worker_index].processor);
   }
   std::vector<std::unique_ptr<Strategy>> strategies;
   for (std::size_t i = 0; i < processors.size(); ++i) {
@@ -344,39 +260,36 @@ void World::worker_main(std::size_t worker_index) {
   }
   sim::Rng work = simulation_->rng(fmt::format("work:{}:{}", self.name(), self.incarnation()));
   Consumer consumer(*this, worker_index, hooks, strategies, std::move(processors), sink_client, work);
-  source_->consume(consumer);
+  topology_->source().consume(consumer);
 }
 
 bool World::workload_done() const {
-  return producer_->done() && source_->drained();
+  return producer_->done() && topology_->source().drained();
 }
 
 void World::heal() {
   faults_->stop();
-  sim::LinkConfig link;
-  link.latency = config_.network.latency;
-  network_->set_default_link(link);
-  set_link_latencies(link);
+  topology_->heal_network();
   faults_->restart_crashed();
 }
 
 RunResult World::run(WorldRecord* record) {
   ledger_folding_.set_folding(options_.fold_settled_groups && record == nullptr);
   faults_->draw_swarm();
-  build_network();
-  build_nodes();
-  faults_->start(FaultTargets{chaos_node_, producer_node_, &workers_, source_.get()});
-  for (const WorkerSlot& slot : workers_) {
-    sim::Node* node = slot.node;
-    node->start();
-    join_group(*node);
+  topology_ = std::make_unique<Topology>(config_, *simulation_, *network_, faults_->switches(), ledger_,
+                                         observations_);
+  wire_ledger();
+  const std::vector<WorkerSlot>& workers = topology_->workers();
+  for (std::size_t i = 0; i < workers.size(); ++i) workers[i].node->set_main([this, i] { worker_main(i); });
+  faults_->start(topology_->fault_targets());
+  for (std::size_t i = 0; i < workers.size(); ++i) {
+    workers[i].node->start();
+    topology_->source().worker_started(i);
   }
-  producer_ = std::make_unique<Producer>(
-      config_, *simulation_, *network_,
-      ProducerParts{producer_node_, broker_node_, broker_service_.get(), store_.get(), source_.get()}, ledger_,
-      observations_, *faults_);
-  if (source_->makes_own_requests()) {
-    source_->start();
+  producer_ = std::make_unique<Producer>(config_, *simulation_, *network_, topology_->producer_parts(), ledger_,
+                                         observations_, *faults_);
+  if (topology_->source().makes_own_requests()) {
+    topology_->source().start();
     producer_->hand_over_to_source();
   } else {
     producer_->start();
@@ -417,7 +330,7 @@ RunResult World::judge_run() {
   observations_.merge_counted();
   ledger_folding_.flush();
   if (config_.protocol.kind != ProtocolKind::Inbox && !ledger_folding_.folding()) {
-    ledger_.executions = sink_->take_executions();  // only inbox runs record executions in the store hook
+    ledger_.executions = topology_->sink().take_executions();  // only inbox runs record executions in the store hook
   }
   for (const auto& e : ledger_.executions) {
     if (ledger_.has_attempt(e.attempt)) ledger_.attempt(e.attempt).executed = true;
@@ -425,7 +338,7 @@ RunResult World::judge_run() {
   RunResult result;
   result.scenario = config_.scenario.name;
   result.seed = seed_;
-  OracleInput input{ledger_, config_.protocol.kind, sink_->calls(),
+  OracleInput input{ledger_, config_.protocol.kind, topology_->sink().calls(),
                     [&sim](std::uint32_t node) { return sim.node(node).name(); },
                     [this](ProcessorId p) {
                       return p < config_.topology.processors.size() ? config_.topology.processors[p]
@@ -433,7 +346,7 @@ RunResult World::judge_run() {
                     }};
   judge(input, result);
   if (options_.check_linearizability) {
-    const auto verdict = store_->check_history(options_.linearizability_budget);
+    const auto verdict = topology_->store().check_history(options_.linearizability_budget);
     if (verdict.verdict == lin::Verdict::Linearizable) result.linearizable = true;
     if (verdict.verdict == lin::Verdict::NotLinearizable) result.linearizable = false;
   }
@@ -451,8 +364,8 @@ RunResult World::judge_run() {
   observations_.counters()["network.duplicated"] = net.duplicated;
   observations_.counters()["network.partitioned"] = net.partitioned;
   observations_.counters()["network.rpc_timeouts"] = net.rpc_timeouts;
-  observations_.counters()["store.evictions"] = store_->evictions();
-  observations_.counters()["sink.rejected"] = sink_->rejected();
+  observations_.counters()["store.evictions"] = topology_->store().evictions();
+  observations_.counters()["sink.rejected"] = topology_->sink().rejected();
   result.coverage = observations_.counters();
   result.swarm = faults_->swarm_on();
   result.sim_time = observations_.last_activity();
