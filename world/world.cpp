@@ -17,6 +17,7 @@
 #include "world/source.hpp"
 #include "world/store_server.hpp"
 #include "world/topology.hpp"
+#include "world/worker.hpp"
 #include "sim/channel.hpp"
 #include "sim/network.hpp"
 #include "sim/node.hpp"
@@ -25,22 +26,7 @@ namespace lethe {
 
 namespace {
 
-constexpr sim::TraceKind kTraceAttempt{"attempt"};       // a = id, b = processor, c = attempt
-constexpr sim::TraceKind kTraceDecision{"decision"};     // a = id, b = attempt, c = basis
-constexpr sim::TraceKind kTraceOutcome{"outcome"};       // a = id, b = attempt, c = outcome
-constexpr sim::TraceKind kTraceAck{"ack"};               // a = id, b = processor, c = acknowledged
-
 constexpr sim::Duration kCheckStep = sim::kSecond;
-
-class SimClock final : public Clock {
- public:
-  explicit SimClock(sim::Node& node) : node_(node) {}
-  sim::Time now() override { return node_.local_now(); }
-  void sleep(sim::Duration duration) override { sim::sleep(duration); }
-
- private:
-  sim::Node& node_;
-};
 
 class World {
  public:
@@ -65,20 +51,11 @@ class World {
  private:
   // --- building ---
   void wire_ledger();
-  void worker_main(std::size_t worker_index);
 
   // --- running ---
   bool workload_done() const;
   void heal();
   RunResult judge_run();
-
-  // --- the protocol's view of the world ---
-  class Hooks;
-  class Consumer;
-  AttemptId begin_attempt(MessageId id, ProcessorId processor, sim::Node& node);
-  void end_attempt(AttemptId attempt, const ProtectResult& result);
-  std::optional<ProtectResult> process(Strategy& strategy, SinkClient& sink, sim::Rng& work, MessageId id,
-                                       ProcessorId processor, sim::Node& node);
 
   const ScenarioConfig& config_;
   std::uint64_t seed_;
@@ -91,40 +68,8 @@ class World {
   Observations observations_;
   std::unique_ptr<FaultInjector> faults_;
   std::unique_ptr<Topology> topology_;
+  std::unique_ptr<Workers> workers_;
   std::unique_ptr<Producer> producer_;
-};
-
-class World::Hooks final : public ProtocolHooks {
- public:
-  Hooks(World& world, sim::Node& node) : world_(world), node_(node) {}
-
-  void crash_point(CrashPoint point, MessageId id, AttemptId attempt) override {
-    world_.faults_->crash_point(point, node_, id, attempt);
-  }
-
-  void decided(const DecisionNote& note) override {
-    auto& simulation = *world_.simulation_;
-    world_.ledger_.decided(note, simulation.now());
-    simulation.trace().record(simulation.now(), kTraceDecision, node_.id(), note.id, note.attempt,
-                              static_cast<std::uint64_t>(note.basis));
-    world_.observations_.decided(note.basis);
-  }
-
-  void waited(MessageId id, ProcessorId processor, AttemptId attempt, sim::Duration waited) override {
-    world_.ledger_.waits.push_back(WaitRecord{id, processor, attempt, waited});
-  }
-
-  void completed(MessageId, ProcessorId, AttemptId attempt, bool applied) override {
-    auto& record = world_.ledger_.attempt(attempt);
-    if (applied) {
-      record.completion_applied = true;
-      record.completed_at = world_.simulation_->now();
-    }
-  }
-
- private:
-  World& world_;
-  sim::Node& node_;
 };
 
 // The store's and the sink's hooks feed the ledger: evictions, and the effects (the provider's executions; for
@@ -160,109 +105,6 @@ void World::wire_ledger() {
   }
 }
 
-AttemptId World::begin_attempt(MessageId id, ProcessorId processor, sim::Node& node) {
-  const AttemptId attempt = ledger_folding_.begin(id, processor, node.id());
-  simulation_->trace().record(simulation_->now(), kTraceAttempt, node.id(), id, processor, attempt);
-  return attempt;
-}
-
-void World::end_attempt(AttemptId attempt, const ProtectResult& result) {
-  const AttemptRecord record = ledger_folding_.end(attempt, result, simulation_->now());
-  simulation_->trace().record(simulation_->now(), kTraceOutcome, record.node, record.id, attempt,
-                              static_cast<std::uint64_t>(result.outcome));
-  observations_.active(simulation_->now());
-}
-
-std::optional<ProtectResult> World::process(Strategy& strategy, SinkClient& sink, sim::Rng& work, MessageId id,
-                                            ProcessorId processor, sim::Node& node) {
-  const AttemptId attempt = begin_attempt(id, processor, node);
-  // The effect: the domain's processing time (workload.processing_time), then the provider call. protect()
-  // runs it in this fiber, before returning: the closure refers to this frame, so it is one pointer (no
-  // allocation for the std::function).
-  struct EffectCall {
-    World* world;
-    SinkClient* sink;
-    sim::Rng* work;
-    MessageId id;
-    ProcessorId processor;
-    AttemptId attempt;
-  } call{this, &sink, &work, id, processor, attempt};
-  const Effect effect = [frame = &call]() {
-    sim::sleep(frame->world->config_.workload.processing_time.sample(*frame->work));
-    return frame->sink->call(frame->id, frame->processor, frame->attempt);
-  };
-  const ProtectResult result = strategy.protect(id, processor, attempt, effect);
-  end_attempt(attempt, result);
-  return result;
-}
-
-// A worker incarnation as its source sees it: the strategies it runs, and what it does around an ack.
-class World::Consumer final : public SourceWorker {
- public:
-  Consumer(World& world, std::size_t index, Hooks& hooks, std::vector<std::unique_ptr<Strategy>>& strategies,
-           std::vector<ProcessorId> processors, SinkClient& sink, sim::Rng& work)
-      : world_(world),
-        index_(index),
-        hooks_(hooks),
-        strategies_(strategies),
-        processors_(std::move(processors)),
-        sink_(sink),
-        work_(work) {}
-
-  std::size_t index() const override { return index_; }
-  sim::Node& node() override { return *world_.topology_->workers()[index_].node; }
-  Handled handle(MessageId id) override {
-    Handled handled{true, std::nullopt};
-    for (std::size_t i = 0; i < strategies_.size(); ++i) {
-      auto result = world_.process(*strategies_[i], sink_, work_, id, processors_[i], node());
-      if (result->outcome == Outcome::Failed) handled.ok = false;
-      if (i == 0) handled.value = result->value;
-    }
-    return handled;
-  }
-  void before_ack(MessageId id) override { hooks_.crash_point(CrashPoint::AfterCompleteBeforeAck, id, 0); }
-  void acknowledged(MessageId id, bool accepted) override {
-    world_.simulation_->trace().record(sim::now(), kTraceAck, node().id(), id, world_.topology_->workers()[index_].processor,
-                                       accepted);
-    world_.observations_.active(sim::now());
-  }
-  void answered(MessageId) override { world_.observations_.active(sim::now()); }
-
- private:
-  World& world_;
-  std::size_t index_;
-  Hooks& hooks_;
-  std::vector<std::unique_ptr<Strategy>>& strategies_;
-  std::vector<ProcessorId> processors_;  // the processor of each strategy
-  SinkClient& sink_;
-  sim::Rng& work_;
-};
-
-void World::worker_main(std::size_t worker_index) {
-  sim::Node& self = *topology_->workers()[worker_index].node;
-  SimClock clock(self);
-  const std::unique_ptr<StoreClient> store_client = topology_->store().connect(self);
-  SinkClient sink_client(topology_->sink(), *network_, config_.sink,
-                         simulation_->rng(fmt::format("sink-client:{}:{}", self.name(), self.incarnation())));
-  Hooks hooks(*this, self);
-  // Shared workers run every processor's strategy; the others their own processor's.
-  std::vector<ProcessorId> processors;
-  if (topology_->worker_layout() == WorkerLayout::Shared) {
-    for (std::size_t p = 0; p < config_.topology.processors.size(); ++p) processors.push_back(static_cast<ProcessorId>(p));
-  } else {
-    processors.push_back(topology_->workers()[worker_index].processor);
-  }
-  std::vector<std::unique_ptr<Strategy>> strategies;
-  for (std::size_t i = 0; i < processors.size(); ++i) {
-    strategies.push_back(make_strategy(config_.protocol, *store_client, clock, hooks,
-                                       simulation_->rng(fmt::format("protocol:{}:{}:{}", self.name(),
-                                                                    self.incarnation(), i))));
-  }
-  sim::Rng work = simulation_->rng(fmt::format("work:{}:{}", self.name(), self.incarnation()));
-  Consumer consumer(*this, worker_index, hooks, strategies, std::move(processors), sink_client, work);
-  topology_->source().consume(consumer);
-}
-
 bool World::workload_done() const {
   return producer_->done() && topology_->source().drained();
 }
@@ -279,8 +121,10 @@ RunResult World::run(WorldRecord* record) {
   topology_ = std::make_unique<Topology>(config_, *simulation_, *network_, faults_->switches(), ledger_,
                                          observations_);
   wire_ledger();
+  workers_ = std::make_unique<Workers>(WorkerEnvironment{config_, *simulation_, *network_, *topology_, ledger_,
+                                                         ledger_folding_, observations_, *faults_});
   const std::vector<WorkerSlot>& workers = topology_->workers();
-  for (std::size_t i = 0; i < workers.size(); ++i) workers[i].node->set_main([this, i] { worker_main(i); });
+  for (std::size_t i = 0; i < workers.size(); ++i) workers[i].node->set_main([this, i] { workers_->main(i); });
   faults_->start(topology_->fault_targets());
   for (std::size_t i = 0; i < workers.size(); ++i) {
     workers[i].node->start();
