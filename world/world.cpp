@@ -1,26 +1,17 @@
 #include "world/world.hpp"
 
 #include <algorithm>
-#include <array>
-#include <fmt/format.h>
 #include <memory>
 
-#include <ostream>
-
-#include "check/oracle.hpp"
-#include "protocol/strategies.hpp"
-#include "world/faults.hpp"
-#include "world/ledger_folding.hpp"
-#include "world/producer.hpp"
-#include "world/observations.hpp"
-#include "world/sink.hpp"
-#include "world/source.hpp"
-#include "world/store_server.hpp"
-#include "world/topology.hpp"
-#include "world/worker.hpp"
-#include "sim/channel.hpp"
 #include "sim/network.hpp"
 #include "sim/node.hpp"
+#include "world/faults.hpp"
+#include "world/judge.hpp"
+#include "world/ledger_folding.hpp"
+#include "world/observations.hpp"
+#include "world/producer.hpp"
+#include "world/topology.hpp"
+#include "world/worker.hpp"
 
 namespace lethe {
 
@@ -49,13 +40,14 @@ class World {
   RunResult run(WorldRecord* record);
 
  private:
-  // --- building ---
+  // The parts, built and started in this order: fault switches, topology, hooks, workers, injectors, producer.
+  void build();
   void wire_ledger();
-
-  // --- running ---
+  // The workload until done or run.duration, then (run.drain) the drain: faults healed, in-flight work settles.
+  void simulate();
   bool workload_done() const;
   void heal();
-  RunResult judge_run();
+  void keep(WorldRecord& record);  // what replay and reports read
 
   const ScenarioConfig& config_;
   std::uint64_t seed_;
@@ -115,8 +107,7 @@ void World::heal() {
   faults_->restart_crashed();
 }
 
-RunResult World::run(WorldRecord* record) {
-  ledger_folding_.set_folding(options_.fold_settled_groups && record == nullptr);
+void World::build() {
   faults_->draw_swarm();
   topology_ = std::make_unique<Topology>(config_, *simulation_, *network_, faults_->switches(), ledger_,
                                          observations_);
@@ -138,7 +129,9 @@ RunResult World::run(WorldRecord* record) {
   } else {
     producer_->start();
   }
-  if (options_.on_phase) options_.on_phase(WorldPhase::Built);
+}
+
+void World::simulate() {
   auto& sim = *simulation_;
   const sim::Time workload_end = config_.run.duration;
   sim::Time check = 0;
@@ -147,74 +140,35 @@ RunResult World::run(WorldRecord* record) {
     sim.run_until(check);
     if (workload_done()) break;
   }
-  if (config_.run.drain) {
-    heal();
-    const sim::Time drain_end = std::max(check, sim.now()) + std::max<sim::Duration>(config_.run.duration, sim::kHour);
-    check = std::max(check, sim.now());
-    while (!workload_done() && check < drain_end) {
-      check = std::min(drain_end, check + kCheckStep);
-      sim.run_until(check);
-    }
+  if (!config_.run.drain) return;
+  heal();
+  const sim::Time drain_end = std::max(check, sim.now()) + std::max<sim::Duration>(config_.run.duration, sim::kHour);
+  check = std::max(check, sim.now());
+  while (!workload_done() && check < drain_end) {
+    check = std::min(drain_end, check + kCheckStep);
+    sim.run_until(check);
   }
-  if (options_.on_phase) options_.on_phase(WorldPhase::Ran);
-  RunResult result = judge_run();
-  if (options_.on_phase) options_.on_phase(WorldPhase::Judged);
-  if (record != nullptr) {
-    record->trace = sim.trace().records();
-    record->node_names.clear();
-    for (std::size_t i = 0; i < sim.node_count(); ++i) record->node_names.push_back(sim.node(static_cast<sim::NodeId>(i)).name());
-    record->ledger = ledger_;
-    record->processors = config_.topology.processors;
-  }
-  return result;
 }
 
-RunResult World::judge_run() {
+void World::keep(WorldRecord& record) {
   auto& sim = *simulation_;
-  observations_.merge_counted();
-  ledger_folding_.flush();
-  if (config_.protocol.kind != ProtocolKind::Inbox && !ledger_folding_.folding()) {
-    ledger_.executions = topology_->sink().take_executions();  // only inbox runs record executions in the store hook
-  }
-  for (const auto& e : ledger_.executions) {
-    if (ledger_.has_attempt(e.attempt)) ledger_.attempt(e.attempt).executed = true;
-  }
-  RunResult result;
-  result.scenario = config_.scenario.name;
-  result.seed = seed_;
-  OracleInput input{ledger_, config_.protocol.kind, topology_->sink().calls(),
-                    [&sim](std::uint32_t node) { return sim.node(node).name(); },
-                    [this](ProcessorId p) {
-                      return p < config_.topology.processors.size() ? config_.topology.processors[p]
-                                                                    : fmt::format("processor{}", p);
-                    }};
-  judge(input, result);
-  if (options_.check_linearizability) {
-    const auto verdict = topology_->store().check_history(options_.linearizability_budget);
-    if (verdict.verdict == lin::Verdict::Linearizable) result.linearizable = true;
-    if (verdict.verdict == lin::Verdict::NotLinearizable) result.linearizable = false;
-  }
-  // Coverage of every fault point, including the ones that never fired (a silent green is visible).
-  for (const char* point : {"after_start_before_effect", "after_effect_before_complete", "after_complete_before_ack"}) {
-    observations_.counters().try_emplace(fmt::format("crash_point.{}.reached", point), 0);
-    observations_.counters().try_emplace(fmt::format("crash_point.{}.fired", point), 0);
-  }
-  for (const char* key : {"crash", "restart", "pause", "partition.scheduled", "redelivery.copy", "producer.retry"}) {
-    observations_.counters().try_emplace(key, 0);
-  }
-  const auto& net = network_->stats();
-  observations_.counters()["network.lost"] = net.lost;
-  observations_.counters()["network.ack_lost"] = net.ack_lost;
-  observations_.counters()["network.duplicated"] = net.duplicated;
-  observations_.counters()["network.partitioned"] = net.partitioned;
-  observations_.counters()["network.rpc_timeouts"] = net.rpc_timeouts;
-  observations_.counters()["store.evictions"] = topology_->store().evictions();
-  observations_.counters()["sink.rejected"] = topology_->sink().rejected();
-  result.coverage = observations_.counters();
-  result.swarm = faults_->swarm_on();
-  result.sim_time = observations_.last_activity();
-  result.trace_hash = sim.trace().hash();
-  result.trace_events = sim.trace().count();
+  record.trace = sim.trace().records();
+  record.node_names.clear();
+  for (std::size_t i = 0; i < sim.node_count(); ++i) record.node_names.push_back(sim.node(static_cast<sim::NodeId>(i)).name());
+  record.ledger = ledger_;
+  record.processors = config_.topology.processors;
+}
+
+RunResult World::run(WorldRecord* record) {
+  ledger_folding_.set_folding(options_.fold_settled_groups && record == nullptr);
+  build();
+  if (options_.on_phase) options_.on_phase(WorldPhase::Built);
+  simulate();
+  if (options_.on_phase) options_.on_phase(WorldPhase::Ran);
+  RunResult result = judge_run(JudgeInput{config_, seed_, options_, *simulation_, *network_, *topology_, ledger_,
+                                          ledger_folding_, observations_, *faults_});
+  if (options_.on_phase) options_.on_phase(WorldPhase::Judged);
+  if (record != nullptr) keep(*record);
   return result;
 }
 
