@@ -36,7 +36,9 @@ class Registry {
   // The entry registered under `name`; throws std::invalid_argument (naming `what`) when there is none.
   const Entry& at(std::string_view name, std::string_view what) const {
     const Entry* entry = find(name);
-    if (entry == nullptr) throw std::invalid_argument(std::string(what) + " \"" + std::string(name) + "\" is not registered");
+    if (entry == nullptr) {
+      throw std::invalid_argument(std::string(what) + " \"" + std::string(name) + "\" is not registered");
+    }
     return *entry;
   }
   std::vector<std::string> names() const {

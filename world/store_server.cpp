@@ -453,7 +453,9 @@ lin::Result check_store_history(const Store& store, std::uint64_t budget) {
   return check_store_history(store.history(), budget);
 }
 
-std::unique_ptr<StoreClient> Store::connect(sim::Node& caller) { return std::make_unique<SimStoreClient>(*this, caller); }
+std::unique_ptr<StoreClient> Store::connect(sim::Node& caller) {
+  return std::make_unique<SimStoreClient>(*this, caller);
+}
 
 lin::Result Store::check_history(std::uint64_t budget) const { return check_store_history(*this, budget); }
 

@@ -110,7 +110,8 @@ class WorkerLoop final : public SourceWorker {
   Handled handle(MessageId id) override {
     Handled handled{true, std::nullopt};
     for (std::size_t i = 0; i < strategies_.size(); ++i) {
-      const ProtectResult result = attempt_once(environment_, *strategies_[i], sink_, work_, id, processors_[i], node());
+      const ProtectResult result =
+          attempt_once(environment_, *strategies_[i], sink_, work_, id, processors_[i], node());
       if (result.outcome == Outcome::Failed) handled.ok = false;
       if (i == 0) handled.value = result.value;
     }

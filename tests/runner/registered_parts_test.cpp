@@ -91,7 +91,8 @@ void register_test_parts() {
 
 scenario::LoadResult load(const std::string& source, const std::string& sink) {
   const std::string text = "[scenario]\nname = \"registered\"\n[protocol]\nkind = \"none\"\n"
-                           "[topology]\nsource = \"" + source + "\"\nconsumers = 2\nprocessors = [\"billing\", \"audit\"]\n"
+                           "[topology]\nsource = \"" + source +
+                           "\"\nconsumers = 2\nprocessors = [\"billing\", \"audit\"]\n"
                            "[workload]\nmessages = 40\nrate = \"100/s\"\nprocessing_time = \"5ms\"\n"
                            "[sink]\nkind = \"" + sink + "\"\n";
   return scenario::load_scenario_text(text, "registered.toml", ".", {});
