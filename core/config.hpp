@@ -59,7 +59,6 @@ struct SourcePosition {
 
 // ---------------------------------------------------------------- enums
 
-enum class SourceKind { Kafka, Queue, Clients };  // "kafka" | "queue" | "clients"
 enum class Partitioner { Key, Random };           // "key" | "random"
 enum class CommitMode { AfterEach, Interval };    // "after-each" | "interval(5s)"
 enum class TtlEvictionKind { Exact, Lazy };       // "exact" | "lazy(max=48h)"
@@ -69,7 +68,6 @@ enum class Complete { Fenced, Blind };                   // "fenced" | "blind"
 enum class PollReadKind { Consistent, Eventual };        // "consistent" | "eventual(lag=...)"
 enum class ExpiresOn { AtComplete, AtStart };            // "at-complete" | "at-start"
 enum class OnMaxWait { Error, Process };                 // "error" | "process"
-enum class SinkKind { Counter, Payment, Email };         // "counter" | "payment" | "email"
 enum class BackoffKind { None, Constant, Exponential };  // "none" | "constant(d)" | "exponential(base, cap)"
 enum class Jitter { None, Full, Equal, Decorrelated };   // "none" | "full" | "equal" | "decorrelated"
 enum class ProducerMode { Direct, DualWrite, Outbox };   // "direct" | "dual-write" | "outbox"
@@ -79,14 +77,6 @@ enum class ExpectationOp { Equal, NotEqual, Less, LessEqual, Greater, GreaterEqu
 
 // The word used in scenario files (the bare kind word for the kinds that take
 // arguments: "interval", "lazy", "eventual", "constant", "backoff", ...).
-inline std::string to_string(SourceKind v) {
-  switch (v) {
-    case SourceKind::Kafka: return "kafka";
-    case SourceKind::Queue: return "queue";
-    case SourceKind::Clients: return "clients";
-  }
-  return "?";
-}
 inline std::string to_string(Partitioner v) {
   switch (v) {
     case Partitioner::Key: return "key";
@@ -150,14 +140,6 @@ inline std::string to_string(OnMaxWait v) {
   switch (v) {
     case OnMaxWait::Error: return "error";
     case OnMaxWait::Process: return "process";
-  }
-  return "?";
-}
-inline std::string to_string(SinkKind v) {
-  switch (v) {
-    case SinkKind::Counter: return "counter";
-    case SinkKind::Payment: return "payment";
-    case SinkKind::Email: return "email";
   }
   return "?";
 }
@@ -271,7 +253,8 @@ struct RunSection {
 };
 
 struct TopologySection {
-  SourceKind source = SourceKind::Kafka;              // default "kafka"
+  // default "kafka"; a registered source name (world/source.hpp): "kafka" | "queue" | "clients" built in
+  std::string source = "kafka";
   int consumers = 4;                                  // default 4; >= 1
   std::vector<std::string> processors{"billing"};     // default ["billing"]; >= 1 entry, distinct, non-empty
   int partitions = 8;                                 // default 8; >= 1 when source is kafka (>= 0 otherwise)
@@ -374,7 +357,8 @@ struct SinkOutage {
 };
 
 struct SinkSection {
-  SinkKind kind = SinkKind::Counter;                                    // default "counter"
+  std::string kind = "counter";  // default "counter"; a registered sink name (world/sink.hpp): "counter" |
+                                 // "payment" | "email" built in
   bool idempotent = false;                                              // default false
   sim::Distribution latency = sim::Distribution::constant(20'000'000);  // default "20ms"
   sim::Duration timeout = 1'000'000'000;                                // default "1s"; > 0

@@ -130,10 +130,10 @@ class Shrinker {
     reduce_count<std::int64_t>("workload.messages", 1,
                                [](lethe::ScenarioConfig& c) { return &c.workload.messages; });
     reduce_count<int>("topology.consumers", 1, [](lethe::ScenarioConfig& c) { return &c.topology.consumers; });
-    if (result_.shrunk.topology.source == lethe::SourceKind::Clients) {
+    if (result_.shrunk.topology.source == "clients") {
       reduce_count<int>("topology.clients", 1, [](lethe::ScenarioConfig& c) { return &c.topology.clients; });
     }
-    if (result_.shrunk.topology.source == lethe::SourceKind::Kafka) {
+    if (result_.shrunk.topology.source == "kafka") {
       reduce_count<int>("topology.partitions", 1, [](lethe::ScenarioConfig& c) { return &c.topology.partitions; });
     }
     for (std::size_t i = result_.shrunk.topology.processors.size(); i-- > 0 && result_.shrunk.topology.processors.size() > 1;) {

@@ -26,6 +26,7 @@
 #include "core/result.hpp"
 #include "scenario/schema.hpp"
 #include "scenario/text.hpp"
+#include "world/names.hpp"
 
 namespace scenario {
 namespace {
@@ -986,13 +987,12 @@ bool Loader::read_value(const Table& table, std::string_view key, const schema::
 // ---------------------------------------------------------------- the cross-field rules
 
 void Loader::check(schema::Rule, const lethe::TopologySection& section) {
-  using lethe::SourceKind;
   const bool source_valid = valid("topology.source");
-  if (source_valid && valid("topology.partitions") && section.source == SourceKind::Kafka && section.partitions < 1) {
+  if (source_valid && valid("topology.partitions") && section.source == "kafka" && section.partitions < 1) {
     error(where_in(current_, "partitions"), "topology.partitions",
           fmt::format("found {}; allowed: an integer >= 1 when topology.source is \"kafka\"", section.partitions));
   }
-  if (source_valid && valid("topology.clients") && section.source == SourceKind::Clients && section.clients < 1) {
+  if (source_valid && valid("topology.clients") && section.source == "clients" && section.clients < 1) {
     error(where_in(current_, "clients"), "topology.clients",
           fmt::format("found {}; allowed: an integer >= 1 when topology.source is \"clients\"", section.clients));
   }
@@ -1068,13 +1068,13 @@ bool Loader::read_between(const Table& entry, std::string_view key, bool produce
     }
     PartitionGroup group = groups[static_cast<std::size_t>(found - group_names.begin())].second;
     // A group this topology does not have would make the partition a silent no-op.
-    bool has_clients = config_.topology.source == lethe::SourceKind::Clients;
+    bool has_clients = config_.topology.source == "clients";
     if (source_valid && ((group == PartitionGroup::Broker && has_clients) ||
                          (group == PartitionGroup::Clients && !has_clients && !producer_clients))) {
       error(where, item_path,
             fmt::format("found \"{}\", but topology.source is \"{}\", which has no {}; allowed: a group that exists "
                         "in this topology",
-                        names[i], lethe::to_string(config_.topology.source), names[i]));
+                        names[i], config_.topology.source, names[i]));
       continue;
     }
     chosen.push_back(group);

@@ -3,13 +3,22 @@
 #include <fmt/format.h>
 
 #include "scenario/text.hpp"
+#include "world/names.hpp"
 
 namespace scenario::schema {
 
-Words<lethe::SourceKind> source_kind_words() {
-  using lethe::SourceKind;
-  return words_of({SourceKind::Kafka, SourceKind::Queue, SourceKind::Clients});
+namespace {
+
+// The names a registry holds (world/names.hpp), as the words of a key whose value is one of them.
+Words<std::string> registered_words(const std::vector<std::string>& names) {
+  Words<std::string> words;
+  for (const std::string& name : names) words.emplace_back(name, name);
+  return words;
 }
+
+}  // namespace
+
+Words<std::string> source_kind_words() { return registered_words(lethe::source_names()); }
 
 Words<lethe::ProtocolKind> protocol_kind_words() {
   using lethe::ProtocolKind;
@@ -17,10 +26,7 @@ Words<lethe::ProtocolKind> protocol_kind_words() {
                    ProtocolKind::Mnemosyne, ProtocolKind::Inbox});
 }
 
-Words<lethe::SinkKind> sink_kind_words() {
-  using lethe::SinkKind;
-  return words_of({SinkKind::Counter, SinkKind::Payment, SinkKind::Email});
-}
+Words<std::string> sink_kind_words() { return registered_words(lethe::sink_names()); }
 
 std::vector<RequiredByKind> keys_required_by(lethe::ProtocolKind kind) {
   std::vector<RequiredByKind> keys;

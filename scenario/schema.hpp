@@ -42,10 +42,11 @@ Words<E> words_of(std::initializer_list<E> values) {
   return words;
 }
 
-// The kinds whose words name a built-in (one function each, the only place their words are listed).
-Words<lethe::SourceKind> source_kind_words();
+// The kinds whose words are names in a registry (one function each): the registered sources and sinks
+// (world/names.hpp: the built-ins, then any registered at runtime) and the strategies.
+Words<std::string> source_kind_words();
 Words<lethe::ProtocolKind> protocol_kind_words();
-Words<lethe::SinkKind> sink_kind_words();
+Words<std::string> sink_kind_words();
 
 // What protocol.kind requires that has no default, in the order missing keys are reported.
 struct RequiredByKind {
@@ -178,7 +179,7 @@ void visit_schema(V& v, Config& c) {
         "after the workload, heal every fault and run until in-flight work settles");
 
   v.table("topology");
-  v.key("source", Choice<lethe::SourceKind>{source_kind_words()}, c.topology.source,
+  v.key("source", Choice<std::string>{source_kind_words()}, c.topology.source,
         "where messages come from: a kafka topic, a queue, or request/response clients");
   v.key("consumers", Integer{1, 1'000'000}, c.topology.consumers, "worker nodes running the protocol");
   v.key("processors", Names{true}, c.topology.processors,
@@ -285,7 +286,7 @@ void visit_schema(V& v, Config& c) {
   v.rule(Rule::ProtocolKind, c.protocol);
 
   v.table("sink");
-  v.key("kind", Choice<lethe::SinkKind>{sink_kind_words()}, c.sink.kind, "the provider the effect calls");
+  v.key("kind", Choice<std::string>{sink_kind_words()}, c.sink.kind, "the provider the effect calls");
   v.key("idempotent", Boolean{}, c.sink.idempotent, "the provider dedupes calls by message id");
   v.key("latency", Distribution{}, c.sink.latency, "the provider's service time per call");
   v.key("timeout", Duration{1}, c.sink.timeout, "the worker's timeout on a sink call");

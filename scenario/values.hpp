@@ -42,5 +42,7 @@ template <class E>
 std::string toml_value(const schema::Choice<E>&, E value) {
   return toml_word(lethe::to_string(value));
 }
+// A registered name is its own word.
+inline std::string toml_value(const schema::Choice<std::string>&, const std::string& value) { return toml_word(value); }
 
 }  // namespace scenario::values

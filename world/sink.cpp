@@ -24,7 +24,7 @@ Sink::Sink(sim::Simulation& simulation, sim::Network& network, sim::Node& node, 
       network_(network),
       node_(node),
       section_(section),
-      rng_(rng),
+      provider_(sink_registry().at(section.kind, "sink.kind").make(EffectContext{section_, rng})),
       service_{&node, section.latency, /*serial=*/false, 0, simulation.rng("sink.service")} {
   const double per_second = section.capacity.per_second;
   require(per_second >= 0.0 && std::isfinite(per_second), "Sink: capacity must be a finite rate >= 0");
@@ -70,21 +70,6 @@ bool Sink::take_token(sim::Time now) {
   return true;
 }
 
-std::uint64_t Sink::next_value() {
-  ++effects_;
-  switch (section_.kind) {
-    case SinkKind::Counter:
-    case SinkKind::Payment:
-      return effects_;
-    case SinkKind::Email: {
-      std::uint64_t message_id = rng_.next();
-      while (message_id == 0) message_id = rng_.next();
-      return message_id;
-    }
-  }
-  return effects_;
-}
-
 SinkResponse Sink::handle(const SinkRequest& request) {
   const sim::Time now = simulation_.now();
   sim::Trace& trace = simulation_.trace();
@@ -112,7 +97,14 @@ SinkResponse Sink::handle(const SinkRequest& request) {
     }
   }
 
-  const std::uint64_t value = next_value();
+  const EffectOutcome outcome = provider_->execute(request, now);
+  if (outcome.refused) {
+    ++refused_;
+    trace.record(now, sink_kinds::kRefuse, provider, request.id, request.attempt,
+                 pack_processor_call(request.processor, request.call_number));
+    return SinkResponse{.unavailable = false, .value = 0, .refused = true};
+  }
+  const std::uint64_t value = outcome.value;
   const Execution execution{request.id, request.processor, request.attempt, request.call_number,
                             request.caller, now, value};
   if (on_execute_) {
@@ -123,7 +115,7 @@ SinkResponse Sink::handle(const SinkRequest& request) {
   if (section_.idempotent) idempotency_.emplace(key, value);
   if (trace.detailed()) {
     trace.record_detail(now, sink_kinds::kExecute, provider, request.id, request.attempt, value,
-                        to_string(section_.kind) + " processor " + std::to_string(request.processor) + " call " +
+                        section_.kind + " processor " + std::to_string(request.processor) + " call " +
                             std::to_string(request.call_number) + " from node " + std::to_string(request.caller));
   } else {
     trace.record(now, sink_kinds::kExecute, provider, request.id, request.attempt, value);
@@ -149,6 +141,7 @@ std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processo
   ++stats_.effects;
   Sink* sink = &sink_;
   const int tries = retries_ + 1;
+  int made = tries;  // tries made when the call gives up
   for (int try_number = 1; try_number <= tries; ++try_number) {
     if (try_number > 1) {
       const sim::Duration backoff_ns = policy.delay(try_number - 1, rng_);
@@ -168,13 +161,18 @@ std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processo
       ++stats_.unavailable;
       continue;
     }
+    if (response->refused) {
+      ++stats_.refused;
+      made = try_number;
+      break;  // for good: another try would be refused too
+    }
     ++stats_.successes;
     simulation.trace().record(simulation.now(), sink_kinds::kOk, caller, id, attempt, response->value);
     return response->value;
   }
   ++stats_.failures;
   simulation.trace().record(simulation.now(), sink_kinds::kGiveUp, caller, id, attempt,
-                            static_cast<std::uint64_t>(tries));
+                            static_cast<std::uint64_t>(made));
   return std::nullopt;
 }
 

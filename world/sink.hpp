@@ -1,5 +1,6 @@
 // world/sink.hpp — external effect providers (a counter, a payment gateway, an
-// email provider) and the client a worker uses to call them.
+// email provider, or one registered at runtime) and the client a worker uses to
+// call them.
 //
 // Sink: the provider, on its own node (group "sink"). It is durable: its log
 // of executions is the ground truth of effects (the oracle counts duplicates
@@ -23,7 +24,10 @@
 //   4. idempotent = true: a call whose (message id, processor) was executed
 //      before returns the first execution's value and records nothing (Stripe's
 //      Idempotency-Key; keys never expire here);
-//   5. otherwise the effect executes: one Execution is appended, and the value is
+//   5. otherwise the EffectProvider of sink.kind decides: it refuses the call
+//      (recorded as sink.refuse, nothing executes; not retried by the caller),
+//      or the effect executes: one Execution is appended, with the provider's
+//      value. The built-in providers (world/effects.cpp) never refuse; their values:
 //        counter: the provider's running count of executions (1, 2, ...),
 //        payment: a charge id, the provider's running count of charges (1, 2, ...),
 //        email:   a message id drawn from the provider's own Rng (non-zero); it
@@ -39,27 +43,43 @@
 // (1 = the first try). So when a response is lost, a retry of the same attempt
 // executes the effect again at a non-idempotent provider: the lost-ACK double
 // charge (oracle cause `sink_retry`); with idempotent = true it does not.
-// A crash of the caller's node unwinds the call (sim::Crash propagates); calls
-// already sent still reach the provider.
+// A refused call is not retried (call() returns nullopt at once). A crash of
+// the caller's node unwinds the call (sim::Crash propagates); calls already
+// sent still reach the provider.
+//
+// Registry: sink_registry() maps each sink.kind word to a SinkEntry whose
+// factory makes the EffectProvider. The built-ins ("counter", "payment",
+// "email", in that order) are listed explicitly in world/sink_registry.cpp;
+// register_sink() adds more at runtime (a program linking the library may
+// register its own provider before it runs anything). The scenario loader
+// accepts exactly sink_names(). A provider sees every SinkRequest field,
+// among them the attempt id: the owner token the strategies fence their
+// records on, issued in the order attempts begin (a provider that refuses
+// calls older than the newest token it has seen is a fencing provider).
 //
 // Trace kinds (node = the provider for provider-side kinds, the caller for client-side ones):
 //   sink.call     provider  a = message id, b = attempt, c = processor << 32 | call_number
 //   sink.execute  provider  a = message id, b = attempt, c = value
 //   sink.replay   provider  a = message id, b = attempt, c = value returned (idempotent replay)
 //   sink.reject   provider  a = message id, b = attempt, c = RejectReason
+//   sink.refuse   provider  a = message id, b = attempt, c = processor << 32 | call_number
 //   sink.retry    caller    a = message id, b = attempt, c = the backoff slept (ns), recorded before sleeping
 //   sink.ok       caller    a = message id, b = attempt, c = value received
 //   sink.give_up  caller    a = message id, b = attempt, c = tries made
 //
 // Does not: model non-retryable errors (4xx), partial effects, idempotency-key
-// expiry, provider crashes, or a payload (result_size is the memo's business).
+// expiry, provider crashes, or a payload (result_size is the memo's business);
+// a provider kind changes only what executing a call gives, not the steps
+// before it.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -72,6 +92,7 @@
 #include "sim/random.hpp"
 #include "sim/simulation.hpp"
 #include "sim/trace.hpp"
+#include "world/registry.hpp"
 
 namespace lethe {
 
@@ -80,6 +101,7 @@ inline constexpr sim::TraceKind kCall{"sink.call"};
 inline constexpr sim::TraceKind kExecute{"sink.execute"};
 inline constexpr sim::TraceKind kReplay{"sink.replay"};
 inline constexpr sim::TraceKind kReject{"sink.reject"};
+inline constexpr sim::TraceKind kRefuse{"sink.refuse"};
 inline constexpr sim::TraceKind kRetry{"sink.retry"};
 inline constexpr sim::TraceKind kOk{"sink.ok"};
 inline constexpr sim::TraceKind kGiveUp{"sink.give_up"};
@@ -95,20 +117,57 @@ using Execution = ExecutionRecord;
 struct SinkRequest {
   MessageId id = 0;
   ProcessorId processor = 0;
-  AttemptId attempt = 0;
+  AttemptId attempt = 0;          // also the fencing token: issued in the order attempts begin
   std::uint32_t call_number = 1;
   sim::NodeId caller = 0;
 };
 
-// What the provider answers: a value, or a retryable 503.
+// What the provider answers: a value, a retryable 503, or a refusal.
 struct SinkResponse {
   bool unavailable = false;  // true: 503 (capacity or outage), `value` is meaningless
   std::uint64_t value = 0;
+  bool refused = false;      // true: the provider refused the call for good, `value` is meaningless
 };
+
+// What an EffectProvider decides for one call.
+struct EffectOutcome {
+  bool refused = false;     // true: nothing executes (the caller is told, and does not retry)
+  std::uint64_t value = 0;  // the effect's value, when it executes
+};
+
+// The semantics of one kind of provider (sink.kind): what executing a call gives. The Sink around it keeps
+// what every kind shares (outages, capacity, idempotency, the log of executions, the trace).
+class EffectProvider {
+ public:
+  virtual ~EffectProvider() = default;
+  // Decides a call that was neither rejected (outage, capacity) nor answered from the idempotency table, at
+  // the provider's instant `now`. Runs on the event loop: never blocks, draws only from its own Rng.
+  virtual EffectOutcome execute(const SinkRequest& request, sim::Time now) = 0;
+};
+
+// What a provider's factory may use.
+struct EffectContext {
+  const SinkSection& section;  // the scenario's [sink] table
+  sim::Rng rng;                // the provider's own stream (Sink's constructor argument)
+};
+
+using EffectFactory = std::function<std::unique_ptr<EffectProvider>(EffectContext)>;
+
+struct SinkEntry {
+  EffectFactory make;
+};
+
+using SinkRegistry = Registry<SinkEntry>;
+
+// The process-wide registry, with the built-ins registered on first use.
+SinkRegistry& sink_registry();
+// sink_registry().add(name, entry): throws std::invalid_argument on an empty or taken name. Call before any run.
+void register_sink(std::string name, SinkEntry entry);
 
 class Sink {
  public:
-  // `node` is the provider's node (group "sink"); `rng` draws email ids only.
+  // `node` is the provider's node (group "sink"); `rng` is the provider's own stream (email draws its ids).
+  // The EffectProvider is the one registered under section.kind (throws std::invalid_argument if none is).
   // REQUIRES: simulation, network and node outlive the Sink, and the Sink outlives every call to it.
   Sink(sim::Simulation& simulation, sim::Network& network, sim::Node& node, const SinkSection& section,
        sim::Rng rng);
@@ -132,6 +191,8 @@ class Sink {
   std::uint64_t rejected_for_outage() const { return rejected_for_outage_; }
   // Calls answered from the idempotency table without executing.
   std::uint64_t replays() const { return replays_; }
+  // Calls the EffectProvider refused.
+  std::uint64_t refused() const { return refused_; }
   // The token bucket's depth in calls (0 when capacity is unlimited).
   std::uint64_t burst() const { return emission_interval_ns_ == 0 ? 0 : burst_calls_; }
   // Sets the bucket's depth. REQUIRES: calls >= 1, and no call has reached the provider yet.
@@ -153,13 +214,12 @@ class Sink {
  private:
   bool in_outage(sim::Time now) const;
   bool take_token(sim::Time now);
-  std::uint64_t next_value();
 
   sim::Simulation& simulation_;
   sim::Network& network_;
   sim::Node& node_;
   SinkSection section_;
-  sim::Rng rng_;
+  std::unique_ptr<EffectProvider> provider_;
   sim::Service service_;
   // Token bucket as GCRA: the theoretical arrival time of the next conforming call.
   sim::Duration emission_interval_ns_ = 0;  // 0 = unlimited
@@ -174,7 +234,7 @@ class Sink {
   std::uint64_t rejected_for_capacity_ = 0;
   std::uint64_t rejected_for_outage_ = 0;
   std::uint64_t replays_ = 0;
-  std::uint64_t effects_ = 0;
+  std::uint64_t refused_ = 0;
 };
 
 // What one SinkClient has seen, summed over its calls.
@@ -185,6 +245,7 @@ struct SinkClientStats {
   std::uint64_t failures = 0;     // call() returned nullopt (every try failed)
   std::uint64_t timeouts = 0;     // tries that got no answer in time
   std::uint64_t unavailable = 0;  // tries answered 503
+  std::uint64_t refused = 0;      // calls the provider refused (not retried)
 };
 
 class SinkClient {

@@ -453,4 +453,15 @@ lin::Result check_store_history(const Store& store, std::uint64_t budget) {
   return check_store_history(store.history(), budget);
 }
 
+std::unique_ptr<StoreClient> Store::connect(sim::Node& caller) {
+  return std::make_unique<SimStoreClient>(*this, caller);
+}
+
+lin::Result Store::check_history(std::uint64_t budget) const { return check_store_history(*this, budget); }
+
+std::unique_ptr<StoreServer> make_store_server(const ScenarioConfig& config, sim::Simulation& simulation,
+                                               sim::Network& network, sim::Node& node) {
+  return std::make_unique<Store>(simulation, network, node, store_settings(config));
+}
+
 }  // namespace lethe

@@ -1,5 +1,12 @@
 // world/store_server.hpp — the simulated store, reached over the simulated network, with its history.
 //
+// StoreServer: the store as the world sees it, whatever its semantics: a server of the item schema's operations
+// (protocol/store_ops.hpp) that each caller node reaches through its own StoreClient (connect), a hook called
+// for every operation it executes (the world records evictions and inbox effects from it), and a history that
+// can be checked for linearizability. make_store_server() picks the server for a scenario; another semantics
+// (say eventually consistent reads everywhere) is another class implementing StoreServer, chosen there. Store
+// below is the one make_store_server() builds.
+//
 // Store: durable in-memory state (StoreState, protocol/store_ops.hpp) served by a sim::Service on a store node.
 // A request travels over the network (sim::Network::call); the handler runs at one virtual instant (arrival +
 // a service time drawn from `latency` per operation) and executes the operation there with lethe::apply, so
@@ -81,6 +88,27 @@ struct StoreSettings {
 // The store settings of a scenario (store.*, protocol.poll_read, network.rpc_timeout).
 StoreSettings store_settings(const ScenarioConfig& config);
 
+class StoreServer {
+ public:
+  virtual ~StoreServer() = default;
+
+  // A connection for `caller` (one per caller node and incarnation); its calls must run in fibers of that node.
+  virtual std::unique_ptr<StoreClient> connect(sim::Node& caller) = 0;
+
+  // Called for every operation the server executes (client ops, duplicates and server-side ones alike), at
+  // its instant, with the reply it produced. Runs on the event loop: must not block.
+  using AppliedHook = std::function<void(const Op&, const Reply&, sim::Time)>;
+  virtual void set_on_applied(AppliedHook hook) = 0;
+
+  // Off: no history is kept (for runs that do not check it). On by default.
+  virtual void set_record_history(bool record) = 0;
+  // lin::check of the recorded history against the item schema's sequential specification (check/store_model).
+  virtual lin::Result check_history(std::uint64_t budget) const = 0;
+
+  // Items deleted by applied evictions (coverage "store.evictions").
+  virtual std::uint64_t evictions() const = 0;
+};
+
 enum class StoreBug { None, StaleRead, LostWrite, NonAtomicUpsert };
 const char* to_string(StoreBug bug);
 
@@ -104,7 +132,7 @@ struct StoreStats {
   std::uint64_t bugs_fired = 0;              // operations a deliberate bug altered
 };
 
-class Store {
+class Store final : public StoreServer {
  public:
   static constexpr std::uint32_t kSweeperClient = UINT32_MAX;
   static constexpr std::uint32_t kDuplicateClient = UINT32_MAX - 1;
@@ -128,17 +156,18 @@ class Store {
   const StoreState& state() const { return state_; }
   std::optional<Item> peek(Key key) const;
 
-  // Called for every operation the server executes (client ops, duplicates and sweeper evictions alike), at
-  // its instant, with the reply it produced. Runs on the event loop: must not block.
-  using AppliedHook = std::function<void(const Op&, const Reply&, sim::Time)>;
-  void set_on_applied(AppliedHook hook) { on_applied_ = std::move(hook); }
+  // --- as a StoreServer (sweeper evictions are among the operations the hook sees)
+  std::unique_ptr<StoreClient> connect(sim::Node& caller) override;
+  void set_on_applied(AppliedHook hook) override { on_applied_ = std::move(hook); }
+  lin::Result check_history(std::uint64_t budget) const override;
+  std::uint64_t evictions() const override { return stats_.evictions; }
 
   void set_bug(StoreBug bug, double probability = 0.25);
   StoreBug bug() const { return bug_; }
 
   // Off: no history is kept (for long runs that do not check it), nor the eviction log (96 bytes per evicted
   // item: with a TTL, as much as a record per message over the whole run). On by default.
-  void set_record_history(bool record) { record_history_ = record; }
+  void set_record_history(bool record) override { record_history_ = record; }
   bool recording_history() const { return record_history_; }
 
   // The history for the checker, ordered by invocation (ties: client calls in invocation order, then
@@ -280,5 +309,10 @@ class SimStoreClient : public StoreClient {
 };
 
 lin::Result check_store_history(const Store& store, std::uint64_t budget = 10'000'000);
+
+// The store server of a scenario on `node`: a Store with store_settings(config).
+// REQUIRES: what Store's constructor requires.
+std::unique_ptr<StoreServer> make_store_server(const ScenarioConfig& config, sim::Simulation& simulation,
+                                               sim::Network& network, sim::Node& node);
 
 }  // namespace lethe

@@ -1,17 +1,22 @@
 // world/world.hpp — one simulated run of a scenario: builds the world, runs it, judges it.
 //
-// The world wires the scenario's parts onto the kernel: a producer (direct,
-// dual-write or outbox), a source (kafka, queue or clients), worker nodes that
-// run the dedupe strategy for each processor, the store, the effect provider
-// (sink), and the fault injectors (crashes and restarts, crash points, pauses,
-// clock skew, rebalances, partitions, loss, lost ACKs, swarm mode). After the
-// workload (and the drain, which heals every fault and lets in-flight work
-// settle) the oracle counts and explains every duplicate and the store's
-// history is checked for linearizability.
+// The world is a composition of parts, each in its own file under world/, built in this order:
+//   faults.hpp          the fault injector: swarm switches first (the links depend on them), injectors later;
+//   topology.hpp        links and partitions, then the nodes, the store server (store_server.hpp), the sink
+//                       (sink.hpp, its provider by sink.kind), the workers and the source (source.hpp, by
+//                       topology.source);
+//   ledger_folding.hpp  the ledger's writes (the store's and sink's hooks feed it), folding settled groups;
+//   worker.hpp          what each worker incarnation runs: strategies, the protocol's hooks, attempts;
+//   producer.hpp        the producer (direct, dual-write, outbox and its relay), unless the source makes its
+//                       own requests;
+//   judge.hpp           at the end: the oracle, the linearizability check, the coverage.
+// run() runs the workload until it is done (every message acknowledged everywhere) or run.duration has passed,
+// then, with run.drain, heals every fault and lets in-flight work settle (at most max(duration, 1 h) more).
 //
 // Determinism: everything is derived from (scenario, seed); the result,
 // including trace_hash, is a pure function of them. One World per thread at a
-// time (it owns a sim::Simulation).
+// time (it owns a sim::Simulation). Sources and sinks registered at runtime
+// must be registered before any run.
 #pragma once
 
 #include <cstdint>

@@ -247,7 +247,7 @@ TEST(ScenarioLoaderGoodFiles, TheScenariosMdExampleLoadsWithTheValuesWritten) {
   EXPECT_EQ(config.scenario.tags, (std::vector<std::string>{"incident", "payments"}));
   EXPECT_EQ(config.run.seeds, 20);
   EXPECT_EQ(config.run.duration, sim::kHour);
-  EXPECT_EQ(config.topology.source, lethe::SourceKind::Kafka);
+  EXPECT_EQ(config.topology.source, "kafka");
   EXPECT_EQ(config.topology.partitions, 8);
   EXPECT_EQ(config.topology.commit.mode, lethe::CommitMode::AfterEach);
   EXPECT_EQ(config.workload.rate.per_second, 50.0);
@@ -280,7 +280,7 @@ TEST(ScenarioLoaderGoodFiles, TheScenariosMdExampleLoadsWithTheValuesWritten) {
 TEST(ScenarioLoaderGoodFiles, EveryValueFormLoadsIncludingEmpiricalFiles) {
   ScenarioConfig config = must_load(scenario::load_scenario(kTestDir / "good" / "every_form.toml", {}));
   EXPECT_EQ(config.run.duration, 90 * sim::kMinute);
-  EXPECT_EQ(config.topology.source, lethe::SourceKind::Queue);
+  EXPECT_EQ(config.topology.source, "queue");
   EXPECT_EQ(config.topology.commit.mode, lethe::CommitMode::Interval);
   EXPECT_EQ(config.topology.commit.interval, 5 * sim::kSecond);
   EXPECT_DOUBLE_EQ(config.workload.rate.per_second, 0.5);
@@ -324,7 +324,7 @@ TEST(ScenarioLoaderGoodFiles, EveryValueFormLoadsIncludingEmpiricalFiles) {
 
 TEST(ScenarioLoaderGoodFiles, AClientsScenarioMayPartitionClients) {
   ScenarioConfig config = must_load(scenario::load_scenario(kTestDir / "good" / "clients.toml", {}));
-  EXPECT_EQ(config.topology.source, lethe::SourceKind::Clients);
+  EXPECT_EQ(config.topology.source, "clients");
   EXPECT_EQ(config.topology.clients, 50);
   EXPECT_EQ(config.network.partitions[0].first, lethe::PartitionGroup::Clients);
   EXPECT_EQ(config.protocol.kind, lethe::ProtocolKind::None);
@@ -610,15 +610,15 @@ ScenarioConfig arbitrary_config() {
   c.run.seeds = *gen::inRange<std::int64_t>(1, 1'000'000'000);
   c.run.duration = duration(1);
   c.run.drain = *gen::arbitrary<bool>();
-  c.topology.source = *gen::element(lethe::SourceKind::Kafka, lethe::SourceKind::Queue, lethe::SourceKind::Clients);
+  c.topology.source = *gen::element<std::string>("kafka", "queue", "clients");
   c.topology.consumers = *gen::inRange(1, 1000);
   c.topology.processors = subset({"billing", "ship", "x y"});
   if (c.topology.processors.empty()) c.topology.processors = {"only"};
-  c.topology.partitions = *gen::inRange(c.topology.source == lethe::SourceKind::Kafka ? 1 : 0, 1000);
+  c.topology.partitions = *gen::inRange(c.topology.source == "kafka" ? 1 : 0, 1000);
   c.topology.partitioner = *gen::element(lethe::Partitioner::Key, lethe::Partitioner::Random);
   if (*gen::arbitrary<bool>()) c.topology.commit = lethe::Commit{lethe::CommitMode::Interval, duration(1)};
   c.topology.visibility_timeout = duration(1);
-  c.topology.clients = *gen::inRange(c.topology.source == lethe::SourceKind::Clients ? 1 : 0, 1000);
+  c.topology.clients = *gen::inRange(c.topology.source == "clients" ? 1 : 0, 1000);
   c.topology.client_timeout = duration(1);
   c.topology.client_retries = *gen::inRange(0, 1000);
   c.topology.client_backoff = backoff();
@@ -637,7 +637,7 @@ ScenarioConfig arbitrary_config() {
   c.network.rpc_timeout = duration(1);
   std::vector<lethe::PartitionGroup> groups = {lethe::PartitionGroup::Consumers, lethe::PartitionGroup::Store,
                                                lethe::PartitionGroup::Sink};
-  groups.push_back(c.topology.source == lethe::SourceKind::Clients ? lethe::PartitionGroup::Clients
+  groups.push_back(c.topology.source == "clients" ? lethe::PartitionGroup::Clients
                                                                    : lethe::PartitionGroup::Broker);
   int partitions = *gen::inRange(0, 3);
   for (int i = 0; i < partitions; ++i) {
@@ -683,7 +683,7 @@ ScenarioConfig arbitrary_config() {
   if (*gen::arbitrary<bool>()) p.poll_read = lethe::PollRead{lethe::PollReadKind::Eventual, distribution(false)};
   p.expires_on = *gen::element(lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart);
   p.expired_wins = *gen::arbitrary<bool>();
-  c.sink.kind = *gen::element(lethe::SinkKind::Counter, lethe::SinkKind::Payment, lethe::SinkKind::Email);
+  c.sink.kind = *gen::element<std::string>("counter", "payment", "email");
   c.sink.idempotent = *gen::arbitrary<bool>();
   c.sink.latency = distribution(false);
   c.sink.timeout = duration(1);

@@ -116,7 +116,7 @@ TEST(Tune, CliRecommendsAndWritesTheReport) {
   EXPECT_EQ(config.protocol.max_processing_time, 1'390'000'000);
   EXPECT_EQ(config.protocol.ttl, 2 * sim::kDay);
   EXPECT_EQ(config.workload.redelivery.fraction, 1.0) << "every message redelivered while in flight";
-  EXPECT_EQ(config.topology.source, lethe::SourceKind::Queue);
+  EXPECT_EQ(config.topology.source, "queue");
   ASSERT_TRUE(config.faults.crash_every.has_value()) << "crashes at the default 1/h";
   EXPECT_NEAR(config.faults.crash_every->mean_ns(), 3600e9, 1.0);
   fs::remove_all(dir);

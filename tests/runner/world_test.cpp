@@ -214,7 +214,7 @@ TEST(MnemosyneFixedSettingsSlow, ZeroDuplicatesAndNothingLostOverHundredsOfSeeds
       const auto run = runner::run_seed(*config, seed);
       ASSERT_TRUE(run.error.empty()) << run.error;
       const auto& r = run.result;
-      const char* source = config->topology.source == lethe::SourceKind::Kafka ? "kafka" : "queue";
+      const char* source = config->topology.source.c_str();
       ASSERT_EQ(r.duplicate_effects, 0u) << source << " seed " << seed;
       ASSERT_EQ(r.lost_messages, 0u) << "seed " << seed;
       ASSERT_EQ(r.memo_mismatches, 0u) << "seed " << seed;

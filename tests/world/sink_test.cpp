@@ -25,7 +25,6 @@ using lethe::Backoff;
 using lethe::BackoffKind;
 using lethe::Jitter;
 using lethe::MessageId;
-using lethe::SinkKind;
 using lethe::SinkSection;
 using sim::kMillisecond;
 using sim::kSecond;
@@ -38,7 +37,7 @@ sim::LinkConfig link_with(sim::Distribution latency, double ack_loss = 0.0, doub
   return link;
 }
 
-SinkSection section_of(SinkKind kind, bool idempotent, int retries, Backoff backoff = {},
+SinkSection section_of(const std::string& kind, bool idempotent, int retries, Backoff backoff = {},
                        Jitter jitter = Jitter::None) {
   SinkSection section;
   section.kind = kind;
@@ -101,7 +100,7 @@ struct LostFirstAck {
   lethe::SinkClientStats stats;
 };
 
-LostFirstAck call_with_lost_first_ack(SinkKind kind, bool idempotent) {
+LostFirstAck call_with_lost_first_ack(const std::string& kind, bool idempotent) {
   const SinkSection section = section_of(kind, idempotent, 3, constant_backoff(10 * kMillisecond));
   World world(1, section, link_with(sim::Distribution::constant(kMillisecond), /*ack_loss=*/1.0));
   world.simulation.at(50 * kMillisecond, [&world] {
@@ -120,7 +119,7 @@ LostFirstAck call_with_lost_first_ack(SinkKind kind, bool idempotent) {
 }
 
 TEST(Sink, LostAckRetryChargesANonIdempotentPaymentTwiceForTheSameAttempt) {
-  const LostFirstAck outcome = call_with_lost_first_ack(SinkKind::Payment, /*idempotent=*/false);
+  const LostFirstAck outcome = call_with_lost_first_ack("payment", /*idempotent=*/false);
   ASSERT_EQ(outcome.executions.size(), 2u);
   for (const auto& execution : outcome.executions) {
     EXPECT_EQ(execution.id, 7u);
@@ -140,7 +139,7 @@ TEST(Sink, LostAckRetryChargesANonIdempotentPaymentTwiceForTheSameAttempt) {
 }
 
 TEST(Sink, IdempotentPaymentChargesOnceAndReturnsTheSameChargeIdOnTheRetry) {
-  const LostFirstAck outcome = call_with_lost_first_ack(SinkKind::Payment, /*idempotent=*/true);
+  const LostFirstAck outcome = call_with_lost_first_ack("payment", /*idempotent=*/true);
   ASSERT_EQ(outcome.executions.size(), 1u);
   EXPECT_EQ(outcome.executions[0].call_number, 1u);
   ASSERT_TRUE(outcome.result.has_value());
@@ -151,7 +150,7 @@ TEST(Sink, IdempotentPaymentChargesOnceAndReturnsTheSameChargeIdOnTheRetry) {
 }
 
 TEST(Sink, EmailProviderGivesEachExecutionADifferentMessageId) {
-  const LostFirstAck outcome = call_with_lost_first_ack(SinkKind::Email, /*idempotent=*/false);
+  const LostFirstAck outcome = call_with_lost_first_ack("email", /*idempotent=*/false);
   ASSERT_EQ(outcome.executions.size(), 2u);
   EXPECT_NE(outcome.executions[0].value, 0u);
   EXPECT_NE(outcome.executions[0].value, outcome.executions[1].value);
@@ -159,7 +158,7 @@ TEST(Sink, EmailProviderGivesEachExecutionADifferentMessageId) {
   // The first email's id is lost for good: the caller holds the second one's.
   EXPECT_EQ(*outcome.result, outcome.executions[1].value);
 
-  const LostFirstAck idempotent = call_with_lost_first_ack(SinkKind::Email, /*idempotent=*/true);
+  const LostFirstAck idempotent = call_with_lost_first_ack("email", /*idempotent=*/true);
   ASSERT_EQ(idempotent.executions.size(), 1u);
   ASSERT_TRUE(idempotent.result.has_value());
   EXPECT_EQ(*idempotent.result, idempotent.executions[0].value);
@@ -174,7 +173,7 @@ struct ManyCalls {
   std::uint64_t calls = 0;
 };
 
-ManyCalls many_calls_with_lossy_acks(std::uint64_t seed, SinkKind kind, bool idempotent, int messages = 200) {
+ManyCalls many_calls_with_lossy_acks(std::uint64_t seed, const std::string& kind, bool idempotent, int messages = 200) {
   SinkSection section = section_of(kind, idempotent, 3, exponential_backoff(10 * kMillisecond, kSecond),
                                    Jitter::Full);
   section.latency = sim::Distribution::exponential(20 * kMillisecond);
@@ -198,7 +197,7 @@ ManyCalls many_calls_with_lossy_acks(std::uint64_t seed, SinkKind kind, bool ide
 }
 
 TEST(Sink, LossyAcksWithRetriesDuplicateSomeNonIdempotentAttemptsAndNoIdempotentOnes) {
-  const ManyCalls plain = many_calls_with_lossy_acks(5, SinkKind::Payment, false);
+  const ManyCalls plain = many_calls_with_lossy_acks(5, "payment", false);
   int duplicated_attempts = 0;
   for (const auto& [key, executions] : by_attempt(plain.executions)) {
     if (executions.size() > 1) ++duplicated_attempts;
@@ -215,7 +214,7 @@ TEST(Sink, LossyAcksWithRetriesDuplicateSomeNonIdempotentAttemptsAndNoIdempotent
     EXPECT_TRUE(found) << "message " << id << " got a value no execution produced";
   }
 
-  const ManyCalls idempotent = many_calls_with_lossy_acks(5, SinkKind::Payment, true);
+  const ManyCalls idempotent = many_calls_with_lossy_acks(5, "payment", true);
   std::map<MessageId, int> executions_per_message;
   std::map<MessageId, std::uint64_t> executed_value;
   for (const auto& execution : idempotent.executions) {
@@ -231,7 +230,7 @@ TEST(Sink, LossyAcksWithRetriesDuplicateSomeNonIdempotentAttemptsAndNoIdempotent
 }
 
 TEST(Sink, EmailIdsAreDistinctAcrossAllExecutions) {
-  const ManyCalls outcome = many_calls_with_lossy_acks(9, SinkKind::Email, false);
+  const ManyCalls outcome = many_calls_with_lossy_acks(9, "email", false);
   std::set<std::uint64_t> ids;
   for (const auto& execution : outcome.executions) ids.insert(execution.value);
   EXPECT_EQ(ids.size(), outcome.executions.size());
@@ -239,7 +238,7 @@ TEST(Sink, EmailIdsAreDistinctAcrossAllExecutions) {
 }
 
 TEST(Sink, CounterValueIsTheRunningCountOfExecutions) {
-  const ManyCalls outcome = many_calls_with_lossy_acks(3, SinkKind::Counter, false, 40);
+  const ManyCalls outcome = many_calls_with_lossy_acks(3, "counter", false, 40);
   for (std::size_t i = 0; i < outcome.executions.size(); ++i) {
     EXPECT_EQ(outcome.executions[i].value, i + 1);
     if (i > 0) {
@@ -249,9 +248,9 @@ TEST(Sink, CounterValueIsTheRunningCountOfExecutions) {
 }
 
 TEST(Sink, SameSeedSameTraceAndExecutionsDifferentSeedDifferentTrace) {
-  const ManyCalls first = many_calls_with_lossy_acks(11, SinkKind::Email, false, 60);
-  const ManyCalls again = many_calls_with_lossy_acks(11, SinkKind::Email, false, 60);
-  const ManyCalls other = many_calls_with_lossy_acks(12, SinkKind::Email, false, 60);
+  const ManyCalls first = many_calls_with_lossy_acks(11, "email", false, 60);
+  const ManyCalls again = many_calls_with_lossy_acks(11, "email", false, 60);
+  const ManyCalls other = many_calls_with_lossy_acks(12, "email", false, 60);
   EXPECT_EQ(first.trace_hash, again.trace_hash);
   EXPECT_EQ(first.executions, again.executions);
   EXPECT_EQ(first.results, again.results);
@@ -316,7 +315,7 @@ TEST(Sink, DefaultBucketHoldsOneTenthOfASecondOfCapacity) {
 }
 
 TEST(Sink, CapacityRejectsCallsBeyondTheTokenBucketWith503AndNoExecution) {
-  SinkSection section = section_of(SinkKind::Payment, false, 0);
+  SinkSection section = section_of("payment", false, 0);
   section.capacity = lethe::Rate{20.0};  // a bucket of 2 tokens, one more every 50 ms
   const Burst outcome = burst(section, 5);
   EXPECT_EQ(successes(outcome), 2);
@@ -330,7 +329,7 @@ TEST(Sink, CapacityRejectsCallsBeyondTheTokenBucketWith503AndNoExecution) {
 }
 
 TEST(Sink, CapacityWithALargerBucketAcceptsALargerBurst) {
-  SinkSection section = section_of(SinkKind::Payment, false, 0);
+  SinkSection section = section_of("payment", false, 0);
   section.capacity = lethe::Rate{20.0};
   const Burst outcome = burst(section, 30, 1, sim::Distribution::constant(kMillisecond), /*bucket_calls=*/20);
   EXPECT_EQ(successes(outcome), 20);
@@ -338,7 +337,7 @@ TEST(Sink, CapacityWithALargerBucketAcceptsALargerBurst) {
 }
 
 TEST(Sink, CapacityRetriesGoThroughOnceTheBucketRefills) {
-  SinkSection section = section_of(SinkKind::Payment, false, 4, constant_backoff(kSecond / 4));
+  SinkSection section = section_of("payment", false, 4, constant_backoff(kSecond / 4));
   section.capacity = lethe::Rate{4.0};  // one token, one more every 250 ms
   const Burst outcome = burst(section, 5);
   EXPECT_EQ(successes(outcome), 5);
@@ -356,7 +355,7 @@ TEST(Sink, CapacityRetriesGoThroughOnceTheBucketRefills) {
 }
 
 TEST(Sink, OutageRejectsEveryCallWith503) {
-  SinkSection section = section_of(SinkKind::Counter, false, 0);
+  SinkSection section = section_of("counter", false, 0);
   section.outages.push_back(lethe::SinkOutage{0, kSecond});
   const Burst outcome = burst(section, 3);
   EXPECT_EQ(successes(outcome), 0);
@@ -367,7 +366,7 @@ TEST(Sink, OutageRejectsEveryCallWith503) {
 }
 
 TEST(Sink, RetriesGoThroughAfterTheOutage) {
-  SinkSection section = section_of(SinkKind::Counter, false, 5, constant_backoff(300 * kMillisecond));
+  SinkSection section = section_of("counter", false, 5, constant_backoff(300 * kMillisecond));
   section.outages.push_back(lethe::SinkOutage{0, kSecond});
   const Burst outcome = burst(section, 3);
   EXPECT_EQ(successes(outcome), 3);
@@ -380,7 +379,7 @@ TEST(Sink, RetriesGoThroughAfterTheOutage) {
 }
 
 TEST(Sink, TimeoutWithoutRetriesReturnsNulloptButTheEffectStillHappens) {
-  SinkSection section = section_of(SinkKind::Payment, false, 0);
+  SinkSection section = section_of("payment", false, 0);
   section.latency = sim::Distribution::constant(2 * kSecond);
   section.timeout = kSecond;
   const Burst outcome = burst(section, 1);
@@ -392,7 +391,7 @@ TEST(Sink, TimeoutWithoutRetriesReturnsNulloptButTheEffectStillHappens) {
 }
 
 TEST(Sink, TimeoutWithRetriesOnASlowProviderExecutesOncePerTry) {
-  SinkSection section = section_of(SinkKind::Payment, false, 2, constant_backoff(100 * kMillisecond));
+  SinkSection section = section_of("payment", false, 2, constant_backoff(100 * kMillisecond));
   section.latency = sim::Distribution::constant(2 * kSecond);
   section.timeout = kSecond;
   const Burst outcome = burst(section, 1);
@@ -409,7 +408,7 @@ struct StormFigures {
 };
 
 StormFigures storm(Jitter jitter, std::uint64_t seed, std::optional<std::uint64_t> bucket_calls = std::nullopt) {
-  SinkSection section = section_of(SinkKind::Counter, false, 8, exponential_backoff(100 * kMillisecond, 10 * kSecond),
+  SinkSection section = section_of("counter", false, 8, exponential_backoff(100 * kMillisecond, 10 * kSecond),
                                    jitter);
   section.timeout = kSecond;
   section.capacity = lethe::Rate{50.0};

@@ -1,6 +1,9 @@
-// Tests of world/sources.hpp: the SQS-like queue, the Kafka-like topic with consumer groups, and the
-// request/response clients. Each test is a small simulation with a 1 ms constant one-way latency.
-#include "world/sources.hpp"
+// Tests of world/queue.hpp, world/kafka.hpp and world/clients.hpp: the SQS-like queue, the Kafka-like topic with
+// consumer groups, and the request/response clients. Each test is a small simulation with a 1 ms constant one-way
+// latency.
+#include "world/clients.hpp"
+#include "world/kafka.hpp"
+#include "world/queue.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,173 +1,16 @@
-#include "world/sources.hpp"
+#include "world/kafka.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
-#include <string>
+
+#include "world/source_support.hpp"
 
 namespace lethe {
-namespace {
 
-void require(bool condition, const char* message) {
-  if (!condition) throw std::invalid_argument(message);
-}
+using source_support::pack;
+using source_support::require;
+using source_support::zero_time_service;
 
-std::uint64_t pack(std::uint64_t high, std::uint64_t low) { return (high << 32) | (low & 0xffffffffull); }
-
-sim::Service zero_time_service(sim::Node& node) { return sim::Service{&node, sim::Distribution{}, false, 0}; }
-
-// Removes `tag`'s pending entry when the waiting try ends, also when it unwinds on a crash.
-struct PendingGuard {
-  std::map<std::uint64_t, sim::Channel<std::uint64_t>>& pending;
-  std::uint64_t tag;
-  ~PendingGuard() { pending.erase(tag); }
-};
-
-}  // namespace
-
-// ======================================================================== Queue
-
-QueueSettings QueueSettings::from(const ScenarioConfig& config, std::uint32_t index) {
-  QueueSettings settings;
-  settings.visibility_timeout = config.topology.visibility_timeout;
-  settings.rpc_timeout = config.network.rpc_timeout;
-  settings.index = index;
-  return settings;
-}
-
-Queue::Queue(sim::Simulation& simulation, sim::Network& network, sim::Node& broker, QueueSettings settings,
-             Ledger& ledger)
-    : simulation_(simulation),
-      network_(network),
-      broker_(broker),
-      settings_(settings),
-      ledger_(ledger),
-      service_(zero_time_service(broker)) {
-  require(settings_.visibility_timeout > 0, "Queue: visibility_timeout must be > 0");
-  require(settings_.rpc_timeout > 0, "Queue: rpc_timeout must be > 0");
-}
-
-std::uint64_t Queue::publish(MessageId id) {
-  const std::uint64_t number = published_++;
-  entries_.push_back(Entry{id, 0, 0, State::Visible});
-  simulation_.trace().record(simulation_.now(), source_kinds::kQueuePublish, broker_.id(), id, number,
-                             settings_.index);
-  changed();
-  return number;
-}
-
-void Queue::changed() {
-  // One message became visible: hand it to one waiting receiver (waking every idle consumer for each message
-  // made a queue with N consumers cost O(N) per message: 16,000 consumers took 408 s for 20,000 messages).
-  // A receiver whose poll is in flight sees the version change and polls again.
-  // Nobody asleep to hand it to (every receiver is busy or has a poll in flight): leave a claim, so that the
-  // next receiver whose poll comes back empty polls again instead of sleeping past it.
-  if (!changed_.notify_one()) ++unclaimed_;
-}
-
-Queue::ReceiveResponse Queue::serve_receive() {
-  std::uint64_t number = 0;
-  if (!revisible_.empty()) {  // older than every never-received message
-    number = *revisible_.begin();
-    revisible_.erase(revisible_.begin());
-  } else if (fresh_ < published_) {
-    number = fresh_++;
-  } else {
-    return ReceiveResponse{};
-  }
-  Entry& entry = this->entry(number);
-  if (entry.state != State::Visible) throw sim::InternalError("Queue: a visible message was not in state Visible");
-  entry.state = State::InFlight;
-  entry.receipt = next_receipt_++;
-  ++entry.receive_count;
-  ++receives_;
-  const sim::Time now = simulation_.now();
-  const sim::Time invisible_until = now + settings_.visibility_timeout;
-  const std::uint64_t receipt = entry.receipt;
-  simulation_.trace().record(now, source_kinds::kQueueReceive, broker_.id(), entry.id, number, receipt);
-  simulation_.at(invisible_until, [this, number, receipt] { expire(number, receipt); });
-  return ReceiveResponse{Delivery{entry.id, number, receipt, entry.receive_count, invisible_until}};
-}
-
-void Queue::expire(std::uint64_t message, std::uint64_t receipt) {
-  if (message < first_entry_) return;  // deleted (and dropped)
-  Entry& entry = this->entry(message);
-  if (entry.state != State::InFlight || entry.receipt != receipt) return;  // deleted or received again since
-  entry.state = State::Visible;
-  revisible_.insert(message);
-  ++expiries_;
-  simulation_.trace().record(simulation_.now(), source_kinds::kQueueVisible, broker_.id(), entry.id, message,
-                             receipt);
-  changed();
-}
-
-Queue::DeleteResult Queue::serve_delete(MessageId id, std::uint64_t message, std::uint64_t receipt) {
-  if (message >= published_) throw std::out_of_range("Queue: delete of a message never published");
-  DeleteResult result = DeleteResult::Stale;
-  if (message < first_entry_) {
-    result = DeleteResult::AlreadyDeleted;  // deleted, and dropped since
-  } else {
-    Entry& entry = this->entry(message);
-    if (entry.state == State::Deleted) {
-      result = DeleteResult::AlreadyDeleted;
-    } else if (entry.receipt == receipt) {
-      // The latest receipt deletes the message, also after its timeout expired if nobody received it again
-      // (a visible message with a receipt was received before: it is in revisible_).
-      if (entry.state == State::Visible) revisible_.erase(message);
-      entry.state = State::Deleted;
-      ++deleted_;
-      result = DeleteResult::Deleted;
-      while (!entries_.empty() && entries_.front().state == State::Deleted) {
-        entries_.pop_front();
-        ++first_entry_;
-      }
-    }
-  }
-  // `id` is the delivery's, which came from this message: the same as the entry's.
-  simulation_.trace().record(simulation_.now(), source_kinds::kQueueDelete, broker_.id(), id, message,
-                             static_cast<std::uint64_t>(result));
-  return result;
-}
-
-std::optional<Delivery> Queue::receive(sim::Time deadline) {
-  Queue* self = this;
-  while (true) {
-    const std::optional<ReceiveResponse> response =
-        network_.call(service_, [self] { return self->serve_receive(); }, settings_.rpc_timeout, 0);
-    if (response.has_value() && response->delivery.has_value()) {
-      const Delivery& delivery = *response->delivery;
-      ++ledger_.deliveries;
-      simulation_.trace().record(simulation_.now(), source_kinds::kQueueDeliver, simulation_.this_node().id(),
-                                 delivery.id, delivery.message, delivery.receive_count);
-      return delivery;
-    }
-    if (simulation_.now() >= deadline) return std::nullopt;
-    if (!response.has_value()) continue;        // lost or partitioned: the failed call already took rpc_timeout
-    // A long poll: each message that becomes visible wakes one sleeping receiver, or, when none sleeps, leaves
-    // a claim that the next empty poll takes to poll again (if anything is still visible) instead of sleeping.
-    // So every newly visible message gets at least one poll after it, and no more than one: re-polling
-    // whenever anything had changed during the poll made receivers spin while messages arrived, O(consumers)
-    // polls per message (16,000 consumers: 408 s for 20,000 messages).
-    if (unclaimed_ > 0) {
-      --unclaimed_;
-      if (has_visible()) continue;
-    }
-    changed_.wait(deadline);
-  }
-}
-
-bool Queue::acknowledge(const Delivery& delivery) {
-  Queue* self = this;
-  const MessageId id = delivery.id;
-  const std::uint64_t message = delivery.message;
-  const std::uint64_t receipt = delivery.receipt;
-  const std::optional<DeleteResult> response = network_.call(
-      service_, [self, id, message, receipt] { return self->serve_delete(id, message, receipt); },
-      settings_.rpc_timeout, id);
-  return response.has_value() && *response != DeleteResult::Stale;
-}
-
-// ======================================================================== Kafka
 
 KafkaSettings KafkaSettings::from(const ScenarioConfig& config) {
   KafkaSettings settings;
@@ -587,174 +430,71 @@ void ConsumerGroup::release(int member, const KafkaRecord& record) {
   finish(member, state, record, /*rewind=*/true);
 }
 
-// ======================================================================== ClientsSource
+// ======================================================================== KafkaSource
 
-ClientsSource::ClientsSource(sim::Simulation& simulation, sim::Network& network, std::vector<sim::Node*> workers,
-                             ClientsSettings settings, std::vector<MessageId> ids, Ledger& ledger, sim::Rng rng)
-    : simulation_(simulation),
-      network_(network),
-      workers_(std::move(workers)),
-      settings_(settings),
-      ledger_(ledger),
-      mailboxes_(workers_.size()) {
-  require(settings_.clients >= 1, "ClientsSource: clients must be >= 1");
-  require(settings_.rate_per_second > 0.0 && std::isfinite(settings_.rate_per_second),
-          "ClientsSource: rate_per_second must be finite and > 0");
-  require(settings_.timeout > 0, "ClientsSource: timeout must be > 0");
-  require(settings_.retries >= 0, "ClientsSource: retries must be >= 0");
-  require(!workers_.empty(), "ClientsSource: no workers");
-  for (const sim::Node* worker : workers_) require(worker != nullptr, "ClientsSource: null worker node");
-  RetryPolicy check(settings_.backoff, settings_.jitter);  // validates the backoff (throws on a bad one)
-  (void)check;
-  for (int i = 0; i < settings_.clients; ++i) {
-    const std::string name = "client-" + std::to_string(i);
-    auto client = std::make_unique<Client>(Client{&simulation_.add_node(name, "clients"),
-                                                  rng.derive(name + "/arrivals"), rng.derive(name + "/routing"),
-                                                  rng.derive(name + "/jitter"), ClientStats{}, {}, {}, 1});
-    clients_.push_back(std::move(client));
-  }
-  outcomes_.reserve(ids.size());
-  for (std::size_t k = 0; k < ids.size(); ++k) {
-    const auto client = static_cast<std::uint32_t>(k % clients_.size());
-    RequestOutcome outcome;
-    outcome.id = ids[k];
-    outcome.client = client;
-    outcomes_.push_back(outcome);
-    clients_[client]->share.push_back(k);
-  }
+namespace {
+
+// How long a consumer waits before handling a failed record again: the protocol's own re-read interval.
+sim::Duration retry_wait_of(const ProtocolSection& protocol) {
+  return protocol.poll.kind == PollKind::Distribution
+             ? std::max<sim::Duration>(protocol.poll.interval.quantile(0.5), sim::kMillisecond)
+             : std::max<sim::Duration>(protocol.poll.backoff_base, sim::kMillisecond);
 }
 
-void ClientsSource::start() {
-  require(!started_, "ClientsSource::start: already started");
-  started_ = true;
-  for (std::size_t i = 0; i < clients_.size(); ++i) {
-    const auto client = static_cast<std::uint32_t>(i);
-    clients_[i]->node->set_main([this, client] { run_client(client); });
-    clients_[i]->node->start();
-  }
-}
+}  // namespace
 
-void ClientsSource::run_client(std::uint32_t client_index) {
-  Client& client = *clients_[client_index];
-  const double mean_gap_ns = static_cast<double>(sim::kSecond) / settings_.rate_per_second;
-  for (std::size_t outcome : client.share) {
-    const double gap = std::round(client.arrivals.exponential(mean_gap_ns));
-    sim::sleep(gap >= static_cast<double>(sim::kTimeMax / 2) ? sim::kTimeMax / 2 : static_cast<sim::Duration>(gap));
-    client.node->spawn([this, client_index, outcome] { run_request(client_index, outcome); });
-  }
-}
+KafkaSource::KafkaSource(const SourceContext& context)
+    : simulation_(context.simulation),
+      workers_(context.workers),
+      observations_(context.observations),
+      retry_wait_(retry_wait_of(context.config.protocol)),
+      kafka_(context.simulation, context.network, context.broker, KafkaSettings::from(context.config), context.ledger,
+             context.simulation.rng("kafka")) {}
 
-std::uint32_t ClientsSource::choose_worker(Client& client, MessageId id) {
-  const auto count = static_cast<std::uint64_t>(workers_.size());
-  if (settings_.worker_choice == WorkerChoice::ById) return static_cast<std::uint32_t>(id % count);
-  return static_cast<std::uint32_t>(client.routing.below(count));
-}
-
-void ClientsSource::run_request(std::uint32_t client_index, std::size_t outcome_index) {
-  Client& client = *clients_[client_index];
-  RequestOutcome& outcome = outcomes_[outcome_index];
-  sim::Node& node = *client.node;
-  RetryPolicy policy(settings_.backoff, settings_.jitter);
-  outcome.started_at = simulation_.now();
-  ++client.stats.requests;
-  const int tries = settings_.retries + 1;
-  for (int try_number = 1; try_number <= tries; ++try_number) {
-    if (try_number > 1) {
-      const sim::Duration backoff_ns = policy.delay(try_number - 1, client.jitter);
-      ++client.stats.retries;
-      simulation_.trace().record(simulation_.now(), source_kinds::kClientRetry, node.id(), outcome.id,
-                                 static_cast<std::uint64_t>(try_number - 1), static_cast<std::uint64_t>(backoff_ns));
-      sim::sleep(backoff_ns);
-    }
-    const std::uint32_t worker = choose_worker(client, outcome.id);
-    const std::uint64_t tag = pack(client_index + 1u, client.next_tag++);
-    const Request request{outcome.id, client_index, worker, static_cast<std::uint32_t>(try_number), tag,
-                          simulation_.now()};
-    client.pending.try_emplace(tag);
-    const PendingGuard guard{client.pending, tag};
-    outcome.tries = static_cast<std::uint32_t>(try_number);
-    simulation_.trace().record(simulation_.now(), source_kinds::kClientSend, node.id(), outcome.id, tag,
-                               pack(worker, static_cast<std::uint64_t>(try_number)));
-    network_.send(node, *workers_[worker], [this, request] { arrive_request(request); }, outcome.id);
-    const std::optional<std::uint64_t> value = client.pending.at(tag).pop_until(simulation_.now() + settings_.timeout);
-    if (value.has_value()) {
-      ++client.stats.successes;
-      outcome.finished = true;
-      outcome.succeeded = true;
-      outcome.value = *value;
-      outcome.finished_at = simulation_.now();
-      ++finished_;
-      simulation_.trace().record(simulation_.now(), source_kinds::kClientOk, node.id(), outcome.id,
-                                 static_cast<std::uint64_t>(try_number), *value);
-      return;
-    }
-  }
-  ++client.stats.gave_up;
-  outcome.finished = true;
-  outcome.finished_at = simulation_.now();
-  ++finished_;
-  simulation_.trace().record(simulation_.now(), source_kinds::kClientGiveUp, node.id(), outcome.id,
-                             static_cast<std::uint64_t>(tries));
-}
-
-void ClientsSource::arrive_request(const Request& request) {
-  mailboxes_[request.worker].push(Queued{request, workers_[request.worker]->incarnation()});
-}
-
-std::optional<Request> ClientsSource::next_request(int worker, sim::Time deadline) {
-  require(worker >= 0 && static_cast<std::size_t>(worker) < workers_.size(), "ClientsSource: no such worker");
-  const auto index = static_cast<std::size_t>(worker);
-  sim::Node& node = *workers_[index];
+void KafkaSource::consume(SourceWorker& worker) {
+  constexpr sim::Duration kPollWait = 100 * sim::kMillisecond;
+  const WorkerSlot& slot = workers_[worker.index()];
+  ConsumerGroup& group = kafka_.group(slot.processor);
+  const int member = static_cast<int>(slot.member);
   while (true) {
-    std::optional<Queued> queued = mailboxes_[index].pop_until(deadline);
-    if (!queued.has_value()) return std::nullopt;
-    if (queued->incarnation != node.incarnation()) continue;  // queued at an incarnation that crashed
-    const Request& request = queued->request;
-    ++ledger_.deliveries;
-    simulation_.trace().record(simulation_.now(), source_kinds::kRequestDeliver, node.id(), request.id, request.tag,
-                               request.client);
-    return request;
+    auto record = group.poll(member, sim::now() + kPollWait);
+    if (!record) continue;
+    while (!worker.handle(record->id).ok) sim::sleep(retry_wait_);  // retried in place: the partition waits
+    worker.before_ack(record->id);
+    const bool committed = group.commit(member, *record);
+    worker.acknowledged(record->id, committed);
   }
 }
 
-void ClientsSource::respond(const Request& request, std::uint64_t value) {
-  require(request.worker < workers_.size() && request.client < clients_.size(), "ClientsSource::respond: bad request");
-  const std::uint32_t client = request.client;
-  const std::uint64_t tag = request.tag;
-  network_.send(*workers_[request.worker], *clients_[client]->node,
-                [this, client, tag, value] { arrive_response(client, tag, value); }, request.id);
+void KafkaSource::worker_started(std::size_t worker) {
+  const WorkerSlot& slot = workers_[worker];
+  kafka_.group(slot.processor).join(static_cast<int>(slot.member));
 }
 
-void ClientsSource::arrive_response(std::uint32_t client_index, std::uint64_t tag, std::uint64_t value) {
-  Client& client = *clients_[client_index];
-  auto found = client.pending.find(tag);
-  if (found == client.pending.end()) {
-    ++client.stats.late_responses;
-    return;
-  }
-  found->second.push(value);
+void KafkaSource::worker_crashed(std::size_t worker) {
+  // The group notices the dead member after the session timeout, unless it came back meanwhile (its restart
+  // rejoined the group: removing it then would leave a live consumer with no partitions).
+  const WorkerSlot& slot = workers_[worker];
+  const ProcessorId processor = slot.processor;
+  const std::size_t member = slot.member;
+  sim::Node* node = slot.node;
+  const std::uint32_t incarnation = node->incarnation();
+  simulation_.after(kSessionTimeout, [this, processor, member, node, incarnation] {
+    if (!node->alive() && node->incarnation() == incarnation) {
+      kafka_.group(processor).leave(static_cast<int>(member));
+      observations_.cover("rebalance.session_timeout");
+    }
+  });
 }
 
-const ClientStats& ClientsSource::stats(int client) const {
-  require(client >= 0 && static_cast<std::size_t>(client) < clients_.size(), "ClientsSource: no such client");
-  return clients_[static_cast<std::size_t>(client)]->stats;
+void KafkaSource::rebalance() {
+  for (int p = 0; p < kafka_.settings().processors; ++p) kafka_.group(static_cast<ProcessorId>(p)).rebalance();
 }
 
-ClientStats ClientsSource::totals() const {
-  ClientStats total;
-  for (const auto& client : clients_) {
-    total.requests += client->stats.requests;
-    total.retries += client->stats.retries;
-    total.successes += client->stats.successes;
-    total.gave_up += client->stats.gave_up;
-    total.late_responses += client->stats.late_responses;
-  }
-  return total;
-}
-
-sim::Node& ClientsSource::client_node(int client) {
-  require(client >= 0 && static_cast<std::size_t>(client) < clients_.size(), "ClientsSource: no such client");
-  return *clients_[static_cast<std::size_t>(client)]->node;
+void register_kafka_source(SourceRegistry& registry) {
+  registry.add("kafka", SourceEntry{WorkerLayout::PerProcessor, [](const SourceContext& context) {
+                                      return std::make_unique<KafkaSource>(context);
+                                    }});
 }
 
 }  // namespace lethe

@@ -1,0 +1,77 @@
+#include "world/judge.hpp"
+
+#include <fmt/format.h>
+
+#include "check/oracle.hpp"
+
+namespace lethe {
+namespace {
+
+// The ledger's executions, complete, and every executed attempt marked.
+void close_ledger(const JudgeInput& in) {
+  const ScenarioConfig& config = in.config;
+  Ledger& ledger = in.ledger;
+  in.ledger_folding.flush();
+  if (config.protocol.kind != ProtocolKind::Inbox && !in.ledger_folding.folding()) {
+    ledger.executions = in.topology.sink().take_executions();  // only inbox runs record executions in the store hook
+  }
+  for (const auto& e : ledger.executions) {
+    if (ledger.has_attempt(e.attempt)) ledger.attempt(e.attempt).executed = true;
+  }
+}
+
+void check_linearizability(const JudgeInput& in, RunResult& result) {
+  if (!in.options.check_linearizability) return;
+  const auto verdict = in.topology.store().check_history(in.options.linearizability_budget);
+  if (verdict.verdict == lin::Verdict::Linearizable) result.linearizable = true;
+  if (verdict.verdict == lin::Verdict::NotLinearizable) result.linearizable = false;
+}
+
+void fill_coverage(const JudgeInput& in) {
+  auto& counters = in.observations.counters();
+  // Coverage of every fault point, including the ones that never fired (a silent green is visible).
+  for (const char* point : {"after_start_before_effect", "after_effect_before_complete", "after_complete_before_ack"}) {
+    counters.try_emplace(fmt::format("crash_point.{}.reached", point), 0);
+    counters.try_emplace(fmt::format("crash_point.{}.fired", point), 0);
+  }
+  for (const char* key : {"crash", "restart", "pause", "partition.scheduled", "redelivery.copy", "producer.retry"}) {
+    counters.try_emplace(key, 0);
+  }
+  const auto& net = in.network.stats();
+  counters["network.lost"] = net.lost;
+  counters["network.ack_lost"] = net.ack_lost;
+  counters["network.duplicated"] = net.duplicated;
+  counters["network.partitioned"] = net.partitioned;
+  counters["network.rpc_timeouts"] = net.rpc_timeouts;
+  counters["store.evictions"] = in.topology.store().evictions();
+  counters["sink.rejected"] = in.topology.sink().rejected();
+}
+
+}  // namespace
+
+RunResult judge_run(const JudgeInput& in) {
+  const ScenarioConfig& config = in.config;
+  sim::Simulation& sim = in.simulation;
+  in.observations.merge_counted();
+  close_ledger(in);
+  RunResult result;
+  result.scenario = config.scenario.name;
+  result.seed = in.seed;
+  OracleInput input{in.ledger, config.protocol.kind, in.topology.sink().calls(),
+                    [&sim](std::uint32_t node) { return sim.node(node).name(); },
+                    [&config](ProcessorId p) {
+                      return p < config.topology.processors.size() ? config.topology.processors[p]
+                                                                   : fmt::format("processor{}", p);
+                    }};
+  judge(input, result);
+  check_linearizability(in, result);
+  fill_coverage(in);
+  result.coverage = in.observations.counters();
+  result.swarm = in.faults.swarm_on();
+  result.sim_time = in.observations.last_activity();
+  result.trace_hash = sim.trace().hash();
+  result.trace_events = sim.trace().count();
+  return result;
+}
+
+}  // namespace lethe

@@ -1,0 +1,76 @@
+// world/ledger_folding.hpp — the world's writes about attempts and effects into the Ledger, folding each settled
+// group into its summary as it settles (check/ledger.hpp, SettledGroup).
+//
+// Every attempt is begun here (its record, the node it runs on) and ended here (outcome, value), or marked
+// crashed with every other attempt running on its node. Effects (the provider's executions, or the inbox's
+// domain writes) and evictions of dedupe and inbox records are recorded here too. With folding on, a group
+// (message id, processor) is open while it has an attempt begun since it was last closed; when its last such
+// attempt is over it is closed: folded into a SettledGroup if it settled cleanly (one execution by an attempt
+// that decided on its own, completed and returned the provider's value; every other attempt skipped with that
+// value), otherwise its records are kept whole for good. Groups still open when the run ends are kept whole
+// (flush). With folding off every record is kept.
+//
+// Recording never changes what happens: nothing here draws a random number, schedules or traces anything.
+// REQUIRES: every attempt begun is ended or crashed at most once; flush() once, at the end of the run.
+// Does not: decide anything, or read the trace.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <absl/container/btree_map.h>
+#include <absl/container/btree_set.h>
+#include <absl/container/inlined_vector.h>
+
+#include "core/config.hpp"  // first: its Partitioner::Key would shadow protocol/store_ops.hpp's Key
+#include "check/ledger.hpp"
+#include "protocol/strategies.hpp"
+#include "sim/time.hpp"
+
+namespace lethe {
+
+class LedgerFolding {
+ public:
+  explicit LedgerFolding(Ledger& ledger) : ledger_(ledger) {}
+  LedgerFolding(const LedgerFolding&) = delete;
+  LedgerFolding& operator=(const LedgerFolding&) = delete;
+
+  // On: fold settled groups (check/ledger.hpp). Set before the first attempt.
+  void set_folding(bool on) { folding_ = on; }
+  bool folding() const { return folding_; }
+
+  // A new attempt of (id, processor) on node `node`: its record, active on the node. Returns its id.
+  AttemptId begin(MessageId id, ProcessorId processor, std::uint32_t node);
+  // The attempt returned `result` at `now`. Returns a copy of its record (folding may erase the record).
+  AttemptRecord end(AttemptId attempt, const ProtectResult& result, sim::Time now);
+  // Node `node` crashed at `now`: every attempt active on it is marked crashed.
+  void node_crashed(std::uint32_t node, sim::Time now);
+
+  // One execution of an effect (the provider's, or an inbox domain write).
+  void record_execution(const ExecutionRecord& execution);
+  // An applied eviction of `key` at `at`.
+  void record_eviction(Key key, sim::Time at);
+  // The run is over: groups still open are kept whole.
+  void flush();
+
+ private:
+  // Groups with an attempt begun since they were last closed: folded or kept when their last attempt is over.
+  struct OpenGroup {
+    std::uint32_t running = 0;  // attempts begun and not over
+    // Inline room for the common group (one attempt and its execution, or a skip): no allocation per message.
+    absl::InlinedVector<AttemptId, 2> attempts;          // begun since the group opened
+    absl::InlinedVector<ExecutionRecord, 1> executions;  // the provider's executions while open
+  };
+
+  void attempt_over(const AttemptRecord& record);  // it ended, or its node crashed
+  void close_group(std::uint64_t key, OpenGroup& group);
+  std::vector<AttemptId>& active_on(std::uint32_t node);
+
+  Ledger& ledger_;
+  bool folding_ = false;
+  std::vector<std::vector<AttemptId>> active_attempts_;    // per node id (grown as nodes run attempts)
+  absl::btree_map<std::uint64_t, OpenGroup> open_groups_;  // by group_key
+  absl::btree_set<std::uint64_t> kept_groups_;             // groups whose records are kept whole from now on
+};
+
+}  // namespace lethe

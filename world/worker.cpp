@@ -1,0 +1,170 @@
+#include "world/worker.hpp"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "protocol/strategies.hpp"
+
+namespace lethe {
+namespace {
+
+constexpr sim::TraceKind kTraceAttempt{"attempt"};    // a = id, b = processor, c = attempt
+constexpr sim::TraceKind kTraceDecision{"decision"};  // a = id, b = attempt, c = basis
+constexpr sim::TraceKind kTraceOutcome{"outcome"};    // a = id, b = attempt, c = outcome
+constexpr sim::TraceKind kTraceAck{"ack"};            // a = id, b = processor, c = acknowledged
+
+class SimClock final : public Clock {
+ public:
+  explicit SimClock(sim::Node& node) : node_(node) {}
+  sim::Time now() override { return node_.local_now(); }
+  void sleep(sim::Duration duration) override { sim::sleep(duration); }
+
+ private:
+  sim::Node& node_;
+};
+
+// The protocol's view of the world from one worker node.
+class WorkerHooks final : public ProtocolHooks {
+ public:
+  WorkerHooks(const WorkerEnvironment& environment, sim::Node& node) : environment_(environment), node_(node) {}
+
+  void crash_point(CrashPoint point, MessageId id, AttemptId attempt) override {
+    environment_.faults.crash_point(point, node_, id, attempt);
+  }
+
+  void decided(const DecisionNote& note) override {
+    auto& simulation = environment_.simulation;
+    environment_.ledger.decided(note, simulation.now());
+    simulation.trace().record(simulation.now(), kTraceDecision, node_.id(), note.id, note.attempt,
+                              static_cast<std::uint64_t>(note.basis));
+    environment_.observations.decided(note.basis);
+  }
+
+  void waited(MessageId id, ProcessorId processor, AttemptId attempt, sim::Duration waited) override {
+    environment_.ledger.waits.push_back(WaitRecord{id, processor, attempt, waited});
+  }
+
+  void completed(MessageId, ProcessorId, AttemptId attempt, bool applied) override {
+    auto& record = environment_.ledger.attempt(attempt);
+    if (applied) {
+      record.completion_applied = true;
+      record.completed_at = environment_.simulation.now();
+    }
+  }
+
+ private:
+  const WorkerEnvironment& environment_;
+  sim::Node& node_;
+};
+
+// One attempt of `strategy` on (id, processor), begun and ended in the ledger and traced.
+ProtectResult attempt_once(const WorkerEnvironment& environment, Strategy& strategy, SinkClient& sink,
+                           sim::Rng& work, MessageId id, ProcessorId processor, sim::Node& node) {
+  sim::Simulation& simulation = environment.simulation;
+  const AttemptId attempt = environment.ledger_folding.begin(id, processor, node.id());
+  simulation.trace().record(simulation.now(), kTraceAttempt, node.id(), id, processor, attempt);
+  // The effect: the domain's processing time (workload.processing_time), then the provider call. protect()
+  // runs it in this fiber, before returning: the closure refers to this frame, so it is one pointer (no
+  // allocation for the std::function).
+  struct EffectCall {
+    const sim::Distribution* processing_time;
+    SinkClient* sink;
+    sim::Rng* work;
+    MessageId id;
+    ProcessorId processor;
+    AttemptId attempt;
+  } call{&environment.config.workload.processing_time, &sink, &work, id, processor, attempt};
+  const Effect effect = [frame = &call]() {
+    sim::sleep(frame->processing_time->sample(*frame->work));
+    return frame->sink->call(frame->id, frame->processor, frame->attempt);
+  };
+  const ProtectResult result = strategy.protect(id, processor, attempt, effect);
+  const AttemptRecord record = environment.ledger_folding.end(attempt, result, simulation.now());
+  simulation.trace().record(simulation.now(), kTraceOutcome, record.node, record.id, attempt,
+                            static_cast<std::uint64_t>(result.outcome));
+  environment.observations.active(simulation.now());
+  return result;
+}
+
+// A worker incarnation as its source sees it: the strategies it runs, and what it does around an ack.
+class WorkerLoop final : public SourceWorker {
+ public:
+  WorkerLoop(const WorkerEnvironment& environment, std::size_t index, WorkerHooks& hooks,
+             std::vector<std::unique_ptr<Strategy>>& strategies, std::vector<ProcessorId> processors,
+             SinkClient& sink, sim::Rng& work)
+      : environment_(environment),
+        slot_(environment.topology.workers()[index]),
+        index_(index),
+        hooks_(hooks),
+        strategies_(strategies),
+        processors_(std::move(processors)),
+        sink_(sink),
+        work_(work) {}
+
+  std::size_t index() const override { return index_; }
+  sim::Node& node() override { return *slot_.node; }
+  Handled handle(MessageId id) override {
+    Handled handled{true, std::nullopt};
+    for (std::size_t i = 0; i < strategies_.size(); ++i) {
+      const ProtectResult result =
+          attempt_once(environment_, *strategies_[i], sink_, work_, id, processors_[i], node());
+      if (result.outcome == Outcome::Failed) handled.ok = false;
+      if (i == 0) handled.value = result.value;
+    }
+    return handled;
+  }
+  void before_ack(MessageId id) override { hooks_.crash_point(CrashPoint::AfterCompleteBeforeAck, id, 0); }
+  void acknowledged(MessageId id, bool accepted) override {
+    environment_.simulation.trace().record(sim::now(), kTraceAck, node().id(), id, slot_.processor, accepted);
+    environment_.observations.active(sim::now());
+  }
+  void answered(MessageId) override { environment_.observations.active(sim::now()); }
+
+ private:
+  const WorkerEnvironment& environment_;
+  const WorkerSlot& slot_;
+  std::size_t index_;
+  WorkerHooks& hooks_;
+  std::vector<std::unique_ptr<Strategy>>& strategies_;
+  std::vector<ProcessorId> processors_;  // the processor of each strategy
+  SinkClient& sink_;
+  sim::Rng& work_;
+};
+
+}  // namespace
+
+void Workers::main(std::size_t index) {
+  const WorkerEnvironment& environment = environment_;
+  Topology& topology = environment.topology;
+  sim::Simulation& simulation = environment.simulation;
+  sim::Node& self = *topology.workers()[index].node;
+  SimClock clock(self);
+  const std::unique_ptr<StoreClient> store_client = topology.store().connect(self);
+  SinkClient sink_client(topology.sink(), environment.network, environment.config.sink,
+                         simulation.rng(fmt::format("sink-client:{}:{}", self.name(), self.incarnation())));
+  WorkerHooks hooks(environment, self);
+  // Shared workers run every processor's strategy; the others their own processor's.
+  std::vector<ProcessorId> processors;
+  if (topology.worker_layout() == WorkerLayout::Shared) {
+    for (std::size_t p = 0; p < environment.config.topology.processors.size(); ++p) {
+      processors.push_back(static_cast<ProcessorId>(p));
+    }
+  } else {
+    processors.push_back(topology.workers()[index].processor);
+  }
+  std::vector<std::unique_ptr<Strategy>> strategies;
+  for (std::size_t i = 0; i < processors.size(); ++i) {
+    strategies.push_back(make_strategy(environment.config.protocol, *store_client, clock, hooks,
+                                       simulation.rng(fmt::format("protocol:{}:{}:{}", self.name(),
+                                                                  self.incarnation(), i))));
+  }
+  sim::Rng work = simulation.rng(fmt::format("work:{}:{}", self.name(), self.incarnation()));
+  WorkerLoop loop(environment, index, hooks, strategies, std::move(processors), sink_client, work);
+  topology.source().consume(loop);
+}
+
+}  // namespace lethe

@@ -1,0 +1,53 @@
+// world/worker.hpp — the workers: what each incarnation of a worker node runs.
+//
+// main(i) is the main of worker i's current incarnation (the world sets it on the node). It connects to the
+// store, opens a SinkClient (stream "sink-client:<node>:<incarnation>"), builds one strategy per processor it
+// serves (streams "protocol:<node>:<incarnation>:<k>"; Shared workers serve every processor, the others their
+// own), and hands itself to the source's consumer loop (MessageSource::consume) as a SourceWorker: handling a
+// message is one attempt per strategy, in processor order. An attempt is begun and ended in the ledger and
+// traced ("attempt", "outcome"); its effect sleeps workload.processing_time (stream "work:<node>:<incarnation>")
+// and calls the sink. The protocol's hooks record its decisions, waits and completions in the ledger and reach
+// the fault injector at every crash point; the source's acknowledgements are traced ("ack").
+//
+// Lifetime: everything passed in outlives the workers, which outlive every run of the simulation.
+// Does not: decide when a worker crashes or restarts (the fault injector), or what a failure means at the
+// source (the source).
+#pragma once
+
+#include <cstddef>
+
+#include "core/config.hpp"  // first: its Partitioner::Key would shadow protocol/store_ops.hpp's Key
+#include "check/ledger.hpp"
+#include "sim/network.hpp"
+#include "sim/simulation.hpp"
+#include "world/faults.hpp"
+#include "world/ledger_folding.hpp"
+#include "world/observations.hpp"
+#include "world/topology.hpp"
+
+namespace lethe {
+
+// What every worker uses.
+struct WorkerEnvironment {
+  const ScenarioConfig& config;
+  sim::Simulation& simulation;
+  sim::Network& network;
+  Topology& topology;
+  Ledger& ledger;
+  LedgerFolding& ledger_folding;
+  Observations& observations;
+  FaultInjector& faults;
+};
+
+class Workers {
+ public:
+  explicit Workers(WorkerEnvironment environment) : environment_(environment) {}
+
+  // The main of worker `index`'s current incarnation: never returns; throws sim::Crash when the worker dies.
+  void main(std::size_t index);
+
+ private:
+  WorkerEnvironment environment_;
+};
+
+}  // namespace lethe
