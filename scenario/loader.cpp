@@ -22,6 +22,7 @@
 #include <sstream>
 #include <utility>
 
+#include "protocol/registry.hpp"
 #include "scenario/text.hpp"
 
 namespace scenario {
@@ -226,6 +227,7 @@ class Loader {
                    const std::function<std::optional<T>(const std::string&, std::string&)>& parse, T& out);
   // Reports a missing required key, unless the table holds a near-typo of it (reported as an unknown key).
   void missing(const Table& table, std::string_view key, Where where, const std::string& what);
+  void require_protocol_keys(const Table& table, const lethe::StrategyInfo& strategy);
 
   // ---- value languages
   std::optional<Duration> duration_in(const std::string& text, Duration min, std::string& problem) const;
@@ -1146,11 +1148,9 @@ void Loader::read_store(const Table& root) {
 void Loader::read_protocol(const Table& root) {
   Table table = subtable(root, "protocol");
   lethe::ProtocolSection& section = config_.protocol;
-  using lethe::ProtocolKind;
-  bool kind_valid = read_enum(table, "kind",
-                              words_of({ProtocolKind::None, ProtocolKind::CheckThenInsert, ProtocolKind::RecordAfter,
-                                        ProtocolKind::Mnemosyne, ProtocolKind::Inbox}),
-                              section.kind);
+  Words<std::string> kinds;  // the registered strategies (protocol/registry.hpp), in registration order
+  for (const std::string& name : lethe::strategy_names()) kinds.emplace_back(name, name);
+  bool kind_valid = read_enum(table, "kind", kinds, section.kind);
   read_duration(table, "max_processing_time", 1, section.max_processing_time);
   read_duration(table, "ttl", 1, section.ttl);
   std::function<std::optional<lethe::Poll>(const std::string&, std::string&)> poll =
@@ -1175,21 +1175,21 @@ void Loader::read_protocol(const Table& root) {
   read_bool(table, "expired_wins", section.expired_wins);
 
   if (!kind_valid || !table.valid) return;
-  std::string kind_word = lethe::to_string(section.kind);
+  require_protocol_keys(table, lethe::strategy_info(section.kind));
+}
+
+// The keys the strategy's registry entry requires (only keys without a default can be).
+void Loader::require_protocol_keys(const Table& table, const lethe::StrategyInfo& strategy) {
   Where kind_where = where_in(table, "kind");
   // When the kind is not written, say that mnemosyne is the default: the user may not know they chose it.
   std::string kind_note = has(table, "kind") ? "" : ", the default kind";
-  if (section.kind == ProtocolKind::Mnemosyne && !has(table, "max_processing_time")) {
-    missing(table, "max_processing_time", kind_where,
-            fmt::format("it is required when protocol.kind is \"mnemosyne\"{} (no default, by design): a duration "
-                        "above 0, e.g. max_processing_time = \"30s\"",
-                        kind_note));
-  }
-  if (section.kind != ProtocolKind::None && !has(table, "ttl")) {
-    missing(table, "ttl", kind_where,
-            fmt::format("it is required when protocol.kind is \"{}\"{} (no default): a duration above 0, e.g. "
-                        "ttl = \"7d\"",
-                        kind_word, kind_note));
+  for (const std::string& key : strategy.required) {
+    if (has(table, key)) continue;
+    const std::string rest = key == "max_processing_time"
+                                 ? "(no default, by design): a duration above 0, e.g. max_processing_time = \"30s\""
+                                 : fmt::format("(no default): a duration above 0, e.g. {} = \"7d\"", key);
+    missing(table, key, kind_where,
+            fmt::format("it is required when protocol.kind is \"{}\"{} {}", strategy.name, kind_note, rest));
   }
 }
 

@@ -168,7 +168,7 @@ std::string render_scenario_toml(const lethe::ScenarioConfig& config) {
 
   const lethe::ProtocolSection& protocol = config.protocol;
   w.table("protocol");
-  w.key("kind", word(protocol.kind));
+  w.key("kind", toml_quote(protocol.kind));
   if (protocol.max_processing_time) w.key("max_processing_time", duration(*protocol.max_processing_time));
   if (protocol.ttl) w.key("ttl", duration(*protocol.ttl));
   w.key("poll", poll(protocol.poll));

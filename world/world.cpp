@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "check/oracle.hpp"
+#include "protocol/registry.hpp"
 #include "protocol/strategies.hpp"
 #include "world/sink.hpp"
 #include "world/sources.hpp"
@@ -281,9 +282,10 @@ void World::build_nodes() {
 
   StoreSettings settings = store_settings(config_);
   store_ = std::make_unique<Store>(sim, *network_, *store_node_, settings);
-  store_->set_on_applied([this](const Op& op, const Reply& reply, sim::Time at) {
+  const bool effect_in_store = strategy_info(config_.protocol.kind).effect_in_store_transaction;
+  store_->set_on_applied([this, effect_in_store](const Op& op, const Reply& reply, sim::Time at) {
     if (op.kind == OpKind::Evict && reply.applied) record_eviction(op.key, at);
-    if (config_.protocol.kind != ProtocolKind::Inbox || op.kind != OpKind::Transaction || !reply.applied) return;
+    if (!effect_in_store || op.kind != OpKind::Transaction || !reply.applied) return;
     // Inbox: the domain mutation committed with the inbox row is the effect (ground truth).
     AttemptId attempt = 0;
     for (const auto& part : op.parts) {
@@ -901,7 +903,7 @@ RunResult World::judge_run() {
   auto& sim = *simulation_;
   merge_counted_coverage();
   flush_open_groups();
-  if (config_.protocol.kind != ProtocolKind::Inbox && !folding_) {
+  if (!strategy_info(config_.protocol.kind).effect_in_store_transaction && !folding_) {
     ledger_.executions = sink_->take_executions();  // only inbox runs record executions in the store hook
   }
   for (const auto& e : ledger_.executions) {
