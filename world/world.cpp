@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <exception>
 #include <fmt/format.h>
 #include <memory>
 
@@ -952,8 +953,16 @@ RunResult World::judge_run() {
 
 RunResult run_world(const ScenarioConfig& config, std::uint64_t seed, const WorldOptions& options,
                     WorldRecord* record) {
-  World world(config, seed, options);
-  return world.run(record);
+  std::exception_ptr failure;
+  {
+    World world(config, seed, options);
+    try {
+      return world.run(record);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }  // The fibers unwind here with no exception in flight: the kernel crashes a fiber only when none is.
+  std::rethrow_exception(failure);
 }
 
 }  // namespace lethe
