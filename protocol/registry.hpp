@@ -16,7 +16,8 @@
 // it in a scenario like a built-in.
 //
 // Checks that make a broken promise loud (StrategyContractError, a std::logic_error: exit code 3 in the runner):
-//   - make_strategy's strategy reports a decision whose basis is not in the entry's `bases`;
+//   - make_strategy's strategy reports a decision whose basis is not in the entry's `bases` (thrown in a
+//     simulated fiber, it reaches run_world's caller as sim::InternalError);
 //   - the oracle (check/oracle.hpp) classes a duplicate under a cause that no window of the entry names
 //     (sink_retry aside: the sink's own retries are no strategy's, and every strategy may see them).
 // A cause the entry names but whose windows are closed under the run's settings is a finding, not a bug: the
