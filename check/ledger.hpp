@@ -39,9 +39,15 @@ inline bool is_process_basis(Basis basis) {
     case Basis::StaleTakeover:
     case Basis::MaxWaitProcess:
       return true;
-    default:
+    case Basis::Completed:
+    case Basis::InFlightRecent:
+    case Basis::TakeoverLost:
+    case Basis::MaxWaitError:
+    case Basis::StoreUnavailable:
+    case Basis::InboxDuplicate:
       return false;
   }
+  return false;
 }
 
 // The last process-type decision of an attempt, with what it saw of the record (owner, started_at, expires_on:

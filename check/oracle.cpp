@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <compare>
 #include <cstdint>
+#include <stdexcept>
 
+#include "protocol/registry.hpp"
 #include "protocol/strategies.hpp"
 #include "sim/time.hpp"
 
@@ -32,7 +34,8 @@ std::string t(sim::Time time) { return sim::format_duration(time); }
 
 class Judge {
  public:
-  Judge(const OracleInput& input, RunResult& result) : in_(input), ledger_(input.ledger), result_(result) {
+  Judge(const OracleInput& input, RunResult& result)
+      : in_(input), strategy_(strategy_info(input.protocol)), ledger_(input.ledger), result_(result) {
     // Evictions by (key, time), for evicted_before's binary search (a scan of every eviction per duplicate
     // was quadratic in long runs with a TTL).
     evictions_.assign(ledger_.evictions.begin(), ledger_.evictions.end());
@@ -134,11 +137,6 @@ class Judge {
     }
     const ExecutionRecord& first = *earlier.front();
     const ExecutionRecord& previous = *earlier.back();
-    if (in_.protocol == ProtocolKind::None) {
-      why = fmt::format("strategy \"none\" checks nothing: {} ran the effect again (first run by {} at {})",
-                        who(e.attempt), who(first.attempt), t(first.at));
-      return Cause::Unprotected;
-    }
     // This attempt owned the record, and an earlier executor took it over from it: the owner was alive (it
     // went on to run the effect), so the record was declared dead too early.
     for (const auto* prior : earlier) {
@@ -160,7 +158,8 @@ class Judge {
     const ProcessDecision& note = *d;
     switch (note.basis) {
       case Basis::Unprotected:
-        why = fmt::format("{} ran unprotected", who(e.attempt));
+        why = fmt::format("strategy \"{}\" checks nothing: {} ran the effect again (first run by {} at {})",
+                          strategy_.name, who(e.attempt), who(first.attempt), t(first.at));
         return Cause::Unprotected;
       case Basis::ExpiredCompleted:
         why = fmt::format("{} found the completed record expired at {} (expires_on {}) and treated it as absent "
@@ -236,10 +235,24 @@ class Judge {
                           "(on_max_wait = \"process\") at {}",
                           who(e.attempt), who(previous.attempt), t(d->at));
         return Cause::TakeoverWhileAlive;
-      default:
-        why = fmt::format("{} ran the effect after decision {}", who(e.attempt), to_string(note.basis));
-        return Cause::Unprotected;
+      case Basis::Completed:
+      case Basis::InFlightRecent:
+      case Basis::TakeoverLost:
+      case Basis::MaxWaitError:
+      case Basis::StoreUnavailable:
+      case Basis::InboxDuplicate:
+        break;  // not a basis to run the effect on: the ledger keeps none of these as a process decision
     }
+    throw std::logic_error(fmt::format("oracle: {} ran the effect on decision \"{}\", which runs nothing",
+                                       who(e.attempt), to_string(note.basis)));
+  }
+
+  // A cause outside the strategy's declared windows (sink_retry, the sink's, aside) is a broken promise.
+  void check_declared(Cause cause, const ExecutionRecord& e, const std::string& why) const {
+    if (cause == Cause::SinkRetry || declares_cause(strategy_, cause)) return;
+    throw StrategyContractError(fmt::format("strategy \"{}\": a duplicate of message {} classed {}, a cause none of "
+                                            "its registered duplicate windows names: {}",
+                                            strategy_.name, e.id, to_string(cause), why));
   }
 
   void count_executions() {
@@ -284,6 +297,7 @@ class Judge {
       }
       std::string why;
       const Cause cause = classify(e, earlier, why);
+      check_declared(cause, e, why);
       ++result_.duplicates[static_cast<std::size_t>(cause)];
       ++result_.duplicate_effects;
       if (result_.explanations.size() < in_.max_explanations) {
@@ -404,6 +418,7 @@ class Judge {
   }
 
   const OracleInput& in_;
+  const StrategyInfo& strategy_;
   const Ledger& ledger_;
   RunResult& result_;
   // The first execution's value per (id, processor) of the groups not settled, sorted by (id, processor)

@@ -6,7 +6,8 @@
 //   - each duplicate gets exactly one cause (docs/results.md), so the causes sum
 //     to duplicate_effects:
 //       sink_retry            the same attempt called the provider again (a retried call whose ACK was lost)
-//       unprotected           the strategy gives no guarantee (none), or raced (check-then-insert, record-after)
+//       unprotected           the strategy gives no guarantee (it checks nothing), or raced (two attempts both
+//                             found no record), or the attempt that ran the effect recorded no decision
 //       expired               the attempt found no record (or an expired one) because TTL removed it
 //       herd_takeover         several attempts took over the same stale record (startedAt never refreshed)
 //       crash_after_effect    the record's owner died between its effect and its completion record
@@ -14,6 +15,11 @@
 //                             skew, or on_max_wait = "process")
 //     Precedence when several could apply: sink_retry, then the attempt's own
 //     decision (unprotected / expired / herd / crash / alive), as listed.
+//   - every cause but sink_retry is one the strategy's registry entry names in
+//     its duplicate windows (protocol/registry.hpp): another one throws
+//     StrategyContractError, as does an execution whose recorded decision is
+//     not one to run the effect on (std::logic_error). Whether the window was
+//     open under the run's settings is not judged here (live mode does).
 //   - lost messages: expected (id, processor) pairs never executed by the end;
 //   - memo mismatches: callers handed a value other than the first execution's;
 //   - waits and wait times; recovery latency (a crash of an attempt that held
@@ -37,7 +43,7 @@ namespace lethe {
 
 struct OracleInput {
   const Ledger& ledger;
-  ProtocolKind protocol;
+  std::string protocol;  // the registered strategy's name (ProtocolSection::kind)
   std::uint64_t sink_calls = 0;
   std::function<std::string(std::uint32_t node)> node_name;
   std::function<std::string(ProcessorId)> processor_name;

@@ -62,7 +62,6 @@ struct SourcePosition {
 enum class Partitioner { Key, Random };           // "key" | "random"
 enum class CommitMode { AfterEach, Interval };    // "after-each" | "interval(5s)"
 enum class TtlEvictionKind { Exact, Lazy };       // "exact" | "lazy(max=48h)"
-enum class ProtocolKind { None, CheckThenInsert, RecordAfter, Mnemosyne, Inbox };
 enum class Takeover { Conditional, IfNotExists };        // "conditional" | "if-not-exists"
 enum class Complete { Fenced, Blind };                   // "fenced" | "blind"
 enum class PollReadKind { Consistent, Eventual };        // "consistent" | "eventual(lag=...)"
@@ -95,16 +94,6 @@ inline std::string to_string(TtlEvictionKind v) {
   switch (v) {
     case TtlEvictionKind::Exact: return "exact";
     case TtlEvictionKind::Lazy: return "lazy";
-  }
-  return "?";
-}
-inline std::string to_string(ProtocolKind v) {
-  switch (v) {
-    case ProtocolKind::None: return "none";
-    case ProtocolKind::CheckThenInsert: return "check-then-insert";
-    case ProtocolKind::RecordAfter: return "record-after";
-    case ProtocolKind::Mnemosyne: return "mnemosyne";
-    case ProtocolKind::Inbox: return "inbox";
   }
   return "?";
 }
@@ -335,10 +324,10 @@ struct StoreSection {
 };
 
 struct ProtocolSection {
-  ProtocolKind kind = ProtocolKind::Mnemosyne;       // default "mnemosyne"
-  std::optional<sim::Duration> max_processing_time;  // no default: required (> 0) for mnemosyne
-  std::optional<sim::Duration> ttl;                  // no default: required (> 0) for mnemosyne, record-after,
-                                                     //   check-then-insert and inbox
+  // A registered strategy's name (protocol/registry.hpp). default "mnemosyne"
+  std::string kind = "mnemosyne";
+  std::optional<sim::Duration> max_processing_time;  // no default: required (> 0) when the kind's entry requires it
+  std::optional<sim::Duration> ttl;                  // no default: required (> 0) when the kind's entry requires it
   Poll poll;                                         // default "100ms"
   sim::Duration max_wait = 60'000'000'000;           // default "1m"; >= 0
   OnMaxWait on_max_wait = OnMaxWait::Error;          // default "error"

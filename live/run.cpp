@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "check/oracle.hpp"
+#include "protocol/registry.hpp"
 #include "protocol/strategies.hpp"
 #include "sim/random.hpp"
 
@@ -325,6 +326,7 @@ class Run {
   }
   void worker_main(std::uint32_t index);
   void stall_main();
+  std::set<MessageId> slow_owners(const lethe::Ledger& ledger);
   std::vector<std::uint64_t> unexplained_messages(const lethe::Ledger& ledger, const lethe::RunResult& result);
   void record_error(const std::string& what) {
     {
@@ -348,7 +350,7 @@ class Run {
   bool stopping_ = false;
 };
 
-std::vector<std::uint64_t> Run::unexplained_messages(const lethe::Ledger& ledger, const lethe::RunResult& result) {
+std::set<MessageId> Run::slow_owners(const lethe::Ledger& ledger) {
   const lethe::ProtocolSection& protocol = settings_.protocol;
   // Messages with an attempt that ran the effect while alive and held its record in flight for at least
   // max_processing_time: an injected slow effect, a completion that never landed although the attempt was not
@@ -374,24 +376,19 @@ std::vector<std::uint64_t> Run::unexplained_messages(const lethe::Ledger& ledger
         decided != decided_at.end() && held_until - decided->second >= *protocol.max_processing_time;
     if (slowed.count(e.attempt) > 0 || unrecorded || paused) slow_owner.insert(e.id);
   }
+  return slow_owner;
+}
+
+std::vector<std::uint64_t> Run::unexplained_messages(const lethe::Ledger& ledger, const lethe::RunResult& result) {
+  const lethe::StrategyInfo& strategy = lethe::strategy_info(settings_.protocol.kind);
+  // (A strategy with a slow-owner window requires max_processing_time: register_strategy makes sure.)
+  const std::set<MessageId> slow_owner =
+      lethe::needs_slow_owner_evidence(strategy) ? slow_owners(ledger) : std::set<MessageId>{};
   std::vector<std::uint64_t> unexplained;  // one entry per unexplained duplicate
   for (const auto& x : result.explanations) {
-    switch (x.cause) {
-      case lethe::Cause::Unprotected:
-        unexplained.push_back(x.id);  // two attempts both found no record: the conditional write did not hold
-        break;
-      case lethe::Cause::HerdTakeover:
-        if (protocol.takeover == lethe::Takeover::Conditional) unexplained.push_back(x.id);  // two takeovers landed
-        break;
-      case lethe::Cause::TakeoverWhileAlive:
-        if (protocol.on_max_wait != lethe::OnMaxWait::Process && slow_owner.count(x.id) == 0) {
-          unexplained.push_back(x.id);
-        }
-        break;
-      case lethe::Cause::CrashAfterEffect:  // the oracle saw the kill between the effect and the completion
-      case lethe::Cause::Expired:           // the configured ttl
-      case lethe::Cause::SinkRetry:         // (no sink in live mode)
-        break;
+    if (x.cause == lethe::Cause::SinkRetry) continue;  // the sink's, not the strategy's (and live mode has none)
+    if (!lethe::window_open(strategy, x.cause, settings_.protocol, slow_owner.count(x.id) > 0)) {
+      unexplained.push_back(x.id);
     }
   }
   return unexplained;
@@ -529,10 +526,8 @@ LiveOutcome Run::execute() {
   if (settings_.keep_history) outcome.history = std::move(history);
   if (settings_.keep_history) outcome.ledger = ledger;
 
-  if (settings_.protocol.kind == lethe::ProtocolKind::Mnemosyne) {
-    outcome.unexplained_ids = unexplained_messages(ledger, result);
-    outcome.unexplained_duplicates = outcome.unexplained_ids.size();
-  }
+  outcome.unexplained_ids = unexplained_messages(ledger, result);
+  outcome.unexplained_duplicates = outcome.unexplained_ids.size();
 
   // Coverage: every crash point (also those that never fired) and every fault that was switched on.
   std::map<std::string, std::uint64_t> coverage = coverage_.snapshot();
@@ -574,17 +569,19 @@ std::string validate(const LiveSettings& s) {
     }
     return "store " + s.store + ": unknown variant \"" + s.store_options.variant + "\" (" + known + ")";
   }
-  if (s.protocol.kind == lethe::ProtocolKind::Inbox) {
-    return "protocol.kind = \"inbox\" needs store transactions, which live mode does not run";
+  const lethe::StrategyInfo* strategy = lethe::find_strategy(s.protocol.kind);
+  if (strategy == nullptr) return "unknown protocol.kind \"" + s.protocol.kind + "\"";
+  if (strategy->effect_in_store_transaction) {
+    return "protocol.kind = \"" + s.protocol.kind + "\" needs store transactions, which live mode does not run";
   }
   if (s.protocol.poll_read.kind == lethe::PollReadKind::Eventual) {
     return "protocol.poll_read = \"eventual\" needs a read replica, which live mode does not have";
   }
-  if (s.protocol.kind != lethe::ProtocolKind::None && !(s.protocol.ttl && *s.protocol.ttl > 0)) {
-    return "protocol.ttl must be set and positive";
-  }
-  if (s.protocol.kind == lethe::ProtocolKind::Mnemosyne &&
-      !(s.protocol.max_processing_time && *s.protocol.max_processing_time > 0)) {
+  const auto requires_key = [strategy](const char* key) {
+    return std::find(strategy->required.begin(), strategy->required.end(), key) != strategy->required.end();
+  };
+  if (requires_key("ttl") && !(s.protocol.ttl && *s.protocol.ttl > 0)) return "protocol.ttl must be set and positive";
+  if (requires_key("max_processing_time") && !(s.protocol.max_processing_time && *s.protocol.max_processing_time > 0)) {
     return "protocol.max_processing_time must be set and positive";
   }
   if (s.workers < 1 || s.workers > 256) return "workers must be between 1 and 256";

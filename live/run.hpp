@@ -28,23 +28,21 @@
 // outcome is unknown) and the history is checked with lethe::check_store_history (the simulator's checker and
 // StoreModel). The ledger (attempts, decisions, waits, effect executions, crashes) is judged by lethe::judge into
 // the same RunResult as `lethe run` (duplicates by cause, lost messages, memo mismatches, waits, recovery).
-// `unexplained_duplicates` counts duplicates that no injected fault or configured setting accounts for (mnemosyne
-// only; the strategies that are unprotected by design — none, check-then-insert, record-after — have none):
-//   unprotected            always (two attempts both saw no record: the store's conditional write did not hold);
-//   herd_takeover          under takeover = "conditional" (two fenced takeovers of one record both landed);
-//   takeover_while_alive   unless on_max_wait = "process", or some attempt of that message that ran the effect
-//                          while alive held its record in flight for at least max_processing_time, as seen in the
-//                          run: an injected slow effect, a completion that never landed although it was not killed
-//                          (every try unknown, e.g. during a stall), or a measured span >= max_processing_time
-//                          from its decision to run until its completion landed (a stall delaying the completion,
-//                          a real pause: scheduling, a loaded machine);
-//   crash_after_effect     never (the oracle only gives it when an injected kill fell between effect and
-//                          completion); expired: never (the configured ttl).
+// `unexplained_duplicates` counts the duplicates that no duplicate window of the strategy's registry entry
+// (protocol/registry.hpp) explains: a duplicate of cause C is explained when the entry has a window for C that
+// opens Always, WithSettings under these settings, or WithSlowOwner when some attempt of that message that ran
+// the effect while alive held its record in flight for at least max_processing_time, as seen in the run: an
+// injected slow effect, a completion that never landed although it was not killed (every try unknown, e.g.
+// during a stall), or a measured span >= max_processing_time from its decision to run until its completion
+// landed (a stall delaying the completion, a real pause: scheduling, a loaded machine). A BrokenStore window
+// (e.g. two attempts both saw no record: the store's conditional write did not hold) never explains one.
+// sink_retry is never counted (no sink in live mode). The strategies that are unprotected by design open every
+// window they have Always, so they have none.
 // Coverage "completion.not_recorded" counts the attempts whose completion never landed.
 // passed() = linearizable, no unexplained duplicate, no lost message.
 //
 // Does not: simulate the network or time (everything is real), use a sink (the effect log is the provider),
-// support the inbox protocol (no Transaction in live stores), evict expired records (no TTL sweeper), or
+// support a strategy whose effect is a store transaction (no Transaction in live stores), evict expired records (no TTL sweeper), or
 // replay a run.
 #pragma once
 

@@ -6,8 +6,8 @@
 // write (a read, then a write); live mode runs the same protocol over each and lets the oracle and the
 // linearizability checker say which ones hold (live/run.hpp).
 //
-// Semantics contract (every variant): for the ops it supports — Get, Put and Upsert (the ops the mnemosyne,
-// record-after, check-then-insert and none strategies use) — a connection's execute() returns exactly the Reply
+// Semantics contract (every variant): for the ops it supports — Get, Put and Upsert (the ops of the built-in
+// strategies live mode runs) — a connection's execute() returns exactly the Reply
 // lethe::apply (protocol/store_ops.hpp) gives for the store's state at the instant the variant takes effect. A correct
 // variant takes effect at one instant between invocation and response (atomic); a naive variant reads at one
 // instant and writes at a later one, which is what the linearizability checker catches under concurrency.

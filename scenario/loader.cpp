@@ -169,6 +169,7 @@ class Loader {
                    const std::function<std::optional<T>(const std::string&, std::string&)>& parse, T& out);
   // Reports a missing required key, unless the table holds a near-typo of it (reported as an unknown key).
   void missing(const Table& table, std::string_view key, Where where, const std::string& what);
+  void require_protocol_keys(const Table& table, const lethe::StrategyInfo& strategy);
 
   // ---- value languages
   std::optional<Duration> duration_in(const std::string& text, Duration min, std::string& problem) const;
@@ -1019,7 +1020,7 @@ void Loader::check(schema::Rule, const Window& window) {
 
 void Loader::check(schema::Rule, const lethe::ProtocolSection& section) {
   if (!valid("protocol.kind") || !current_.valid) return;
-  const std::string kind_word = lethe::to_string(section.kind);
+  const std::string& kind_word = section.kind;
   const Where kind_where = where_in(current_, "kind");
   // When the kind is not written, say that mnemosyne is the default: the user may not know they chose it.
   const std::string kind_note = has(current_, "kind") ? "" : ", the default kind";

@@ -12,7 +12,7 @@
 // Error messages have one shape, so editors and CI logs can jump to them:
 //     FILE:LINE:COL: KEY: what was found; what is allowed
 // e.g. `s.toml:12:23: protocol.kind: found "mnemosine"; allowed: "none",
-// "check-then-insert", ...`. An unknown key suggests the nearest valid one
+// ...` (the registered strategies). An unknown key suggests the nearest valid one
 // ("did you mean `max_processing_time`?"). An error in a value given with
 // --set starts with `--set KEY=VALUE: KEY:` instead of the file position. A
 // TOML syntax error uses the pseudo-key `toml`.

@@ -1,8 +1,11 @@
 #include "scenario/schema.hpp"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "scenario/text.hpp"
+#include "protocol/registry.hpp"
 #include "world/names.hpp"
 
 namespace scenario::schema {
@@ -20,21 +23,26 @@ Words<std::string> registered_words(const std::vector<std::string>& names) {
 
 Words<std::string> source_kind_words() { return registered_words(lethe::source_names()); }
 
-Words<lethe::ProtocolKind> protocol_kind_words() {
-  using lethe::ProtocolKind;
-  return words_of({ProtocolKind::None, ProtocolKind::CheckThenInsert, ProtocolKind::RecordAfter,
-                   ProtocolKind::Mnemosyne, ProtocolKind::Inbox});
-}
+Words<std::string> protocol_kind_words() { return registered_words(lethe::strategy_names()); }
 
 Words<std::string> sink_kind_words() { return registered_words(lethe::sink_names()); }
 
-std::vector<RequiredByKind> keys_required_by(lethe::ProtocolKind kind) {
-  std::vector<RequiredByKind> keys;
+std::vector<RequiredByKind> keys_required_by(const std::string& kind) {
+  // The registry accepts only keys without a default as required (protocol/registry.hpp): these two.
   constexpr std::string_view duration = "a duration above 0";
-  if (kind == lethe::ProtocolKind::Mnemosyne) {
-    keys.push_back({"max_processing_time", "no default, by design", duration, "\"30s\""});
+  static const RequiredByKind max_processing_time{"max_processing_time", "no default, by design", duration,
+                                                   "\"30s\""};
+  static const RequiredByKind ttl{"ttl", "no default", duration, "\"7d\""};
+  std::vector<RequiredByKind> keys;
+  for (const std::string& key : lethe::strategy_info(kind).required) {
+    if (key == max_processing_time.key) {
+      keys.push_back(max_processing_time);
+    } else if (key == ttl.key) {
+      keys.push_back(ttl);
+    } else {
+      throw std::logic_error("keys_required_by: the registry let strategy \"" + kind + "\" require " + key);
+    }
   }
-  if (kind != lethe::ProtocolKind::None) keys.push_back({"ttl", "no default", duration, "\"7d\""});
   return keys;
 }
 

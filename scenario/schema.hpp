@@ -45,7 +45,7 @@ Words<E> words_of(std::initializer_list<E> values) {
 // The kinds whose words are names in a registry (one function each): the registered sources and sinks
 // (world/names.hpp: the built-ins, then any registered at runtime) and the strategies.
 Words<std::string> source_kind_words();
-Words<lethe::ProtocolKind> protocol_kind_words();
+Words<std::string> protocol_kind_words();
 Words<std::string> sink_kind_words();
 
 // What protocol.kind requires that has no default, in the order missing keys are reported.
@@ -55,7 +55,8 @@ struct RequiredByKind {
   std::string_view what;     // what it must be: "a duration above 0"
   std::string_view example;  // a value, as written in TOML
 };
-std::vector<RequiredByKind> keys_required_by(lethe::ProtocolKind kind);
+// REQUIRES: `kind` is a registered strategy name.
+std::vector<RequiredByKind> keys_required_by(const std::string& kind);
 
 // ---------------------------------------------------------------- value types
 
@@ -162,7 +163,6 @@ std::string_view describe(Rule rule);
 
 template <class V, class Config>
 void visit_schema(V& v, Config& c) {
-  using lethe::ProtocolKind;
   const Words<lethe::Jitter> jitter =
       words_of({lethe::Jitter::None, lethe::Jitter::Full, lethe::Jitter::Equal, lethe::Jitter::Decorrelated});
   const Language backoff{kBackoffAllowed};
@@ -259,7 +259,7 @@ void visit_schema(V& v, Config& c) {
         c.store.ttl_eviction, "when expired records go: at once, or lingering up to max");
 
   v.table("protocol");
-  v.key("kind", Choice<ProtocolKind>{protocol_kind_words()}, c.protocol.kind, "the dedupe strategy");
+  v.key("kind", Choice<std::string>{protocol_kind_words()}, c.protocol.kind, "the dedupe strategy");
   v.key("max_processing_time", Duration{1}, c.protocol.max_processing_time,
         "how long an owner may work before its record may be taken over");
   v.key("ttl", Duration{1}, c.protocol.ttl, "how long a record is kept");

@@ -179,6 +179,7 @@ Simulation::~Simulation() {
   shutting_down_ = true;
   for (auto& node : nodes_) kill_fibers_of(*node);
   if (live_fibers_ > 0 && !running_) {
+    failure_.clear();  // reported by the run that failed; kept, it would stop this unwinding run before it starts
     try {
       run_until(now_);
     } catch (const InternalError&) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "check/oracle.hpp"
+#include "protocol/registry.hpp"
 
 namespace lethe {
 namespace {
@@ -12,7 +13,7 @@ void close_ledger(const JudgeInput& in) {
   const ScenarioConfig& config = in.config;
   Ledger& ledger = in.ledger;
   in.ledger_folding.flush();
-  if (config.protocol.kind != ProtocolKind::Inbox && !in.ledger_folding.folding()) {
+  if (!strategy_info(config.protocol.kind).effect_in_store_transaction && !in.ledger_folding.folding()) {
     ledger.executions = in.topology.sink().take_executions();  // only inbox runs record executions in the store hook
   }
   for (const auto& e : ledger.executions) {

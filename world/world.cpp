@@ -1,8 +1,10 @@
 #include "world/world.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <memory>
 
+#include "protocol/registry.hpp"
 #include "sim/network.hpp"
 #include "sim/node.hpp"
 #include "world/faults.hpp"
@@ -68,9 +70,10 @@ class World {
 // inbox, the domain writes committed with the inbox row).
 void World::wire_ledger() {
   StoreServer& store = topology_->store();
-  store.set_on_applied([this](const Op& op, const Reply& reply, sim::Time at) {
+  const bool effect_in_store = strategy_info(config_.protocol.kind).effect_in_store_transaction;
+  store.set_on_applied([this, effect_in_store](const Op& op, const Reply& reply, sim::Time at) {
     if (op.kind == OpKind::Evict && reply.applied) ledger_folding_.record_eviction(op.key, at);
-    if (config_.protocol.kind != ProtocolKind::Inbox || op.kind != OpKind::Transaction || !reply.applied) return;
+    if (!effect_in_store || op.kind != OpKind::Transaction || !reply.applied) return;
     // Inbox: the domain mutation committed with the inbox row is the effect (ground truth).
     AttemptId attempt = 0;
     for (const auto& part : op.parts) {
@@ -176,8 +179,16 @@ RunResult World::run(WorldRecord* record) {
 
 RunResult run_world(const ScenarioConfig& config, std::uint64_t seed, const WorldOptions& options,
                     WorldRecord* record) {
-  World world(config, seed, options);
-  return world.run(record);
+  std::exception_ptr failure;
+  {
+    World world(config, seed, options);
+    try {
+      return world.run(record);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }  // The fibers unwind here with no exception in flight: the kernel crashes a fiber only when none is.
+  std::rethrow_exception(failure);
 }
 
 }  // namespace lethe

@@ -35,7 +35,7 @@ inline std::string skip_reason(const std::string& store) {
 
 inline lethe::ProtocolSection live_protocol(sim::Duration max_processing_time) {
   lethe::ProtocolSection protocol;
-  protocol.kind = lethe::ProtocolKind::Mnemosyne;
+  protocol.kind = "mnemosyne";
   protocol.max_processing_time = max_processing_time;
   protocol.ttl = sim::kHour;
   protocol.poll.kind = lethe::PollKind::Distribution;

@@ -36,7 +36,7 @@ TEST(LiveMemory, ReadThenWriteStoreIsCaughtWithinFiveRuns) {
 // (duplicates, cause unprotected) while the store's history stays linearizable.
 TEST(LiveMemory, CheckThenInsertDuplicatesOnACorrectStoreWhoseHistoryIsLinearizable) {
   live::LiveSettings s = live_test::quiet_settings("memory", "atomic");
-  s.protocol.kind = lethe::ProtocolKind::CheckThenInsert;
+  s.protocol.kind = "check-then-insert";
   const live::LiveOutcome o = live::run_live(s);
   SCOPED_TRACE(live_test::describe(o));
   EXPECT_EQ(o.verdict, lethe::lin::Verdict::Linearizable);
@@ -47,7 +47,7 @@ TEST(LiveMemory, CheckThenInsertDuplicatesOnACorrectStoreWhoseHistoryIsLineariza
 TEST(LiveSettings, UnsupportedProtocolsVariantsAndValuesAreRefused) {
   live::LiveSettings s = live_test::quiet_settings("memory", "atomic");
   EXPECT_TRUE(live::validate(s).empty());
-  s.protocol.kind = lethe::ProtocolKind::Inbox;
+  s.protocol.kind = "inbox";
   EXPECT_NE(live::validate(s).find("inbox"), std::string::npos);
   s = live_test::quiet_settings("memory", "no-such-variant");
   EXPECT_NE(live::validate(s).find("unknown variant"), std::string::npos);

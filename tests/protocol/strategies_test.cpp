@@ -37,7 +37,6 @@ using lethe::OpKind;
 using lethe::Outcome;
 using lethe::ProcessorId;
 using lethe::ProtectResult;
-using lethe::ProtocolKind;
 using lethe::ProtocolSection;
 using lethe::Reply;
 using lethe::StoreState;
@@ -161,7 +160,7 @@ class RecordingHooks final : public lethe::ProtocolHooks {
   }
 };
 
-ProtocolSection settings_for(ProtocolKind kind) {
+ProtocolSection settings_for(const std::string& kind) {
   ProtocolSection settings;
   settings.kind = kind;
   settings.max_processing_time = kSecond;
@@ -226,7 +225,7 @@ Item in_flight_record(Time started_at, AttemptId owner) {
 // ---------------------------------------------------------------- memoization (the article's 120 callers)
 
 void run_one_hundred_twenty_callers(std::uint64_t seed, sim::SchedulePolicy policy) {
-  World world(settings_for(ProtocolKind::Mnemosyne), seed, policy);
+  World world(settings_for("mnemosyne"), seed, policy);
   world.store.delay = kMillisecond;
   CountingEffect effect;
   for (AttemptId attempt = 1; attempt <= 120; ++attempt) world.caller(attempt, 0, effect.make(10 * kMillisecond, 1));
@@ -252,7 +251,7 @@ TEST(ProtocolMemoization, OneHundredTwentyConcurrentCallersRunTheEffectOnceAndAl
 }
 
 TEST(ProtocolMemoization, EmailLikeEffectEveryCallerGetsTheFirstCallsProviderId) {
-  World world(settings_for(ProtocolKind::Mnemosyne), 7, sim::SchedulePolicy::Random);
+  World world(settings_for("mnemosyne"), 7, sim::SchedulePolicy::Random);
   world.store.delay = kMillisecond;
   CountingEffect provider;  // each call makes a fresh provider message id
   for (AttemptId attempt = 1; attempt <= 120; ++attempt) {
@@ -271,7 +270,7 @@ TEST(ProtocolMemoization, EmailLikeEffectEveryCallerGetsTheFirstCallsProviderId)
 }
 
 TEST(ProtocolMemoization, WithoutMemoizeADuplicateSkipsWithNoValue) {
-  ProtocolSection settings = settings_for(ProtocolKind::Mnemosyne);
+  ProtocolSection settings = settings_for("mnemosyne");
   settings.memoize = false;
   World world(settings);
   CountingEffect effect;
@@ -300,7 +299,7 @@ void ten_waiters_on_a_stale_record(lethe::Takeover takeover, World& world, Count
 }
 
 TEST(ProtocolTakeover, IfNotExistsLetsAllTenWaitersOfAStaleRecordRunTheEffect) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   CountingEffect effect;
   ten_waiters_on_a_stale_record(lethe::Takeover::IfNotExists, world, effect);
   EXPECT_EQ(effect.runs, 10);  // the herd
@@ -321,7 +320,7 @@ TEST(ProtocolTakeover, IfNotExistsLetsAllTenWaitersOfAStaleRecordRunTheEffect) {
 }
 
 TEST(ProtocolTakeover, ConditionalLetsExactlyOneOfTenWaitersRunTheEffectAndTheOthersGetItsResult) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   CountingEffect effect;
   ten_waiters_on_a_stale_record(lethe::Takeover::Conditional, world, effect);
   EXPECT_EQ(effect.runs, 1);
@@ -354,7 +353,7 @@ void timed_out_owner_completes_late(lethe::Complete complete, World& world, Coun
 }
 
 TEST(ProtocolCompletion, BlindCompletionOfATimedOutOwnerOverwritesTheMemoizedValue) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   CountingEffect effect;
   timed_out_owner_completes_late(lethe::Complete::Blind, world, effect);
   EXPECT_TRUE(world.hooks.completions[1]);  // A's late completion landed ...
@@ -363,7 +362,7 @@ TEST(ProtocolCompletion, BlindCompletionOfATimedOutOwnerOverwritesTheMemoizedVal
 }
 
 TEST(ProtocolCompletion, FencedCompletionOfATimedOutOwnerDoesNotLand) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   CountingEffect effect;
   timed_out_owner_completes_late(lethe::Complete::Fenced, world, effect);
   EXPECT_FALSE(world.hooks.completions[1]);
@@ -387,7 +386,7 @@ void abandon_a_record(World& world, lethe::ExpiresOn expires_on) {
 }
 
 TEST(ProtocolExpiry, AtCompleteLeavesAnAbandonedRecordThatNeverExpires) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   abandon_a_record(world, lethe::ExpiresOn::AtComplete);
   const Item record = *world.store.record();
   EXPECT_FALSE(record.completed_at.has_value());
@@ -399,7 +398,7 @@ TEST(ProtocolExpiry, AtCompleteLeavesAnAbandonedRecordThatNeverExpires) {
 }
 
 TEST(ProtocolExpiry, AtStartLetsAnAbandonedRecordExpire) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   abandon_a_record(world, lethe::ExpiresOn::AtStart);
   const Item record = *world.store.record();
   ASSERT_TRUE(record.expires_on.has_value());
@@ -411,7 +410,7 @@ TEST(ProtocolExpiry, AtStartLetsAnAbandonedRecordExpire) {
 
 TEST(ProtocolExpiry, CompletionSetsExpiresOnInBothVariants) {
   for (const auto expires_on : {lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart}) {
-    ProtocolSection settings = settings_for(ProtocolKind::Mnemosyne);
+    ProtocolSection settings = settings_for("mnemosyne");
     settings.expires_on = expires_on;
     World world(settings);
     CountingEffect effect;
@@ -434,7 +433,7 @@ void expired_not_evicted(bool expired_wins, World& world, CountingEffect& effect
 }
 
 TEST(ProtocolExpiry, ExpiredWinsTrueTreatsAnExpiredNotEvictedRecordAsAbsentAndRunsTheEffect) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   CountingEffect effect;
   expired_not_evicted(true, world, effect);
   EXPECT_EQ(effect.runs, 1);
@@ -448,7 +447,7 @@ TEST(ProtocolExpiry, ExpiredWinsTrueTreatsAnExpiredNotEvictedRecordAsAbsentAndRu
 }
 
 TEST(ProtocolExpiry, ExpiredWinsFalseSkipsAnExpiredNotEvictedRecordWithItsMemo) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   CountingEffect effect;
   expired_not_evicted(false, world, effect);
   EXPECT_EQ(effect.runs, 0);
@@ -476,7 +475,7 @@ void wait_on_slow_owner(lethe::OnMaxWait on_max_wait, World& world, CountingEffe
 }
 
 TEST(ProtocolMaxWait, ErrorGivesUpAfterMaxWaitWithoutRunningTheEffect) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   CountingEffect effect;
   wait_on_slow_owner(lethe::OnMaxWait::Error, world, effect);
   EXPECT_EQ(effect.runs, 1);
@@ -486,7 +485,7 @@ TEST(ProtocolMaxWait, ErrorGivesUpAfterMaxWaitWithoutRunningTheEffect) {
 }
 
 TEST(ProtocolMaxWait, ProcessGoesAheadAfterMaxWaitAndRunsTheEffectASecondTime) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   CountingEffect effect;
   wait_on_slow_owner(lethe::OnMaxWait::Process, world, effect);
   EXPECT_EQ(effect.runs, 2);
@@ -499,7 +498,7 @@ TEST(ProtocolMaxWait, ProcessGoesAheadAfterMaxWaitAndRunsTheEffectASecondTime) {
 }
 
 TEST(ProtocolMaxWait, ZeroMaxWaitEndsTheWaitAtOnce) {
-  ProtocolSection settings = settings_for(ProtocolKind::Mnemosyne);
+  ProtocolSection settings = settings_for("mnemosyne");
   settings.max_wait = 0;
   World world(settings);
   CountingEffect effect;
@@ -513,7 +512,7 @@ TEST(ProtocolMaxWait, ZeroMaxWaitEndsTheWaitAtOnce) {
 }
 
 TEST(ProtocolMaxWait, BackoffPollIntervalsGrowByTheFactorUpToTheCapAndTheLastIsCutAtMaxWait) {
-  ProtocolSection settings = settings_for(ProtocolKind::Mnemosyne);
+  ProtocolSection settings = settings_for("mnemosyne");
   settings.max_processing_time = 60 * kSecond;
   settings.max_wait = 200 * kMillisecond;
   settings.poll.kind = lethe::PollKind::Backoff;
@@ -546,7 +545,7 @@ void waiter_polls_a_replica(lethe::PollReadKind kind, World& world, CountingEffe
 }
 
 TEST(ProtocolPollRead, EventualReadOfALaggingReplicaShowsAbsentAndTheWaiterRunsTheEffectAgain) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   CountingEffect effect;
   waiter_polls_a_replica(lethe::PollReadKind::Eventual, world, effect);
   EXPECT_EQ(effect.runs, 2);
@@ -558,7 +557,7 @@ TEST(ProtocolPollRead, EventualReadOfALaggingReplicaShowsAbsentAndTheWaiterRunsT
 }
 
 TEST(ProtocolPollRead, ConsistentReadsMakeTheWaiterSkipWithTheMemoizedResult) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   CountingEffect effect;
   waiter_polls_a_replica(lethe::PollReadKind::Consistent, world, effect);
   EXPECT_EQ(effect.runs, 1);
@@ -570,7 +569,7 @@ TEST(ProtocolPollRead, ConsistentReadsMakeTheWaiterSkipWithTheMemoizedResult) {
 
 // ---------------------------------------------------------------- check-then-insert race vs mnemosyne
 
-int two_concurrent_callers(ProtocolKind kind) {
+int two_concurrent_callers(const std::string& kind) {
   World world(settings_for(kind));
   world.store.delay = kMillisecond;
   CountingEffect effect;
@@ -581,16 +580,16 @@ int two_concurrent_callers(ProtocolKind kind) {
 }
 
 TEST(ProtocolCheckThenInsert, TwoConcurrentCallersBothReadAbsentAndBothRunTheEffect) {
-  EXPECT_EQ(two_concurrent_callers(ProtocolKind::CheckThenInsert), 2);
-  EXPECT_EQ(two_concurrent_callers(ProtocolKind::RecordAfter), 2);  // same race: nothing marks work in flight
+  EXPECT_EQ(two_concurrent_callers("check-then-insert"), 2);
+  EXPECT_EQ(two_concurrent_callers("record-after"), 2);  // same race: nothing marks work in flight
 }
 
 TEST(ProtocolMnemosyne, TwoConcurrentCallersRunTheEffectOnce) {
-  EXPECT_EQ(two_concurrent_callers(ProtocolKind::Mnemosyne), 1);
+  EXPECT_EQ(two_concurrent_callers("mnemosyne"), 1);
 }
 
 TEST(ProtocolCheckThenInsert, TheLastInsertOverwritesTheFirstResultAndADuplicateSkipsWithIt) {
-  World world(settings_for(ProtocolKind::CheckThenInsert));
+  World world(settings_for("check-then-insert"));
   world.store.delay = kMillisecond;
   CountingEffect effect;
   world.caller(1, 0, effect.make(10 * kMillisecond, 1));
@@ -604,7 +603,7 @@ TEST(ProtocolCheckThenInsert, TheLastInsertOverwritesTheFirstResultAndADuplicate
 }
 
 TEST(ProtocolRecordAfter, TheFirstRecordWinsTheLaterInsertIsRejected) {
-  World world(settings_for(ProtocolKind::RecordAfter));
+  World world(settings_for("record-after"));
   world.store.delay = kMillisecond;
   CountingEffect effect;
   world.caller(1, 0, effect.make(10 * kMillisecond, 1));
@@ -620,7 +619,7 @@ TEST(ProtocolRecordAfter, TheFirstRecordWinsTheLaterInsertIsRejected) {
 // ---------------------------------------------------------------- crash after the effect: record-after vs mnemosyne
 
 TEST(ProtocolRecordAfter, CrashAfterTheEffectMakesTheNextAttemptRunItAgain) {
-  World world(settings_for(ProtocolKind::RecordAfter));
+  World world(settings_for("record-after"));
   world.hooks.crash_at.insert({CrashPoint::AfterEffectBeforeComplete, 1});
   CountingEffect effect;
   world.caller(1, 0, effect.make(10 * kMillisecond, 1));
@@ -632,7 +631,7 @@ TEST(ProtocolRecordAfter, CrashAfterTheEffectMakesTheNextAttemptRunItAgain) {
 }
 
 TEST(ProtocolMnemosyne, CrashAfterTheEffectLeavesAnInFlightRecordThatMakesTheNextAttemptWait) {
-  ProtocolSection settings = settings_for(ProtocolKind::Mnemosyne);
+  ProtocolSection settings = settings_for("mnemosyne");
   settings.max_wait = 500 * kMillisecond;
   {
     World world(settings);
@@ -663,7 +662,7 @@ TEST(ProtocolMnemosyne, CrashAfterTheEffectLeavesAnInFlightRecordThatMakesTheNex
 // ---------------------------------------------------------------- clock skew, failures, reporting
 
 TEST(ProtocolMnemosyne, ARecordStartedInTheWaitersFutureIsRecentAndTheWaiterDoesNotTakeOver) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   CountingEffect effect;
   world.caller(1, 0, effect.make(2 * kSecond, 1), /*skew=*/5 * kSecond);  // A's clock is 5s ahead
   world.caller(2, 1500 * kMillisecond, effect.make(kMillisecond, 2));      // past max_processing_time in real time
@@ -675,7 +674,7 @@ TEST(ProtocolMnemosyne, ARecordStartedInTheWaitersFutureIsRecentAndTheWaiterDoes
 }
 
 TEST(ProtocolMnemosyne, AFailedEffectFailsTheAttemptAndLeavesItsRecordInFlight) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   int runs = 0;
   world.caller(1, 0, [&runs]() -> std::optional<std::uint64_t> {
     ++runs;
@@ -690,7 +689,7 @@ TEST(ProtocolMnemosyne, AFailedEffectFailsTheAttemptAndLeavesItsRecordInFlight) 
 }
 
 TEST(ProtocolStoreFailures, ALostStartWriteReplyIsRetriedAndTheAttemptRecognisesItsOwnRecord) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   world.store.fate = [](const Op&, int index) { return index == 0 ? Fate::LoseReply : Fate::Normal; };
   CountingEffect effect;
   world.caller(1, 0, effect.make(kMillisecond, 1));
@@ -703,23 +702,22 @@ TEST(ProtocolStoreFailures, ALostStartWriteReplyIsRetriedAndTheAttemptRecognises
 }
 
 TEST(ProtocolStoreFailures, AStoreThatNeverAnswersFailsTheAttemptWithoutRunningTheEffect) {
-  for (const auto kind : {ProtocolKind::Mnemosyne, ProtocolKind::CheckThenInsert, ProtocolKind::RecordAfter,
-                          ProtocolKind::Inbox}) {
+  for (const std::string kind : {"mnemosyne", "check-then-insert", "record-after", "inbox"}) {
     World world(settings_for(kind));
     world.store.fate = [](const Op&, int) { return Fate::LoseRequest; };
     CountingEffect effect;
     world.caller(1, 0, effect.make(kMillisecond, 1));
     world.simulation.run();
-    EXPECT_EQ(effect.runs, 0) << lethe::to_string(kind);
-    EXPECT_EQ(world.results[1].outcome, Outcome::Failed) << lethe::to_string(kind);
-    EXPECT_EQ(world.hooks.bases_of(1), std::vector<Basis>{Basis::StoreUnavailable}) << lethe::to_string(kind);
-    const std::size_t expected_tries = kind == ProtocolKind::Inbox ? 1 : lethe::kStoreAttemptsPerStep;
-    EXPECT_EQ(world.store.log.size(), expected_tries) << lethe::to_string(kind);
+    EXPECT_EQ(effect.runs, 0) << kind;
+    EXPECT_EQ(world.results[1].outcome, Outcome::Failed) << kind;
+    EXPECT_EQ(world.hooks.bases_of(1), std::vector<Basis>{Basis::StoreUnavailable}) << kind;
+    const std::size_t expected_tries = kind == "inbox" ? 1 : lethe::kStoreAttemptsPerStep;
+    EXPECT_EQ(world.store.log.size(), expected_tries) << kind;
   }
 }
 
 TEST(ProtocolStoreFailures, ALostCompletionReplyIsRetriedAndRecognisedAsLanded) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   bool lost_one = false;  // lose the reply of the first completion only
   world.store.fate = [&lost_one](const Op& op, int) {
     const bool completion = op.kind == OpKind::Upsert && op.update.completed_at_mode == lethe::Assign::Set;
@@ -737,7 +735,7 @@ TEST(ProtocolStoreFailures, ALostCompletionReplyIsRetriedAndRecognisedAsLanded) 
 }
 
 TEST(ProtocolStoreFailures, ACompletionThatNeverAnswersStillReturnsTheEffectsValue) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   world.store.fate = [](const Op& op, int) {
     return op.kind == OpKind::Upsert && op.update.completed_at_mode == lethe::Assign::Set ? Fate::LoseRequest
                                                                                           : Fate::Normal;
@@ -752,7 +750,7 @@ TEST(ProtocolStoreFailures, ACompletionThatNeverAnswersStillReturnsTheEffectsVal
 }
 
 TEST(ProtocolStoreFailures, AnUnansweredPollReadIsNotFatalTheWaiterReadsAgain) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   world.store.fate = [](const Op& op, int index) {
     return op.kind == OpKind::Get && index < 5 ? Fate::LoseRequest : Fate::Normal;
   };
@@ -766,7 +764,7 @@ TEST(ProtocolStoreFailures, AnUnansweredPollReadIsNotFatalTheWaiterReadsAgain) {
 }
 
 TEST(ProtocolMnemosyne, CrashPointsAndReportsFollowTheAttempt) {
-  World world(settings_for(ProtocolKind::Mnemosyne));
+  World world(settings_for("mnemosyne"));
   CountingEffect effect;
   world.caller(1, 0, effect.make(kMillisecond, 1));
   world.caller(2, kSecond, effect.make(kMillisecond, 1));
@@ -787,7 +785,7 @@ TEST(ProtocolMnemosyne, CrashPointsAndReportsFollowTheAttempt) {
 // ---------------------------------------------------------------- inbox and none
 
 TEST(ProtocolInbox, OneTransactionInsertsTheInboxRowAndIncrementsTheDomainRowAndADuplicateIsRejected) {
-  World world(settings_for(ProtocolKind::Inbox));
+  World world(settings_for("inbox"));
   CountingEffect effect;
   world.caller(1, 0, effect.make(kMillisecond, 1));
   world.caller(2, kSecond, effect.make(kMillisecond, 1));
@@ -807,7 +805,7 @@ TEST(ProtocolInbox, OneTransactionInsertsTheInboxRowAndIncrementsTheDomainRowAnd
 }
 
 TEST(ProtocolInbox, ManyConcurrentCallersIncrementTheDomainRowOnce) {
-  World world(settings_for(ProtocolKind::Inbox), 3, sim::SchedulePolicy::Random);
+  World world(settings_for("inbox"), 3, sim::SchedulePolicy::Random);
   world.store.delay = kMillisecond;
   CountingEffect effect;
   for (AttemptId attempt = 1; attempt <= 20; ++attempt) world.caller(attempt, 0, effect.make(0, 1));
@@ -819,7 +817,7 @@ TEST(ProtocolInbox, ManyConcurrentCallersIncrementTheDomainRowOnce) {
 }
 
 TEST(ProtocolInbox, AnUnknownOutcomeFailsAndTheRedeliveryFindsTheRowIfItLanded) {
-  World world(settings_for(ProtocolKind::Inbox));
+  World world(settings_for("inbox"));
   world.store.fate = [](const Op&, int index) { return index == 0 ? Fate::LoseReply : Fate::Normal; };
   CountingEffect effect;
   world.caller(1, 0, effect.make(0, 1));
@@ -832,7 +830,7 @@ TEST(ProtocolInbox, AnUnknownOutcomeFailsAndTheRedeliveryFindsTheRowIfItLanded) 
 
 TEST(ProtocolInbox, AnExpiredInboxRowIsReplacedWhenExpiredWinsAndKeptOtherwise) {
   for (const bool expired_wins : {true, false}) {
-    ProtocolSection settings = settings_for(ProtocolKind::Inbox);
+    ProtocolSection settings = settings_for("inbox");
     settings.ttl = kSecond;
     settings.expired_wins = expired_wins;
     World world(settings);
@@ -849,7 +847,7 @@ TEST(ProtocolInbox, AnExpiredInboxRowIsReplacedWhenExpiredWinsAndKeptOtherwise) 
 }
 
 TEST(ProtocolNone, EveryCallerRunsTheEffectUnprotected) {
-  World world(settings_for(ProtocolKind::None));
+  World world(settings_for("none"));
   CountingEffect effect;
   for (AttemptId attempt = 1; attempt <= 3; ++attempt) world.caller(attempt, 0, effect.make(kMillisecond, attempt));
   world.simulation.run();
@@ -863,13 +861,13 @@ TEST(ProtocolFactory, RefusesSettingsTheLoaderWouldHaveRejected) {
   DirectStore store;
   FiberClock clock;
   RecordingHooks hooks;
-  ProtocolSection settings = settings_for(ProtocolKind::Mnemosyne);
+  ProtocolSection settings = settings_for("mnemosyne");
   settings.max_processing_time.reset();
   EXPECT_THROW(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), std::invalid_argument);
-  settings = settings_for(ProtocolKind::Inbox);
+  settings = settings_for("inbox");
   settings.ttl.reset();
   EXPECT_THROW(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), std::invalid_argument);
-  settings = settings_for(ProtocolKind::None);
+  settings = settings_for("none");
   settings.ttl.reset();
   settings.max_processing_time.reset();
   EXPECT_NE(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), nullptr);

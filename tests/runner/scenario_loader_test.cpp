@@ -327,7 +327,7 @@ TEST(ScenarioLoaderGoodFiles, AClientsScenarioMayPartitionClients) {
   EXPECT_EQ(config.topology.source, "clients");
   EXPECT_EQ(config.topology.clients, 50);
   EXPECT_EQ(config.network.partitions[0].first, lethe::PartitionGroup::Clients);
-  EXPECT_EQ(config.protocol.kind, lethe::ProtocolKind::None);
+  EXPECT_EQ(config.protocol.kind, "none");
   EXPECT_FALSE(config.protocol.ttl.has_value());
   EXPECT_EQ(config.sink.backoff.kind, lethe::BackoffKind::Constant);
   EXPECT_EQ(config.sink.backoff.delay, 100 * sim::kMillisecond);
@@ -663,10 +663,9 @@ ScenarioConfig arbitrary_config() {
   c.store.latency = distribution(false);
   if (*gen::arbitrary<bool>()) c.store.ttl_eviction = lethe::TtlEviction{lethe::TtlEvictionKind::Lazy, duration(0)};
   lethe::ProtocolSection& p = c.protocol;
-  p.kind = *gen::element(lethe::ProtocolKind::None, lethe::ProtocolKind::CheckThenInsert,
-                         lethe::ProtocolKind::RecordAfter, lethe::ProtocolKind::Mnemosyne, lethe::ProtocolKind::Inbox);
-  if (p.kind == lethe::ProtocolKind::Mnemosyne || *gen::arbitrary<bool>()) p.max_processing_time = duration(1);
-  if (p.kind != lethe::ProtocolKind::None || *gen::arbitrary<bool>()) p.ttl = duration(1);
+  p.kind = *gen::element<std::string>("none", "check-then-insert", "record-after", "mnemosyne", "inbox");
+  if (p.kind == "mnemosyne" || *gen::arbitrary<bool>()) p.max_processing_time = duration(1);
+  if (p.kind != "none" || *gen::arbitrary<bool>()) p.ttl = duration(1);
   if (*gen::arbitrary<bool>()) {
     p.poll.kind = lethe::PollKind::Backoff;
     p.poll.backoff_base = duration(1);

@@ -1,0 +1,345 @@
+// protocol/mnemosyne.cpp — strategy "mnemosyne": the two-phase record with the decision table
+// (protocol/decision.hpp) and the memoized result.
+//
+// Step by step:
+//   1. Start write: an Upsert that returns the previous item (ALL_OLD) and sets started_at = now and owner =
+//      attempt only if absent (if_not_exists); expires_on = now + ttl (if absent) when expires_on = "at-start";
+//      Update::replace_expired_at = now when expired_wins (an expired record is replaced as if evicted).
+//      The previous item is decided with decide_with_basis() at the same `now` the write carried.
+//   2. Process on Absent / ExpiredCompleted: our write created the record; we own it.
+//      Skip on Completed: return the memoized value (nullopt when memoize = false).
+//      Process on StaleTakeover: takeover = "conditional": a fenced Upsert (started_at_equals the stale
+//        started_at, not completed) sets started_at = now, owner = attempt (and expires_on when at-start): one
+//        waiter wins; a loser re-decides on the item the rejected write returned (Wait -> Basis::TakeoverLost,
+//        Skip, another takeover, or, if the record vanished, a new start write). takeover = "if-not-exists":
+//        nothing is written (started_at is never refreshed); every attempt that finds the stale record runs the
+//        effect without owning it.
+//      Wait on InFlightRecent: sleep a poll interval (protocol.poll: a Distribution sample, or
+//        backoff(base, factor, cap) restarting at base for each protect() call), re-read the record
+//        (StoreClient::read_eventual when poll_read = eventual, a consistent get otherwise) and re-decide at the
+//        local clock after the read. Each read's decision is acted upon as the table says — including Process on
+//        "absent": a waiter that reads no record runs the effect without a claim. With consistent reads that
+//        only happens after TTL eviction; an eventual read from a lagging replica can show "absent" while the
+//        owner is still at work (the duplicate poll_read = eventual reproduces). The last sleep is shortened so
+//        that the wait ends exactly max_wait after the first Wait decision; a Wait decision at or after that
+//        instant ends the wait: on_max_wait = "error" -> Failed (MaxWaitError), "process" -> run the effect
+//        without a claim (MaxWaitProcess, the Rust port's behaviour). max_wait = 0 ends the wait at once.
+//   3. Run: hooks.crash_point(AfterStartBeforeEffect), the effect, hooks.crash_point(AfterEffectBeforeComplete).
+//      A failed effect (nullopt) returns Failed and leaves the in-flight record as it is (the effect may have
+//      half-happened, like a crash): the redelivery waits until the record is stale, then takes over.
+//   4. Complete: an Upsert setting completed_at = now, memoized = value (when memoize), expires_on = now + ttl
+//      (also with "at-start"; completion refreshes it), and started_at / owner if absent (so a completion can
+//      recreate an evicted record). complete = "blind": unconditional (a timed-out owner overwrites completed_at
+//      and the memoized value). complete = "fenced": only a completion that still matches what the attempt
+//      decided on lands, and never over a completed record:
+//        - an owner (our start write or our fenced takeover): owner_equals(attempt) and not completed;
+//        - a non-owner that decided on a present record (if-not-exists takeover, max-wait "process"):
+//          started_at_equals(that record's started_at), present and not completed — so exactly one of a herd
+//          completes, and a late owner never overwrites an earlier completion;
+//        - a non-owner that read "absent": only if there is still no record (or an expired one, when
+//          expired_wins; then it is replaced).
+//      hooks.completed(applied) reports whether the write landed. The result is Executed with the effect's own
+//      value whether or not the completion landed (the effect did happen).
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "protocol/builtin_strategies.hpp"
+#include "protocol/decision.hpp"
+#include "protocol/strategy_support.hpp"
+
+namespace lethe {
+
+namespace {
+
+// Poll intervals of one wait: a distribution sample each time, or base, base*factor, ... capped.
+class PollSchedule {
+ public:
+  explicit PollSchedule(const Poll& poll) : poll_(poll), next_backoff_(poll.backoff_base) {}
+
+  sim::Duration next(sim::Rng& rng) {
+    if (poll_.kind == PollKind::Distribution) return std::max<sim::Duration>(poll_.interval.sample(rng), 0);
+    const sim::Duration current = std::min(next_backoff_, poll_.backoff_cap);
+    const double grown = static_cast<double>(current) * poll_.backoff_factor;
+    next_backoff_ = grown >= static_cast<double>(poll_.backoff_cap) ? poll_.backoff_cap
+                                                                    : static_cast<sim::Duration>(grown);
+    return current;
+  }
+
+ private:
+  const Poll& poll_;
+  sim::Duration next_backoff_;
+};
+
+class MnemosyneStrategy final : public Strategy {
+ public:
+  MnemosyneStrategy(const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks,
+                    sim::Rng rng)
+      : settings_(settings),
+        max_processing_time_(settings.max_processing_time.value()),
+        ttl_(settings.ttl.value()),
+        store_(store),
+        clock_(clock),
+        reporter_(hooks, clock),
+        rng_(std::move(rng)) {
+    if (settings.max_wait < 0) throw std::invalid_argument("make_strategy: protocol.max_wait must be >= 0");
+  }
+
+  ProtectResult protect(MessageId id, ProcessorId processor, AttemptId attempt, const Effect& effect) override;
+
+ private:
+  // What entitles an attempt that runs the effect to complete (see "Complete" in the header).
+  enum class Claim { Owner, SeenRecord, NoRecord };
+  // Where the record being decided on came from.
+  enum class Source { StartWrite, TakeoverReply, PollRead };
+
+  Op start_write(const Call& call, sim::Time now) const;
+  Op takeover_write(const Call& call, const Item& stale, sim::Time now) const;
+  Op completion(const Call& call, Claim claim, const std::optional<Item>& seen, sim::Time decided_at,
+                sim::Time now, std::uint64_t value) const;
+  ProtectResult run(Call& call, const Effect& effect, Claim claim, const std::optional<Item>& seen,
+                    sim::Time decided_at);
+  bool complete(const Call& call, Claim claim, const std::optional<Item>& seen, sim::Time decided_at,
+                std::uint64_t value);
+  std::optional<Reply> poll_read(Key key);
+  std::optional<std::uint64_t> memo(const std::optional<Item>& record) const {
+    return settings_.memoize && record.has_value() ? record->memoized : std::nullopt;
+  }
+
+  ProtocolSection settings_;
+  sim::Duration max_processing_time_;
+  sim::Duration ttl_;
+  StoreClient& store_;
+  Clock& clock_;
+  Reporter reporter_;
+  sim::Rng rng_;
+};
+
+Op MnemosyneStrategy::start_write(const Call& call, sim::Time now) const {
+  Update update;
+  update.started_at_mode = Assign::SetIfAbsent;
+  update.started_at = now;
+  update.owner_mode = Assign::SetIfAbsent;
+  update.owner = call.attempt;
+  if (settings_.expires_on == ExpiresOn::AtStart) {
+    update.expires_on_mode = Assign::SetIfAbsent;
+    update.expires_on = saturating_add(now, ttl_);
+  }
+  if (settings_.expired_wins) update.replace_expired_at = now;
+  return upsert_op(call.key, Condition{}, update);
+}
+
+Op MnemosyneStrategy::takeover_write(const Call& call, const Item& stale, sim::Time now) const {
+  Condition condition;
+  condition.require_present = true;
+  condition.started_at_equals = stale.started_at.optional();
+  condition.require_not_completed = true;
+  Update update;
+  update.started_at_mode = Assign::Set;
+  update.started_at = now;
+  update.owner_mode = Assign::Set;
+  update.owner = call.attempt;
+  if (settings_.expires_on == ExpiresOn::AtStart) {
+    update.expires_on_mode = Assign::Set;
+    update.expires_on = saturating_add(now, ttl_);
+  }
+  return upsert_op(call.key, condition, update);
+}
+
+Op MnemosyneStrategy::completion(const Call& call, Claim claim, const std::optional<Item>& seen,
+                                 sim::Time decided_at, sim::Time now, std::uint64_t value) const {
+  Update update;
+  update.completed_at_mode = Assign::Set;
+  update.completed_at = now;
+  update.expires_on_mode = Assign::Set;
+  update.expires_on = saturating_add(now, ttl_);
+  if (settings_.memoize) {
+    update.memoized_mode = Assign::Set;
+    update.memoized = value;
+  }
+  update.started_at_mode = Assign::SetIfAbsent;  // only when the completion (re)creates the record
+  update.started_at = decided_at;
+  update.owner_mode = Assign::SetIfAbsent;
+  update.owner = call.attempt;
+  Condition condition;
+  if (settings_.complete == Complete::Fenced) {
+    switch (claim) {
+      case Claim::Owner:
+        condition.owner_equals = call.attempt;
+        condition.require_not_completed = true;
+        break;
+      case Claim::SeenRecord:
+        condition.require_present = true;
+        if (seen.has_value()) condition.started_at_equals = seen->started_at.optional();
+        condition.require_not_completed = true;
+        break;
+      case Claim::NoRecord:
+        if (settings_.expired_wins) {
+          condition.absent_or_expired_at = now;
+          update.replace_expired_at = now;
+        } else {
+          condition.require_absent = true;
+        }
+        break;
+    }
+  }
+  return upsert_op(call.key, condition, update);
+}
+
+std::optional<Reply> MnemosyneStrategy::poll_read(Key key) {
+  if (settings_.poll_read.kind == PollReadKind::Eventual) return store_.read_eventual(key);
+  return store_.execute(get_op(key));
+}
+
+ProtectResult MnemosyneStrategy::protect(MessageId id, ProcessorId processor, AttemptId attempt,
+                                         const Effect& effect) {
+  Call call{id, processor, attempt, make_key(Table::Dedupe, processor, id), {}, false, 0};
+  PollSchedule poll(settings_.poll);
+  for (;;) {  // one start write per iteration
+    const sim::Time start_at = clock_.now();
+    const StepReply start = execute_step(store_, start_write(call, start_at));
+    if (!start.reply.has_value()) {
+      reporter_.note(call, Basis::StoreUnavailable, std::nullopt, start_at);
+      return reporter_.failed(call);
+    }
+    if (start.tries > 1 && start.reply->previous.has_value() && start.reply->previous->owner == attempt) {
+      // An earlier try whose reply was lost created our record; what it found before is unknown (it was absent).
+      reporter_.note(call, Basis::Absent, std::nullopt, start_at);
+      return run(call, effect, Claim::Owner, std::nullopt, start_at);
+    }
+    std::optional<Item> seen = start.reply->previous;
+    sim::Time decided_at = start_at;
+    Source source = Source::StartWrite;
+    bool lost_takeover = false;
+    for (;;) {  // decide on `seen`, act, and re-decide after each wait or lost takeover
+      const DecisionAndBasis verdict =
+          decide_with_basis(seen, decided_at, max_processing_time_, settings_.expired_wins);
+      if (verdict.decision == Decision::Skip) {
+        reporter_.note(call, verdict.basis, seen, decided_at);
+        return reporter_.skipped(call, memo(seen));
+      }
+      if (verdict.decision == Decision::Process && verdict.basis == Basis::StaleTakeover) {
+        if (settings_.takeover == Takeover::IfNotExists) {
+          reporter_.note(call, Basis::StaleTakeover, seen, decided_at);
+          return run(call, effect, Claim::SeenRecord, seen, decided_at);
+        }
+        const sim::Time takeover_at = clock_.now();
+        const StepReply takeover = execute_step(store_, takeover_write(call, *seen, takeover_at));
+        if (!takeover.reply.has_value()) {
+          reporter_.note(call, Basis::StoreUnavailable, seen, takeover_at);
+          return reporter_.failed(call);
+        }
+        const std::optional<Item>& now_there = takeover.reply->previous;
+        if (takeover.reply->applied || (takeover.tries > 1 && now_there.has_value() && now_there->owner == attempt)) {
+          reporter_.note(call, Basis::StaleTakeover, seen, decided_at);
+          return run(call, effect, Claim::Owner, seen, takeover_at);
+        }
+        seen = now_there;  // another attempt won the fenced write, completed it, or the record vanished
+        decided_at = takeover_at;
+        source = Source::TakeoverReply;
+        lost_takeover = true;
+        continue;
+      }
+      if (verdict.decision == Decision::Process) {  // Absent or ExpiredCompleted
+        if (source == Source::StartWrite) {
+          reporter_.note(call, verdict.basis, seen, decided_at);
+          return run(call, effect, Claim::Owner, seen, decided_at);
+        }
+        if (source == Source::TakeoverReply) break;  // the record vanished under a consistent write: start again
+        reporter_.note(call, verdict.basis, seen, decided_at);  // a poll read showed no (live) record
+        return run(call, effect, Claim::NoRecord, seen, decided_at);
+      }
+      // Wait.
+      reporter_.note(call, lost_takeover ? Basis::TakeoverLost : Basis::InFlightRecent, seen, decided_at);
+      lost_takeover = false;
+      reporter_.begin_wait(call, decided_at);
+      const sim::Time deadline = saturating_add(call.wait_began, settings_.max_wait);
+      std::optional<Reply> read;
+      while (!read.has_value()) {
+        const sim::Time now = clock_.now();
+        if (now >= deadline) {
+          if (settings_.on_max_wait == OnMaxWait::Error) {
+            reporter_.note(call, Basis::MaxWaitError, seen, now);
+            return reporter_.failed(call);
+          }
+          reporter_.note(call, Basis::MaxWaitProcess, seen, now);
+          return run(call, effect, Claim::SeenRecord, seen, now);
+        }
+        clock_.sleep(std::min(poll.next(rng_), deadline - now));
+        read = poll_read(call.key);
+      }
+      seen = read->previous;
+      decided_at = clock_.now();
+      source = Source::PollRead;
+    }
+  }
+}
+
+ProtectResult MnemosyneStrategy::run(Call& call, const Effect& effect, Claim claim, const std::optional<Item>& seen,
+                                     sim::Time decided_at) {
+  reporter_.finish_wait(call);
+  reporter_.hooks().crash_point(CrashPoint::AfterStartBeforeEffect, call.id, call.attempt);
+  const std::optional<std::uint64_t> value = effect();
+  if (!value.has_value()) return reporter_.failed(call);
+  reporter_.hooks().crash_point(CrashPoint::AfterEffectBeforeComplete, call.id, call.attempt);
+  const bool applied = complete(call, claim, seen, decided_at, *value);
+  reporter_.hooks().completed(call.id, call.processor, call.attempt, applied);
+  call.result.outcome = Outcome::Executed;
+  call.result.value = value;
+  return call.result;
+}
+
+bool MnemosyneStrategy::complete(const Call& call, Claim claim, const std::optional<Item>& seen,
+                                 sim::Time decided_at, std::uint64_t value) {
+  const sim::Time now = clock_.now();
+  const StepReply step = execute_step(store_, completion(call, claim, seen, decided_at, now, value));
+  if (!step.reply.has_value()) return false;
+  if (step.reply->applied) return true;
+  // Rejected. After a lost reply, the record may show that an earlier try of this same write landed.
+  const std::optional<Item>& there = step.reply->previous;
+  return step.tries > 1 && there.has_value() && there->completed_at == now &&
+         (!settings_.memoize || there->memoized == value);
+}
+
+}  // namespace
+
+StrategyInfo mnemosyne_strategy() {
+  StrategyInfo info;
+  info.name = "mnemosyne";
+  info.description = "claim an in-flight record, wait for or take over a stale one, complete it with the result";
+  info.reads = {"max_processing_time", "ttl",      "poll",      "max_wait",   "on_max_wait", "memoize",
+                "takeover",            "complete", "poll_read", "expires_on", "expired_wins"};
+  info.required = {"max_processing_time", "ttl"};
+  info.factory = [](const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks,
+                    sim::Rng rng) -> std::unique_ptr<Strategy> {
+    return std::make_unique<MnemosyneStrategy>(settings, store, clock, hooks, std::move(rng));
+  };
+  info.bases = {Basis::Absent,        Basis::Completed,      Basis::ExpiredCompleted,
+                Basis::InFlightRecent, Basis::StaleTakeover,  Basis::TakeoverLost,
+                Basis::MaxWaitProcess, Basis::MaxWaitError,   Basis::StoreUnavailable};
+  const auto eventual_reads = [](const ProtocolSection& s) { return s.poll_read.kind == PollReadKind::Eventual; };
+  const auto if_not_exists = [](const ProtocolSection& s) { return s.takeover == Takeover::IfNotExists; };
+  const auto max_wait_process = [](const ProtocolSection& s) { return s.on_max_wait == OnMaxWait::Process; };
+  info.windows = {
+      {Cause::CrashAfterEffect, WindowOpens::Always, {},
+       "the owner died, or gave up, between its effect and its completion: a later attempt takes the record over"},
+      {Cause::Expired, WindowOpens::Always, {}, "the record expired (ttl) or was evicted before a late redelivery"},
+      {Cause::TakeoverWhileAlive, WindowOpens::WithSettings, max_wait_process,
+       "on_max_wait = \"process\": a waiter goes ahead after max_wait while the owner is at work"},
+      {Cause::TakeoverWhileAlive, WindowOpens::WithSlowOwner, {},
+       "the owner was alive but held its record for max_processing_time or more (slow work, a pause, clock skew)"},
+      {Cause::HerdTakeover, WindowOpens::WithSettings, if_not_exists,
+       "takeover = \"if-not-exists\": started_at is never refreshed, so every waiter finding it stale runs the effect"},
+      {Cause::HerdTakeover, WindowOpens::BrokenStore, {}, "two fenced takeovers of one record both landed"},
+      {Cause::Unprotected, WindowOpens::WithSettings, eventual_reads,
+       "poll_read = \"eventual\": a lagging replica shows no record while the owner is at work"},
+      {Cause::Unprotected, WindowOpens::BrokenStore, {},
+       "two attempts both found no record: the store's conditional start write did not hold"},
+  };
+  return info;
+}
+
+}  // namespace lethe

@@ -1,0 +1,193 @@
+#include "protocol/registry.hpp"
+
+#include <algorithm>
+#include <bitset>
+#include <deque>
+#include <fmt/format.h>
+#include <optional>
+#include <utility>
+
+#include "protocol/builtin_strategies.hpp"
+
+namespace lethe {
+
+namespace {
+
+// The one list of built-ins, in the order strategy_names() and the loader's "allowed:" message give them.
+std::deque<StrategyInfo> builtins() {
+  std::deque<StrategyInfo> list;
+  list.push_back(none_strategy());
+  list.push_back(check_then_insert_strategy());
+  list.push_back(record_after_strategy());
+  list.push_back(mnemosyne_strategy());
+  list.push_back(inbox_strategy());
+  return list;
+}
+
+// A deque: entries never move, so the references handed out stay valid when another one is registered.
+std::deque<StrategyInfo>& entries() {
+  static std::deque<StrategyInfo> registered = builtins();
+  return registered;
+}
+
+// The [protocol] keys without a default: the only ones a strategy can require.
+const std::optional<sim::Duration>* requirable_key(const ProtocolSection& settings, std::string_view key) {
+  if (key == "max_processing_time") return &settings.max_processing_time;
+  if (key == "ttl") return &settings.ttl;
+  return nullptr;
+}
+
+bool contains(const std::vector<std::string>& list, std::string_view word) {
+  return std::find(list.begin(), list.end(), word) != list.end();
+}
+
+bool well_formed_name(std::string_view name) {
+  if (name.empty()) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
+
+// Why `info` cannot be registered, or "" when it can.
+std::string refusal(const StrategyInfo& info) {
+  if (!well_formed_name(info.name)) return "a name of lowercase letters, digits and '-' is required";
+  if (find_strategy(info.name) != nullptr) return "the name is already registered";
+  if (!info.factory) return "no factory";
+  for (const std::string& key : info.required) {
+    ProtocolSection probe;
+    if (requirable_key(probe, key) == nullptr) {
+      return fmt::format("required key \"{}\" has a default (only max_processing_time and ttl can be required)", key);
+    }
+    if (!contains(info.reads, key)) return fmt::format("required key \"{}\" is not among the keys it reads", key);
+  }
+  for (const DuplicateWindow& window : info.windows) {
+    if (window.cause == Cause::SinkRetry) return "a window names sink_retry (the sink's retries are no strategy's)";
+    if (window.opens == WindowOpens::WithSettings && !window.open_with) return "a WithSettings window has no open_with";
+    if (window.opens == WindowOpens::WithSlowOwner && !contains(info.required, "max_processing_time")) {
+      return "a WithSlowOwner window needs max_processing_time required (a slow owner is measured against it)";
+    }
+  }
+  return {};
+}
+
+// Forwards a strategy's hook calls, refusing a decision basis its entry does not declare.
+class DeclaredBasesHooks final : public ProtocolHooks {
+ public:
+  DeclaredBasesHooks(const StrategyInfo& info, ProtocolHooks& hooks) : info_(info), hooks_(hooks) {
+    for (const Basis basis : info.bases) declared_.set(static_cast<std::size_t>(basis));
+  }
+
+  void crash_point(CrashPoint point, MessageId id, AttemptId attempt) override {
+    hooks_.crash_point(point, id, attempt);
+  }
+  void decided(const DecisionNote& note) override {
+    if (!declared_.test(static_cast<std::size_t>(note.basis))) {
+      throw StrategyContractError(fmt::format(
+          "strategy \"{}\" reported decision basis \"{}\" for message {} (attempt {}), which its registry entry "
+          "does not declare",
+          info_.name, to_string(note.basis), note.id, note.attempt));
+    }
+    hooks_.decided(note);
+  }
+  void waited(MessageId id, ProcessorId processor, AttemptId attempt, sim::Duration waited) override {
+    hooks_.waited(id, processor, attempt, waited);
+  }
+  void completed(MessageId id, ProcessorId processor, AttemptId attempt, bool applied) override {
+    hooks_.completed(id, processor, attempt, applied);
+  }
+
+ private:
+  const StrategyInfo& info_;
+  ProtocolHooks& hooks_;
+  std::bitset<256> declared_;  // indexed by the Basis value (one byte)
+};
+
+// The entry's strategy behind the basis check (the hooks it was made with live as long as it does).
+class CheckedStrategy final : public Strategy {
+ public:
+  CheckedStrategy(const StrategyInfo& info, const ProtocolSection& settings, StoreClient& store, Clock& clock,
+                  ProtocolHooks& hooks, sim::Rng rng)
+      : hooks_(info, hooks), strategy_(info.factory(settings, store, clock, hooks_, std::move(rng))) {
+    if (!strategy_) throw StrategyContractError("strategy \"" + info.name + "\": its factory made nothing");
+  }
+
+  ProtectResult protect(MessageId id, ProcessorId processor, AttemptId attempt, const Effect& effect) override {
+    return strategy_->protect(id, processor, attempt, effect);
+  }
+
+ private:
+  DeclaredBasesHooks hooks_;
+  std::unique_ptr<Strategy> strategy_;
+};
+
+}  // namespace
+
+void register_strategy(StrategyInfo info) {
+  const std::string why = refusal(info);
+  if (!why.empty()) throw std::invalid_argument(fmt::format("register_strategy \"{}\": {}", info.name, why));
+  entries().push_back(std::move(info));
+}
+
+const StrategyInfo* find_strategy(std::string_view name) {
+  for (const StrategyInfo& info : entries()) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+const StrategyInfo& strategy_info(std::string_view name) {
+  const StrategyInfo* info = find_strategy(name);
+  if (info == nullptr) {
+    std::string names;
+    for (const std::string& known : strategy_names()) names += (names.empty() ? "" : ", ") + known;
+    throw std::invalid_argument(fmt::format("unknown protocol.kind \"{}\" (registered: {})", name, names));
+  }
+  return *info;
+}
+
+std::vector<std::string> strategy_names() {
+  std::vector<std::string> names;
+  for (const StrategyInfo& info : entries()) names.push_back(info.name);
+  return names;
+}
+
+bool declares_basis(const StrategyInfo& strategy, Basis basis) {
+  return std::find(strategy.bases.begin(), strategy.bases.end(), basis) != strategy.bases.end();
+}
+
+bool declares_cause(const StrategyInfo& strategy, Cause cause) {
+  return std::any_of(strategy.windows.begin(), strategy.windows.end(),
+                     [cause](const DuplicateWindow& window) { return window.cause == cause; });
+}
+
+bool window_open(const StrategyInfo& strategy, Cause cause, const ProtocolSection& settings, bool slow_owner) {
+  return std::any_of(strategy.windows.begin(), strategy.windows.end(), [&](const DuplicateWindow& window) {
+    if (window.cause != cause) return false;
+    switch (window.opens) {
+      case WindowOpens::Always: return true;
+      case WindowOpens::WithSettings: return window.open_with(settings);
+      case WindowOpens::WithSlowOwner: return slow_owner;
+      case WindowOpens::BrokenStore: return false;
+    }
+    return false;
+  });
+}
+
+bool needs_slow_owner_evidence(const StrategyInfo& strategy) {
+  return std::any_of(strategy.windows.begin(), strategy.windows.end(),
+                     [](const DuplicateWindow& window) { return window.opens == WindowOpens::WithSlowOwner; });
+}
+
+std::unique_ptr<Strategy> make_strategy(const ProtocolSection& settings, StoreClient& store, Clock& clock,
+                                        ProtocolHooks& hooks, sim::Rng rng) {
+  const StrategyInfo& info = strategy_info(settings.kind);
+  for (const std::string& key : info.required) {
+    const std::optional<sim::Duration>* value = requirable_key(settings, key);
+    if (!value->has_value() || **value <= 0) {
+      throw std::invalid_argument("make_strategy: protocol." + key + " must be set and positive for \"" + info.name +
+                                  "\"");
+    }
+  }
+  return std::make_unique<CheckedStrategy>(info, settings, store, clock, hooks, std::move(rng));
+}
+
+}  // namespace lethe

@@ -1,0 +1,64 @@
+// protocol/strategy_support.hpp — what the built-in strategies share: a write step retried on unknown outcomes,
+// the identity of one protect() call, and the reporting of its decisions, waits and result.
+//
+// execute_step tries one operation up to kStoreAttemptsPerStep times while its outcome is unknown (nullopt) and
+// says how many tries it took (a reply after several tries may show an earlier try's effect). Reporter turns a
+// Call into hook calls: note() for every decision, begin_wait()/finish_wait() around a wait (finish_wait reports
+// the wait once per call), failed()/skipped() to end a call. saturating_add caps a time at sim::kTimeMax.
+//
+// Does not: decide anything, or touch the store except through execute_step.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "core/config.hpp"
+#include "protocol/env.hpp"
+#include "protocol/store_ops.hpp"
+#include "protocol/strategies.hpp"
+#include "sim/time.hpp"
+
+namespace lethe {
+
+// The reply of a write step and how many tries it took (a reply after more than one try may show the effect of
+// an earlier try whose outcome was unknown).
+struct StepReply {
+  std::optional<Reply> reply;
+  int tries = 0;
+};
+
+// time + duration (REQUIRES duration >= 0), capped at kTimeMax: a huge ttl or max_wait never wraps around.
+sim::Time saturating_add(sim::Time time, sim::Duration duration);
+
+StepReply execute_step(StoreClient& store, const Op& op);
+
+// The identity of one protect() call, and what it reports through the hooks.
+struct Call {
+  MessageId id = 0;
+  ProcessorId processor = 0;
+  AttemptId attempt = 0;
+  Key key = 0;
+  ProtectResult result;
+  bool waiting = false;
+  sim::Time wait_began = 0;  // local time of the first Wait decision
+};
+
+class Reporter {
+ public:
+  Reporter(ProtocolHooks& hooks, Clock& clock) : hooks_(hooks), clock_(clock) {}
+
+  void note(const Call& call, Basis basis, const std::optional<Item>& seen, sim::Time local_time);
+  void begin_wait(Call& call, sim::Time local_time);
+  // Leaves the wait for good (once per call): records the wait time and reports it.
+  void finish_wait(Call& call);
+  ProtectResult failed(Call& call);
+  ProtectResult skipped(Call& call, std::optional<std::uint64_t> value);
+
+  ProtocolHooks& hooks() { return hooks_; }
+
+ private:
+  ProtocolHooks& hooks_;
+  Clock& clock_;
+};
+
+}  // namespace lethe
