@@ -36,7 +36,7 @@ struct CauseRow {
   std::string_view description;  // one line, for the generated reference
 };
 inline constexpr std::array<CauseRow, kCauseCount> kCauses = {{
-    {"unprotected", "no guarantee, or a check-then-insert race"},
+    {"unprotected", "no guarantee, or a read-then-write race"},
     {"takeover_while_alive", "taken over while the owner was alive (processing time above max_processing_time, "
                              "a pause, clock skew)"},
     {"herd_takeover", "several callers took over the same stale record"},

@@ -169,7 +169,6 @@ class Loader {
                    const std::function<std::optional<T>(const std::string&, std::string&)>& parse, T& out);
   // Reports a missing required key, unless the table holds a near-typo of it (reported as an unknown key).
   void missing(const Table& table, std::string_view key, Where where, const std::string& what);
-  void require_protocol_keys(const Table& table, const lethe::StrategyInfo& strategy);
 
   // ---- value languages
   std::optional<Duration> duration_in(const std::string& text, Duration min, std::string& problem) const;
