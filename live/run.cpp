@@ -406,7 +406,7 @@ void Run::worker_main(std::uint32_t index) {
   while (auto delivery = queue_.pop()) {
     const MessageId id = delivery->id;
     const AttemptId attempt = ledger_.begin_attempt(id, index);
-    const lethe::Effect effect = [&]() -> std::optional<std::uint64_t> {
+    const lethe::Effect effect = [&](lethe::FencingToken) -> std::optional<std::uint64_t> {
       clock_.sleep(settings_.processing_time.sample(work));
       if (work.bernoulli(settings_.faults.slow)) {
         coverage_.add("fault.slow_effect.fired");

@@ -282,7 +282,7 @@ ProtectResult MnemosyneStrategy::run(Call& call, const Effect& effect, Claim cla
                                      sim::Time decided_at) {
   reporter_.finish_wait(call);
   reporter_.hooks().crash_point(CrashPoint::AfterStartBeforeEffect, call.id, call.attempt);
-  const std::optional<std::uint64_t> value = effect();
+  const std::optional<std::uint64_t> value = effect(kNoFencingToken);
   if (!value.has_value()) return reporter_.failed(call);
   reporter_.hooks().crash_point(CrashPoint::AfterEffectBeforeComplete, call.id, call.attempt);
   const bool applied = complete(call, claim, seen, decided_at, *value);

@@ -18,7 +18,7 @@ class NoneStrategy final : public Strategy {
     Call call{id, processor, attempt, make_key(Table::Dedupe, processor, id), {}, false, 0};
     reporter_.note(call, Basis::Unprotected, std::nullopt, clock_.now());
     reporter_.hooks().crash_point(CrashPoint::AfterStartBeforeEffect, id, attempt);
-    const std::optional<std::uint64_t> value = effect();
+    const std::optional<std::uint64_t> value = effect(kNoFencingToken);
     if (!value.has_value()) return reporter_.failed(call);
     reporter_.hooks().crash_point(CrashPoint::AfterEffectBeforeComplete, id, attempt);
     call.result.outcome = Outcome::Executed;

@@ -32,7 +32,7 @@ ProtectResult ReadThenRecordStrategy::protect(MessageId id, ProcessorId processo
   const Basis basis = seen.has_value() && seen->completed_at.has_value() ? Basis::ExpiredCompleted : Basis::Absent;
   reporter_.note(call, basis, seen, read_at);
   reporter_.hooks().crash_point(CrashPoint::AfterStartBeforeEffect, id, attempt);
-  const std::optional<std::uint64_t> value = effect();
+  const std::optional<std::uint64_t> value = effect(kNoFencingToken);
   if (!value.has_value()) return reporter_.failed(call);
   reporter_.hooks().crash_point(CrashPoint::AfterEffectBeforeComplete, id, attempt);
   const bool applied = record(call, read_at, *value);

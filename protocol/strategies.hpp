@@ -47,8 +47,14 @@
 
 namespace lethe {
 
-// Runs the side effect and returns its result; nullopt = it failed.
-using Effect = std::function<std::optional<std::uint64_t>()>;
+// A fencing token: what a strategy that leases its record hands the effect, so that the provider can refuse a
+// holder whose lease was taken over (a larger token was seen). Tokens grow with each lease of one record.
+using FencingToken = std::uint64_t;
+inline constexpr FencingToken kNoFencingToken = 0;  // the strategy fences nothing: providers never refuse it
+
+// Runs the side effect with the strategy's fencing token (kNoFencingToken when it has none) and returns its
+// result; nullopt = it failed (a provider's refusal included).
+using Effect = std::function<std::optional<std::uint64_t>(FencingToken token)>;
 
 // Failed: the attempt gave up; the message must be redelivered later.
 enum class Outcome { Executed, Skipped, Failed };

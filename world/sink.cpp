@@ -134,7 +134,8 @@ SinkClient::SinkClient(Sink& sink, sim::Network& network, const SinkSection& sec
   require(retries_ >= 0, "SinkClient: retries must be >= 0");
 }
 
-std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processor, AttemptId attempt) {
+std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processor, AttemptId attempt,
+                                             FencingToken token) {
   sim::Simulation& simulation = sim::Simulation::current();
   const sim::NodeId caller = simulation.this_node().id();
   RetryPolicy policy = policy_;
@@ -149,7 +150,7 @@ std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processo
                                 static_cast<std::uint64_t>(backoff_ns));
       sim::sleep(backoff_ns);
     }
-    const SinkRequest request{id, processor, attempt, static_cast<std::uint32_t>(try_number), caller};
+    const SinkRequest request{id, processor, attempt, static_cast<std::uint32_t>(try_number), caller, token};
     ++stats_.tries;
     const std::optional<SinkResponse> response =
         network_.call(sink_.service(), [sink, request] { return sink->handle(request); }, timeout_ns_, id);

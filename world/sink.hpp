@@ -53,9 +53,9 @@
 // register_sink() adds more at runtime (a program linking the library may
 // register its own provider before it runs anything). The scenario loader
 // accepts exactly sink_names(). A provider sees every SinkRequest field,
-// among them the attempt id: the owner token the strategies fence their
-// records on, issued in the order attempts begin (a provider that refuses
-// calls older than the newest token it has seen is a fencing provider).
+// among them the fencing token the strategy handed its effect (a provider that
+// refuses calls older than the newest token it has seen is a fencing provider;
+// the built-in strategies pass none) and the attempt id.
 //
 // Trace kinds (node = the provider for provider-side kinds, the caller for client-side ones):
 //   sink.call     provider  a = message id, b = attempt, c = processor << 32 | call_number
@@ -87,6 +87,7 @@
 #include "check/ledger.hpp"
 #include "world/retry.hpp"
 #include "protocol/store_ops.hpp"
+#include "protocol/strategies.hpp"
 #include "sim/network.hpp"
 #include "sim/node.hpp"
 #include "sim/random.hpp"
@@ -120,6 +121,7 @@ struct SinkRequest {
   AttemptId attempt = 0;          // also the fencing token: issued in the order attempts begin
   std::uint32_t call_number = 1;
   sim::NodeId caller = 0;
+  FencingToken fencing_token = kNoFencingToken;  // what the strategy passed to its effect (protocol/strategies.hpp)
 };
 
 // What the provider answers: a value, a retryable 503, or a refusal.
@@ -256,7 +258,9 @@ class SinkClient {
 
   // One effect, from a simulated fiber (see the header comment). Returns the provider's
   // value, or nullopt when every try failed. Throws sim::Crash if the caller's node crashes.
-  std::optional<std::uint64_t> call(MessageId id, ProcessorId processor, AttemptId attempt);
+  // `token` travels with every try (SinkRequest::fencing_token).
+  std::optional<std::uint64_t> call(MessageId id, ProcessorId processor, AttemptId attempt,
+                                    FencingToken token = kNoFencingToken);
 
   const SinkClientStats& stats() const { return stats_; }
 

@@ -78,9 +78,9 @@ ProtectResult attempt_once(const WorkerEnvironment& environment, Strategy& strat
     ProcessorId processor;
     AttemptId attempt;
   } call{&environment.config.workload.processing_time, &sink, &work, id, processor, attempt};
-  const Effect effect = [frame = &call]() {
+  const Effect effect = [frame = &call](FencingToken token) {
     sim::sleep(frame->processing_time->sample(*frame->work));
-    return frame->sink->call(frame->id, frame->processor, frame->attempt);
+    return frame->sink->call(frame->id, frame->processor, frame->attempt, token);
   };
   const ProtectResult result = strategy.protect(id, processor, attempt, effect);
   const AttemptRecord record = environment.ledger_folding.end(attempt, result, simulation.now());

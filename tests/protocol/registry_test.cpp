@@ -150,7 +150,7 @@ TEST(Registry, MakeStrategyChecksTheRequiredKeysAndPassesDeclaredBasesThrough) {
   settings.ttl = sim::kHour;
   const auto strategy = lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1));
   int runs = 0;
-  const lethe::ProtectResult result = strategy->protect(1, 0, 1, [&runs]() -> std::optional<std::uint64_t> {
+  const lethe::ProtectResult result = strategy->protect(1, 0, 1, [&runs](lethe::FencingToken) -> std::optional<std::uint64_t> {
     return ++runs;
   });
   EXPECT_EQ(result.outcome, lethe::Outcome::Executed);
@@ -166,7 +166,7 @@ TEST(Registry, ADecisionBasisTheEntryDoesNotDeclareIsAContractError) {
   const auto strategy =
       lethe::make_strategy(settings_of("registry-test-wrong-basis"), store, clock, hooks, sim::Rng(1));
   int runs = 0;
-  EXPECT_THROW(strategy->protect(1, 0, 1, [&runs]() -> std::optional<std::uint64_t> { return ++runs; }),
+  EXPECT_THROW(strategy->protect(1, 0, 1, [&runs](lethe::FencingToken) -> std::optional<std::uint64_t> { return ++runs; }),
                lethe::StrategyContractError);
   EXPECT_EQ(runs, 0);            // refused when it was reported, before the effect
   EXPECT_TRUE(hooks.bases.empty());  // and never passed on

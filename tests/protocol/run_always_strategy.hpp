@@ -29,7 +29,7 @@ class RunAlways final : public lethe::Strategy {
     hooks_.decided(note);
     hooks_.crash_point(lethe::CrashPoint::AfterStartBeforeEffect, id, attempt);
     lethe::ProtectResult result;
-    result.value = effect();
+    result.value = effect(lethe::kNoFencingToken);
     if (!result.value.has_value()) return result;  // Failed
     hooks_.crash_point(lethe::CrashPoint::AfterEffectBeforeComplete, id, attempt);
     result.outcome = lethe::Outcome::Executed;

@@ -204,7 +204,7 @@ struct World {
 struct CountingEffect {
   int runs = 0;
   Effect make(Duration duration, std::function<std::uint64_t(int)> value) {
-    return [this, duration, value = std::move(value)]() -> std::optional<std::uint64_t> {
+    return [this, duration, value = std::move(value)](lethe::FencingToken) -> std::optional<std::uint64_t> {
       const int run = ++runs;
       sim::sleep(duration);
       return value(run);
@@ -676,7 +676,7 @@ TEST(ProtocolMnemosyne, ARecordStartedInTheWaitersFutureIsRecentAndTheWaiterDoes
 TEST(ProtocolMnemosyne, AFailedEffectFailsTheAttemptAndLeavesItsRecordInFlight) {
   World world(settings_for("mnemosyne"));
   int runs = 0;
-  world.caller(1, 0, [&runs]() -> std::optional<std::uint64_t> {
+  world.caller(1, 0, [&runs](lethe::FencingToken) -> std::optional<std::uint64_t> {
     ++runs;
     return std::nullopt;
   });
