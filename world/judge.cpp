@@ -46,6 +46,9 @@ void fill_coverage(const JudgeInput& in) {
   counters["network.rpc_timeouts"] = net.rpc_timeouts;
   counters["store.evictions"] = in.topology.store().evictions();
   counters["sink.rejected"] = in.topology.sink().rejected();
+  // Only a provider that can refuse (none of the built-ins) adds this counter: results of the others keep their
+  // fields.
+  if (in.topology.sink().refused() > 0) counters["sink.refused"] = in.topology.sink().refused();
 }
 
 }  // namespace
