@@ -1,6 +1,7 @@
 // tests/protocol/run_always_strategy.hpp — a strategy for the registry tests, registered at runtime as code
 // linking the library would: it decides nothing, reports one fixed decision basis, and runs the effect between
-// the two crash points on every call (so every redelivery is a duplicate). Used by tests/protocol and tests/live.
+// the two crash points on every call (so every redelivery is a duplicate), handing the effect no fencing token, or
+// with `token_offset` > 0 the token attempt + token_offset. Used by tests/protocol, tests/live and tests/runner.
 #pragma once
 
 #include <memory>
@@ -15,8 +16,8 @@ namespace registry_test {
 
 class RunAlways final : public lethe::Strategy {
  public:
-  RunAlways(lethe::Clock& clock, lethe::ProtocolHooks& hooks, lethe::Basis reported)
-      : clock_(clock), hooks_(hooks), reported_(reported) {}
+  RunAlways(lethe::Clock& clock, lethe::ProtocolHooks& hooks, lethe::Basis reported, lethe::FencingToken token_offset)
+      : clock_(clock), hooks_(hooks), reported_(reported), token_offset_(token_offset) {}
 
   lethe::ProtectResult protect(lethe::MessageId id, lethe::ProcessorId processor, lethe::AttemptId attempt,
                                const lethe::Effect& effect) override {
@@ -29,7 +30,7 @@ class RunAlways final : public lethe::Strategy {
     hooks_.decided(note);
     hooks_.crash_point(lethe::CrashPoint::AfterStartBeforeEffect, id, attempt);
     lethe::ProtectResult result;
-    result.value = effect(lethe::kNoFencingToken);
+    result.value = effect(token_offset_ == 0 ? lethe::kNoFencingToken : attempt + token_offset_);
     if (!result.value.has_value()) return result;  // Failed
     hooks_.crash_point(lethe::CrashPoint::AfterEffectBeforeComplete, id, attempt);
     result.outcome = lethe::Outcome::Executed;
@@ -40,21 +41,23 @@ class RunAlways final : public lethe::Strategy {
   lethe::Clock& clock_;
   lethe::ProtocolHooks& hooks_;
   lethe::Basis reported_;
+  lethe::FencingToken token_offset_;
 };
 
 // An entry for RunAlways named `name`: it reports `reported` and declares `declared` and `windows`. It reads
 // and requires ttl (so the loader's required-key rule has something to ask).
 inline lethe::StrategyInfo run_always_entry(std::string name, lethe::Basis reported, std::vector<lethe::Basis> declared,
-                                            std::vector<lethe::DuplicateWindow> windows) {
+                                            std::vector<lethe::DuplicateWindow> windows,
+                                            lethe::FencingToken token_offset = 0) {
   lethe::StrategyInfo info;
   info.name = std::move(name);
   info.description = "run the effect every time (a test strategy)";
   info.reads = {"ttl"};
   info.required = {"ttl"};
-  info.factory = [reported](const lethe::ProtocolSection& /*settings*/, lethe::StoreClient& /*store*/,
-                            lethe::Clock& clock, lethe::ProtocolHooks& hooks,
-                            sim::Rng /*rng*/) -> std::unique_ptr<lethe::Strategy> {
-    return std::make_unique<RunAlways>(clock, hooks, reported);
+  info.factory = [reported, token_offset](const lethe::ProtocolSection& /*settings*/, lethe::StoreClient& /*store*/,
+                                          lethe::Clock& clock, lethe::ProtocolHooks& hooks,
+                                          sim::Rng /*rng*/) -> std::unique_ptr<lethe::Strategy> {
+    return std::make_unique<RunAlways>(clock, hooks, reported, token_offset);
   };
   info.bases = std::move(declared);
   info.windows = std::move(windows);

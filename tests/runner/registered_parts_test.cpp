@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "scenario/loader.hpp"
+#include "tests/protocol/run_always_strategy.hpp"
 #include "sim/channel.hpp"
 #include "world/sink.hpp"
 #include "world/source.hpp"
@@ -24,6 +25,7 @@ struct Seen {
   std::uint64_t published = 0;      // publishes the mailbox source received
   std::uint64_t acknowledged = 0;   // messages it acknowledged (per processor)
   std::uint64_t provider_calls = 0; // effects the ledger provider executed
+  std::vector<lethe::SinkRequest> requests;  // every call the ledger provider executed
 };
 Seen seen;
 
@@ -69,8 +71,9 @@ class MailboxSource final : public lethe::MessageSource {
 // A provider whose values start at 7001, so its answers are recognisable.
 class LedgerProvider final : public lethe::EffectProvider {
  public:
-  lethe::EffectOutcome execute(const lethe::SinkRequest& /*request*/, sim::Time /*now*/) override {
+  lethe::EffectOutcome execute(const lethe::SinkRequest& request, sim::Time /*now*/) override {
     ++seen.provider_calls;
+    seen.requests.push_back(request);
     return lethe::EffectOutcome{.refused = false, .value = 7000 + seen.provider_calls};
   }
 };
@@ -89,8 +92,9 @@ void register_test_parts() {
   }
 }
 
-scenario::LoadResult load(const std::string& source, const std::string& sink) {
-  const std::string text = "[scenario]\nname = \"registered\"\n[protocol]\nkind = \"none\"\n"
+scenario::LoadResult load(const std::string& source, const std::string& sink, const std::string& kind = "none") {
+  const std::string text = "[scenario]\nname = \"registered\"\n[protocol]\nkind = \"" + kind +
+                           "\"\nttl = \"7d\"\n"
                            "[topology]\nsource = \"" + source +
                            "\"\nconsumers = 2\nprocessors = [\"billing\", \"audit\"]\n"
                            "[workload]\nmessages = 40\nrate = \"100/s\"\nprocessing_time = \"5ms\"\n"
@@ -135,6 +139,34 @@ TEST(RegisteredParts, TheLoaderRefusesAnUnregisteredSourceOrSinkAndListsTheRegis
   EXPECT_NE(sink_errors.find("sink.kind: found \"fax\"; allowed: \"counter\", \"payment\", \"email\", \"test-ledger\""),
             std::string::npos)
       << sink_errors;
+}
+
+constexpr lethe::FencingToken kTokenOffset = 1'000'000;
+
+TEST(RegisteredParts, TheFencingTokenAStrategyHandsItsEffectReachesTheProviderWithEveryCall) {
+  register_test_parts();
+  registry_test::ensure_registered(registry_test::run_always_entry(
+      "test-token", lethe::Basis::Unprotected, {lethe::Basis::Unprotected},
+      {registry_test::window(lethe::Cause::Unprotected, lethe::WindowOpens::Always)}, kTokenOffset));
+  const scenario::LoadResult loaded = load("queue", "test-ledger", "test-token");
+  ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded)) << errors_of(loaded);
+  seen = Seen{};
+  const lethe::RunResult result = lethe::run_world(std::get<lethe::ScenarioConfig>(loaded), 1);
+  ASSERT_EQ(seen.requests.size(), result.effects);
+  ASSERT_GT(seen.requests.size(), 0u);
+  for (const lethe::SinkRequest& request : seen.requests) {
+    EXPECT_EQ(request.fencing_token, request.attempt + kTokenOffset) << "message " << request.id;
+  }
+}
+
+TEST(RegisteredParts, AStrategyThatFencesNothingReachesTheProviderWithoutAToken) {
+  register_test_parts();
+  const scenario::LoadResult loaded = load("queue", "test-ledger");
+  ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded)) << errors_of(loaded);
+  seen = Seen{};
+  lethe::run_world(std::get<lethe::ScenarioConfig>(loaded), 1);
+  ASSERT_GT(seen.requests.size(), 0u);
+  for (const lethe::SinkRequest& request : seen.requests) EXPECT_EQ(request.fencing_token, lethe::kNoFencingToken);
 }
 
 }  // namespace
