@@ -2,31 +2,35 @@
 
 #include <algorithm>
 #include <bitset>
-#include <deque>
 #include <fmt/format.h>
 #include <optional>
 #include <utility>
 
+#include "core/registry.hpp"
 #include "protocol/builtin_strategies.hpp"
 
 namespace lethe {
 
 namespace {
 
-// The one list of built-ins, in the order strategy_names() and the loader's "allowed:" message give them.
-std::deque<StrategyInfo> builtins() {
-  std::deque<StrategyInfo> list;
-  list.push_back(none_strategy());
-  list.push_back(check_then_insert_strategy());
-  list.push_back(record_after_strategy());
-  list.push_back(mnemosyne_strategy());
-  list.push_back(inbox_strategy());
-  return list;
+void add(Registry<StrategyInfo>& registry, StrategyInfo info) {
+  std::string name = info.name;
+  registry.add(std::move(name), std::move(info));
 }
 
-// A deque: entries never move, so the references handed out stay valid when another one is registered.
-std::deque<StrategyInfo>& entries() {
-  static std::deque<StrategyInfo> registered = builtins();
+// The one list of built-ins, in the order strategy_names() and the loader's "allowed:" message give them.
+Registry<StrategyInfo> builtins() {
+  Registry<StrategyInfo> registry;
+  add(registry, none_strategy());
+  add(registry, check_then_insert_strategy());
+  add(registry, record_after_strategy());
+  add(registry, mnemosyne_strategy());
+  add(registry, inbox_strategy());
+  return registry;
+}
+
+Registry<StrategyInfo>& entries() {
+  static Registry<StrategyInfo> registered = builtins();
   return registered;
 }
 
@@ -124,15 +128,10 @@ class CheckedStrategy final : public Strategy {
 void register_strategy(StrategyInfo info) {
   const std::string why = refusal(info);
   if (!why.empty()) throw std::invalid_argument(fmt::format("register_strategy \"{}\": {}", info.name, why));
-  entries().push_back(std::move(info));
+  add(entries(), std::move(info));
 }
 
-const StrategyInfo* find_strategy(std::string_view name) {
-  for (const StrategyInfo& info : entries()) {
-    if (info.name == name) return &info;
-  }
-  return nullptr;
-}
+const StrategyInfo* find_strategy(std::string_view name) { return entries().find(name); }
 
 const StrategyInfo& strategy_info(std::string_view name) {
   const StrategyInfo* info = find_strategy(name);
@@ -144,11 +143,7 @@ const StrategyInfo& strategy_info(std::string_view name) {
   return *info;
 }
 
-std::vector<std::string> strategy_names() {
-  std::vector<std::string> names;
-  for (const StrategyInfo& info : entries()) names.push_back(info.name);
-  return names;
-}
+std::vector<std::string> strategy_names() { return entries().names(); }
 
 bool declares_basis(const StrategyInfo& strategy, Basis basis) {
   return std::find(strategy.bases.begin(), strategy.bases.end(), basis) != strategy.bases.end();

@@ -93,7 +93,7 @@
 #include "sim/random.hpp"
 #include "sim/simulation.hpp"
 #include "sim/trace.hpp"
-#include "world/registry.hpp"
+#include "core/registry.hpp"
 
 namespace lethe {
 

@@ -47,7 +47,7 @@
 #include "sim/node.hpp"
 #include "sim/simulation.hpp"
 #include "world/observations.hpp"
-#include "world/registry.hpp"
+#include "core/registry.hpp"
 
 namespace lethe {
 

@@ -1,6 +1,8 @@
-// world/registry.hpp — a list of named entries (a scenario word -> what the world builds for it).
+// core/registry.hpp — a list of named entries (a scenario word -> what lethe builds for it).
 //
-// The source registry (world/source.hpp) and the sink registry (world/sink.hpp) are instances. Entries keep
+// The strategy registry (protocol/registry.hpp), the source registry (world/source.hpp) and the sink registry
+// (world/sink.hpp) are instances. Entries never move once added (a deque): references and pointers handed out
+// stay valid while more are registered. Entries keep
 // their registration order: the built-ins first, in the order their list gives, then those added at runtime;
 // names() in that order is the "allowed" list of the scenario loader's messages.
 //
@@ -13,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <deque>
 #include <vector>
 
 namespace lethe {
@@ -48,7 +51,7 @@ class Registry {
   }
 
  private:
-  std::vector<std::pair<std::string, Entry>> entries_;
+  std::deque<std::pair<std::string, Entry>> entries_;
 };
 
 }  // namespace lethe
