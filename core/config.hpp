@@ -8,8 +8,9 @@
 // rules are listed with each field. Code that builds a config by hand must
 // keep them too.
 //
-// Defaults: an optional key that the file leaves out takes the value shown in
-// docs/scenarios.md's example, written next to each field below. Keys whose absence
+// Defaults: an optional key that the file leaves out takes the initializer of its
+// field here, written next to each field below (docs/scenario-reference.md lists them,
+// generated from scenario/schema.hpp). Keys whose absence
 // means "off" are std::optional (nullopt = off). Keys that are required without
 // a default are std::optional too, and the loader refuses a file where the
 // protocol needs them and they are absent (protocol.max_processing_time,
@@ -251,7 +252,7 @@ struct TopologySection {
   Commit commit;                                      // default "after-each"
   sim::Duration visibility_timeout = 30'000'000'000;  // default "30s"; > 0
   int clients = 10;                                   // default 10; >= 1 when source is clients (>= 0 otherwise)
-  // Extensions (not in docs/scenarios.md's example; documented in the README): the request/response callers of
+  // Extensions (documented in docs/scenarios.md, [topology]): the request/response callers of
   // source "clients" time out, retry the same id, back off and jitter like real HTTP clients.
   sim::Duration client_timeout = 1'000'000'000;  // default "1s"; > 0
   int client_retries = 5;                        // default 5; >= 0
@@ -282,7 +283,7 @@ struct NetworkPartition {
   PartitionGroup second = PartitionGroup::Store;
 };
 
-// One [[network.link]] (extension, documented in the README): the one-way latency between two groups, in both
+// One [[network.link]] (extension, documented in docs/scenarios.md): the one-way latency between two groups, in both
 // directions, instead of network.latency. Loss, lost ACKs and duplication stay network.*'s. The group "clients"
 // is also where the producer of a kafka or queue source sits.
 struct NetworkLink {
