@@ -126,6 +126,12 @@ class Judge {
     return settled != ledger_.settled.end() && settled->second.evicted_at && *settled->second.evicted_at <= time;
   }
 
+  Cause unprotected(const ExecutionRecord& e, const ExecutionRecord& first, std::string& why) const {
+    why = fmt::format("strategy \"{}\" checks nothing: {} ran the effect again (first run by {} at {})",
+                      strategy_.name, who(e.attempt), who(first.attempt), t(first.at));
+    return Cause::Unprotected;
+  }
+
   Cause classify(const ExecutionRecord& e, const std::vector<const ExecutionRecord*>& earlier, std::string& why) {
     for (const auto* prior : earlier) {
       if (prior->attempt == e.attempt) {
@@ -137,6 +143,10 @@ class Judge {
     }
     const ExecutionRecord& first = *earlier.front();
     const ExecutionRecord& previous = *earlier.back();
+    const std::optional<ProcessDecision> d = process_decision(e.attempt);
+    // An attempt that checked nothing is unprotected whatever the others did: no search of the group (a
+    // strategy without a record can run the effect thousands of times per message).
+    if (d && d->basis == Basis::Unprotected) return unprotected(e, first, why);
     // This attempt owned the record, and an earlier executor took it over from it: the owner was alive (it
     // went on to run the effect), so the record was declared dead too early.
     for (const auto* prior : earlier) {
@@ -150,7 +160,6 @@ class Judge {
                         who(prior->attempt), t(pd->at), t(pd->local_time), t(prior->at), t(e.at));
       return Cause::TakeoverWhileAlive;
     }
-    const std::optional<ProcessDecision> d = process_decision(e.attempt);
     if (!d) {
       why = fmt::format("{} ran the effect without a recorded decision", who(e.attempt));
       return Cause::Unprotected;
@@ -158,9 +167,7 @@ class Judge {
     const ProcessDecision& note = *d;
     switch (note.basis) {
       case Basis::Unprotected:
-        why = fmt::format("strategy \"{}\" checks nothing: {} ran the effect again (first run by {} at {})",
-                          strategy_.name, who(e.attempt), who(first.attempt), t(first.at));
-        return Cause::Unprotected;
+        return unprotected(e, first, why);
       case Basis::ExpiredCompleted:
         why = fmt::format("{} found the completed record expired at {} (expires_on {}) and treated it as absent "
                           "(expired_wins); the first run was by {} at {}",
