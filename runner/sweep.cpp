@@ -28,7 +28,7 @@
 #include "runner/command.hpp"
 #include "runner/command_line.hpp"
 #include "scenario/loader.hpp"
-#include "runner/report.hpp"  // report_after_sweep: DIR/report.html (issue 6, the report)
+#include "runner/report.hpp"  // report_after_sweep: DIR/report.html
 
 namespace fs = std::filesystem;
 

@@ -444,8 +444,6 @@ TEST(NetworkRpc, DuplicatedRequestRunsTheHandlerTwiceButTheCallerGetsOneResponse
 
 // A server that crashes while a request is in service never completes it: the operation does not take effect
 // and no response leaves the crashed node (not even after a restart, which is a new incarnation).
-// DISABLED until the kernel fix: sim/network.hpp's `serve` runs the handler at the finish instant whatever
-// happened to the server meanwhile (see the helper report).
 TEST(NetworkRpc, ServerCrashDuringServiceTimeLosesTheRequest) {
   for (const bool restart_before_finish : {false, true}) {
     SCOPED_TRACE(restart_before_finish ? "restarted before the finish instant" : "still down at the finish instant");
