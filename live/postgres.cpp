@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "live/credentials.hpp"
+
 namespace live {
 
 namespace {
@@ -410,7 +412,8 @@ PGconn* open_connection(const std::string& target, sim::Duration statement_timeo
     std::string message = PQerrorMessage(conn);
     PQfinish(conn);
     while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-    throw std::runtime_error(fmt::format("postgres store: cannot connect to \"{}\": {}", target, message));
+    throw std::runtime_error(fmt::format("postgres store: cannot connect to \"{}\": {}", mask_target(target),
+                                         mask_message(message, target)));
   }
   return conn;
 }

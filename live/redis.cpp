@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "live/credentials.hpp"
+
 namespace live {
 
 namespace {
@@ -126,6 +128,7 @@ bool parse_integer(std::string_view text, T& value) {
 }
 
 struct Target {
+  std::string url;  // as given: printed only through mask_target / mask_message
   std::string host = "127.0.0.1";
   int port = 6379;
   std::string unix_path;
@@ -135,10 +138,11 @@ struct Target {
 
 Target parse_target(const std::string& url) {
   Target target;
+  target.url = url;
   auto bad = [&url](const char* why) {
     return std::invalid_argument(fmt::format("redis store: bad target \"{}\": {} (expected "
                                              "redis://[:password@]host[:port][/db] or unix:///path)",
-                                             url, why));
+                                             mask_target(url), why));
   };
   if (url.rfind("unix://", 0) == 0 || url.rfind("unix:", 0) == 0) {
     target.unix_path = url.substr(url.rfind("unix://", 0) == 0 ? 7 : 5);
@@ -220,6 +224,9 @@ redisContext* open_context(const Target& target, sim::Duration command_timeout) 
   try {
     if (!target.password.empty()) admin_command(context, {"AUTH", target.password});
     if (target.database != 0) admin_command(context, {"SELECT", std::to_string(target.database)});
+  } catch (const std::runtime_error& e) {
+    redisFree(context);
+    throw std::runtime_error(mask_message(e.what(), target.url));  // the server's words about our credentials
   } catch (...) {
     redisFree(context);
     throw;
