@@ -1,0 +1,95 @@
+// Setting a live store up refuses what it cannot use, before anything runs: a Redis key prefix with keys anywhere
+// in a large keyspace.
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "live/store.hpp"
+#include "live_support.hpp"
+
+namespace {
+
+// A plain client of the test server (LETHE_REDIS_URL of the form redis://host:port[/db]).
+class RedisClient {
+ public:
+  explicit RedisClient(const std::string& url) {
+    std::string rest = url.substr(url.rfind("redis://", 0) == 0 ? 8 : 0);
+    int database = 0;
+    if (const auto slash = rest.find('/'); slash != std::string::npos) {
+      if (slash + 1 < rest.size()) database = std::stoi(rest.substr(slash + 1));
+      rest = rest.substr(0, slash);
+    }
+    const auto colon = rest.rfind(':');
+    const std::string host = colon == std::string::npos ? rest : rest.substr(0, colon);
+    const int port = colon == std::string::npos ? 6379 : std::stoi(rest.substr(colon + 1));
+    context_.reset(redisConnect(host.c_str(), port));
+    if (context_ == nullptr || context_->err != 0) throw std::runtime_error("cannot reach the Redis test server");
+    if (database != 0) command({"SELECT", std::to_string(database)});
+  }
+  long long command(const std::vector<std::string>& args) {
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    for (const auto& a : args) {
+      argv.push_back(a.c_str());
+      lengths.push_back(a.size());
+    }
+    auto* reply = static_cast<redisReply*>(
+        redisCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.data(), lengths.data()));
+    if (reply == nullptr || reply->type == REDIS_REPLY_ERROR) {
+      const std::string why = reply == nullptr ? context_->errstr : std::string(reply->str, reply->len);
+      if (reply != nullptr) freeReplyObject(reply);
+      throw std::runtime_error("redis: " + args.front() + ": " + why);
+    }
+    const long long value = reply->type == REDIS_REPLY_INTEGER ? reply->integer : 0;
+    freeReplyObject(reply);
+    return value;
+  }
+
+ private:
+  std::unique_ptr<redisContext, decltype(&redisFree)> context_{nullptr, &redisFree};
+};
+
+// Creates (or deletes) `count` keys `prefix`1..`prefix`count in one server-side loop.
+constexpr const char* kFillScript =
+    "for i = 1, tonumber(ARGV[2]) do redis.call('SET', ARGV[1] .. i, '1') end return 1";
+constexpr const char* kDrainScript =
+    "for i = 1, tonumber(ARGV[2]) do redis.call('DEL', ARGV[1] .. i) end return 1";
+
+live::StoreOptions redis_options(const std::string& key_prefix) {
+  live::StoreOptions options;
+  options.target = live_test::server_target("redis");
+  options.variant = "lua";
+  options.key_prefix = key_prefix;
+  return options;
+}
+
+// One key with the prefix among 60,000 others: a single SCAN of COUNT 1000 sees about 1/60 of the keyspace and
+// misses it almost always; the check must walk the cursor to its end.
+TEST(LiveRedisSetup, APrefixWithOneKeyAmongManyOthersIsRefused) {
+  LIVE_REQUIRE_SERVER("redis");
+  RedisClient redis(live_test::server_target("redis"));
+  const std::string filler = fmt::format("lethe:test:filler:{}:", ::getpid());
+  const std::string taken = fmt::format("lethe:test:taken:{}:", ::getpid());
+  constexpr int kFillers = 60'000;
+  redis.command({"EVAL", kFillScript, "0", filler, std::to_string(kFillers)});
+  redis.command({"SET", taken + "7", "|||0||0"});
+  std::string error;
+  try {
+    live::open_store("redis", redis_options(taken));
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  redis.command({"DEL", taken + "7"});
+  redis.command({"EVAL", kDrainScript, "0", filler, std::to_string(kFillers)});
+  EXPECT_NE(error.find("keys with prefix \"" + taken + "\" exist"), std::string::npos) << error;
+  // The same prefix, now empty, is accepted (and, being the user's, kept: nothing to remove).
+  EXPECT_NO_THROW(live::open_store("redis", redis_options(taken))->teardown());
+}
+
+}  // namespace
