@@ -10,7 +10,9 @@
 #include <charconv>
 #include <chrono>
 #include <fmt/format.h>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "live/credentials.hpp"
 
@@ -418,7 +420,7 @@ PGconn* open_connection(const std::string& target, sim::Duration statement_timeo
   return conn;
 }
 
-void run_admin(PGconn* conn, const std::string& sql) {
+ResultPtr run_admin(PGconn* conn, const std::string& sql) {
   ResultPtr result(PQexec(conn, sql.c_str()), &PQclear);
   const ExecStatusType status = PQresultStatus(result.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
@@ -426,6 +428,59 @@ void run_admin(PGconn* conn, const std::string& sql) {
     while (!message.empty() && message.back() == '\n') message.pop_back();
     throw std::runtime_error(fmt::format("postgres store: {}: {}", sql, message));
   }
+  return result;
+}
+
+// The relation an unqualified table name leads to, as every statement would read it (search_path, with the
+// system catalogs first): nullopt when there is none.
+struct Relation {
+  std::string qualified;  // schema.name, quoted where needed
+  std::string schema;
+  char kind = 'r';        // pg_class.relkind: 'r' table, 'p' partitioned table, 'v' view, ...
+  std::string oid;
+};
+
+std::optional<Relation> resolve_relation(PGconn* conn, const std::string& name) {
+  // (The name is lower-case letters, digits and '_': valid_table_name; safe as a literal.)
+  const ResultPtr found = run_admin(
+      conn, fmt::format("SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), n.nspname, c.relkind, c.oid "
+                        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                        "WHERE c.oid = to_regclass('{}')",
+                        name));
+  if (PQntuples(found.get()) == 0) return std::nullopt;
+  return Relation{PQgetvalue(found.get(), 0, 0), PQgetvalue(found.get(), 0, 1), PQgetvalue(found.get(), 0, 2)[0],
+                  PQgetvalue(found.get(), 0, 3)};
+}
+
+bool system_schema(const std::string& schema) {
+  return schema.rfind("pg_", 0) == 0 || schema == "information_schema";
+}
+
+// Refuses an existing relation live mode cannot use as its table, before anything is created or written.
+void require_usable(PGconn* conn, const std::string& name, const Relation& relation) {
+  if (system_schema(relation.schema)) {
+    throw std::runtime_error(fmt::format("postgres store: table name {} names {}, a system catalog (choose another "
+                                         "name)",
+                                         name, relation.qualified));
+  }
+  if (relation.kind != 'r' && relation.kind != 'p') {
+    throw std::runtime_error(
+        fmt::format("postgres store: {} is not a table (pg_class.relkind '{}')", relation.qualified, relation.kind));
+  }
+  const ResultPtr rows = run_admin(conn, fmt::format("SELECT EXISTS (SELECT 1 FROM {})", relation.qualified));
+  if (std::string_view(PQgetvalue(rows.get(), 0, 0)) != "f") {
+    throw std::runtime_error(
+        fmt::format("postgres store: table {} is not empty (live mode needs a fresh one)", relation.qualified));
+  }
+}
+
+// The schema CREATE TABLE would create an unqualified name in (the first existing one of search_path), quoted.
+std::string creation_schema(PGconn* conn) {
+  const ResultPtr schema = run_admin(conn, "SELECT quote_ident(current_schema())");
+  if (PQgetisnull(schema.get(), 0, 0)) {
+    throw std::runtime_error("postgres store: no schema to create the table in (search_path names none that exists)");
+  }
+  return PQgetvalue(schema.get(), 0, 0);
 }
 
 bool valid_table_name(const std::string& name) {
@@ -450,22 +505,29 @@ class PgStore final : public LiveStore {
  public:
   explicit PgStore(const StoreOptions& options)
       : target_(options.target), variant_(parse_variant(options.variant)), timeout_(options.timeout),
-        owns_table_(options.table.empty()), table_(options.table.empty() ? fresh_table_name() : options.table) {
-    if (!valid_table_name(table_)) {
-      throw std::invalid_argument("postgres store: table name \"" + table_ +
+        owns_table_(options.table.empty()) {
+    const std::string name = options.table.empty() ? fresh_table_name() : options.table;
+    if (!valid_table_name(name)) {
+      throw std::invalid_argument("postgres store: table name \"" + name +
                                   "\" must be lower-case letters, digits and '_' (at most 60)");
     }
     const ConnPtr owner = admin_connection(target_);
     PGconn* conn = owner.get();
     run_admin(conn, "SET client_min_messages = warning");
-    run_admin(conn, fmt::format("CREATE TABLE IF NOT EXISTS {} (key bigint PRIMARY KEY, started_at bigint, "
-                                "completed_at bigint, expires_on bigint, owner bigint NOT NULL DEFAULT 0, "
-                                "memoized bigint, counter bigint NOT NULL DEFAULT 0)",
-                                table_));
-    ResultPtr count(PQexec(conn, fmt::format("SELECT count(*) FROM {}", table_).c_str()), &PQclear);
-    if (PQresultStatus(count.get()) != PGRES_TUPLES_OK || int_field(count.get(), 0, 0).value_or(1) != 0) {
-      throw std::runtime_error(fmt::format("postgres store: table {} is not empty (live mode needs a fresh one)",
-                                           table_));
+    // Every check comes before anything is created; from here on every statement names the table with its
+    // schema, so it reads exactly the table checked or created here.
+    if (const std::optional<Relation> existing = resolve_relation(conn, name)) {
+      if (owns_table_) {
+        throw std::runtime_error(fmt::format("postgres store: the fresh table name {} is taken", existing->qualified));
+      }
+      require_usable(conn, name, *existing);
+      table_ = existing->qualified;
+    } else {
+      table_ = creation_schema(conn) + "." + name;
+      run_admin(conn, fmt::format("CREATE TABLE {} (key bigint PRIMARY KEY, started_at bigint, completed_at bigint, "
+                                  "expires_on bigint, owner bigint NOT NULL DEFAULT 0, memoized bigint, counter "
+                                  "bigint NOT NULL DEFAULT 0)",
+                                  table_));
     }
   }
 

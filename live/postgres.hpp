@@ -24,6 +24,10 @@
 //                     other's ON CONFLICT updates the fresh row, and BOTH report "absent" — two owners.
 //   read-then-upsert  (unsafe) the naive code: SELECT the row, apply the op on the client, write the result with
 //                     INSERT .. ON CONFLICT DO UPDATE (two statements, no lock): lost updates.
+// Set-up, before anything is created: the table name must lead (search_path, system catalogs first) either to
+// nothing — then the table is created in the schema CREATE TABLE would use — or to an empty table outside the
+// system schemas; every statement then names the table with its schema.
+//
 // Get is a plain SELECT in every variant. Conditions compare only int64 values the caller wrote, so a variant's
 // reply is lethe::apply's (live/store.hpp contract); tests/live checks that sequentially for every variant.
 #pragma once

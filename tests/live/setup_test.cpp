@@ -1,7 +1,9 @@
-// Setting a live store up refuses what it cannot use, before anything runs: a Redis key prefix with keys anywhere
-// in a large keyspace.
+// Setting a live store up refuses what it cannot use, before anything runs or is created: a Redis key prefix
+// with keys anywhere in a large keyspace; a Postgres table name that leads to a system catalog, a view or a
+// table with rows.
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
+#include <libpq-fe.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -90,6 +92,88 @@ TEST(LiveRedisSetup, APrefixWithOneKeyAmongManyOthersIsRefused) {
   EXPECT_NE(error.find("keys with prefix \"" + taken + "\" exist"), std::string::npos) << error;
   // The same prefix, now empty, is accepted (and, being the user's, kept: nothing to remove).
   EXPECT_NO_THROW(live::open_store("redis", redis_options(taken))->teardown());
+}
+
+// A plain client of the PostgreSQL test server (LETHE_PG_DSN).
+class PgClient {
+ public:
+  PgClient() : conn_(PQconnectdb(live_test::server_target("postgres").c_str()), &PQfinish) {
+    if (PQstatus(conn_.get()) != CONNECTION_OK) throw std::runtime_error("cannot reach the PostgreSQL test server");
+  }
+  // The first column of the first row ("" when there is none); throws on an error.
+  std::string query(const std::string& sql) {
+    std::unique_ptr<PGresult, decltype(&PQclear)> result(PQexec(conn_.get(), sql.c_str()), &PQclear);
+    const ExecStatusType status = PQresultStatus(result.get());
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+      throw std::runtime_error(sql + ": " + PQresultErrorMessage(result.get()));
+    }
+    return status == PGRES_TUPLES_OK && PQntuples(result.get()) > 0 ? PQgetvalue(result.get(), 0, 0) : "";
+  }
+  std::string tables_named(const std::string& name) {
+    return query("SELECT count(*) FROM pg_class WHERE relname = '" + name + "'");
+  }
+
+ private:
+  std::unique_ptr<PGconn, decltype(&PQfinish)> conn_;
+};
+
+live::StoreOptions postgres_options(const std::string& table) {
+  live::StoreOptions options;
+  options.target = live_test::server_target("postgres");
+  options.variant = "cte-insert-retry";
+  options.table = table;
+  return options;
+}
+
+std::string open_postgres_error(const std::string& table) {
+  try {
+    live::open_store("postgres", postgres_options(table))->teardown();
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+// pg_class: unqualified, every statement reads pg_catalog.pg_class; CREATE TABLE IF NOT EXISTS would have made
+// an empty public.pg_class beside it.
+TEST(LivePostgresSetup, ATableNameThatLeadsToASystemCatalogIsRefusedAndNothingIsCreated) {
+  LIVE_REQUIRE_SERVER("postgres");
+  PgClient pg;
+  pg.query("DROP TABLE IF EXISTS public.pg_class");
+  const std::string error = open_postgres_error("pg_class");
+  EXPECT_NE(error.find("pg_catalog.pg_class, a system catalog"), std::string::npos) << error;
+  EXPECT_EQ(pg.tables_named("pg_class"), "1");  // the catalog alone
+  pg.query("DROP TABLE IF EXISTS public.pg_class");
+}
+
+TEST(LivePostgresSetup, AViewOrATableWithRowsIsRefusedAndLeftAsItWas) {
+  LIVE_REQUIRE_SERVER("postgres");
+  PgClient pg;
+  const std::string view = fmt::format("lethe_test_view_{}", ::getpid());
+  const std::string full = fmt::format("lethe_test_full_{}", ::getpid());
+  pg.query("CREATE VIEW " + view + " AS SELECT 1 AS key");
+  pg.query("CREATE TABLE " + full + " (key bigint PRIMARY KEY, started_at bigint, completed_at bigint, expires_on "
+           "bigint, owner bigint NOT NULL DEFAULT 0, memoized bigint, counter bigint NOT NULL DEFAULT 0)");
+  pg.query("INSERT INTO " + full + " (key) VALUES (1)");
+  const std::string view_error = open_postgres_error(view);
+  const std::string full_error = open_postgres_error(full);
+  EXPECT_NE(view_error.find("is not a table"), std::string::npos) << view_error;
+  EXPECT_NE(full_error.find("is not empty"), std::string::npos) << full_error;
+  EXPECT_EQ(pg.query("SELECT count(*) FROM " + full), "1");
+  pg.query("DROP VIEW " + view);
+  pg.query("DROP TABLE " + full);
+}
+
+// A name that leads nowhere is created where CREATE TABLE puts it, named with its schema, and kept.
+TEST(LivePostgresSetup, ANamedTableThatDoesNotExistIsCreatedWithItsSchemaAndKept) {
+  LIVE_REQUIRE_SERVER("postgres");
+  PgClient pg;
+  const std::string name = fmt::format("lethe_test_named_{}", ::getpid());
+  auto store = live::open_store("postgres", postgres_options(name));
+  EXPECT_EQ(store->location(), "table public." + name);
+  store->teardown();
+  EXPECT_EQ(pg.tables_named(name), "1");
+  pg.query("DROP TABLE " + name);
 }
 
 }  // namespace
