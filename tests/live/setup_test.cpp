@@ -1,6 +1,7 @@
 // Setting a live store up refuses what it cannot use, before anything runs or is created: a Redis key prefix
-// with keys anywhere in a large keyspace; a Postgres table name that leads to a system catalog, a view or a
-// table with rows.
+// with keys anywhere in a large keyspace; a Postgres table name that leads to a system catalog, a view, a table
+// with rows or a table live mode cannot write (other columns, no unique key, a constraint that refuses its rows).
+// A table that stops being usable during a run ends the run as a set-up error, never as a verdict on the store.
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 #include <libpq-fe.h>
@@ -174,6 +175,79 @@ TEST(LivePostgresSetup, ANamedTableThatDoesNotExistIsCreatedWithItsSchemaAndKept
   store->teardown();
   EXPECT_EQ(pg.tables_named(name), "1");
   pg.query("DROP TABLE " + name);
+}
+
+constexpr const char* kLiveColumns =
+    "(key bigint PRIMARY KEY, started_at bigint, completed_at bigint, expires_on bigint, owner bigint NOT NULL "
+    "DEFAULT 0, memoized bigint, counter bigint NOT NULL DEFAULT 0)";
+
+// An empty table with other columns: every operation would fail and the run would read "CAUGHT" (exit 1). It is
+// refused at set-up, naming the expected columns, and left as it was.
+TEST(LivePostgresSetup, AnEmptyTableWithOtherColumnsIsRefusedNamingTheExpectedSchema) {
+  LIVE_REQUIRE_SERVER("postgres");
+  PgClient pg;
+  const std::string name = fmt::format("lethe_test_wrong_{}", ::getpid());
+  pg.query("CREATE TABLE " + name + " (id integer PRIMARY KEY, payload text)");
+  live::LiveSettings s = live_test::quiet_settings("postgres", "cte-insert-retry");
+  s.store_options.table = name;
+  s.messages = 20;
+  std::string error = "(no error: a verdict)";
+  try {
+    live::run_live(s);
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("is not one live mode can use (no column key); expected " + std::string(kLiveColumns)),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(pg.query("SELECT count(*) FROM " + name), "0");
+  EXPECT_EQ(pg.query("SELECT count(*) FROM pg_attribute WHERE attrelid = '" + name + "'::regclass AND attnum > 0"),
+            "2");
+  pg.query("DROP TABLE " + name);
+}
+
+TEST(LivePostgresSetup, ATableWithoutAUniqueKeyOrThatRefusesLiveRowsIsRefused) {
+  LIVE_REQUIRE_SERVER("postgres");
+  PgClient pg;
+  const std::string columns = kLiveColumns;
+  const std::string no_key = fmt::format("lethe_test_nokey_{}", ::getpid());
+  const std::string narrow = fmt::format("lethe_test_int_{}", ::getpid());
+  const std::string checked = fmt::format("lethe_test_check_{}", ::getpid());
+  pg.query("CREATE TABLE " + no_key + " (key bigint, started_at bigint, completed_at bigint, expires_on bigint, "
+           "owner bigint, memoized bigint, counter bigint)");
+  pg.query("CREATE TABLE " + narrow + " (key bigint PRIMARY KEY, started_at integer, completed_at bigint, "
+           "expires_on bigint, owner bigint, memoized bigint, counter bigint)");
+  pg.query("CREATE TABLE " + checked + " " + columns.substr(0, columns.size() - 1) + ", CHECK (counter > 100))");
+  EXPECT_NE(open_postgres_error(no_key).find("(no unique index on key)"), std::string::npos)
+      << open_postgres_error(no_key);
+  EXPECT_NE(open_postgres_error(narrow).find("(started_at is integer)"), std::string::npos)
+      << open_postgres_error(narrow);
+  EXPECT_NE(open_postgres_error(checked).find("a trial write, rolled back, failed"), std::string::npos)
+      << open_postgres_error(checked);
+  for (const auto& name : {no_key, narrow, checked}) {
+    EXPECT_EQ(pg.query("SELECT count(*) FROM " + name), "0") << name;
+    pg.query("DROP TABLE " + name);
+  }
+}
+
+// The table dropped under an open connection: the next operation ends the run with the server's error (exit 2
+// on the command line), instead of an unknown outcome that the run would judge.
+TEST(LivePostgresSetup, ATableDroppedDuringARunIsASetUpErrorNotAnUnknownOutcome) {
+  LIVE_REQUIRE_SERVER("postgres");
+  PgClient pg;
+  const std::string name = fmt::format("lethe_test_dropped_{}", ::getpid());
+  auto store = live::open_store("postgres", postgres_options(name));
+  auto connection = store->connect();
+  const lethe::Op get = lethe::get_op(lethe::make_key(lethe::Table::Dedupe, 0, 1));
+  ASSERT_TRUE(connection->execute(get, live::DropPlan{}).has_value());
+  pg.query("DROP TABLE " + name);
+  try {
+    connection->execute(get, live::DropPlan{});
+    ADD_FAILURE() << "an operation on a dropped table did not end the run";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("is no longer usable"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("42P01"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
