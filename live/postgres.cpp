@@ -10,7 +10,14 @@
 #include <charconv>
 #include <chrono>
 #include <fmt/format.h>
+#include <map>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "live/credentials.hpp"
 
 namespace live {
 
@@ -33,6 +40,11 @@ Variant parse_variant(const std::string& name) {
 }
 
 constexpr const char* kColumns = "started_at, completed_at, expires_on, owner, memoized, counter";
+// The table live mode creates, and the columns an existing one must have (the nullable ones are the Item's
+// optional fields).
+constexpr const char* kTableSchema =
+    "(key bigint PRIMARY KEY, started_at bigint, completed_at bigint, expires_on bigint, owner bigint NOT NULL "
+    "DEFAULT 0, memoized bigint, counter bigint NOT NULL DEFAULT 0)";
 constexpr int kColumnCount = 6;
 // How often cte-insert-retry runs its statement again after losing the insert race before giving up (unknown).
 constexpr int kMaxRaceRetries = 100;
@@ -181,7 +193,15 @@ class PgConnection final : public Connection {
   // The server answered with an error (a statement timeout, ...): the statement did not take effect (the caller
   // still treats the outcome as unknown). The connection stays usable, as a real client's does: a transaction
   // left open (advisory-lock) is rolled back first; if even that fails, the connection is closed.
-  void server_error(const std::string& sqlstate) {
+  // Class 42 (an undefined table or column, a missing privilege, no unique index for ON CONFLICT) is no
+  // transient failure: the table stopped being one live mode can use (dropped or altered during the run), and
+  // every later statement would fail the same way. It ends the run as a set-up error (std::runtime_error), never
+  // as unknown outcomes that would be judged as the store's behaviour.
+  void server_error(const std::string& sqlstate, const std::string& message) {
+    if (sqlstate.rfind("42", 0) == 0) {
+      throw std::runtime_error(fmt::format("postgres store: table {} is no longer usable: {} (SQLSTATE {})", table_,
+                                           message, sqlstate));
+    }
     counters_.add(sqlstate == "57014" ? "store.statement_timeouts" : "store.errors." + sqlstate);
     if (PQstatus(conn_) != CONNECTION_OK) {
       close(true);
@@ -239,6 +259,7 @@ std::optional<ResultPtr> PgConnection::request(const std::string& sql) {
   ResultPtr last(nullptr, &PQclear);
   bool failed = false;
   std::string sqlstate;
+  std::string message;
   for (;;) {
     if (PQconsumeInput(conn_) == 0) {
       fail("store.connection_errors");
@@ -248,7 +269,7 @@ std::optional<ResultPtr> PgConnection::request(const std::string& sql) {
       PGresult* raw = PQgetResult(conn_);
       if (raw == nullptr) {
         if (failed) {
-          server_error(sqlstate);
+          server_error(sqlstate, message);
           return std::nullopt;
         }
         return std::optional<ResultPtr>(std::move(last));
@@ -259,6 +280,8 @@ std::optional<ResultPtr> PgConnection::request(const std::string& sql) {
         failed = true;
         const char* state = PQresultErrorField(raw, PG_DIAG_SQLSTATE);
         sqlstate = state != nullptr ? state : "unknown";
+        const char* primary = PQresultErrorField(raw, PG_DIAG_MESSAGE_PRIMARY);
+        message = primary != nullptr ? primary : "";
       }
       last = std::move(result);
     }
@@ -410,12 +433,13 @@ PGconn* open_connection(const std::string& target, sim::Duration statement_timeo
     std::string message = PQerrorMessage(conn);
     PQfinish(conn);
     while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-    throw std::runtime_error(fmt::format("postgres store: cannot connect to \"{}\": {}", target, message));
+    throw std::runtime_error(fmt::format("postgres store: cannot connect to \"{}\": {}", mask_target(target),
+                                         mask_message(message, target)));
   }
   return conn;
 }
 
-void run_admin(PGconn* conn, const std::string& sql) {
+ResultPtr run_admin(PGconn* conn, const std::string& sql) {
   ResultPtr result(PQexec(conn, sql.c_str()), &PQclear);
   const ExecStatusType status = PQresultStatus(result.get());
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
@@ -423,6 +447,116 @@ void run_admin(PGconn* conn, const std::string& sql) {
     while (!message.empty() && message.back() == '\n') message.pop_back();
     throw std::runtime_error(fmt::format("postgres store: {}: {}", sql, message));
   }
+  return result;
+}
+
+// The relation an unqualified table name leads to, as every statement would read it (search_path, with the
+// system catalogs first): nullopt when there is none.
+struct Relation {
+  std::string qualified;  // schema.name, quoted where needed
+  std::string schema;
+  char kind = 'r';        // pg_class.relkind: 'r' table, 'p' partitioned table, 'v' view, ...
+  std::string oid;
+};
+
+std::optional<Relation> resolve_relation(PGconn* conn, const std::string& name) {
+  // (The name is lower-case letters, digits and '_': valid_table_name; safe as a literal.)
+  const ResultPtr found = run_admin(
+      conn, fmt::format("SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), n.nspname, c.relkind, c.oid "
+                        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                        "WHERE c.oid = to_regclass('{}')",
+                        name));
+  if (PQntuples(found.get()) == 0) return std::nullopt;
+  return Relation{PQgetvalue(found.get(), 0, 0), PQgetvalue(found.get(), 0, 1), PQgetvalue(found.get(), 0, 2)[0],
+                  PQgetvalue(found.get(), 0, 3)};
+}
+
+bool system_schema(const std::string& schema) {
+  return schema.rfind("pg_", 0) == 0 || schema == "information_schema";
+}
+
+[[noreturn]] void refuse_columns(const Relation& relation, const std::string& why) {
+  throw std::runtime_error(fmt::format("postgres store: table {} is not one live mode can use ({}); expected {} "
+                                       "(name another table, or none and lethe creates a fresh one)",
+                                       relation.qualified, why, kTableSchema));
+}
+
+// Exactly the columns of kTableSchema, each bigint, the Item's optional fields nullable, and a unique index on
+// key alone (what ON CONFLICT (key) needs).
+void require_columns(PGconn* conn, const Relation& relation) {
+  const ResultPtr columns = run_admin(
+      conn, fmt::format("SELECT attname, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute "
+                        "WHERE attrelid = {} AND attnum > 0 AND NOT attisdropped ORDER BY attnum",
+                        relation.oid));
+  std::map<std::string, std::pair<std::string, bool>> found;  // name -> (type, NOT NULL)
+  for (int row = 0; row < PQntuples(columns.get()); ++row) {
+    found[PQgetvalue(columns.get(), row, 0)] = {PQgetvalue(columns.get(), row, 1),
+                                                std::string_view(PQgetvalue(columns.get(), row, 2)) == "t"};
+  }
+  const std::vector<std::pair<std::string, bool>> expected = {  // name, nullable
+      {"key", false},      {"started_at", true}, {"completed_at", true}, {"expires_on", true},
+      {"owner", false},    {"memoized", true},   {"counter", false}};
+  for (const auto& [name, nullable] : expected) {
+    const auto it = found.find(name);
+    if (it == found.end()) refuse_columns(relation, "no column " + name);
+    if (it->second.first != "bigint") refuse_columns(relation, fmt::format("{} is {}", name, it->second.first));
+    if (nullable && it->second.second) refuse_columns(relation, name + " is NOT NULL");
+    found.erase(it);
+  }
+  if (!found.empty()) refuse_columns(relation, "an extra column " + found.begin()->first);
+  const ResultPtr unique = run_admin(
+      conn, fmt::format("SELECT EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
+                        "AND a.attnum = i.indkey[0] WHERE i.indrelid = {} AND i.indisunique AND i.indnkeyatts = 1 "
+                        "AND i.indpred IS NULL AND i.indexprs IS NULL AND a.attname = 'key')",
+                        relation.oid));
+  if (std::string_view(PQgetvalue(unique.get(), 0, 0)) != "t") refuse_columns(relation, "no unique index on key");
+}
+
+// One write and read of the kind the run makes, rolled back: a missing privilege, a constraint, a trigger or a
+// policy that refuses them is refused here, not discovered as failing operations during the run.
+void probe_writes(PGconn* conn, const Relation& relation) {
+  const std::string key = "-9223372036854775807";
+  const std::string sql = fmt::format(
+      "BEGIN; INSERT INTO {0} AS t (key, {1}) VALUES ({2}, 1, NULL, 9223372036854775807, 1, -9223372036854775807, "
+      "0) ON CONFLICT (key) DO UPDATE SET counter = t.counter + 1; SELECT {1} FROM {0} WHERE key = {2} FOR UPDATE",
+      relation.qualified, kColumns, key);
+  ResultPtr result(PQexec(conn, sql.c_str()), &PQclear);
+  const ExecStatusType status = PQresultStatus(result.get());
+  std::string message = status == PGRES_TUPLES_OK ? "" : PQresultErrorMessage(result.get());
+  ResultPtr rollback(PQexec(conn, "ROLLBACK"), &PQclear);
+  if (!message.empty() || status != PGRES_TUPLES_OK) {
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    refuse_columns(relation, "a trial write, rolled back, failed: " + message);
+  }
+}
+
+// Refuses an existing relation live mode cannot use as its table, before anything is created or written.
+void require_usable(PGconn* conn, const std::string& name, const Relation& relation) {
+  if (system_schema(relation.schema)) {
+    throw std::runtime_error(fmt::format("postgres store: table name {} names {}, a system catalog (choose another "
+                                         "name)",
+                                         name, relation.qualified));
+  }
+  if (relation.kind != 'r' && relation.kind != 'p') {
+    throw std::runtime_error(
+        fmt::format("postgres store: {} is not a table (pg_class.relkind '{}')", relation.qualified, relation.kind));
+  }
+  require_columns(conn, relation);
+  probe_writes(conn, relation);
+  const ResultPtr rows = run_admin(conn, fmt::format("SELECT EXISTS (SELECT 1 FROM {})", relation.qualified));
+  if (std::string_view(PQgetvalue(rows.get(), 0, 0)) != "f") {
+    throw std::runtime_error(
+        fmt::format("postgres store: table {} is not empty (live mode needs a fresh one)", relation.qualified));
+  }
+}
+
+// The schema CREATE TABLE would create an unqualified name in (the first existing one of search_path), quoted.
+std::string creation_schema(PGconn* conn) {
+  const ResultPtr schema = run_admin(conn, "SELECT quote_ident(current_schema())");
+  if (PQgetisnull(schema.get(), 0, 0)) {
+    throw std::runtime_error("postgres store: no schema to create the table in (search_path names none that exists)");
+  }
+  return PQgetvalue(schema.get(), 0, 0);
 }
 
 bool valid_table_name(const std::string& name) {
@@ -447,22 +581,26 @@ class PgStore final : public LiveStore {
  public:
   explicit PgStore(const StoreOptions& options)
       : target_(options.target), variant_(parse_variant(options.variant)), timeout_(options.timeout),
-        owns_table_(options.table.empty()), table_(options.table.empty() ? fresh_table_name() : options.table) {
-    if (!valid_table_name(table_)) {
-      throw std::invalid_argument("postgres store: table name \"" + table_ +
+        owns_table_(options.table.empty()) {
+    const std::string name = options.table.empty() ? fresh_table_name() : options.table;
+    if (!valid_table_name(name)) {
+      throw std::invalid_argument("postgres store: table name \"" + name +
                                   "\" must be lower-case letters, digits and '_' (at most 60)");
     }
     const ConnPtr owner = admin_connection(target_);
     PGconn* conn = owner.get();
     run_admin(conn, "SET client_min_messages = warning");
-    run_admin(conn, fmt::format("CREATE TABLE IF NOT EXISTS {} (key bigint PRIMARY KEY, started_at bigint, "
-                                "completed_at bigint, expires_on bigint, owner bigint NOT NULL DEFAULT 0, "
-                                "memoized bigint, counter bigint NOT NULL DEFAULT 0)",
-                                table_));
-    ResultPtr count(PQexec(conn, fmt::format("SELECT count(*) FROM {}", table_).c_str()), &PQclear);
-    if (PQresultStatus(count.get()) != PGRES_TUPLES_OK || int_field(count.get(), 0, 0).value_or(1) != 0) {
-      throw std::runtime_error(fmt::format("postgres store: table {} is not empty (live mode needs a fresh one)",
-                                           table_));
+    // Every check comes before anything is created; from here on every statement names the table with its
+    // schema, so it reads exactly the table checked or created here.
+    if (const std::optional<Relation> existing = resolve_relation(conn, name)) {
+      if (owns_table_) {
+        throw std::runtime_error(fmt::format("postgres store: the fresh table name {} is taken", existing->qualified));
+      }
+      require_usable(conn, name, *existing);
+      table_ = existing->qualified;
+    } else {
+      table_ = creation_schema(conn) + "." + name;
+      run_admin(conn, fmt::format("CREATE TABLE {} {}", table_, kTableSchema));
     }
   }
 

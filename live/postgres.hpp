@@ -24,6 +24,14 @@
 //                     other's ON CONFLICT updates the fresh row, and BOTH report "absent" — two owners.
 //   read-then-upsert  (unsafe) the naive code: SELECT the row, apply the op on the client, write the result with
 //                     INSERT .. ON CONFLICT DO UPDATE (two statements, no lock): lost updates.
+//
+// Set-up, before anything is created: the table name must lead (search_path, system catalogs first) either to
+// nothing — then the table is created in the schema CREATE TABLE would use — or to an empty table outside the
+// system schemas with exactly the columns above (bigint; the optional fields nullable; a unique index on key)
+// that accepts a rolled-back trial write; every statement then names the table with its schema. A statement
+// failing with SQLSTATE class 42 during the run (the table dropped or altered) throws std::runtime_error: a
+// set-up error, never an unknown outcome.
+//
 // Get is a plain SELECT in every variant. Conditions compare only int64 values the caller wrote, so a variant's
 // reply is lethe::apply's (live/store.hpp contract); tests/live checks that sequentially for every variant.
 #pragma once

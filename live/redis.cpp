@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "live/credentials.hpp"
+
 namespace live {
 
 namespace {
@@ -126,6 +128,7 @@ bool parse_integer(std::string_view text, T& value) {
 }
 
 struct Target {
+  std::string url;  // as given: printed only through mask_target / mask_message
   std::string host = "127.0.0.1";
   int port = 6379;
   std::string unix_path;
@@ -135,10 +138,11 @@ struct Target {
 
 Target parse_target(const std::string& url) {
   Target target;
+  target.url = url;
   auto bad = [&url](const char* why) {
     return std::invalid_argument(fmt::format("redis store: bad target \"{}\": {} (expected "
                                              "redis://[:password@]host[:port][/db] or unix:///path)",
-                                             url, why));
+                                             mask_target(url), why));
   };
   if (url.rfind("unix://", 0) == 0 || url.rfind("unix:", 0) == 0) {
     target.unix_path = url.substr(url.rfind("unix://", 0) == 0 ? 7 : 5);
@@ -220,6 +224,9 @@ redisContext* open_context(const Target& target, sim::Duration command_timeout) 
   try {
     if (!target.password.empty()) admin_command(context, {"AUTH", target.password});
     if (target.database != 0) admin_command(context, {"SELECT", std::to_string(target.database)});
+  } catch (const std::runtime_error& e) {
+    redisFree(context);
+    throw std::runtime_error(mask_message(e.what(), target.url));  // the server's words about our credentials
   } catch (...) {
     redisFree(context);
     throw;
@@ -433,6 +440,25 @@ std::string fresh_prefix() {
   return fmt::format("lethe:live:{}:{}:{:x}:", ::getpid(), ++counter, ticks & 0xffffffu);
 }
 
+// Calls `batch` with every key that matches `prefix`*, a SCAN batch at a time, over the WHOLE keyspace (the
+// cursor is followed back to 0: one SCAN looks at a few buckets only), until `batch` returns false.
+template <class Batch>
+void scan_prefix(redisContext* context, const std::string& prefix, Batch batch) {
+  std::string cursor = "0";
+  do {
+    const ReplyPtr scan = admin_command(context, {"SCAN", cursor, "MATCH", prefix + "*", "COUNT", "1000"});
+    if (scan->type != REDIS_REPLY_ARRAY || scan->elements != 2 || scan->element[0]->type != REDIS_REPLY_STRING ||
+        scan->element[1]->type != REDIS_REPLY_ARRAY) {
+      throw std::runtime_error("redis store: SCAN gave an unexpected reply");
+    }
+    cursor.assign(scan->element[0]->str, scan->element[0]->len);
+    const redisReply* keys = scan->element[1];
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < keys->elements; ++i) names.emplace_back(keys->element[i]->str, keys->element[i]->len);
+    if (!names.empty() && !batch(names)) return;
+  } while (cursor != "0");
+}
+
 // An admin connection that closes itself however its scope ends.
 using ContextPtr = std::unique_ptr<redisContext, decltype(&redisFree)>;
 ContextPtr admin_context(const Target& target, sim::Duration command_timeout) {
@@ -463,8 +489,12 @@ class RedisStore final : public LiveStore {
         throw std::runtime_error("redis store: variant lua needs Redis 6.2 or later (SET .. GET)");
       }
     }
-    const ReplyPtr scan = admin_command(context, {"SCAN", "0", "MATCH", prefix_ + "*", "COUNT", "1000"});
-    if (scan->type == REDIS_REPLY_ARRAY && scan->elements == 2 && scan->element[1]->elements > 0) {
+    bool taken = false;
+    scan_prefix(context, prefix_, [&taken](const std::vector<std::string>&) {
+      taken = true;
+      return false;
+    });
+    if (taken) {
       throw std::runtime_error("redis store: keys with prefix \"" + prefix_ + "\" exist (live mode needs fresh ones)");
     }
   }
@@ -483,18 +513,12 @@ class RedisStore final : public LiveStore {
     if (!owns_prefix_) return;
     const ContextPtr owner = admin_context(target_, 5 * sim::kSecond);
     redisContext* context = owner.get();
-    std::string cursor = "0";
-    do {
-      const ReplyPtr scan = admin_command(context, {"SCAN", cursor, "MATCH", prefix_ + "*", "COUNT", "1000"});
-      if (scan->type != REDIS_REPLY_ARRAY || scan->elements != 2) break;
-      cursor.assign(scan->element[0]->str, scan->element[0]->len);
-      const redisReply* keys = scan->element[1];
-      if (keys->elements > 0) {
-        std::vector<std::string> args = {"DEL"};
-        for (std::size_t i = 0; i < keys->elements; ++i) args.emplace_back(keys->element[i]->str, keys->element[i]->len);
-        admin_command(context, args);
-      }
-    } while (cursor != "0");
+    scan_prefix(context, prefix_, [context](const std::vector<std::string>& keys) {
+      std::vector<std::string> args = {"DEL"};
+      args.insert(args.end(), keys.begin(), keys.end());
+      admin_command(context, args);
+      return true;
+    });
   }
 
   std::string location() const override { return "keys " + prefix_ + "*"; }

@@ -17,6 +17,9 @@
 // Timeouts: the command timeout is the socket's (hiredis redisSetTimeout): Redis has no server-side statement
 // timeout, so a timed-out command may still run later (an unknown outcome, recorded as such). Targets:
 // redis://[:password@]host[:port] or unix:///path/to/socket.
+//
+// Set-up: no key may carry the run's prefix (a fresh one, or the --key-prefix given): the whole keyspace is
+// scanned (SCAN to the end of its cursor), else opening throws. Teardown deletes the keys of a fresh prefix.
 #pragma once
 
 #include <memory>

@@ -18,6 +18,8 @@
 // timeout). The operation may or may not have taken effect, and the caller must treat it so. After a broken
 // connection broken() is true and the caller opens a new one; after a server error the connection stays usable
 // (Postgres rolls back a transaction left open; Redis closes the connection after any failure).
+// execute() throws std::runtime_error when the store cannot be used at all any more (Postgres: the table was
+// dropped or altered): a set-up error that ends the run, never an unknown outcome to be judged.
 //
 // Thread safety: one Connection per thread. LiveStore::connect(), stall() and counters() may be called from any
 // thread. Values are int64 (times are nanoseconds since the run began; Redis keeps them as decimal strings).
