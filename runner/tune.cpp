@@ -27,11 +27,12 @@ namespace runner {
 
 sim::Duration round_up_significant(sim::Duration d, int digits) {
   if (d <= 0) return 0;
-  const int magnitude = static_cast<int>(std::floor(std::log10(static_cast<double>(d))));
-  const int exponent = magnitude - (digits - 1);
-  if (exponent <= 0) return d;  // already exact to the nanosecond
-  sim::Duration step = 1;
-  for (int i = 0; i < exponent; ++i) step *= 10;
+  if (digits >= 19) return d;  // every int64 has at most 19 digits
+  // Integer arithmetic only (a floating log10 near a power of ten, or of a wrapped value, gave a wrong step).
+  sim::Duration limit = 1;  // 10^digits
+  for (int i = 0; i < std::max(digits, 1); ++i) limit *= 10;
+  sim::Duration step = 1;  // the power of ten below the last kept digit; at most 10^18
+  while (d / step >= limit) step *= 10;
   const sim::Duration rounded = (d / step) * step;
   if (rounded == d) return d;
   if (rounded > sim::kTimeMax - step) return sim::kTimeMax;
@@ -64,7 +65,7 @@ TuneAnalysis analyze_tuning(const TuneInput& in) {
   // The rounded value must meet the target (it does for any monotone survival; guard against rounding in
   // survival()) — step up until it does.
   for (int i = 0; i < 8 && !meets(law.survival(a.target_mpt), in.target_duplicates); ++i) {
-    a.target_mpt = round_up_significant(a.target_mpt + a.target_mpt / 100);
+    a.target_mpt = round_up_significant(sim::saturating_add(a.target_mpt, a.target_mpt / 100));
   }
   if (in.patience) {
     const sim::Duration limit = *in.patience - in.poll;
@@ -90,7 +91,7 @@ TuneAnalysis analyze_tuning(const TuneInput& in) {
   }
   add(a.target_mpt, a.recommended_mpt ? "recommended" : "meets the target");
   add(round_up_significant(a.target_mpt / 2), "0.5x");
-  add(round_up_significant(a.target_mpt * 2), "2x");
+  add(round_up_significant(sim::saturating_add(a.target_mpt, a.target_mpt)), "2x");
   if (a.patience_mpt) add(*a.patience_mpt, "patience limit");
   for (const auto& [mpt, label] : labels) {
     TuneCandidate c;
@@ -143,8 +144,11 @@ std::string confirmation_scenario(const TuneInput& in, const TuneAnalysis& a, si
   rate = std::stod(fmt::format("{:.3g}", rate));
   const double workload_s = static_cast<double>(messages) / rate;
   const sim::Duration duration = static_cast<sim::Duration>(std::ceil(workload_s + 60.0)) * sim::kSecond;
-  const sim::Duration visibility = std::max<sim::Duration>(30 * sim::kSecond, 4 * (largest_mpt + in.poll));
-  const sim::Duration max_wait = 2 * largest_mpt + 10 * in.poll + 10 * sim::kSecond;
+  // Both only need to outlast the run's waits; capped at the longest duration a scenario may give.
+  const sim::Duration visibility = std::clamp<sim::Duration>(4 * (largest_mpt + in.poll), 30 * sim::kSecond,
+                                                             sim::kDurationMax);
+  const sim::Duration max_wait =
+      std::min<sim::Duration>(2 * largest_mpt + 10 * in.poll + 10 * sim::kSecond, sim::kDurationMax);
   const sim::Duration ttl = a.ttl.value_or(7 * sim::kDay);
   std::string crash;
   if (in.crash_rate_per_second > 0) {
@@ -195,15 +199,34 @@ struct TuneOptions {
   std::string out;
 };
 
-std::optional<sim::Duration> duration_option(const std::string& name, const std::string& text, bool& ok) {
+// A duration option of at most `largest` (what the generated scenario can hold).
+std::optional<sim::Duration> duration_option(const std::string& name, const std::string& text, sim::Duration largest,
+                                             bool& ok) {
   if (text.empty()) return std::nullopt;
   std::string error;
   auto d = sim::parse_duration(text, error);
   if (!d) {
     std::cerr << fmt::format("lethe tune: {}: {}\n", name, error);
     ok = false;
+  } else if (*d > largest) {
+    std::cerr << fmt::format("lethe tune: {}: found {}; allowed: a duration of at most {}\n", name, text,
+                             sim::format_duration(largest));
+    ok = false;
   }
   return d;
+}
+
+// The confirmation scenario runs 0.5x, 1x and 2x the recommendation, and its visibility timeout and max_wait
+// grow with them: an mpt of at most a quarter of the longest scenario duration keeps them all representable.
+constexpr sim::Duration kMptMax = sim::kDurationMax / 4;
+// Below this, 1 - target is too close to 1 for a quantile in double precision to mean anything.
+constexpr double kTargetMin = 1e-12;
+
+// A crash rate of 0 (no crashes), or one whose mean interval is a scenario duration: 1 ns to kDurationMax.
+bool crash_rate_in_range(double per_second) {
+  if (per_second == 0.0) return true;
+  const double mean_ns = 1e9 / per_second;
+  return mean_ns >= 1.0 && mean_ns <= static_cast<double>(sim::kDurationMax);
 }
 
 std::size_t count_samples(const fs::path& file) {
@@ -252,25 +275,41 @@ std::optional<TuneInput> tune_input(const TuneOptions& o) {
     std::cerr << fmt::format("lethe tune: {}: {}\n", o.samples.empty() ? "--processing-time" : "--samples", error);
     return std::nullopt;
   }
+  if (law->largest_magnitude() > sim::kDurationMax) {
+    std::cerr << fmt::format("lethe tune: {}: {} is above {}, the longest duration a scenario may give\n",
+                             o.samples.empty() ? "--processing-time" : "--samples",
+                             sim::format_duration(law->largest_magnitude()), sim::format_duration(sim::kDurationMax));
+    return std::nullopt;
+  }
   in.processing_time = *law;
   in.processing_time_text = law->to_string();
   const auto rate = scenario::text::parse_rate_per_second(o.crash_rate);
-  if (!rate) {
+  if (!rate || !crash_rate_in_range(*rate)) {
     std::cerr << fmt::format("lethe tune: --crash-rate: found \"{}\"; allowed: crashes per worker as N/s, N/m, N/h "
-                             "or N/d (e.g. \"2/h\"), N >= 0\n", o.crash_rate);
+                             "or N/d (e.g. \"2/h\"): 0, or from one per {} to one per nanosecond (1e9/s)\n",
+                             o.crash_rate, sim::format_duration(sim::kDurationMax));
     ok = false;
   } else {
     in.crash_rate_per_second = *rate;
   }
-  if (!(o.target > 0.0 && o.target < 1.0)) {
-    std::cerr << fmt::format("lethe tune: --target-duplicates: found {}; allowed: a probability strictly between 0 "
-                             "and 1 (e.g. 0.001)\n", o.target);
+  if (!(o.target >= kTargetMin && o.target < 1.0)) {
+    std::cerr << fmt::format("lethe tune: --target-duplicates: found {}; allowed: a probability from {} up to, not "
+                             "including, 1 (e.g. 0.001)\n", o.target, kTargetMin);
+    ok = false;
+  } else if (law->quantile(1.0 - o.target) > kMptMax) {
+    std::cerr << fmt::format("lethe tune: --target-duplicates: found {}; the processing time {} exceeds {} with a "
+                             "higher probability, so no max_processing_time tune can confirm (at most {}) meets it; "
+                             "allowed: a target of at least P(processing time > {}) = {:.3g}\n",
+                             o.target, in.processing_time_text, sim::format_duration(kMptMax),
+                             sim::format_duration(kMptMax), sim::format_duration(kMptMax),
+                             law->survival(kMptMax));
     ok = false;
   }
   in.target_duplicates = o.target;
-  in.patience = duration_option("--patience", o.patience, ok);
-  in.redelivery_window = duration_option("--redelivery-window", o.redelivery_window, ok);
-  const auto poll = duration_option("--poll", o.poll, ok);
+  in.patience = duration_option("--patience", o.patience, sim::kDurationMax, ok);
+  // ttl = 2 x the window, and the poll recurs in max_wait ten times: both stay scenario durations.
+  in.redelivery_window = duration_option("--redelivery-window", o.redelivery_window, sim::kDurationMax / 2, ok);
+  const auto poll = duration_option("--poll", o.poll, sim::kDurationMax / 100, ok);
   if (poll) {
     if (*poll <= 0) {
       std::cerr << "lethe tune: --poll: found 0s; allowed: a positive duration (the re-read interval)\n";
@@ -405,7 +444,7 @@ int run_tune(const TuneOptions& o) {
   // The cells of the confirmation sweep: around the recommendation, or the two closest options.
   std::vector<sim::Duration> mpts;
   if (a.recommended_mpt) {
-    mpts = {round_up_significant(*a.recommended_mpt / 2), *a.recommended_mpt, round_up_significant(*a.recommended_mpt * 2)};
+    mpts = {round_up_significant(*a.recommended_mpt / 2), *a.recommended_mpt, round_up_significant(sim::saturating_add(*a.recommended_mpt, *a.recommended_mpt))};
   } else {
     if (a.patience_mpt) mpts.push_back(*a.patience_mpt);
     mpts.push_back(a.target_mpt);

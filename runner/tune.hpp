@@ -25,6 +25,10 @@
 // Output: a readable summary on stdout, and in DIR: tune.json (inputs, analysis, candidates, measured rates),
 // scenario.toml (the generated confirmation scenario), confirmation/ (a `lethe sweep` folder over mpt = 0.5x,
 // 1x, 2x the recommendation; rewritten on every run) and report.html.
+// Limits (checked up front, exit 2 naming the range): --target-duplicates from 1e-12 to below 1, and met by
+// some max_processing_time of at most 912.5d (a quarter of the longest scenario duration, so the 2x cell, the
+// visibility timeout and max_wait stay representable); --crash-rate 0 or from one per 3650d to one per ns;
+// --patience up to 3650d, --redelivery-window up to 1825d (ttl = 2x), --poll up to 876h (36.5d).
 // Exit codes: 0 a recommendation exists; 1 no mpt meets both the target and the patience (the closest options
 // are printed); 2 bad input; 3 lethe broke during the confirmation sweep.
 //
@@ -75,7 +79,8 @@ struct TuneAnalysis {
   std::vector<std::string> notes;                // caveats (few samples, heavy tail, ...)
 };
 
-// Rounds a positive duration UP to 3 significant digits (1381551056ns -> 1.39s); 0 stays 0.
+// Rounds a positive duration UP to 3 significant digits (1381551056ns -> 1.39s), saturating at kTimeMax; 0 and
+// negative values give 0. Integer arithmetic: exact for every int64.
 sim::Duration round_up_significant(sim::Duration d, int digits = 3);
 
 // The analytic part: no simulation. REQUIRES 0 < target < 1, poll >= 0.

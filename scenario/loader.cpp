@@ -660,6 +660,10 @@ std::optional<Duration> Loader::duration_in(const std::string& text, Duration mi
     problem = min == 1 ? "it must be more than 0" : fmt::format("it must be at least {}", sim::format_duration(min));
     return std::nullopt;
   }
+  if (*value > sim::kDurationMax) {
+    problem = schema::above_duration_max(*value);
+    return std::nullopt;
+  }
   return value;
 }
 
@@ -687,6 +691,10 @@ std::optional<sim::Distribution> Loader::distribution_in(const std::string& text
   std::optional<sim::Distribution> value = sim::Distribution::parse(text, base_dir_, reason, allow_negative);
   if (!value) {
     problem = reason_only(text, reason);
+    return std::nullopt;
+  }
+  if (value->largest_magnitude() > sim::kDurationMax) {
+    problem = schema::above_duration_max(value->largest_magnitude());
     return std::nullopt;
   }
   if (positive_mean && !(value->mean_ns() > 0.0)) {
@@ -719,9 +727,13 @@ bool Loader::read_distribution(const Table& table, std::string_view key, const s
 
 bool Loader::read_rate(const Table& table, std::string_view key, lethe::Rate& out) {
   std::function<std::optional<lethe::Rate>(const std::string&, std::string&)> parse =
-      [](const std::string& text, std::string&) -> std::optional<lethe::Rate> {
+      [](const std::string& text, std::string& problem) -> std::optional<lethe::Rate> {
     std::optional<double> per_second = text::parse_rate_per_second(text);
     if (!per_second) return std::nullopt;
+    if (!schema::rate_in_range(*per_second)) {
+      problem = "outside the rates lethe simulates";
+      return std::nullopt;
+    }
     return lethe::Rate{*per_second};
   };
   return read_parsed<lethe::Rate>(table, key, schema::allowed(schema::Rate{}), parse, out);

@@ -72,13 +72,26 @@ std::string allowed(const Integer& type) {
 std::string allowed(const Boolean&) { return "true or false"; }
 std::string allowed(const Probability&) { return "a probability: a number from 0 to 1, e.g. 0.05"; }
 std::string allowed(const Duration& type) {
-  return type.min > 0 ? std::string(kDurationAllowed) + ", more than 0" : kDurationAllowed;
+  return std::string(kDurationAllowed) + (type.min > 0 ? ", more than 0 and " : ", ") + kDurationMaxAllowed;
 }
 std::string allowed(const Distribution& type) {
   std::string text = kDistributionAllowed;
   if (type.positive_mean) text += ", with a mean above 0";
   if (type.allow_negative) text += " (negative values allowed)";
-  return text;
+  return text + ", every duration in it " + kDurationMaxAllowed;
+}
+
+std::string above_duration_max(sim::Duration value) {
+  static_assert(sim::kDurationMax == 3650 * sim::kDay, "kDurationMaxAllowed names the bound");
+  return fmt::format("{} is above {}, the largest duration lethe simulates", sim::format_duration(value),
+                     sim::format_duration(sim::kDurationMax));
+}
+
+bool rate_in_range(double per_second) {
+  if (per_second == 0.0) return true;
+  constexpr double kRateMaxPerSecond = 1e10;
+  return per_second <= kRateMaxPerSecond &&
+         static_cast<double>(sim::kSecond) / per_second <= static_cast<double>(sim::kDurationMax);
 }
 std::string allowed(const Rate&) { return kRateAllowed; }
 std::string allowed(const Language& type) { return type.allowed; }

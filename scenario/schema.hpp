@@ -67,7 +67,10 @@ inline constexpr char kDistributionAllowed[] =
     "\"normal(mean=1s, sd=200ms)\", \"lognormal(median=200ms, p99=2s)\", \"pareto(scale=100ms, shape=1.5)\" "
     "or \"empirical(file=latencies.csv)\"";
 inline constexpr char kRateAllowed[] =
-    "a rate such as \"50/s\" or \"30/m\" (a number >= 0, then / and a unit ns us ms s m h d)";
+    "a rate such as \"50/s\" or \"30/m\" (a number >= 0, then / and a unit ns us ms s m h d): 0, or from "
+    "one per 3650 days (\"0.000274/d\") to ten per nanosecond (\"10/ns\")";
+// What every duration of a scenario may be at most (sim::kDurationMax), as the messages say it.
+inline constexpr char kDurationMaxAllowed[] = "at most 3650d (about 10 years)";
 inline constexpr char kExpectationAllowed[] =
     "\"OP NUMBER\" with OP one of == != < <= > >= and NUMBER optionally ending in % (of messages), e.g. \"<= 3\"";
 inline constexpr char kBackoffAllowed[] =
@@ -143,6 +146,11 @@ template <class E>
 std::string allowed(const Choice<E>& type) {
   return quoted_words(type.words);
 }
+// The problem with a duration above sim::kDurationMax: "it is 4000d, above 3650d, the largest duration ...".
+std::string above_duration_max(sim::Duration value);
+// A rate is 0, or from one event per sim::kDurationMax to ten per nanosecond (a sink's burst window of
+// 100 ms then holds at most 10^9 calls).
+bool rate_in_range(double per_second);
 // The value language alone, ranges aside: what "every [[TABLE]] needs `KEY`: ..." says.
 std::string language(const Duration&);
 std::string language(const Distribution&);

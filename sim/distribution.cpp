@@ -386,6 +386,18 @@ std::optional<Distribution> Distribution::parse(std::string_view text, const std
 }
 
 Duration Distribution::sample(Rng& rng) const {
+  return std::clamp(sample_unclamped(rng), -kDurationMax, kDurationMax);
+}
+
+Duration Distribution::largest_magnitude() const {
+  const auto magnitude = [](Duration value) {
+    return value == std::numeric_limits<Duration>::min() ? kTimeMax : (value < 0 ? -value : value);
+  };
+  if (kind_ == Kind::kEmpirical) return std::max(magnitude(samples_->front()), magnitude(samples_->back()));
+  return std::max(magnitude(first_), magnitude(second_));
+}
+
+Duration Distribution::sample_unclamped(Rng& rng) const {
   switch (kind_) {
     case Kind::kConstant:
       return first_;

@@ -22,11 +22,14 @@
 //   uniform, exponential, pareto, empirical: those of one Rng call; normal and lognormal: two per attempt, and a
 //   truncated normal makes a new attempt while the value is negative: a geometric number of attempts, each
 //   succeeding with probability >= 1/2 because its mean is >= 0, so 2 attempts or fewer on average). Results are
-//   rounded to the nearest nanosecond and clamped to the int64 range (kTimeMax for an infinite pareto draw). They
-//   are never negative unless allow_negative was used.
+//   rounded to the nearest nanosecond and clamped to [-kDurationMax, kDurationMax] (sim/time.hpp), so a heavy
+//   tail (pareto, lognormal) never draws a delay whose sum with the current time could overflow. They are never
+//   negative unless allow_negative was used.
 // - mean_ns(), survival() and quantile() are analytic for the continuous law before rounding (uniform and
 //   empirical are discrete and exact). quantile(q) is the smallest x with P(X <= x) >= q for the discrete forms.
-//   mean_ns() is +infinity for pareto with shape <= 1.
+//   mean_ns() is +infinity for pareto with shape <= 1. They describe the law before sample()'s clamping.
+// - largest_magnitude() is the largest |duration| the text was written with (a parameter, or an empirical
+//   file's value): what a scenario's range check compares with kDurationMax.
 // - to_string() is canonical and parse() reads it back to an equal distribution when given the same base_dir and
 //   allow_negative (empirical keeps the file argument as written and re-reads the file).
 // - Copies are cheap: empirical samples are shared, immutable.
@@ -62,11 +65,15 @@ class Distribution {
   // Inverse CDF. REQUIRES: 0 <= q <= 1. quantile(1) of an unbounded form is kTimeMax; quantile(0) of an
   // untruncated normal is INT64_MIN.
   Duration quantile(double q) const;
+  // The largest magnitude among the written durations (kTimeMax for INT64_MIN).
+  Duration largest_magnitude() const;
   // True only for the constant form (which is also the only form whose sample() consumes no draws).
   bool is_constant() const;
   std::string to_string() const;
 
  private:
+  Duration sample_unclamped(Rng& rng) const;
+
   enum class Kind { kConstant, kUniform, kExponential, kNormal, kLognormal, kPareto, kEmpirical };
 
   Kind kind_ = Kind::kConstant;

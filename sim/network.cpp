@@ -77,10 +77,10 @@ void Network::transmit(Node& from, Node& to, std::function<void()> on_deliver, s
     ++stats_.duplicated;
     trace.record(now, kinds::kDuplicate, from.id(), tag, to.id(), is_response ? 1 : 0);
     const Duration second_latency = cfg.latency.sample(rng_);
-    schedule_arrival(now + second_latency, hold(from, to, on_deliver, tag));
+    schedule_arrival(saturating_add(now, second_latency), hold(from, to, on_deliver, tag));
   }
   const Duration latency = cfg.latency.sample(rng_);
-  schedule_arrival(now + latency, hold(from, to, std::move(on_deliver), tag));
+  schedule_arrival(saturating_add(now, latency), hold(from, to, std::move(on_deliver), tag));
 }
 
 std::uint32_t Network::hold(Node& from, Node& to, std::function<void()> on_deliver, std::uint64_t tag) {

@@ -205,7 +205,7 @@ auto Network::call(Service& service, Handler handle, Duration timeout, std::uint
       auto serve = [respond, handle]() mutable { respond(handle()); };
       Time start = sim.now();
       if (svc.serial) start = std::max(start, svc.busy_until);
-      const Time finish = start + service_ns;
+      const Time finish = saturating_add(start, service_ns);
       if (svc.serial) svc.busy_until = finish;
       // A server that crashes during the service time loses the request (even if it restarted meanwhile);
       // a paused server finishes it when the pause ends.
@@ -216,7 +216,7 @@ auto Network::call(Service& service, Handler handle, Duration timeout, std::uint
     };
     transmit(caller, server, std::move(on_request), tag, false);
   }
-  const bool answered = simulation.park(simulation.now() + timeout);
+  const bool answered = simulation.park(saturating_add(simulation.now(), std::max<Duration>(timeout, 0)));
   if (!answered || !result.has_value()) {
     ++stats_.rpc_timeouts;
     simulation.trace().record(simulation.now(), kinds::kRpcTimeout, caller.id(), tag);

@@ -212,7 +212,13 @@ Node& Simulation::add_node(std::string name, std::string_view group) {
 }
 
 void Simulation::push_timer(Time time, Waker waker, std::function<void()> fn) {
-  LETHE_KERNEL_ASSERT(time >= now_);
+  if (time < now_) {
+    // Fails the run at the next advance (run_until throws InternalError); the timer is kept, due now, so every
+    // invariant of the queue holds until then.
+    fail("a timer was set for " + std::to_string(time) + " ns, before the current instant " +
+         std::to_string(now_) + " ns (a sum of virtual time wrapped around)");
+    time = now_;
+  }
   if (fn) {
     std::uint32_t index;
     if (!free_callbacks_.empty()) {
@@ -400,7 +406,11 @@ bool Simulation::park(Time deadline) {
     if (std::uncaught_exceptions() == 0) throw Crash{};
     return false;  // unwinding already: never block a dying fiber
   }
-  LETHE_KERNEL_ASSERT(deadline >= now_);
+  if (deadline < now_) {
+    fail("a fiber parked with a deadline of " + std::to_string(deadline) + " ns, before the current instant " +
+         std::to_string(now_) + " ns (a sum of virtual time wrapped around)");
+    deadline = now_;
+  }
   slot.wait_id = slot.next_wait_id;
   slot.next_wait_id = ++wait_counter_;
   slot.timed_out = false;
@@ -474,7 +484,8 @@ void Simulation::advance() {
   }
   while (ready_.empty()) {
     std::size_t source = earliest_source();
-    if (source == kNoSource || timer_at(source).time > limit_) {
+    // A timer due at kTimeMax is "never" (a saturated sum): firing it would leave time stuck at its end.
+    if (source == kNoSource || timer_at(source).time > limit_ || timer_at(source).time == kTimeMax) {
       finish_run();
       return;
     }
@@ -620,7 +631,7 @@ void Simulation::kill_fibers_of(Node& node) {
 
 void sleep(Duration duration) {
   Simulation& simulation = Simulation::current();
-  simulation.park(simulation.now() + std::max<Duration>(duration, 0));
+  simulation.park(saturating_add(simulation.now(), std::max<Duration>(duration, 0)));
 }
 
 void sleep_until(Time time) {
@@ -656,7 +667,7 @@ void Node::restart() {
 }
 
 void Node::pause_for(Duration duration) {
-  const Time until = simulation_.now() + std::max<Duration>(duration, 0);
+  const Time until = saturating_add(simulation_.now(), std::max<Duration>(duration, 0));
   if (until <= paused_until_) return;
   paused_until_ = until;
   simulation_.trace().record(simulation_.now(), kinds::kPause, id_, static_cast<std::uint64_t>(duration));

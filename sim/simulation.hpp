@@ -106,9 +106,11 @@ class Simulation {
   GroupId group_id(std::string_view group);  // interns the name
   const std::string& group_name(GroupId id) const { return group_names_[id]; }
 
-  // Callback timers: `fn` runs on the loop at `time` (>= now). It must not block.
+  // Callback timers: `fn` runs on the loop at `time` (>= now). It must not block. A time before now is lethe's
+  // bug (a sum that wrapped around): the run fails with InternalError, never an abort. after() saturates: a
+  // delay past kTimeMax is kTimeMax, "never" (a timer due at kTimeMax never fires).
   void at(Time time, std::function<void()> fn);
-  void after(Duration delay, std::function<void()> fn) { at(now_ + delay, std::move(fn)); }
+  void after(Duration delay, std::function<void()> fn) { at(saturating_add(now_, delay), std::move(fn)); }
 
   // Runs until nothing is ready and no timer is due at or before `limit`.
   // Time ends at the last event processed (not at `limit`).
@@ -120,7 +122,8 @@ class Simulation {
 
   // --- await points (call only from a simulated fiber) ---
   // Parks the current fiber until wake(waker()) or `deadline` (kTimeMax = none).
-  // Returns true if woken, false on the deadline. Throws Crash if the node crashed.
+  // Returns true if woken, false on the deadline. Throws Crash if the node crashed. A deadline before now fails
+  // the run (InternalError from run_until) and returns false.
   bool park(Time deadline = kTimeMax);
   // The Waker for the current fiber's NEXT park(). Take it, register it, then park().
   Waker waker() const;
@@ -250,6 +253,7 @@ class Simulation {
 
 // Free functions for code running in a simulated fiber.
 inline Time now() { return Simulation::current().now(); }
+// Sleeps max(duration, 0), saturated at kTimeMax (a sleep past it never ends).
 void sleep(Duration duration);
 void sleep_until(Time time);
 

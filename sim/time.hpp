@@ -32,7 +32,20 @@ inline constexpr Duration kSecond = 1000000000;
 inline constexpr Duration kMinute = 60 * kSecond;
 inline constexpr Duration kHour = 60 * kMinute;
 inline constexpr Duration kDay = 24 * kHour;
-inline constexpr Time kTimeMax = INT64_MAX;
+inline constexpr Time kTimeMax = INT64_MAX;  // also "never": a timer due then never fires
+
+// The largest duration the simulation takes from outside: 3650 days (about 10 years). Scenario values are
+// refused above it, and distribution samples are clamped to [-kDurationMax, kDurationMax]. A run's virtual time
+// stays below its workload plus its drain (each at most kDurationMax, plus an hour), so now plus 25 such
+// durations still fits in int64 nanoseconds (292 years): the sums of simulated code never overflow.
+inline constexpr Duration kDurationMax = 3650 * kDay;
+
+// time + delay, saturated at kTimeMax (and at INT64_MIN for a negative delay): virtual time never wraps around.
+constexpr Time saturating_add(Time time, Duration delay) {
+  if (delay > 0 && time > kTimeMax - delay) return kTimeMax;
+  if (delay < 0 && time < INT64_MIN - delay) return INT64_MIN;
+  return time + delay;
+}
 
 // Parses a duration (see the contract above). A leading '-' is accepted only when `allow_negative`; the range is
 // then [INT64_MIN, INT64_MAX] ns, otherwise [0, INT64_MAX] ns. On failure returns nullopt and sets `error` to one

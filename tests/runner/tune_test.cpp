@@ -219,3 +219,51 @@ TEST(TuneSlow, ConfirmationSweepMeasuresRatesNextToTheAnalyticOnes) {
   EXPECT_NE(html.find("<figure id=\"curve-duplicate-rate\">"), std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST(Tune, RoundUpSignificantIsExactAndSaturatesForEveryInt64) {
+  EXPECT_EQ(runner::round_up_significant(sim::kTimeMax), sim::kTimeMax);
+  EXPECT_EQ(runner::round_up_significant(999'999'999'999'999'999), 1'000'000'000'000'000'000);
+  EXPECT_EQ(runner::round_up_significant(1'000'000'000'000'000'000), 1'000'000'000'000'000'000);
+  EXPECT_EQ(runner::round_up_significant(-5), 0);
+  EXPECT_EQ(runner::round_up_significant(sim::kTimeMax, 19), sim::kTimeMax);
+  EXPECT_EQ(runner::round_up_significant(123, 1), 200);
+}
+
+// Options outside what the generated scenario can hold are refused up front (exit 2, the range named), never a
+// signal (SIGFPE on a tiny target) nor a confirmation scenario lethe's own loader refuses (exit 3).
+TEST(Tune, OptionsOutsideTheirRangeExitTwoNamingTheRange) {
+  const fs::path dir = temp_dir("ranges");
+  const std::string out = " --no-confirm --out " + dir.string();
+  struct Case {
+    std::string options;
+    std::string names;
+  };
+  const std::vector<Case> cases = {
+      {"--processing-time 'exponential(mean=200ms)' --target-duplicates 1e-17", "from 1e-12 up to"},
+      {"--processing-time 'pareto(scale=100ms, shape=0.1)' --target-duplicates 1e-9", "at most 912.5d"},
+      {"--processing-time 200ms --crash-rate 1e308/s", "from one per 3650d to one per nanosecond"},
+      {"--processing-time 200ms --crash-rate 1e-300/s", "from one per 3650d to one per nanosecond"},
+      {"--processing-time 9223372036s", "above 3650d"},
+      {"--processing-time 200ms --poll 3650d", "at most 876h"},
+      {"--processing-time 200ms --redelivery-window 3000d", "at most 1825d"},
+      {"--processing-time 200ms --patience 4000d", "at most 3650d"},
+  };
+  for (const Case& c : cases) {
+    const auto outcome = run_lethe("tune " + c.options + out);
+    EXPECT_EQ(outcome.exit_code, 2) << c.options << "\n" << outcome.out;
+    EXPECT_NE(outcome.out.find(c.names), std::string::npos) << c.options << "\n" << outcome.out;
+  }
+  fs::remove_all(dir);
+}
+
+// The largest crash rate and the smallest target tune accepts give a confirmation scenario lethe loads.
+TEST(Tune, TheEdgesOfTheAcceptedRangesGiveAScenarioLetheLoads) {
+  const fs::path dir = temp_dir("edges");
+  const auto outcome = run_lethe("tune --processing-time 'exponential(mean=200ms)' --target-duplicates 1e-12 "
+                                 "--crash-rate 1e9/s --poll 876h --redelivery-window 1825d --no-confirm --out " +
+                                 dir.string());
+  EXPECT_TRUE(outcome.exit_code == 0 || outcome.exit_code == 1) << outcome.out;
+  const auto loaded = scenario::load_scenario(dir / "scenario.toml", {});
+  EXPECT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded)) << read_file(dir / "scenario.toml");
+  fs::remove_all(dir);
+}

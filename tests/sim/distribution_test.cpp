@@ -515,5 +515,29 @@ TEST(DistributionDeterminism, FirstThousandSamplesAreStableAndMatchTheGoldenHash
   }
 }
 
+
+// Samples are clamped to [-kDurationMax, kDurationMax]: a heavy tail never draws a delay whose sum with the
+// current time could overflow, and the draws per sample are unchanged.
+TEST(DistributionLimits, HeavyTailSamplesAreClampedToTheLargestDuration) {
+  const Distribution heavy = parse_or_die("pareto(scale=1000d, shape=0.01)");
+  Rng rng(7);
+  for (int i = 0; i < 1000; ++i) {
+    const sim::Duration value = heavy.sample(rng);
+    EXPECT_GE(value, 1000 * sim::kDay);
+    EXPECT_LE(value, sim::kDurationMax);
+  }
+  const Distribution skew = parse_or_die("normal(mean=-3000d, sd=3000d)", {}, true);
+  for (int i = 0; i < 1000; ++i) EXPECT_GE(skew.sample(rng), -sim::kDurationMax);
+  EXPECT_EQ(Distribution::constant(sim::kTimeMax).sample(rng), sim::kDurationMax);
+}
+
+TEST(DistributionLimits, LargestMagnitudeIsTheLargestWrittenDuration) {
+  EXPECT_EQ(parse_or_die("uniform(1ms, 5ms)").largest_magnitude(), 5 * kMillisecond);
+  EXPECT_EQ(parse_or_die("pareto(scale=100ms, shape=1.5)").largest_magnitude(), 100 * kMillisecond);
+  EXPECT_EQ(parse_or_die("lognormal(median=200ms, p99=2s)").largest_magnitude(), 2 * sim::kSecond);
+  EXPECT_EQ(Distribution::constant(INT64_MIN).largest_magnitude(), sim::kTimeMax);
+  EXPECT_EQ(Distribution::constant(-3 * sim::kSecond).largest_magnitude(), 3 * sim::kSecond);
+}
+
 }  // namespace
 }  // namespace sim

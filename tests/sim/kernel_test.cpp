@@ -428,3 +428,72 @@ TEST(Kernel, ASimulationAfterATimersOnlyRunOnTheSameThreadRunsEveryTimer) {
 }
 
 }  // namespace
+
+// Time sums saturate: a sleep, timer, pause or RPC timeout past the end of virtual time waits "forever" (the run
+// ends with nothing due) instead of wrapping around into the past; kTimeMax itself never fires.
+TEST(KernelTime, SaturatingAddCapsAtBothEndsAndIsExactElsewhere) {
+  EXPECT_EQ(sim::saturating_add(sim::kTimeMax - 5, 10), sim::kTimeMax);
+  EXPECT_EQ(sim::saturating_add(1, sim::kTimeMax), sim::kTimeMax);
+  EXPECT_EQ(sim::saturating_add(INT64_MIN + 5, -10), INT64_MIN);
+  EXPECT_EQ(sim::saturating_add(7, -3), 4);
+  EXPECT_EQ(sim::saturating_add(sim::kTimeMax - 10, 10), sim::kTimeMax);
+  EXPECT_EQ(sim::saturating_add(sim::kTimeMax - 11, 10), sim::kTimeMax - 1);
+}
+
+TEST(KernelTime, SleepsTimersAndPausesPastTheEndOfTimeSaturateAndNeverFire) {
+  sim::Simulation simulation({.seed = 1});
+  auto& node = simulation.add_node("a", "workers");
+  bool woke = false;
+  bool timer_fired = false;
+  node.set_main([&] {
+    sim::sleep(kSecond);
+    simulation.after(sim::kTimeMax, [&] { timer_fired = true; });
+    simulation.this_node().pause_for(sim::kTimeMax);
+    sim::sleep(sim::kTimeMax);
+    woke = true;
+  });
+  node.start();
+  simulation.run();  // no abort, no hang: nothing is due before "never"
+  EXPECT_FALSE(woke);
+  EXPECT_FALSE(timer_fired);
+  EXPECT_EQ(simulation.now(), kSecond);
+  EXPECT_TRUE(simulation.has_pending_timers());
+}
+
+TEST(KernelTime, ARpcTimeoutPastTheEndOfTimeSaturates) {
+  sim::Simulation simulation({.seed = 1});
+  sim::Network network(simulation, simulation.rng("net"));
+  auto& client = simulation.add_node("client", "clients");
+  auto& server = simulation.add_node("server", "servers");
+  sim::Service service{&server, sim::Distribution::constant(kMillisecond), false, 0, simulation.rng("svc")};
+  std::optional<int> reply;
+  client.set_main([&] {
+    sim::sleep(kSecond);
+    reply = network.call(service, [] { return 42; }, sim::kTimeMax);
+  });
+  client.start();
+  simulation.run();
+  EXPECT_EQ(reply, 42);
+}
+
+TEST(KernelTime, ATimerInThePastFailsTheRunWithAnInternalErrorNotAnAbort) {
+  sim::Simulation simulation({.seed = 1});
+  auto& node = simulation.add_node("a", "workers");
+  node.set_main([&] {
+    sim::sleep(kSecond);
+    simulation.at(kMillisecond, [] {});
+  });
+  node.start();
+  EXPECT_THROW(simulation.run(), sim::InternalError);
+}
+
+TEST(KernelTime, AParkDeadlineInThePastFailsTheRunWithAnInternalErrorNotAnAbort) {
+  sim::Simulation simulation({.seed = 1});
+  auto& node = simulation.add_node("a", "workers");
+  node.set_main([&] {
+    sim::sleep(kSecond);
+    simulation.park(kMillisecond);
+  });
+  node.start();
+  EXPECT_THROW(simulation.run(), sim::InternalError);
+}
