@@ -437,6 +437,9 @@ int run_command_line(int argc, char** argv) {
       if (command.command->parsed()) return command.run();
     }
     return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "lethe: " << runner::out_of_memory_text() << "\n";
+    return kExitInternal;
   } catch (const std::exception& e) {
     std::cerr << "lethe: internal error: " << e.what() << "\n";
     return kExitInternal;
