@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #endif
+#include <csignal>
 #include <cstdlib>
 
 #include "runner/cli.hpp"
@@ -50,6 +51,9 @@ void exit_out_of_memory(int error, void* /*unused*/) {
 #endif
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) then fails the write with EFBIG, reported like a full disk (exit 2 naming the
+  // file), instead of killing lethe with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
 #ifdef LETHE_MIMALLOC
   // Large (2 MiB, transparent huge) pages for the heap, kept once touched: see CMakeLists.txt. A run's memory
   // churns (messages, RPCs, fibers' frames come and go); by default mimalloc hands freed segments back to the
