@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <unistd.h>
 
 #include "core/version.hpp"
@@ -425,6 +427,19 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   }
 }
 
+// Standard output is a file too (`lethe suite ... > results.txt` on a full disk): a verdict that did not reach
+// it is not a success. Keeps an internal error's 3; anything else becomes 2.
+int check_standard_output(int exit_code) {
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && std::ferror(stdout) == 0 && std::cout.good()) return exit_code;
+  const int error = errno;
+  std::cerr << "lethe: cannot write standard output"
+            << (error != 0 ? ": " + std::error_code(error, std::generic_category()).message() : std::string()) << "\n";
+  return exit_code == kExitInternal ? exit_code : kExitBadInput;
+}
+
 }  // namespace
 
 namespace runner {
@@ -441,7 +456,7 @@ int run_command_line(int argc, char** argv) {
   if (const auto parsed = parse(app, argc, argv)) return *parsed;
   try {
     for (auto& command : commands) {
-      if (command.command->parsed()) return command.run();
+      if (command.command->parsed()) return check_standard_output(command.run());
     }
     return kExitBadInput;
   } catch (const std::bad_alloc&) {

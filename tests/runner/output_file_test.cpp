@@ -69,6 +69,14 @@ INSTANTIATE_TEST_SUITE_P(
                       "suite " + kScenario + " --seeds 2 --junit /dev/full",
                       "suite " + kScenario + " --seeds 2 --json /dev/full"));
 
+TEST(FullDisk, AVerdictThatCannotReachStandardOutputExitsTwo) {
+  const auto outcome = shell(std::string("cd ") + LETHE_SOURCE_DIR + " && (" + LETHE_BINARY_DIR + "/lethe run " +
+                             kScenario + " >/dev/full)");  // stderr still reaches the test
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.out;
+  EXPECT_NE(outcome.out.find("cannot write standard output: No space left on device"), std::string::npos)
+      << outcome.out;
+}
+
 // A disk that fills up part-way: a file-size limit cuts the file where a small full disk would.
 TEST(FullDisk, ATraceCutAt64KiBExitsTwoNamingTheTraceFile) {
   const fs::path dir = test_support::temp_dir("output-file", "cut-trace");
