@@ -18,6 +18,7 @@
 #include "protocol/decision.hpp"
 #include "protocol/env.hpp"
 #include "reports/junit.hpp"
+#include "reports/output_file.hpp"
 #include "reports/summary.hpp"
 #include "sim/time.hpp"
 
@@ -130,12 +131,6 @@ std::string read_text(const fs::path& path) {
   return s.str();
 }
 
-bool write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return false;
-  out << text;
-  return static_cast<bool>(out);
-}
 
 std::string first_lines(const std::string& text, std::size_t lines) {
   std::string out;
@@ -655,14 +650,9 @@ void render(Figure& f, const fs::path& work, const char* tool, bool available, c
   if (!f.note.empty()) return;
   const bool dot = std::string(tool) == "dot";
   const std::string source = f.name + (dot ? ".dot" : ".gp");
-  if (!f.data.empty() && !write_text(work / (f.name + ".dat"), f.data)) {
-    error = fmt::format("cannot write {}", (work / (f.name + ".dat")).string());
-    return;
-  }
-  if (!write_text(work / source, f.script)) {
-    error = fmt::format("cannot write {}", (work / source).string());
-    return;
-  }
+  if (!f.data.empty()) error = write_file(work / (f.name + ".dat"), f.data);
+  if (error.empty()) error = write_file(work / source, f.script);
+  if (!error.empty()) return;
   if (!available) {
     f.note = fmt::format("Not drawn: <code>{}</code> is not installed (Debian package <code>{}</code>; scripts/setup "
                          "installs it). The source is in <code>report/{}</code>.",
@@ -871,10 +861,8 @@ ReportOutcome write_report(const fs::path& dir, const ReportInput& in) {
   html += "</body>\n</html>\n";
 
   outcome.html_path = dir / "report.html";
-  if (!write_text(outcome.html_path, html)) {
-    outcome.error = fmt::format("cannot write {}", outcome.html_path.string());
-    outcome.html_path.clear();
-  }
+  outcome.error = write_file(outcome.html_path, html);
+  if (!outcome.error.empty()) outcome.html_path.clear();
   return outcome;
 }
 

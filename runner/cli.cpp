@@ -2,19 +2,21 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <unistd.h>
 
 #include "core/version.hpp"
 #include "reports/json.hpp"
 #include "reports/junit.hpp"
+#include "reports/output_file.hpp"
 #include "reports/summary.hpp"
 #include "reports/timeline.hpp"
 #include "runner/bench.hpp"
@@ -57,13 +59,10 @@ std::optional<lethe::ScenarioConfig> load_or_report(const std::string& file, con
 int write_dot(const std::string& dot_text, const std::string& path) {
   const bool svg = path.size() > 4 && path.substr(path.size() - 4) == ".svg";
   const std::string dot_path = svg ? path.substr(0, path.size() - 4) + ".dot" : path;
-  std::ofstream out(dot_path);
-  if (!out) {
-    std::cerr << fmt::format("lethe: cannot write {}\n", dot_path);
+  if (const auto error = reports::write_file(dot_path, dot_text); !error.empty()) {
+    std::cerr << "lethe: " << error << "\n";
     return kExitBadInput;
   }
-  out << dot_text;
-  out.close();
   if (svg) {
     const std::string command = fmt::format("dot -Tsvg {} -o {} 2>&1", shell_quote(dot_path), shell_quote(path));
     if (std::system("command -v dot >/dev/null 2>&1") != 0) {
@@ -83,15 +82,24 @@ std::optional<std::uint64_t> first_duplicated_message(const lethe::RunResult& re
 
 // --trace FILE: opens it and points the world's trace at it ("" leaves the trace unwritten). False (after
 // saying why) when it cannot be written.
-bool open_trace(const std::string& path, std::ofstream& file, lethe::WorldOptions& options) {
+bool open_trace(const std::string& path, std::unique_ptr<reports::OutputFile>& file, lethe::WorldOptions& options) {
   if (path.empty()) return true;
-  file.open(path);
-  if (!file) {
-    std::cerr << fmt::format("lethe: cannot write the trace to {}\n", path);
+  file = std::make_unique<reports::OutputFile>(path);
+  if (!file->is_open()) {
+    std::cerr << "lethe: " << file->finish() << "\n";
     return false;
   }
-  options.trace_out = &file;
+  options.trace_out = &file->stream();
   return true;
+}
+
+// After the run: the trace written to its end, or false after saying why (a full disk).
+bool finish_trace(std::unique_ptr<reports::OutputFile>& file) {
+  if (!file) return true;
+  const auto error = file->finish();
+  if (error.empty()) return true;
+  std::cerr << "lethe: " << error << "\n";
+  return false;
 }
 
 // ---------------------------------------------------------------- run
@@ -109,7 +117,7 @@ int command_run(const RunOptions& o) {
   auto config = load_or_report(o.file, o.sets);
   if (!config) return kExitBadInput;
   lethe::WorldOptions options;
-  std::ofstream trace_file;
+  std::unique_ptr<reports::OutputFile> trace_file;
   if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
   options.keep_trace = !o.dot_path.empty();
   lethe::WorldRecord record;
@@ -121,17 +129,19 @@ int command_run(const RunOptions& o) {
                              run.error, replay_command(o.file, o.seed, o.sets));
     return kExitInternal;
   }
-  if (o.json) {
-    std::cout << reports::to_json(run.result).dump() << "\n";
-  } else {
-    std::cout << reports::run_summary(run.result);
-    std::cout << "  replay: " << replay_command(o.file, o.seed, o.sets) << " --explain\n";
-  }
+  // Every file first: a verdict is printed only when everything it refers to was written.
+  if (!finish_trace(trace_file)) return kExitBadInput;
   if (!o.dot_path.empty()) {
     const std::uint64_t id = first_duplicated_message(run.result).value_or(0);
     const auto records = reports::message_records(record.trace, id);
     const int rc = write_dot(reports::timeline_dot(records, record.node_names, id), o.dot_path);
     if (rc != kExitOk) return rc;
+  }
+  if (o.json) {
+    std::cout << reports::to_json(run.result).dump() << "\n";
+  } else {
+    std::cout << reports::run_summary(run.result);
+    std::cout << "  replay: " << replay_command(o.file, o.seed, o.sets) << " --explain\n";
   }
   return run.result.ok ? kExitOk : kExitExpectation;
 }
@@ -228,14 +238,7 @@ int command_suite(const SuiteOptions& o) {
   std::string failures;
   bool any_error = false;
   bool any_failure = false;
-  std::ofstream json_out;
-  if (!o.json_path.empty()) {
-    json_out.open(o.json_path);
-    if (!json_out) {
-      std::cerr << fmt::format("lethe suite: cannot write {}\n", o.json_path);
-      return kExitBadInput;
-    }
-  }
+  std::string json_lines;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     const auto& run = runs[i];
     auto& row = rows[jobs[i].scenario];
@@ -264,18 +267,23 @@ int command_suite(const SuiteOptions& o) {
       ++row.passed;
     }
     cases.push_back(reports::JunitCase{row.scenario, file, run.result, run.error, replay, seconds[i]});
-    if (json_out.is_open()) json_out << reports::to_json(run.result).dump() << "\n";
+    if (!o.json_path.empty()) json_lines += reports::to_json(run.result).dump() + "\n";
+  }
+  // The files before the table: no verdict is printed for results that did not reach their files.
+  if (!o.json_path.empty()) {
+    if (const auto error = reports::write_file(o.json_path, json_lines); !error.empty()) {
+      std::cerr << "lethe suite: " << error << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (!o.junit_path.empty()) {
+    if (const auto error = reports::write_file(o.junit_path, reports::junit_xml(cases)); !error.empty()) {
+      std::cerr << "lethe suite: " << error << "\n";
+      return kExitBadInput;
+    }
   }
   std::cout << reports::suite_table(rows);
   if (!failures.empty()) std::cout << "\n" << failures;
-  if (!o.junit_path.empty()) {
-    std::ofstream junit(o.junit_path);
-    if (!junit) {
-      std::cerr << fmt::format("lethe suite: cannot write {}\n", o.junit_path);
-      return kExitBadInput;
-    }
-    junit << reports::junit_xml(cases);
-  }
   if (any_error) return kExitInternal;
   return any_failure ? kExitExpectation : kExitOk;
 }
@@ -297,13 +305,20 @@ int command_replay(const ReplayOptions& o) {
   if (!config) return kExitBadInput;
   lethe::WorldOptions options;
   options.keep_trace = true;
-  std::ofstream trace_file;
+  std::unique_ptr<reports::OutputFile> trace_file;
   if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
   lethe::WorldRecord record;
   const auto run = runner::run_seed(*config, o.seed, options, &record);
   if (!run.error.empty()) {
     std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\n", config->scenario.name, o.seed, run.error);
     return kExitInternal;
+  }
+  if (!finish_trace(trace_file)) return kExitBadInput;
+  if (!o.dot_path.empty()) {
+    const std::uint64_t id = o.message.value_or(first_duplicated_message(run.result).value_or(0));
+    const auto records = reports::message_records(record.trace, id);
+    const int rc = write_dot(reports::timeline_dot(records, record.node_names, id), o.dot_path);
+    if (rc != kExitOk) return rc;
   }
   std::cout << reports::run_summary(run.result);
   if (o.message) {
@@ -324,12 +339,6 @@ int command_replay(const ReplayOptions& o) {
       std::cout << fmt::format("  ({} of {} duplicates explained)\n", run.result.explanations.size(),
                                run.result.duplicate_effects);
     }
-  }
-  if (!o.dot_path.empty()) {
-    const std::uint64_t id = o.message.value_or(first_duplicated_message(run.result).value_or(0));
-    const auto records = reports::message_records(record.trace, id);
-    const int rc = write_dot(reports::timeline_dot(records, record.node_names, id), o.dot_path);
-    if (rc != kExitOk) return rc;
   }
   return run.result.ok ? kExitOk : kExitExpectation;
 }
@@ -418,6 +427,19 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   }
 }
 
+// Standard output is a file too (`lethe suite ... > results.txt` on a full disk): a verdict that did not reach
+// it is not a success. Keeps an internal error's 3; anything else becomes 2.
+int check_standard_output(int exit_code) {
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && std::ferror(stdout) == 0 && std::cout.good()) return exit_code;
+  const int error = errno;
+  std::cerr << "lethe: cannot write standard output"
+            << (error != 0 ? ": " + std::error_code(error, std::generic_category()).message() : std::string()) << "\n";
+  return exit_code == kExitInternal ? exit_code : kExitBadInput;
+}
+
 }  // namespace
 
 namespace runner {
@@ -434,9 +456,12 @@ int run_command_line(int argc, char** argv) {
   if (const auto parsed = parse(app, argc, argv)) return *parsed;
   try {
     for (auto& command : commands) {
-      if (command.command->parsed()) return command.run();
+      if (command.command->parsed()) return check_standard_output(command.run());
     }
     return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "lethe: " << runner::out_of_memory_text() << "\n";
+    return kExitInternal;
   } catch (const std::exception& e) {
     std::cerr << "lethe: internal error: " << e.what() << "\n";
     return kExitInternal;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <exception>
 #include <fmt/format.h>
+#include <new>
+#include <sys/resource.h>
 #include <thread>
 
 #include "sim/simulation.hpp"
@@ -28,6 +30,15 @@ std::string number_text(double value) {
   return fmt::format("{}", value);
 }
 }  // namespace
+
+std::string out_of_memory_text() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    return fmt::format("out of memory: an allocation failed (std::bad_alloc; address-space limit {} MiB)",
+                       limit.rlim_cur / (1024 * 1024));
+  }
+  return "out of memory: an allocation failed (std::bad_alloc)";
+}
 
 void check_expectations(const lethe::ScenarioConfig& config, lethe::RunResult& result) {
   result.expectations.clear();
@@ -61,6 +72,8 @@ SeedRun run_seed(const lethe::ScenarioConfig& config, std::uint64_t seed, const 
     check_expectations(config, run.result);
   } catch (const sim::InternalError& e) {
     run.error = e.what();
+  } catch (const std::bad_alloc&) {
+    run.error = out_of_memory_text();
   } catch (const std::exception& e) {
     run.error = std::string("internal error: ") + e.what();
   }

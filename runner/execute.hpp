@@ -25,6 +25,9 @@ struct SeedRun {
 SeedRun run_seed(const lethe::ScenarioConfig& config, std::uint64_t seed, const lethe::WorldOptions& options = {},
                  lethe::WorldRecord* record = nullptr);
 
+// "out of memory: an allocation failed (std::bad_alloc ...)", with the address-space limit when one is set.
+std::string out_of_memory_text();
+
 // Fills result.expectations and result.ok.
 void check_expectations(const lethe::ScenarioConfig& config, lethe::RunResult& result);
 

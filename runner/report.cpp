@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -105,6 +106,7 @@ int report_after_sweep(const fs::path& dir, int exit_code) {
   const std::string error = render_sweep_report(dir, std::cerr);
   if (!error.empty()) {
     std::cerr << "lethe: the report was not written: " << error << "\n";
+    return std::max(exit_code, kExitBadInput);  // a file that did not reach the disk is never a success
   } else if (isatty(fileno(stderr)) != 0) {
     std::cerr << "report: " << (dir / "report.html").string() << "\n";
   }

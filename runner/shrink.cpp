@@ -5,12 +5,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <regex>
 #include <unistd.h>
 
 #include "runner/command_line.hpp"
+#include "reports/output_file.hpp"
 #include "runner/execute.hpp"
 #include "scenario/loader.hpp"
 
@@ -304,10 +304,9 @@ int run_shrink_command(const ShrinkCommandOptions& o) {
   }
   std::string out = o.out;
   if (out.empty()) out = fmt::format("{}.seed{}.shrunk.toml", fs::path(o.file).stem().string(), o.seed);
-  std::ofstream file(out);
-  file << shrunk_scenario_text(result, o.file, o.seed, o.sets);
-  if (!file) {
-    std::cerr << fmt::format("lethe shrink: cannot write {}\n", out);
+  if (const auto error = reports::write_file(out, shrunk_scenario_text(result, o.file, o.seed, o.sets));
+      !error.empty()) {
+    std::cerr << "lethe shrink: " << error << "\n";
     return kExitBadInput;
   }
   std::cout << fmt::format("seed {} fails {}\n", o.seed, expectation_text(result.original));

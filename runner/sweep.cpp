@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "reports/json.hpp"
+#include "reports/output_file.hpp"
 #include "runner/command.hpp"
 #include "runner/command_line.hpp"
 #include "scenario/loader.hpp"
@@ -88,39 +89,14 @@ std::optional<std::string> read_text(const fs::path& path) {
   return content.str();
 }
 
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-// Writes `text` to a temporary file, fsyncs it and renames it over `path`: readers see the old or the new file.
-bool write_atomically(const fs::path& path, std::string_view text) {
-  const fs::path temporary = path.string() + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  const bool written = write_all(fd, text) && ::fsync(fd) == 0;
-  const bool closed = ::close(fd) == 0;
-  if (!written || !closed) return false;
-  std::error_code code;
-  fs::rename(temporary, path, code);
-  return !code;
-}
-
 // Appends lines to a file from any thread. A writer thread takes every queued line, writes the batch and fsyncs
 // it, so callers never wait on the disk. Lines reach the file in the order they were queued.
 class LineAppender {
  public:
-  explicit LineAppender(const fs::path& path) {
+  explicit LineAppender(const fs::path& path) : path_(path) {
     fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) {
-      failed_ = true;
+      fail(errno);
       return;
     }
     writer_ = std::thread([this] { write_loop(); });
@@ -132,6 +108,11 @@ class LineAppender {
   bool failed() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return failed_;
+  }
+  // "cannot write PATH: OS error" for the first failure.
+  std::string error() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return reports::write_error(path_, error_);
   }
 
   void append(std::string line) {
@@ -152,13 +133,19 @@ class LineAppender {
     wake_.notify_one();
     if (writer_.joinable()) writer_.join();
     if (fd_ >= 0) {
-      if (::close(fd_) != 0) failed_ = true;
+      if (::close(fd_) != 0) fail(errno);
       fd_ = -1;
     }
-    return !failed_;
+    return !failed();
   }
 
  private:
+  void fail(int error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failed_) error_ = error;
+    failed_ = true;
+  }
+
   void write_loop() {
     std::vector<std::string> batch;
     while (true) {
@@ -173,15 +160,15 @@ class LineAppender {
       std::string data;
       for (const auto& line : batch) data += line;
       batch.clear();
-      const bool ok = write_all(fd_, data) && ::fsync(fd_) == 0;
-      if (!ok) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        failed_ = true;
-      }
+      int error = reports::write_fully(fd_, data);
+      if (error == 0 && ::fsync(fd_) != 0) error = errno;
+      if (error != 0) fail(error);
     }
   }
 
+  fs::path path_;
   int fd_ = -1;
+  int error_ = 0;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::vector<std::string> queue_;
@@ -458,9 +445,12 @@ bool finish(const fs::path& out_dir, const Identity& id, const ResultMap& result
     sweep.cells.push_back(summarize(c, grid[c], id.cells[c].processors, runs[c]));
   }
   const std::string json_text = reports::sweep_cells_json(sweep).dump(2) + "\n";
-  if (!write_atomically(out_dir / "cells.json", json_text) ||
-      !write_atomically(out_dir / "cells.csv", reports::cells_csv(sweep.axes, sweep.cells))) {
-    messages << fmt::format("lethe: cannot write cells.json / cells.csv in {}\n", out_dir.string());
+  std::string write_failure = reports::write_file_atomically(out_dir / "cells.json", json_text);
+  if (write_failure.empty()) {
+    write_failure = reports::write_file_atomically(out_dir / "cells.csv", reports::cells_csv(sweep.axes, sweep.cells));
+  }
+  if (!write_failure.empty()) {
+    messages << "lethe: " << write_failure << "\n";
     outcome.exit_code = kExitBadInput;
     return false;
   }
@@ -865,8 +855,9 @@ SweepOutcome run_sweep(const SweepSpec& spec) {
     description["resumed_by"].push_back(spec.command_line);
   }
   outcome.pairs_found = results.size();
-  if (!write_atomically(spec.out_dir / kSweepName, description.dump(2) + "\n")) {
-    messages << fmt::format("lethe sweep: cannot write {}\n", (spec.out_dir / kSweepName).string());
+  if (const auto error = reports::write_file_atomically(spec.out_dir / kSweepName, description.dump(2) + "\n");
+      !error.empty()) {
+    messages << "lethe sweep: " << error << "\n";
     return outcome;
   }
 
@@ -886,7 +877,7 @@ SweepOutcome run_sweep(const SweepSpec& spec) {
   {
     LineAppender appender(results_path);
     if (appender.failed()) {
-      messages << fmt::format("lethe sweep: cannot write {}\n", results_path.string());
+      messages << "lethe sweep: " << appender.error() << "\n";
       return outcome;
     }
     std::mutex progress_mutex;
@@ -906,7 +897,7 @@ SweepOutcome run_sweep(const SweepSpec& spec) {
     if (spec.progress && !pending.empty()) messages << "\n";
     outcome.pairs_run = done.load();
     if (!appender.close()) {
-      messages << fmt::format("lethe sweep: cannot write {}\n", results_path.string());
+      messages << "lethe sweep: " << appender.error() << "\n";
       return outcome;
     }
   }
@@ -974,9 +965,10 @@ SweepOutcome merge_sweeps(const MergeSpec& spec) {
   description["merged_from"] = inputs;
   std::string lines;
   for (const auto& [key, entry] : results) lines += entry.text + "\n";  // canonical (cell, seed) order
-  if (!write_atomically(spec.out_dir / kSweepName, description.dump(2) + "\n") ||
-      !write_atomically(results_path, lines)) {
-    messages << fmt::format("lethe merge: cannot write into {}\n", spec.out_dir.string());
+  std::string error = reports::write_file_atomically(spec.out_dir / kSweepName, description.dump(2) + "\n");
+  if (error.empty()) error = reports::write_file_atomically(results_path, lines);
+  if (!error.empty()) {
+    messages << "lethe merge: " << error << "\n";
     return outcome;
   }
   if (results.size() < outcome.pairs_total) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "reports/cells.hpp"
+#include "reports/output_file.hpp"
 #include "reports/report.hpp"
 #include "reports/summary.hpp"
 #include "runner/command_line.hpp"
@@ -453,13 +454,9 @@ int run_tune(const TuneOptions& o) {
   const sim::Duration largest = *std::max_element(mpts.begin(), mpts.end());
   const std::string scenario_text = confirmation_scenario(in, a, centre, o.messages, o.seeds, largest);
   const fs::path scenario_path = dir / "scenario.toml";
-  {
-    std::ofstream out(scenario_path);
-    out << scenario_text;
-    if (!out) {
-      std::cerr << fmt::format("lethe tune: cannot write {}\n", scenario_path.string());
-      return kExitBadInput;
-    }
+  if (const auto error = reports::write_file(scenario_path, scenario_text); !error.empty()) {
+    std::cerr << "lethe tune: " << error << "\n";
+    return kExitBadInput;
   }
   VarySpec axis;
   axis.key = "protocol.max_processing_time";
@@ -597,10 +594,8 @@ int run_tune(const TuneOptions& o) {
     std::cerr << "lethe tune: " << rendered.error << "\n";
     return kExitBadInput;
   }
-  std::ofstream json_out(dir / "tune.json");
-  json_out << json.dump(2) << "\n";
-  if (!json_out) {
-    std::cerr << fmt::format("lethe tune: cannot write {}\n", (dir / "tune.json").string());
+  if (const auto error = reports::write_file(dir / "tune.json", json.dump(2) + "\n"); !error.empty()) {
+    std::cerr << "lethe tune: " << error << "\n";
     return kExitBadInput;
   }
   std::cout << fmt::format("\nreport: {}\n", rendered.html_path.string());

@@ -9,10 +9,13 @@
 #include <boost/fiber/type.hpp>
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
 #include <exception>
+#include <fmt/format.h>
 #include <new>
 #include <sys/mman.h>
+#include <system_error>
 #include <unistd.h>
 
 #include "sim/node.hpp"
@@ -23,12 +26,29 @@ namespace {
 thread_local Simulation* t_current = nullptr;
 thread_local KernelAlgorithm* t_algorithm = nullptr;
 
+// A broken kernel invariant. Where unwinding is safe (a fiber's own code, a callback timer, the caller of
+// run_until) it throws InternalError: the run stops, the fiber or the loop turns it into the run's failure and
+// the runner reports it with the seed and the replay command (exit 3). Where it is not (Boost's scheduling hooks
+// are noexcept, the destructor, a fiber's exit after its last catch), kernel_abort prints it with the seed and
+// aborts: an exception there would only reach std::terminate.
+[[noreturn]] void kernel_failure(const char* what) {
+  throw InternalError(std::string("lethe kernel: ") + what);
+}
 [[noreturn]] void kernel_abort(const char* what) {
-  std::fprintf(stderr, "lethe kernel: %s\n", what);
+  if (t_current != nullptr) {
+    std::fprintf(stderr, "lethe kernel: %s (seed %llu)\n", what, static_cast<unsigned long long>(t_current->seed()));
+  } else {
+    std::fprintf(stderr, "lethe kernel: %s\n", what);
+  }
   std::abort();
 }
 #define LETHE_KERNEL_ASSERT(cond) \
   do {                            \
+    if (!(cond)) kernel_failure("assertion failed: " #cond); \
+  } while (false)
+// For the places where an exception cannot unwind (see kernel_failure).
+#define LETHE_KERNEL_ASSERT_OR_ABORT(cond) \
+  do {                                     \
     if (!(cond)) kernel_abort("assertion failed: " #cond); \
   } while (false)
 }  // namespace
@@ -49,7 +69,7 @@ class KernelAlgorithm final : public boost::fibers::algo::algorithm {
     } else if (ctx->is_context(boost::fibers::type::main_context)) {
       main_ = ctx;
     } else {
-      LETHE_KERNEL_ASSERT(simulation_ != nullptr);
+      LETHE_KERNEL_ASSERT_OR_ABORT(simulation_ != nullptr);
       simulation_->ready_.push_back(ctx);
     }
   }
@@ -87,7 +107,13 @@ class KernelAlgorithm final : public boost::fibers::algo::algorithm {
     if (simulation_ == nullptr || !simulation_->running_) {
       kernel_abort("no simulated fiber is ready and no simulation is running: deadlock outside the kernel");
     }
-    simulation_->advance();
+    try {
+      simulation_->advance();
+    } catch (const std::exception& e) {
+      // A broken invariant or an allocation that failed while time advanced: the run's failure, not a terminate.
+      simulation_->fail(e.what());
+      simulation_->finish_run();
+    }
   }
 
   void notify() noexcept override {}
@@ -109,6 +135,10 @@ class KernelAlgorithm final : public boost::fibers::algo::algorithm {
 // pages would cost two mappings per fiber). No guard page: measure stack depth in tests (KERNEL-NOTES.md).
 class StackPool {
  public:
+  // Thrown by take() when the OS refuses a new chunk (an address-space limit, no memory left).
+  struct StackMapFailed {
+    int error;
+  };
   explicit StackPool(std::size_t stack_bytes) {
     const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     stack_bytes_ = (std::max<std::size_t>(stack_bytes, page) + page - 1) / page * page;
@@ -119,6 +149,8 @@ class StackPool {
     for (void* chunk : chunks_) ::munmap(chunk, chunk_bytes());
   }
   std::size_t stack_bytes() const { return stack_bytes_; }
+  std::size_t mapped_bytes() const { return chunks_.size() * chunk_bytes(); }
+  std::size_t chunk_bytes() const { return stack_bytes_ * kStacksPerChunk; }
   void* take() {
     if (free_.empty()) grow();
     void* base = free_.back();
@@ -129,11 +161,10 @@ class StackPool {
 
  private:
   static constexpr std::size_t kStacksPerChunk = 256;
-  std::size_t chunk_bytes() const { return stack_bytes_ * kStacksPerChunk; }
   void grow() {
     void* chunk = ::mmap(nullptr, chunk_bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                          -1, 0);
-    if (chunk == MAP_FAILED) throw std::bad_alloc();
+    if (chunk == MAP_FAILED) throw StackMapFailed{errno};
     ::madvise(chunk, chunk_bytes(), MADV_NOHUGEPAGE);
     chunks_.push_back(chunk);
     for (std::size_t i = kStacksPerChunk; i-- > 0;) free_.push_back(static_cast<char*>(chunk) + i * stack_bytes_);
@@ -186,7 +217,7 @@ Simulation::~Simulation() {
       // Already reported by the run that failed.
     }
   }
-  LETHE_KERNEL_ASSERT(live_fibers_ == 0);
+  LETHE_KERNEL_ASSERT_OR_ABORT(live_fibers_ == 0);
   algorithm_->simulation_ = nullptr;
   t_current = nullptr;
 }
@@ -497,7 +528,7 @@ void Simulation::advance() {
       if (timer.slot == kNoSlot) {
         std::function<void()> fn = std::move(callbacks_[timer.payload]);
         free_callbacks_.push_back(static_cast<std::uint32_t>(timer.payload));
-        fn();
+        run_callback(fn);
         if (!failure_.empty()) {
           finish_run();
           return;
@@ -514,6 +545,16 @@ void Simulation::advance() {
   }
 }
 
+void Simulation::run_callback(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const std::bad_alloc&) {
+    fail("out of memory: an allocation failed in a callback timer (std::bad_alloc)");
+  } catch (const std::exception& e) {
+    fail(std::string("a callback timer failed: ") + e.what());
+  }
+}
+
 void Simulation::finish_run() {
   if (finished_) return;
   finished_ = true;
@@ -524,7 +565,7 @@ void Simulation::finish_run() {
 }
 
 boost::fibers::context* Simulation::pick_next() {
-  LETHE_KERNEL_ASSERT(!ready_.empty());
+  LETHE_KERNEL_ASSERT_OR_ABORT(!ready_.empty());
   ++switches_;
   std::size_t index;
   if (preselected_ != kNoPick) {
@@ -533,7 +574,7 @@ boost::fibers::context* Simulation::pick_next() {
   } else {
     index = choose_ready_index();
   }
-  LETHE_KERNEL_ASSERT(index < ready_.size());
+  LETHE_KERNEL_ASSERT_OR_ABORT(index < ready_.size());
   auto* ctx = ready_[index];
   if (index == 0) {
     ready_.pop_front();
@@ -556,7 +597,14 @@ void Simulation::run_until(Time limit) {
   // the thread's scheduling algorithm, and the NEXT simulation on this thread was resumed in its first idle
   // moment, ending its run early with timers still pending.
   main_waiting_ = nullptr;
-  if (ready_.empty()) advance();
+  if (ready_.empty()) {
+    try {
+      advance();
+    } catch (const std::exception& e) {
+      fail(e.what());  // stops the run below; running_ must not stay set, or the destructor cannot unwind
+      finish_run();
+    }
+  }
   if (!finished_) {
     main_waiting_ = boost::fibers::context::active();
     main_waiting_->suspend();
@@ -586,6 +634,37 @@ void Simulation::spawn_fiber(Node& node, std::function<void()> body) {
   slot.next_wait_id = ++wait_counter_;
   node.fiber_slots_.push_back(index);
   ++live_fibers_;
+  try {
+    start_fiber(index, std::move(body));
+  } catch (...) {
+    // No fiber exists: give the slot back, or the destructor would wait for a fiber that never runs.
+    node.fiber_slots_.pop_back();
+    slots_[index] = FiberSlot{};
+    free_slots_.push_back(index);
+    --live_fibers_;
+    throw_out_of_memory(node, std::current_exception());
+  }
+}
+
+void Simulation::throw_out_of_memory(const Node& node, std::exception_ptr error) {
+  constexpr std::size_t kMiB = 1024 * 1024;
+  try {
+    std::rethrow_exception(error);
+  } catch (const StackPool::StackMapFailed& failed) {
+    throw InternalError(fmt::format(
+        "out of memory: could not map {} KiB more of fiber stacks ({} stacks of {} KiB) for a fiber of node {} ({}; "
+        "{} fibers live, {} MiB of stacks mapped)",
+        stack_pool_->chunk_bytes() / 1024, stack_pool_->chunk_bytes() / stack_pool_->stack_bytes(),
+        stack_pool_->stack_bytes() / 1024, node.name(), std::error_code(failed.error, std::generic_category()).message(), live_fibers_,
+        stack_pool_->mapped_bytes() / kMiB));
+  } catch (const std::bad_alloc&) {
+    throw InternalError(fmt::format("out of memory: an allocation failed (std::bad_alloc) while starting a fiber of "
+                                    "node {} ({} fibers live, {} MiB of stacks mapped)",
+                                    node.name(), live_fibers_, stack_pool_->mapped_bytes() / kMiB));
+  }
+}
+
+void Simulation::start_fiber(std::uint32_t index, std::function<void()> body) {
   boost::fibers::fiber fiber(
       std::allocator_arg, PooledStack{stack_pool_},
       [this, index, body = std::move(body)]() mutable {
@@ -597,6 +676,10 @@ void Simulation::spawn_fiber(Node& node, std::function<void()> body) {
           body();
         } catch (const Crash&) {
           // Normal end of a crashed fiber.
+        } catch (const InternalError& e) {
+          fail(e.what());
+        } catch (const std::bad_alloc&) {
+          fail("out of memory: an allocation failed (std::bad_alloc) in a fiber of node " + slots_[index].node->name());
         } catch (const std::exception& e) {
           fail(std::string("a simulated fiber failed: ") + e.what());
         } catch (...) {
@@ -612,7 +695,7 @@ void Simulation::fiber_exited(std::uint32_t index) {
   FiberSlot& slot = slots_[index];
   Node& node = *slot.node;
   auto it = std::find(node.fiber_slots_.begin(), node.fiber_slots_.end(), index);
-  LETHE_KERNEL_ASSERT(it != node.fiber_slots_.end());
+  LETHE_KERNEL_ASSERT_OR_ABORT(it != node.fiber_slots_.end());
   node.fiber_slots_.erase(it);
   slot = FiberSlot{};
   free_slots_.push_back(index);

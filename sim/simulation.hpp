@@ -32,6 +32,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -60,7 +61,9 @@ class StackPool;
 struct Crash {};
 
 // Raised by Simulation::run_until when a fiber failed with an exception other
-// than Crash, or a kernel invariant broke: lethe's own bug (exit code 3).
+// than Crash, or a kernel invariant broke: lethe's own bug (exit code 3). Also
+// raised when memory runs out (a fiber stack that cannot be mapped, a failed
+// allocation): the message then starts with "out of memory:" and says what.
 struct InternalError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -198,9 +201,14 @@ class Simulation {
   // Pops every timer due at the earliest instant (repeating while nothing became
   // ready). Sets finished_ when there is nothing left before the limit.
   void advance();
+  // Runs a callback timer; what it throws (std::exception) becomes the run's failure.
+  void run_callback(const std::function<void()>& fn);
   void make_ready(std::uint32_t slot);
   void suspend_current(std::uint32_t slot);
   void fiber_exited(std::uint32_t slot);
+  void start_fiber(std::uint32_t slot, std::function<void()> body);
+  // Rethrows what starting a fiber of `node` threw as InternalError("out of memory: ..."), saying what failed.
+  [[noreturn]] void throw_out_of_memory(const Node& node, std::exception_ptr error);
   void finish_run();
   void handle_pause(std::uint32_t slot);
   void fail(std::string message);

@@ -1,0 +1,110 @@
+#include "reports/output_file.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <streambuf>
+#include <system_error>
+#include <unistd.h>
+#include <vector>
+
+namespace reports {
+
+namespace fs = std::filesystem;
+
+int write_fully(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t written = ::write(fd, data.data(), data.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    data.remove_prefix(static_cast<std::size_t>(written));
+  }
+  return 0;
+}
+
+std::string write_error(const fs::path& path, int error) {
+  return fmt::format("cannot write {}: {}", path.string(), std::error_code(error, std::generic_category()).message());
+}
+
+// A write buffer over the descriptor. After the first failure it takes nothing more (the stream goes bad).
+class OutputFile::Buffer final : public std::streambuf {
+ public:
+  explicit Buffer(const fs::path& path) : bytes_(kBytes) {
+    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) error_ = errno;
+    setp(bytes_.data(), bytes_.data() + bytes_.size());
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  bool is_open() const { return fd_ >= 0; }
+
+  // Flushes, fsyncs if asked, closes; the first errno of the file's life, or 0.
+  int finish(Durability durability) {
+    if (fd_ < 0) return error_;
+    drain();
+    // A special file (a pipe, /dev/stdout) cannot be synced and need not be.
+    if (error_ == 0 && durability == Durability::Synced && ::fsync(fd_) != 0 && errno != EINVAL) error_ = errno;
+    if (::close(fd_) != 0 && error_ == 0) error_ = errno;
+    fd_ = -1;
+    return error_;
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    *pptr() = traits_type::to_char_type(c);
+    pbump(1);
+    return c;
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  static constexpr std::size_t kBytes = 64 * 1024;
+  bool drain() {
+    if (error_ != 0 || fd_ < 0) return false;
+    error_ = write_fully(fd_, std::string_view(pbase(), static_cast<std::size_t>(pptr() - pbase())));
+    setp(bytes_.data(), bytes_.data() + bytes_.size());
+    return error_ == 0;
+  }
+
+  std::vector<char> bytes_;
+  int fd_ = -1;
+  int error_ = 0;
+};
+
+OutputFile::OutputFile(fs::path path)
+    : path_(std::move(path)), buffer_(std::make_unique<Buffer>(path_)), stream_(buffer_.get()) {}
+
+OutputFile::~OutputFile() = default;
+
+bool OutputFile::is_open() const { return buffer_->is_open(); }
+
+std::string OutputFile::finish(Durability durability) {
+  stream_.flush();
+  const int error = buffer_->finish(durability);
+  return error == 0 ? std::string() : write_error(path_, error);
+}
+
+std::string write_file(const fs::path& path, std::string_view text, Durability durability) {
+  OutputFile file(path);
+  if (file.is_open()) file.stream().write(text.data(), static_cast<std::streamsize>(text.size()));
+  return file.finish(durability);
+}
+
+std::string write_file_atomically(const fs::path& path, std::string_view text) {
+  const fs::path temporary = path.string() + ".tmp";
+  if (auto error = write_file(temporary, text, Durability::Synced); !error.empty()) return error;
+  std::error_code code;
+  fs::rename(temporary, path, code);
+  if (code) return fmt::format("cannot write {}: {}", path.string(), code.message());
+  return "";
+}
+
+}  // namespace reports

@@ -1,0 +1,116 @@
+// Every file lethe writes is checked to its end: a write that fails (a full disk: /dev/full fails every write
+// with ENOSPC; a file-size limit fails it with EFBIG) is exit 2 naming the file and the OS error, and no
+// verdict is printed.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "reports/output_file.hpp"
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using test_support::read_file;
+using test_support::run_lethe;
+using test_support::shell;
+
+const std::string kScenario = "scenarios/check-then-insert-race.toml";
+const std::string kFullDisk = "cannot write /dev/full: No space left on device";
+
+TEST(OutputFile, AWriteToAFullDiskIsReportedByFinishWithTheFileAndTheOsError) {
+  reports::OutputFile file("/dev/full");
+  ASSERT_TRUE(file.is_open());
+  file.stream() << std::string(200 * 1024, 'x');
+  EXPECT_EQ(file.finish(), kFullDisk);
+  EXPECT_EQ(reports::write_file("/dev/full", "a few bytes"), kFullDisk);  // even when they fit in the buffer
+}
+
+TEST(OutputFile, AFileThatCannotBeCreatedIsReportedWithTheOsError) {
+  EXPECT_EQ(reports::write_file("/nonexistent-folder/out.txt", "x"),
+            "cannot write /nonexistent-folder/out.txt: No such file or directory");
+}
+
+TEST(OutputFile, EveryByteReachesARegularFileAndAnAtomicWriteLeavesNoTemporary) {
+  const fs::path dir = test_support::temp_dir("output-file", "bytes");
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += std::to_string(i) + "\n";  // several buffers' worth
+  reports::OutputFile file(dir / "streamed.txt");
+  file.stream() << text;
+  EXPECT_EQ(file.finish(reports::Durability::Synced), "");
+  EXPECT_EQ(read_file(dir / "streamed.txt"), text);
+  EXPECT_EQ(reports::write_file_atomically(dir / "atomic.txt", text), "");
+  EXPECT_EQ(read_file(dir / "atomic.txt"), text);
+  EXPECT_FALSE(fs::exists(dir / "atomic.txt.tmp"));
+  fs::create_symlink("/dev/full", dir / "full.txt.tmp");
+  EXPECT_EQ(reports::write_file_atomically(dir / "full.txt", text),
+            "cannot write " + (dir / "full.txt.tmp").string() + ": No space left on device");
+  EXPECT_FALSE(fs::exists(dir / "full.txt"));
+  fs::remove_all(dir);
+}
+
+class FullDisk : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FullDisk, EveryWriterOptionExitsTwoNamingTheFileAndTheOsErrorAndPrintsNoVerdict) {
+  const auto outcome = run_lethe(GetParam());
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.out;
+  EXPECT_NE(outcome.out.find(kFullDisk), std::string::npos) << outcome.out;
+  EXPECT_EQ(outcome.out.find("OK"), std::string::npos) << outcome.out;      // run, replay
+  EXPECT_EQ(outcome.out.find("passed"), std::string::npos) << outcome.out;  // suite
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    WriterOptions, FullDisk,
+    ::testing::Values("run " + kScenario + " --trace /dev/full", "run " + kScenario + " --dot /dev/full",
+                      "replay " + kScenario + " --seed 1 --trace /dev/full",
+                      "replay " + kScenario + " --seed 1 --dot /dev/full",
+                      "suite " + kScenario + " --seeds 2 --junit /dev/full",
+                      "suite " + kScenario + " --seeds 2 --json /dev/full"));
+
+TEST(FullDisk, AVerdictThatCannotReachStandardOutputExitsTwo) {
+  const auto outcome = shell(std::string("cd ") + LETHE_SOURCE_DIR + " && (" + LETHE_BINARY_DIR + "/lethe run " +
+                             kScenario + " >/dev/full)");  // stderr still reaches the test
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.out;
+  EXPECT_NE(outcome.out.find("cannot write standard output: No space left on device"), std::string::npos)
+      << outcome.out;
+}
+
+// A disk that fills up part-way: a file-size limit cuts the file where a small full disk would.
+TEST(FullDisk, ATraceCutAt64KiBExitsTwoNamingTheTraceFile) {
+  const fs::path dir = test_support::temp_dir("output-file", "cut-trace");
+  const auto outcome = shell(std::string("cd ") + LETHE_SOURCE_DIR + " && prlimit --fsize=65536 " +
+                             LETHE_BINARY_DIR + "/lethe run " + kScenario + " --trace " + (dir / "t.jsonl").string());
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.out;
+  EXPECT_NE(outcome.out.find("cannot write " + (dir / "t.jsonl").string() + ": File too large"), std::string::npos)
+      << outcome.out;
+  EXPECT_EQ(outcome.out.find("OK"), std::string::npos) << outcome.out;
+  fs::remove_all(dir);
+}
+
+// A sweep's three files: sweep.json and cells.json (written atomically) and results.jsonl (appended).
+class FullDiskSweep : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FullDiskSweep, ASweepFileThatCannotBeWrittenExitsTwoNamingIt) {
+  const fs::path dir = test_support::temp_dir("output-file", "sweep-" + GetParam().substr(0, 5));
+  std::string limit;
+  if (GetParam() == "results.jsonl") {
+    limit = "prlimit --fsize=3000 ";  // sweep.json fits, the results do not
+  } else {
+    fs::create_symlink("/dev/full", dir / GetParam());
+  }
+  const auto outcome = shell(std::string("cd ") + LETHE_SOURCE_DIR + " && " + limit + LETHE_BINARY_DIR +
+                             "/lethe sweep tests/runner/sweep-scenarios/small.toml --vary protocol.ttl=1s,10s "
+                             "--seeds 4 -j 1 --out " + dir.string());
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.out;
+  EXPECT_NE(outcome.out.find("cannot write " + (dir / GetParam()).string() + ": "), std::string::npos)
+      << outcome.out;
+  EXPECT_EQ(outcome.out.find("pairs"), std::string::npos) << outcome.out;  // no table
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(SweepFiles, FullDiskSweep,
+                         ::testing::Values("sweep.json.tmp", "cells.json.tmp", "results.jsonl"));
+
+}  // namespace
