@@ -421,21 +421,39 @@ std::optional<Reply> PgConnection::advisory_lock(const Op& op) {
 
 // --- the store ---
 
+// libpq's multi-line message as one line (its hint on an indented line of its own).
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\n' || c == '\t') {
+      if (!out.empty() && out.back() != ' ') out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 // `statement_timeout` (0 = none) is set with the connection's startup options (no extra round trip).
-PGconn* open_connection(const std::string& target, sim::Duration statement_timeout = 0) {
+PGconn* open_connection(const std::string& target, sim::Duration statement_timeout = 0,
+                        sim::Duration connect_timeout = kAdminConnectTimeout) {
+  const std::string connect_seconds = std::to_string(connect_timeout / sim::kSecond);
   const std::string options =
       statement_timeout > 0 ? fmt::format("-c statement_timeout={}", milliseconds_ceil(statement_timeout)) : "";
   const char* keywords[] = {"dbname", "connect_timeout", "application_name", "options", nullptr};
-  const char* values[] = {target.c_str(), "5", "lethe-live", options.c_str(), nullptr};
+  const char* values[] = {target.c_str(), connect_seconds.c_str(), "lethe-live", options.c_str(), nullptr};
   PGconn* conn = PQconnectdbParams(keywords, values, 1);
   if (conn == nullptr) throw std::runtime_error("postgres store: out of memory");
   if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = PQerrorMessage(conn);
+    const std::string message = one_line(PQerrorMessage(conn));
     PQfinish(conn);
-    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
     throw std::runtime_error(fmt::format("postgres store: cannot connect to \"{}\": {}", mask_target(target),
                                          mask_message(message, target)));
   }
+  // What the server says on its own (a notice, "terminating connection" when it goes down) is not printed: the
+  // run counts the failures it causes.
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
   return conn;
 }
 
@@ -605,7 +623,8 @@ class PgStore final : public LiveStore {
   }
 
   std::unique_ptr<Connection> connect() override {
-    return std::make_unique<PgConnection>(open_connection(target_, timeout_), variant_, table_, timeout_, counters_);
+    return std::make_unique<PgConnection>(open_connection(target_, timeout_, kWorkerConnectTimeout), variant_, table_,
+                                          timeout_, counters_);
   }
 
   bool stall(sim::Duration duration) override {
@@ -618,7 +637,7 @@ class PgStore final : public LiveStore {
   void teardown() override {
     if (!owns_table_) return;
     const ConnPtr conn = admin_connection(target_);
-    ResultPtr result(PQexec(conn.get(), fmt::format("DROP TABLE IF EXISTS {}", table_).c_str()), &PQclear);
+    run_admin(conn.get(), fmt::format("DROP TABLE IF EXISTS {}", table_));
   }
 
   std::string location() const override { return "table " + table_; }

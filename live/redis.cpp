@@ -207,8 +207,9 @@ ReplyPtr admin_command(redisContext* context, const std::vector<std::string>& ar
   return reply;
 }
 
-redisContext* open_context(const Target& target, sim::Duration command_timeout) {
-  const timeval connect_timeout{5, 0};
+redisContext* open_context(const Target& target, sim::Duration command_timeout,
+                           sim::Duration connect_within = kAdminConnectTimeout) {
+  const timeval connect_timeout = to_timeval(connect_within);
   redisContext* context = target.unix_path.empty()
                               ? redisConnectWithTimeout(target.host.c_str(), target.port, connect_timeout)
                               : redisConnectUnixWithTimeout(target.unix_path.c_str(), connect_timeout);
@@ -500,7 +501,8 @@ class RedisStore final : public LiveStore {
   }
 
   std::unique_ptr<Connection> connect() override {
-    return std::make_unique<RedisConnection>(open_context(target_, timeout_), variant_, prefix_, counters_);
+    return std::make_unique<RedisConnection>(open_context(target_, timeout_, kWorkerConnectTimeout), variant_, prefix_,
+                                             counters_);
   }
 
   bool stall(sim::Duration duration) override {

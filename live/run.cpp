@@ -1,6 +1,7 @@
 #include "live/run.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "check/oracle.hpp"
+#include "live/server_watch.hpp"
 #include "protocol/registry.hpp"
 #include "protocol/strategies.hpp"
 #include "sim/random.hpp"
@@ -28,6 +30,9 @@ using SteadyClock = std::chrono::steady_clock;
 
 // Thrown through the protocol from a crash point: the worker "process" dies there.
 struct WorkerKilled {};
+// Thrown through the protocol from a store operation once the run is abandoned (the server is gone): the worker
+// stops where it is.
+struct RunAbandoned {};
 
 class RealClock final : public lethe::Clock {
  public:
@@ -212,25 +217,21 @@ class DeliveryQueue {
   RealClock& clock_;
 };
 
-// The protocol's StoreClient: one connection (reopened after it broke), every operation recorded.
+// The protocol's StoreClient: one connection (reopened after it broke), every operation recorded. Tells the
+// ServerWatch whether the server answered; reconnects with a growing delay after failed attempts; throws
+// RunAbandoned once the run is given up.
 class RecordingClient final : public lethe::StoreClient {
  public:
   RecordingClient(LiveStore& store, Recorder& recorder, RealClock& clock, Counters& coverage, std::uint32_t client,
-                  double drop, sim::Rng rng)
+                  double drop, sim::Rng rng, ServerWatch& watch, const std::atomic<bool>& abandoned)
       : store_(store), recorder_(recorder), clock_(clock), coverage_(coverage), client_(client), drop_(drop),
-        rng_(std::move(rng)) {}
+        rng_(std::move(rng)), watch_(watch), abandoned_(abandoned) {}
 
   std::optional<lethe::Reply> execute(const lethe::Op& op) override {
+    if (abandoned_) throw RunAbandoned{};
     if (!connection_ || connection_->broken()) {
       connection_.reset();
-      try {
-        connection_ = store_.connect();
-        coverage_.add("store.connections");
-      } catch (const std::runtime_error&) {
-        coverage_.add("store.connect_failures");
-        clock_.sleep(sim::kMillisecond);
-        return std::nullopt;  // nothing was sent: no operation to record
-      }
+      if (!reconnect()) return std::nullopt;  // nothing was sent: no operation to record
     }
     DropPlan plan;
     if (rng_.bernoulli(drop_)) {
@@ -244,9 +245,16 @@ class RecordingClient final : public lethe::StoreClient {
     std::optional<lethe::Reply> reply = connection_->execute(op, plan);
     if (reply.has_value()) {
       recorder_.finish(index, *reply, clock_.now());
+      watch_.answered();
     } else {
       coverage_.add("store.unknown_outcomes");
-      if (plan.any()) coverage_.add("fault.connection_drop.fired");
+      if (plan.any()) {
+        coverage_.add("fault.connection_drop.fired");
+      } else if (connection_->broken()) {
+        watch_.failed(clock_.now(), "an operation got no answer (a broken connection or a client-side timeout)");
+      } else {
+        watch_.answered();  // the server answered with an error (a statement timeout): it is there
+      }
     }
     return reply;
   }
@@ -255,6 +263,28 @@ class RecordingClient final : public lethe::StoreClient {
   void disconnect() { connection_.reset(); }
 
  private:
+  // A new connection, after the delay that failed attempts in a row call for (sleeping in short steps, so that
+  // an abandoned run is noticed). False when the server could not be reached.
+  bool reconnect() {
+    const sim::Time until = clock_.now() + reconnect_delay(failed_connects_);
+    while (clock_.now() < until) {
+      if (abandoned_) throw RunAbandoned{};
+      clock_.sleep(std::min<sim::Duration>(until - clock_.now(), 10 * sim::kMillisecond));
+    }
+    try {
+      connection_ = store_.connect();
+    } catch (const std::runtime_error& e) {
+      coverage_.add("store.connect_failures");
+      ++failed_connects_;
+      watch_.failed(clock_.now(), e.what());
+      return false;
+    }
+    coverage_.add("store.connections");
+    failed_connects_ = 0;
+    watch_.answered();
+    return true;
+  }
+
   LiveStore& store_;
   Recorder& recorder_;
   RealClock& clock_;
@@ -262,6 +292,9 @@ class RecordingClient final : public lethe::StoreClient {
   std::uint32_t client_;
   double drop_;
   sim::Rng rng_;
+  ServerWatch& watch_;
+  const std::atomic<bool>& abandoned_;
+  std::uint64_t failed_connects_ = 0;  // connection attempts in a row that failed
   std::unique_ptr<Connection> connection_;
 };
 
@@ -326,6 +359,7 @@ class Run {
   }
   void worker_main(std::uint32_t index);
   void stall_main();
+  void supervise();
   std::set<MessageId> slow_owners(const lethe::Ledger& ledger);
   std::vector<std::uint64_t> unexplained_messages(const lethe::Ledger& ledger, const lethe::RunResult& result);
   void record_error(const std::string& what) {
@@ -348,6 +382,9 @@ class Run {
   std::mutex stop_mutex_;
   std::condition_variable stop_signal_;
   bool stopping_ = false;
+  ServerWatch watch_;
+  std::atomic<bool> abandoned_{false};
+  std::string abandoned_because_;  // written by supervise() before abandoned_ is set, read after the joins
 };
 
 std::set<MessageId> Run::slow_owners(const lethe::Ledger& ledger) {
@@ -396,7 +433,8 @@ std::vector<std::uint64_t> Run::unexplained_messages(const lethe::Ledger& ledger
 
 void Run::worker_main(std::uint32_t index) {
   const sim::Rng root = sim::Rng::derive(settings_.seed, fmt::format("worker:{}", index));
-  RecordingClient client(store_, recorder_, clock_, coverage_, index, settings_.faults.drop, root.derive("drops"));
+  RecordingClient client(store_, recorder_, clock_, coverage_, index, settings_.faults.drop, root.derive("drops"),
+                         watch_, abandoned_);
   WorkerHooks hooks(settings_.faults, ledger_, coverage_, clock_, index, root.derive("crashes"));
   sim::Rng work = root.derive("work");
   std::uint32_t incarnation = 0;
@@ -424,6 +462,9 @@ void Run::worker_main(std::uint32_t index) {
       }
       hooks.crash_point(lethe::CrashPoint::AfterCompleteBeforeAck, id, 0);
       queue_.acknowledge();
+    } catch (const RunAbandoned&) {
+      ledger_.crashed(attempt, clock_.now());  // stopped where it was, as if its process died
+      return;
     } catch (const WorkerKilled&) {
       coverage_.add("crash");
       client.disconnect();
@@ -433,6 +474,30 @@ void Run::worker_main(std::uint32_t index) {
       strategy = lethe::make_strategy(settings_.protocol, client, clock_, hooks,
                                       root.derive(fmt::format("protocol:{}", incarnation)));
       queue_.redeliver(*delivery, settings_.visibility_timeout);
+    }
+  }
+}
+
+// Waits for the end of the run: every delivery done (or a worker's error), the deadline, or the server gone —
+// then the run is abandoned: the queue stops and every worker stops at its next store operation.
+void Run::supervise() {
+  // An injected stall keeps the server from answering for stall_for: that is no reason to give up on it.
+  const sim::Duration stalls = settings_.faults.stall_every > 0 ? settings_.faults.stall_for : 0;
+  const sim::Duration server_limit = settings_.server_timeout + stalls;
+  for (;;) {
+    const sim::Time check_at = std::min(settings_.max_duration, clock_.now() + 50 * sim::kMillisecond);
+    if (queue_.wait_done(check_at)) return;
+    if (const std::optional<std::string> gone = watch_.gone(server_limit)) {
+      coverage_.add("run.server_gone");
+      abandoned_because_ = *gone;
+      abandoned_ = true;
+      queue_.stop();
+      return;
+    }
+    if (clock_.now() >= settings_.max_duration) {
+      coverage_.add("run.deadline_reached");
+      queue_.stop();
+      return;
     }
   }
 }
@@ -473,10 +538,7 @@ LiveOutcome Run::execute() {
   }
   std::thread staller;
   if (settings_.faults.stall_every > 0) staller = std::thread([this] { stall_main(); });
-  if (!queue_.wait_done(settings_.max_duration)) {
-    coverage_.add("run.deadline_reached");
-    queue_.stop();
-  }
+  supervise();
   for (auto& t : threads) t.join();
   {
     std::lock_guard<std::mutex> lock(stop_mutex_);
@@ -494,6 +556,7 @@ LiveOutcome Run::execute() {
   outcome.variant_atomic = info != nullptr && info->atomic;
   outcome.location = store_.location();
   outcome.wall_time = wall_time;
+  if (abandoned_) outcome.abandoned = abandoned_because_;
 
   lethe::Ledger ledger = ledger_.take();
   ledger.messages = static_cast<std::uint64_t>(settings_.messages);
@@ -602,8 +665,23 @@ std::string validate(const LiveSettings& s) {
     return "visibility_timeout and max_duration must be positive, restart_after >= 0";
   }
   if (s.store_options.timeout <= 0) return "the store timeout must be positive";
+  if (s.server_timeout <= 0) return "the server timeout must be positive";
   return {};
 }
+
+namespace {
+
+// Best-effort removal of what the run created: empty when done, else what is left and why.
+std::string clean_up(LiveStore& store) {
+  try {
+    store.teardown();
+    return {};
+  } catch (const std::exception& e) {
+    return fmt::format("{} ({})", store.location(), e.what());
+  }
+}
+
+}  // namespace
 
 LiveOutcome run_live(const LiveSettings& settings) {
   const std::string problem = validate(settings);
@@ -613,15 +691,15 @@ LiveOutcome run_live(const LiveSettings& settings) {
   try {
     Run run(settings, *store);
     outcome = run.execute();
+  } catch (const std::exception& e) {
+    const std::string left = clean_up(*store);
+    if (left.empty()) throw;
+    throw std::runtime_error(fmt::format("{}; could not remove {}", e.what(), left));
   } catch (...) {
-    try {
-      store->teardown();
-    } catch (const std::exception&) {
-      // the run's own failure is the one to report
-    }
+    clean_up(*store);
     throw;
   }
-  store->teardown();
+  outcome.left_behind = clean_up(*store);
   return outcome;
 }
 

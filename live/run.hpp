@@ -24,6 +24,12 @@
 //   slow effects     with probability `slow`, the effect takes slow_for more (past max_processing_time: another
 //                    attempt takes over while the owner is alive).
 //
+// Server loss: a worker whose connection attempts fail waits before the next one (live/server_watch.hpp: 5 ms
+// doubling to 500 ms); once failures alone, with no answer of the server in between, span server_timeout (plus
+// stall_for when stalls are on), the run is abandoned: the queue stops, every worker stops at its next store
+// operation (its attempt counts as crashed there), and what happened until then is judged as usual; the outcome
+// says why it was abandoned and carries no verdict.
+//
 // Judging: every store operation is recorded with its real invocation and response instants (kNever when the
 // outcome is unknown) and the history is checked with lethe::check_store_history (the simulator's checker and
 // StoreModel). The ledger (attempts, decisions, waits, effect executions, crashes) is judged by lethe::judge into
@@ -88,6 +94,8 @@ struct LiveSettings {
   sim::Duration visibility_timeout = 20 * sim::kMillisecond;
   sim::Duration restart_after = 2 * sim::kMillisecond;
   sim::Duration max_duration = 120 * sim::kSecond;    // the run stops taking deliveries after this
+  sim::Duration server_timeout = 3 * sim::kSecond;    // the server is gone after failures alone for this long
+                                                      // (plus stall_for when stalls are on); > 0
   std::uint64_t seed = 1;
   LiveFaults faults;
   std::uint64_t linearizability_budget = 20'000'000;
@@ -111,15 +119,25 @@ struct LiveOutcome {
   std::vector<lethe::StoreOperation> history;  // when keep_history
   lethe::Ledger ledger;                         // when keep_history: what the oracle judged
   std::vector<std::uint64_t> unexplained_ids;   // the messages of the unexplained duplicates
+  // Why the run was abandoned before its end (the server stopped answering); empty when it ran to its end. An
+  // abandoned run has no verdict: its figures say what happened until then (unfinished messages count as lost).
+  std::string abandoned;
+  // What the best-effort cleanup could not remove, and why ("table public.lethe_live_1_1_a (cannot connect ...)");
+  // empty when everything lethe created is gone.
+  std::string left_behind;
 
   bool passed() const {
-    return verdict == lethe::lin::Verdict::Linearizable && unexplained_duplicates == 0 &&
+    return abandoned.empty() && verdict == lethe::lin::Verdict::Linearizable && unexplained_duplicates == 0 &&
            result.lost_messages == 0;
   }
 };
 
 // Runs the workload against the store (opened, used and torn down here). Throws std::invalid_argument for bad
-// settings (an unsupported protocol kind included) and std::runtime_error when the store cannot be reached.
+// settings (an unsupported protocol kind included) and std::runtime_error when the store cannot be reached or
+// set up, or stops being usable during the run (the message then names what the cleanup could not remove). A
+// server that stops answering during the run does not throw: the run is abandoned within about server_timeout
+// (workers reconnect with a growing delay, live/server_watch.hpp) and the outcome says so (`abandoned`), with
+// what happened until then and `left_behind`.
 LiveOutcome run_live(const LiveSettings& settings);
 
 // The same validation run_live does first (empty = fine), for the command line.

@@ -77,6 +77,11 @@ class Connection {
   virtual bool broken() const = 0;
 };
 
+// How long one connection attempt may take: short for a worker's (a frozen server is noticed, and a worker of
+// an abandoned run stops, within seconds; libpq's least is 2 s), longer for set-up and teardown.
+inline constexpr sim::Duration kWorkerConnectTimeout = 2 * sim::kSecond;
+inline constexpr sim::Duration kAdminConnectTimeout = 5 * sim::kSecond;
+
 struct StoreOptions {
   std::string target;                                 // PostgreSQL conninfo/URI, redis://host:port or unix://path
   std::string variant;                                // one of the store's variants (see store_variants)
@@ -94,7 +99,8 @@ class LiveStore {
   // holds an EXCLUSIVE table lock; Redis: a busy server-side script), so that statements time out. Returns
   // false when the store cannot stall (the in-process store).
   virtual bool stall(sim::Duration duration) = 0;
-  // Removes what setup created (the run's table or keys), unless the user named the table / prefix.
+  // Removes what setup created (the run's table or keys), unless the user named the table / prefix. Throws
+  // std::runtime_error when it cannot (the server is gone): the caller names what is left.
   virtual void teardown() = 0;
   // Where the data lives, for messages ("table lethe_live_123_1", "keys lethe:live:123:1:*").
   virtual std::string location() const = 0;

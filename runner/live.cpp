@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
+#include <string_view>
 
 #include "live/run.hpp"
 #include "reports/json.hpp"
@@ -46,6 +47,7 @@ struct LiveOptions {
   std::string slow_for;
   std::string visibility_timeout = "20ms";
   std::string max_duration = "120s";
+  std::string server_timeout = "3s";
   std::uint64_t seed = 1;
   std::vector<std::string> sets;
   std::string table;
@@ -126,7 +128,8 @@ std::optional<live::LiveSettings> settings_from(const LiveOptions& o) {
   if (!parse_duration_option("timeout", o.timeout, s.store_options.timeout) ||
       !parse_duration_option("stall-for", o.stall_for, s.faults.stall_for) ||
       !parse_duration_option("visibility-timeout", o.visibility_timeout, s.visibility_timeout) ||
-      !parse_duration_option("max-duration", o.max_duration, s.max_duration)) {
+      !parse_duration_option("max-duration", o.max_duration, s.max_duration) ||
+      !parse_duration_option("server-timeout", o.server_timeout, s.server_timeout)) {
     return std::nullopt;
   }
   if (!o.stall_every.empty() && !parse_duration_option("stall-every", o.stall_every, s.faults.stall_every)) {
@@ -198,8 +201,22 @@ std::string live_summary(const live::LiveSettings& s, const live::LiveOutcome& o
       out += fmt::format("    [{}] {}\n", lethe::to_string(r.explanations[i].cause), r.explanations[i].because);
     }
   }
-  out += fmt::format("  live: {}\n", o.passed() ? "PASS: the store held" : "CAUGHT: this store/variant is not safe");
+  if (!o.abandoned.empty()) {
+    out += fmt::format("  live: NO VERDICT: the run was abandoned after {}: {}; the figures above cover the run "
+                       "until then (messages it did not finish count as lost)\n",
+                       reports::format_time(o.wall_time), o.abandoned);
+  } else {
+    out += fmt::format("  live: {}\n", o.passed() ? "PASS: the store held" : "CAUGHT: this store/variant is not safe");
+  }
   return out;
+}
+
+// The run's summary: `lethe run`'s, whose last line (OK / FAILED) gives way to live mode's own verdict line.
+std::string summary_text(const live::LiveSettings& s, const live::LiveOutcome& o) {
+  std::string text = reports::run_summary(o.result, /*live=*/true);
+  constexpr std::string_view kFailedLine = "  FAILED\n";
+  if (!o.abandoned.empty() && text.ends_with(kFailedLine)) text.erase(text.size() - kFailedLine.size());
+  return text + live_summary(s, o);
 }
 
 int command_live(const LiveOptions& o) {
@@ -235,10 +252,17 @@ int command_live(const LiveOptions& o) {
     l["wall_time"] = outcome.wall_time;
     l["passed"] = outcome.passed();
     if (outcome.verdict == lethe::lin::Verdict::NotLinearizable) l["offending_window"] = outcome.check_explanation;
+    if (!outcome.abandoned.empty()) l["abandoned"] = outcome.abandoned;
+    if (!outcome.left_behind.empty()) l["left_behind"] = outcome.left_behind;
     j["live"] = l;
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << reports::run_summary(outcome.result, /*live=*/true) << live_summary(*settings, outcome);
+    std::cout << summary_text(*settings, outcome);
+  }
+  if (!outcome.left_behind.empty()) std::cerr << "lethe live: could not remove " << outcome.left_behind << "\n";
+  if (!outcome.abandoned.empty()) {
+    std::cerr << "lethe live: the run was abandoned: " << outcome.abandoned << "\n";
+    return kExitBadInput;
   }
   return outcome.passed() ? kExitOk : kExitExpectation;
 }
@@ -276,6 +300,9 @@ ExtraCommand register_live(CLI::App& app) {
   cmd->add_option("--slow-for", o.slow_for, "Extra duration of a slow effect (default 2 x max_processing_time)");
   cmd->add_option("--visibility-timeout", o.visibility_timeout, "Redelivery delay of a failed delivery (default 20ms)");
   cmd->add_option("--max-duration", o.max_duration, "Stop taking deliveries after this (default 120s)");
+  cmd->add_option("--server-timeout", o.server_timeout,
+                  "Abandon the run (exit 2) when the server answers nothing for this long, plus --stall-for when "
+                  "stalls are on (default 3s)");
   cmd->add_option("--seed", o.seed, "Seed of the workload and the fault draws (default 1)");
   cmd->add_option("--set", o.sets, "Override a protocol key: protocol.KEY=VALUE (repeatable); defaults: mnemosyne, "
                                    "max_processing_time 300ms, ttl 1h, poll 5ms, max_wait 5s");

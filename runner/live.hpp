@@ -4,7 +4,9 @@
 // outcomes, unexplained duplicates, the offending window when the history is not linearizable).
 //
 // Exit codes: 0 the history is linearizable, no duplicate is unexplained and no message was lost; 1 otherwise
-// (the statement variant is caught); 2 bad input or the server cannot be reached; 3 an internal error.
+// (the statement variant is caught); 2 bad input, a table or prefix live mode cannot use, or a server that cannot
+// be reached or stops answering (the run abandoned: its summary ends in NO VERDICT); 3 an internal error. What
+// the cleanup could not remove is named on stderr.
 #pragma once
 
 #include <CLI/CLI.hpp>
