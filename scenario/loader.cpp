@@ -577,6 +577,7 @@ bool Loader::read_strings(const Table& table, std::string_view key, std::vector<
     return false;
   }
   std::vector<std::string> values;
+  std::set<std::string_view> seen;  // views into the array's strings: distinctness in n log n, not n^2
   for (std::size_t i = 0; i < array->size(); ++i) {
     const toml::node& item = *array->get(i);
     std::string item_path = fmt::format("{}[{}]", path, i);
@@ -586,7 +587,7 @@ bool Loader::read_strings(const Table& table, std::string_view key, std::vector<
       return false;
     }
     const std::string& value = item.as_string()->get();
-    if (distinct && std::find(values.begin(), values.end(), value) != values.end()) {
+    if (distinct && !seen.insert(value).second) {
       error(where, item_path, fmt::format("found \"{}\" twice; allowed: {}", value, allowed));
       return false;
     }
@@ -1186,8 +1187,11 @@ void Loader::check_unknown_keys() {
       std::string exact_elsewhere;
       std::string near_elsewhere;
       for (const std::string& candidate : all_keys) {
+        if (name.size() > text::kMaxSuggestedWordLength) break;
         if (candidate.find('.') == std::string::npos) continue;
         std::string_view leaf = std::string_view(candidate).substr(candidate.rfind('.') + 1);
+        // The distance is at least the difference in length: only leaves within one can be 0 or 1 away.
+        if (leaf.size() + 1 < name.size() || name.size() + 1 < leaf.size()) continue;
         std::size_t distance = text::edit_distance(leaf, name);
         if (distance == 0 && exact_elsewhere.empty()) exact_elsewhere = candidate;
         if (distance == 1 && name.size() > 4 && near_elsewhere.empty()) near_elsewhere = candidate;
