@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
@@ -26,6 +25,7 @@
 #include "core/result.hpp"
 #include "scenario/schema.hpp"
 #include "scenario/text.hpp"
+#include "sim/regular_file.hpp"
 #include "world/names.hpp"
 
 namespace scenario {
@@ -1251,21 +1251,18 @@ LoadResult load_scenario_text(std::string_view toml_text, const std::string& dis
 
 LoadResult load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
   std::string display_name = file.string();
-  std::error_code code;
-  if (std::filesystem::is_directory(file, code)) {
-    return std::vector<LoadError>{
-        LoadError{fmt::format("{}:1:1: scenario: found a directory; allowed: a scenario file (.toml)", display_name)}};
+  sim::FileReadFailure failure;
+  std::optional<std::string> content = sim::read_regular_file(file, kMaxScenarioBytes, failure);
+  if (!content) {
+    using Kind = sim::FileReadFailure::Kind;
+    std::string found = failure.kind == Kind::Missing || failure.kind == Kind::Unreadable
+                            ? "no readable file; allowed: a readable scenario file (.toml)"
+                            : sim::describe(failure, kMaxScenarioBytes) + "; allowed: a scenario file (.toml)";
+    return std::vector<LoadError>{LoadError{fmt::format("{}:1:1: scenario: found {}", display_name, found)}};
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return std::vector<LoadError>{LoadError{fmt::format(
-        "{}:1:1: scenario: found no readable file; allowed: a readable scenario file (.toml)", display_name)}};
-  }
-  std::ostringstream content;
-  content << in.rdbuf();
   std::filesystem::path base_dir = file.parent_path();
   if (base_dir.empty()) base_dir = ".";
-  return load_scenario_text(content.str(), display_name, base_dir, overrides);
+  return load_scenario_text(*content, display_name, base_dir, overrides);
 }
 
 }  // namespace scenario

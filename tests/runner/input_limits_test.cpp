@@ -2,14 +2,18 @@
 // kinds, encodings), and that loading does no work that grows faster than the input (suggestions skip
 // pathological keys; the distinctness of a list does not compare every pair).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "scenario/loader.hpp"
 #include "scenario/text.hpp"
+#include "sim/distribution.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -61,6 +65,45 @@ TEST(ScenarioLoaderLimits, ARepeatedNameInALongListIsReportedAtItsSecondOccurren
   std::string errors = errors_of(text);
   EXPECT_NE(errors.find("topology.processors[5000]: found \"p4321\" twice"), std::string::npos) << errors;
   EXPECT_EQ(errors.find("[5001]"), std::string::npos) << errors;
+}
+
+// A scenario whose processing time is drawn from FILE.
+std::string with_empirical(const std::string& file) {
+  return kMinimal + "\n[workload]\nprocessing_time = \"empirical(file=" + file + ")\"\n";
+}
+
+TEST(ScenarioLoaderLimits, AnEmpiricalDeviceFifoOrOversizedFileIsRefusedBeforeAnyRead) {
+  fs::path dir = test_support::temp_dir("limits", "empirical");
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  std::ofstream(dir / "huge.txt") << "1ms\n";
+  fs::resize_file(dir / "huge.txt", sim::kMaxSampleFileBytes + 1);  // sparse: nothing written
+  for (const std::string& file : {std::string("/dev/zero"), (dir / "fifo").string()}) {
+    std::string errors = errors_of(with_empirical(file));
+    EXPECT_NE(errors.find("is a device, FIFO or socket, not a regular file"), std::string::npos) << errors;
+  }
+  std::string errors = errors_of(with_empirical((dir / "huge.txt").string()));
+  EXPECT_NE(errors.find("over the limit of 67108864 bytes"), std::string::npos) << errors;
+  fs::remove_all(dir);
+}
+
+TEST(ScenarioLoaderLimits, AScenarioPathThatIsADeviceFifoOrOversizedFileExitsTwoWithoutWaiting) {
+  fs::path dir = test_support::temp_dir("limits", "scenario");
+  ASSERT_EQ(::mkfifo((dir / "fifo.toml").c_str(), 0600), 0);
+  std::ofstream(dir / "huge.toml") << "# big\n";
+  fs::resize_file(dir / "huge.toml", scenario::kMaxScenarioBytes + 1);
+  // `timeout`: a reader that waited on the FIFO would hang the test instead of failing it.
+  test_support::Outcome o = test_support::shell("timeout 20 " + std::string(LETHE_BINARY_DIR) + "/lethe run " +
+                                                (dir / "fifo.toml").string());
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find("fifo.toml:1:1: scenario: found a device, FIFO or socket, not a regular file"),
+            std::string::npos)
+      << o.out;
+  o = test_support::run_lethe("run /dev/zero");
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  o = test_support::run_lethe("run " + (dir / "huge.toml").string());
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find("over the limit of 4194304 bytes"), std::string::npos) << o.out;
+  fs::remove_all(dir);
 }
 
 }  // namespace
