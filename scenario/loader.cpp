@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "core/result.hpp"
+#include "scenario/input_check.hpp"
 #include "scenario/schema.hpp"
 #include "scenario/text.hpp"
 #include "sim/regular_file.hpp"
@@ -371,6 +372,15 @@ void Loader::apply_override(toml::table& root, const std::string& argument) {
     return;
   }
   std::string value = text::trim(std::string_view(argument).substr(equals + 1));
+  // The key and the value (read as TOML below) within the limits of a file's (scenario/input_check.hpp).
+  std::optional<std::string> limit = check_override_key(key);
+  if (std::optional<InputProblem> problem = check_scenario_input("v = " + value); !limit && problem) {
+    limit = problem->text;
+  }
+  if (limit) {
+    errors_.push_back({Where{0, 0, set_text}, key + ": " + *limit});
+    return;
+  }
   // Quotes are optional: a quoted value is read as a TOML string.
   if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
     try {
@@ -1212,6 +1222,11 @@ void Loader::check_unknown_keys() {
 }
 
 LoadResult Loader::load(std::string_view toml_text, const std::vector<std::string>& overrides) {
+  // Limits toml++ cannot be trusted with (scenario/input_check.hpp), before it sees the text.
+  if (std::optional<InputProblem> problem = check_scenario_input(toml_text)) {
+    errors_.push_back({Where{problem->line, problem->column, ""}, problem->key + ": " + problem->text});
+    return finished_errors();
+  }
   toml::table root;
   try {
     root = toml::parse(toml_text, display_name_);

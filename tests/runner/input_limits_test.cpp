@@ -106,4 +106,44 @@ TEST(ScenarioLoaderLimits, AScenarioPathThatIsADeviceFifoOrOversizedFileExitsTwo
   fs::remove_all(dir);
 }
 
+TEST(ScenarioLoaderLimits, SeventyThousandPartKeysAndHeadersAreRefusedBeforeParsingAtTheirLine) {
+  std::string parts = "a";
+  for (int i = 1; i < 70000; ++i) parts += ".a";
+  std::string errors = errors_of(kMinimal + parts + " = 1\n");
+  EXPECT_EQ(errors.rfind("limits.toml:7:", 0), 0u) << errors.substr(0, 200);
+  EXPECT_NE(errors.find(": scenario: found a key of more than 32 dotted parts"), std::string::npos);
+  errors = errors_of(kMinimal + "[" + parts + "]\n");
+  EXPECT_EQ(errors.rfind("limits.toml:7:", 0), 0u) << errors.substr(0, 200);
+  errors = errors_of(kMinimal + "x = {" + parts + " = 1}\n");
+  EXPECT_EQ(errors.rfind("limits.toml:7:", 0), 0u) << errors.substr(0, 200);
+  errors = errors_of(kMinimal, {"workload.x={" + parts + "=1}"});
+  EXPECT_NE(errors.find(": workload.x: found a key of more than 32 dotted parts"), std::string::npos)
+      << errors.substr(0, 200);
+  errors = errors_of(kMinimal, {parts + "=1"});
+  EXPECT_NE(errors.find("found a key of more than 256 bytes"), std::string::npos) << errors.substr(0, 200);
+}
+
+TEST(ScenarioLoaderLimits, TheLimitsCountOnlyKeysAndNestingNotDotsOrBracketsInStringsAndComments) {
+  std::string dots(40, '.');
+  std::string text = kMinimal + "# " + dots + " [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n" + "[network]\n" +
+                     "\"quoted.key.with.many.dots." + dots + "\" = 1\n" + "[scenario.x]\nv = [\"" +
+                     std::string(40, '[') + "\",  + dots + , \"\"\"\n" + dots + "\"\"\"]\n";
+  std::string errors = errors_of(text);
+  EXPECT_EQ(errors.find("scenario: found"), std::string::npos) << errors;
+}
+
+TEST(ScenarioLoaderLimits, AHugelyDeepKeyFileExitsTwoWithNoSignal) {
+  fs::path dir = test_support::temp_dir("limits", "deep");
+  std::string parts = "a";
+  for (int i = 1; i < 70000; ++i) parts += ".a";
+  std::ofstream(dir / "key.toml") << kMinimal << parts << " = 1\n";
+  std::ofstream(dir / "header.toml") << kMinimal << "[" << parts << "]\n";
+  for (const char* name : {"key.toml", "header.toml"}) {
+    test_support::Outcome o = test_support::run_lethe("run " + (dir / name).string());
+    EXPECT_EQ(o.exit_code, 2) << o.out.substr(0, 300);
+    EXPECT_NE(o.out.find(":7:"), std::string::npos) << o.out.substr(0, 300);
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
