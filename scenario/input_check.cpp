@@ -20,6 +20,40 @@ std::string too_long_key() {
                      kMaxKeyBytes);
 }
 
+// The offset of the first byte that does not belong to a well-formed UTF-8 sequence (RFC 3629: no overlong
+// forms, no surrogates, nothing above U+10FFFF), or npos.
+std::size_t first_invalid_utf8(std::string_view text) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[at]);
+    std::size_t length = lead < 0x80 ? 1 : lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3
+                                      : lead >= 0xF0 && lead <= 0xF4   ? 4
+                                                                       : 0;
+    if (length == 0 || at + length > text.size()) return at;
+    // The second byte's range depends on the lead (this is where overlong forms and surrogates are excluded).
+    unsigned char low = 0x80;
+    unsigned char high = 0xBF;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+    for (std::size_t i = 1; i < length; ++i) {
+      const auto byte = static_cast<unsigned char>(text[at + i]);
+      if (byte < (i == 1 ? low : 0x80) || byte > (i == 1 ? high : 0xBF)) return at;
+    }
+    at += length;
+  }
+  return std::string_view::npos;
+}
+
+// toml_whitespace_note: toml++ 3.3.0's is_non_ascii_horizontal_whitespace reaches TOML_UNREACHABLE
+// (undefined behaviour) for many code points of U+00A1..U+FEFE, e.g. U+01DB: its generated lookup misses
+// them. toml++ asks that question of every character it tests for whitespace: every character outside
+// strings and comments, and in a multi-line basic string the one after a backslash and the first after a
+// line-ending backslash. lethe refuses a non-ASCII character in exactly those places (outside strings
+// and comments TOML 1.0 allows none anyway), so toml++ never asks; strings and comments keep any text.
+bool is_ascii(char c) { return (static_cast<unsigned char>(c) & 0x80) == 0; }
+
 // One pass over the text. Where the scan is: at the start of a line, in a key (of a key/value pair, a table
 // header or an inline table), or in a value.
 class Scanner {
@@ -31,6 +65,16 @@ class Scanner {
       return problem(0, fmt::format("found {} bytes of scenario text; allowed: at most {} bytes", text_.size(),
                                     kMaxScenarioBytes));
     }
+    if (std::size_t bad = first_invalid_utf8(text_); bad != std::string_view::npos) {
+      for (at_ = 0; at_ < bad; ++at_) {
+        if (text_[at_] == '\n') count_newline(at_);
+      }
+      return problem(bad, fmt::format("found byte 0x{:02X} at byte offset {}, which is not UTF-8; allowed: UTF-8 "
+                                      "text (TOML 1.0)",
+                                      static_cast<unsigned char>(text_[bad]), bad),
+                     "toml", InputProblem::Kind::NotUtf8);
+    }
+    if (text_.substr(0, 3) == "\xEF\xBB\xBF") at_ = 3;  // a byte order mark, which toml++ skips
     while (at_ < text_.size() && !found_) step();
     return found_;
   }
@@ -42,6 +86,10 @@ class Scanner {
     const char c = text_[at_];
     if (c == '#') return skip_comment();
     if (c == '"' || c == '\'') return skip_string(c);
+    if (!is_ascii(c)) {
+      found_ = non_ascii(at_, "outside a string or comment; allowed: ASCII outside strings and comments (TOML 1.0)");
+      return;
+    }
     if (c == '\n') {
       ++at_;
       ++line_;
@@ -132,8 +180,7 @@ class Scanner {
     while (at_ < text_.size()) {
       const char c = text_[at_];
       if (c == '\\' && quote == '"') {
-        if (at_ + 1 < text_.size()) count_newline(at_ + 1);
-        at_ += 2;
+        if (!escape_is_safe(multi_line)) return;
         continue;
       }
       if (c == '\n') {
@@ -153,19 +200,52 @@ class Scanner {
     }
   }
 
+  // At a backslash in a basic string: moves past the escape, or sets found_ when a non-ASCII character
+  // follows it, or (multi-line) follows the whitespace of a line-ending backslash; see toml_whitespace_note.
+  bool escape_is_safe(bool multi_line) {
+    std::size_t next = at_ + 1;
+    if (next < text_.size() && !is_ascii(text_[next])) {
+      found_ = non_ascii(next, "right after a backslash; allowed: a TOML escape such as \\u00E9");
+      return false;
+    }
+    if (!multi_line || next >= text_.size() || std::string_view(" \t\r\n").find(text_[next]) == std::string_view::npos) {
+      if (next < text_.size()) count_newline(next);
+      at_ = std::min(next + 1, text_.size());
+      return true;
+    }
+    while (next < text_.size() && std::string_view(" \t\r\n").find(text_[next]) != std::string_view::npos) {
+      count_newline(next);
+      ++next;
+    }
+    if (next < text_.size() && !is_ascii(text_[next])) {
+      found_ = non_ascii(next, "first after a line-ending backslash; allowed: an ASCII character or an escape such "
+                               "as \\u00E9 there");
+      return false;
+    }
+    at_ = next;
+    return true;
+  }
+
+  InputProblem non_ascii(std::size_t offset, std::string_view where) const {
+    return problem(offset, fmt::format("found a non-ASCII character at byte offset {} {}", offset, where), "toml",
+                   InputProblem::Kind::Misplaced);
+  }
+
   void count_newline(std::size_t offset) {
     if (text_[offset] != '\n') return;
     ++line_;
     line_start_ = offset + 1;
   }
 
-  InputProblem problem(std::size_t offset, std::string text) const {
+  InputProblem problem(std::size_t offset, std::string text, std::string key = "scenario",
+                       InputProblem::Kind kind = InputProblem::Kind::Limit) const {
     // Columns count characters, as toml++'s do: every byte but UTF-8 continuation bytes.
     std::size_t start = std::min(line_start_, offset);
     auto column = 1 + std::count_if(text_.begin() + static_cast<std::ptrdiff_t>(start),
                                     text_.begin() + static_cast<std::ptrdiff_t>(offset),
                                     [](char byte) { return (static_cast<unsigned char>(byte) & 0xC0) != 0x80; });
-    return InputProblem{line_, static_cast<int>(column), offset, "scenario", std::move(text)};
+    InputProblem found{kind, line_, static_cast<int>(column), offset, std::move(key), std::move(text)};
+    return found;
   }
 
   std::string_view text_;

@@ -6,7 +6,10 @@
 // that is toml++'s job afterwards), and refuses what lethe's scenarios never need:
 //   - more than kMaxScenarioBytes of text (loader.hpp),
 //   - a key or table header of more than kMaxKeyParts dotted parts, or of more than kMaxKeyBytes bytes,
-//   - arrays and inline tables nested more than kMaxValueNesting deep.
+//   - arrays and inline tables nested more than kMaxValueNesting deep,
+//   - text that is not well-formed UTF-8, and non-ASCII characters where toml++ 3.3.0 has undefined
+//     behaviour (outside strings and comments, where TOML 1.0 allows none anyway, and in a basic string
+//     right after a backslash or first after a line-ending backslash).
 // The limits bound toml++'s recursion to about kMaxKeyParts * (kMaxValueNesting + 2) levels.
 //
 // Guarantees: returns the first problem in file order (its line, column and byte offset, the pseudo-key
@@ -26,6 +29,10 @@ inline constexpr std::size_t kMaxKeyBytes = 256;     // lethe's longest key path
 inline constexpr std::size_t kMaxValueNesting = 32;  // lethe's values nest at most 2 deep
 
 struct InputProblem {
+  // Limit: over a limit above; NotUtf8: a byte outside well-formed UTF-8; Misplaced: a non-ASCII character
+  // where toml++ 3.3.0 would test it for whitespace (see input_check.cpp).
+  enum class Kind { Limit, NotUtf8, Misplaced };
+  Kind kind = Kind::Limit;
   int line = 1;
   int column = 1;
   std::size_t byte_offset = 0;

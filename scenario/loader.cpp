@@ -374,15 +374,20 @@ void Loader::apply_override(toml::table& root, const std::string& argument) {
   std::string value = text::trim(std::string_view(argument).substr(equals + 1));
   // The key and the value (read as TOML below) within the limits of a file's (scenario/input_check.hpp).
   std::optional<std::string> limit = check_override_key(key);
-  if (std::optional<InputProblem> problem = check_scenario_input("v = " + value); !limit && problem) {
-    limit = problem->text;
+  // A misplaced non-ASCII character is fine in a verbatim string: coerce does not hand it to toml++.
+  std::optional<InputProblem> problem = check_scenario_input("v = " + value);
+  if (!limit && problem && problem->kind == InputProblem::Kind::Limit) limit = problem->text;
+  if (!limit && problem && problem->kind == InputProblem::Kind::NotUtf8) {
+    limit = fmt::format("found a byte at byte offset {} of the value that is not UTF-8; allowed: UTF-8 text",
+                        problem->byte_offset - 4);  // "v = " comes first
   }
   if (limit) {
     errors_.push_back({Where{0, 0, set_text}, key + ": " + *limit});
     return;
   }
   // Quotes are optional: a quoted value is read as a TOML string.
-  if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
+  if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front() &&
+      !problem) {
     try {
       toml::table parsed = toml::parse("v = " + value);
       if (const toml::node* node = parsed.get("v"); node && node->is_string()) value = node->as_string()->get();
@@ -479,6 +484,7 @@ const toml::node* Loader::coerce(const std::string& path, const toml::node* node
     coerced_.push_back(std::move(holder));
     return coerced_.back().get("v");
   }
+  if (check_scenario_input("v = " + raw)) return node;  // not for toml++ (scenario/input_check.hpp): a string
   try {
     toml::table parsed = toml::parse("v = " + raw);
     if (parsed.size() == 1 && parsed.get("v") != nullptr) {

@@ -146,4 +146,38 @@ TEST(ScenarioLoaderLimits, AHugelyDeepKeyFileExitsTwoWithNoSignal) {
   fs::remove_all(dir);
 }
 
+TEST(ScenarioLoaderEncoding, TheTwoByteFileThatReachedUndefinedBehaviourInTomlPlusPlusIsRefusedAtByteZero) {
+  EXPECT_EQ(errors_of("\xc7\x9b"),
+            "limits.toml:1:1: toml: found a non-ASCII character at byte offset 0 outside a string or comment; "
+            "allowed: ASCII outside strings and comments (TOML 1.0)\n");
+}
+
+TEST(ScenarioLoaderEncoding, MalformedUtf8OverlongFormsAndSurrogatesAreRefusedWithTheirOffset) {
+  for (const std::string bad : {"\xff", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x80"}) {
+    std::string errors = errors_of("# " + bad + "\n" + kMinimal);
+    EXPECT_EQ(errors.rfind("limits.toml:1:3: toml: found byte 0x", 0), 0u) << errors;
+    EXPECT_NE(errors.find("at byte offset 2, which is not UTF-8"), std::string::npos) << errors;
+  }
+}
+
+TEST(ScenarioLoaderEncoding, NonAsciiInStringsCommentsAndVerbatimSetValuesStillLoads) {
+  std::string text = "\xef\xbb\xbf# caf\xc3\xa9 \xe2\x80\x94 \xc7\x9b\n" + kMinimal +
+                     "[scenario.x]\n\"k\xc3\xa9\" = 'caf\xc3\xa9'\nm = \"\"\"\xc7\x9b\n\\n\xc3\xa9\"\"\"\n";
+  std::string errors = errors_of(text);
+  EXPECT_EQ(errors.find(": toml:"), std::string::npos) << errors;  // only the unknown table [scenario.x]
+  EXPECT_NE(errors.find("scenario.x: found an unknown"), std::string::npos) << errors;
+  EXPECT_EQ(errors_of(kMinimal, {"scenario.description=caf\xc3\xa9 \xc7\x9b"}), "(loaded)");
+  EXPECT_NE(errors_of(kMinimal, {"scenario.description=\xff"}).find("byte offset 0 of the value that is not UTF-8"),
+            std::string::npos);
+}
+
+TEST(ScenarioLoaderEncoding, NonAsciiAfterABackslashInABasicStringIsRefused) {
+  std::string errors = errors_of(kMinimal + "[scenario.x]\nm = \"\"\"\\\xc3\xa9\"\"\"\n");
+  EXPECT_NE(errors.find("limits.toml:8:9: toml: found a non-ASCII character at byte offset"), std::string::npos)
+      << errors;
+  errors = errors_of(kMinimal + "[scenario.x]\nm = \"\"\"\\  \n\n  \xc3\xa9\"\"\"\n");
+  EXPECT_NE(errors.find("limits.toml:10:3: toml:"), std::string::npos) << errors;
+  EXPECT_NE(errors.find("first after a line-ending backslash"), std::string::npos) << errors;
+}
+
 }  // namespace
