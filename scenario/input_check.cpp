@@ -74,6 +74,20 @@ class Scanner {
                                       static_cast<unsigned char>(text_[bad]), bad),
                      "toml", InputProblem::Kind::NotUtf8);
     }
+    // TOML 1.0 allows no control character but tab and line breaks anywhere, and toml++ 3.3.0 assumes
+    // (undefined behaviour otherwise) that a table header holds none: refuse them before it looks.
+    for (std::size_t i = 0; i < text_.size(); ++i) {
+      const auto byte = static_cast<unsigned char>(text_[i]);
+      if (text_[i] == '\n') count_newline(i);
+      if ((byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7F) {
+        return problem(i, fmt::format("found control character U+{:04X} at byte offset {}; allowed: no control "
+                                      "character but tab and line breaks (TOML 1.0)",
+                                      byte, i),
+                       "toml", InputProblem::Kind::NotUtf8);
+      }
+    }
+    line_ = 1;
+    line_start_ = 0;
     if (text_.substr(0, 3) == "\xEF\xBB\xBF") at_ = 3;  // a byte order mark, which toml++ skips
     while (at_ < text_.size() && !found_) step();
     return found_;

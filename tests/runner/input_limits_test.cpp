@@ -180,4 +180,11 @@ TEST(ScenarioLoaderEncoding, NonAsciiAfterABackslashInABasicStringIsRefused) {
   EXPECT_NE(errors.find("first after a line-ending backslash"), std::string::npos) << errors;
 }
 
+TEST(ScenarioLoaderEncoding, AControlCharacterAnywhereIsRefusedBeforeTomlPlusPlusAssumesThereIsNone) {
+  std::string errors = errors_of(kMinimal + "[\t" + std::string(1, '\0') + "x]\n");
+  EXPECT_EQ(errors.rfind("limits.toml:7:3: toml: found control character U+0000 at byte offset", 0), 0u) << errors;
+  errors = errors_of(kMinimal + "[scenario.x]\nm = \"a\x7f\"\n");
+  EXPECT_NE(errors.find("found control character U+007F"), std::string::npos) << errors;
+}
+
 }  // namespace
