@@ -268,7 +268,6 @@ std::optional<TuneInput> tune_input(const TuneOptions& o) {
     }
     dist_text = fmt::format("empirical(file={}{})", file.string(),
                             o.samples_unit.empty() ? "" : ", unit=" + o.samples_unit);
-    in.sample_count = count_samples(file);
   }
   std::string error;
   auto law = sim::Distribution::parse(dist_text, fs::current_path(), error);
@@ -282,6 +281,8 @@ std::optional<TuneInput> tune_input(const TuneOptions& o) {
                              sim::format_duration(law->largest_magnitude()), sim::format_duration(sim::kDurationMax));
     return std::nullopt;
   }
+  // Counted only once the empirical reader has accepted the file (a regular file within its size limit).
+  if (!o.samples.empty()) in.sample_count = count_samples(fs::absolute(o.samples));
   in.processing_time = *law;
   in.processing_time_text = law->to_string();
   const auto rate = scenario::text::parse_rate_per_second(o.crash_rate);

@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
@@ -24,8 +23,10 @@
 #include <utility>
 
 #include "core/result.hpp"
+#include "scenario/input_check.hpp"
 #include "scenario/schema.hpp"
 #include "scenario/text.hpp"
+#include "sim/regular_file.hpp"
 #include "world/names.hpp"
 
 namespace scenario {
@@ -371,8 +372,22 @@ void Loader::apply_override(toml::table& root, const std::string& argument) {
     return;
   }
   std::string value = text::trim(std::string_view(argument).substr(equals + 1));
+  // The key and the value (read as TOML below) within the limits of a file's (scenario/input_check.hpp).
+  std::optional<std::string> limit = check_override_key(key);
+  // A misplaced non-ASCII character is fine in a verbatim string: coerce does not hand it to toml++.
+  std::optional<InputProblem> problem = check_scenario_input("v = " + value);
+  if (!limit && problem && problem->kind == InputProblem::Kind::Limit) limit = problem->text;
+  if (!limit && problem && problem->kind == InputProblem::Kind::NotUtf8) {
+    limit = fmt::format("found a byte at byte offset {} of the value that is not UTF-8; allowed: UTF-8 text",
+                        problem->byte_offset - 4);  // "v = " comes first
+  }
+  if (limit) {
+    errors_.push_back({Where{0, 0, set_text}, key + ": " + *limit});
+    return;
+  }
   // Quotes are optional: a quoted value is read as a TOML string.
-  if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
+  if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front() &&
+      !problem) {
     try {
       toml::table parsed = toml::parse("v = " + value);
       if (const toml::node* node = parsed.get("v"); node && node->is_string()) value = node->as_string()->get();
@@ -469,6 +484,7 @@ const toml::node* Loader::coerce(const std::string& path, const toml::node* node
     coerced_.push_back(std::move(holder));
     return coerced_.back().get("v");
   }
+  if (check_scenario_input("v = " + raw)) return node;  // not for toml++ (scenario/input_check.hpp): a string
   try {
     toml::table parsed = toml::parse("v = " + raw);
     if (parsed.size() == 1 && parsed.get("v") != nullptr) {
@@ -577,6 +593,7 @@ bool Loader::read_strings(const Table& table, std::string_view key, std::vector<
     return false;
   }
   std::vector<std::string> values;
+  std::set<std::string_view> seen;  // views into the array's strings: distinctness in n log n, not n^2
   for (std::size_t i = 0; i < array->size(); ++i) {
     const toml::node& item = *array->get(i);
     std::string item_path = fmt::format("{}[{}]", path, i);
@@ -586,7 +603,7 @@ bool Loader::read_strings(const Table& table, std::string_view key, std::vector<
       return false;
     }
     const std::string& value = item.as_string()->get();
-    if (distinct && std::find(values.begin(), values.end(), value) != values.end()) {
+    if (distinct && !seen.insert(value).second) {
       error(where, item_path, fmt::format("found \"{}\" twice; allowed: {}", value, allowed));
       return false;
     }
@@ -1198,8 +1215,11 @@ void Loader::check_unknown_keys() {
       std::string exact_elsewhere;
       std::string near_elsewhere;
       for (const std::string& candidate : all_keys) {
+        if (name.size() > text::kMaxSuggestedWordLength) break;
         if (candidate.find('.') == std::string::npos) continue;
         std::string_view leaf = std::string_view(candidate).substr(candidate.rfind('.') + 1);
+        // The distance is at least the difference in length: only leaves within one can be 0 or 1 away.
+        if (leaf.size() + 1 < name.size() || name.size() + 1 < leaf.size()) continue;
         std::size_t distance = text::edit_distance(leaf, name);
         if (distance == 0 && exact_elsewhere.empty()) exact_elsewhere = candidate;
         if (distance == 1 && name.size() > 4 && near_elsewhere.empty()) near_elsewhere = candidate;
@@ -1220,6 +1240,11 @@ void Loader::check_unknown_keys() {
 }
 
 LoadResult Loader::load(std::string_view toml_text, const std::vector<std::string>& overrides) {
+  // Limits toml++ cannot be trusted with (scenario/input_check.hpp), before it sees the text.
+  if (std::optional<InputProblem> problem = check_scenario_input(toml_text)) {
+    errors_.push_back({Where{problem->line, problem->column, ""}, problem->key + ": " + problem->text});
+    return finished_errors();
+  }
   toml::table root;
   try {
     root = toml::parse(toml_text, display_name_);
@@ -1259,21 +1284,18 @@ LoadResult load_scenario_text(std::string_view toml_text, const std::string& dis
 
 LoadResult load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
   std::string display_name = file.string();
-  std::error_code code;
-  if (std::filesystem::is_directory(file, code)) {
-    return std::vector<LoadError>{
-        LoadError{fmt::format("{}:1:1: scenario: found a directory; allowed: a scenario file (.toml)", display_name)}};
+  sim::FileReadFailure failure;
+  std::optional<std::string> content = sim::read_regular_file(file, kMaxScenarioBytes, failure);
+  if (!content) {
+    using Kind = sim::FileReadFailure::Kind;
+    std::string found = failure.kind == Kind::Missing || failure.kind == Kind::Unreadable
+                            ? "no readable file; allowed: a readable scenario file (.toml)"
+                            : sim::describe(failure, kMaxScenarioBytes) + "; allowed: a scenario file (.toml)";
+    return std::vector<LoadError>{LoadError{fmt::format("{}:1:1: scenario: found {}", display_name, found)}};
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return std::vector<LoadError>{LoadError{fmt::format(
-        "{}:1:1: scenario: found no readable file; allowed: a readable scenario file (.toml)", display_name)}};
-  }
-  std::ostringstream content;
-  content << in.rdbuf();
   std::filesystem::path base_dir = file.parent_path();
   if (base_dir.empty()) base_dir = ".";
-  return load_scenario_text(content.str(), display_name, base_dir, overrides);
+  return load_scenario_text(*content, display_name, base_dir, overrides);
 }
 
 }  // namespace scenario

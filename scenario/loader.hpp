@@ -33,6 +33,7 @@
 // `empirical(file=...)` files it names.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -49,7 +50,11 @@ struct LoadError {
 
 using LoadResult = std::variant<lethe::ScenarioConfig, std::vector<LoadError>>;
 
-// Reads FILE (relative `empirical` paths resolve against its folder) and loads it.
+// The largest scenario file (or text) loaded: 4 MiB, a thousand times the largest scenario of the library.
+inline constexpr std::uintmax_t kMaxScenarioBytes = std::uintmax_t{4} << 20;
+
+// Reads FILE (relative `empirical` paths resolve against its folder) and loads it. FILE must be a regular
+// file (not a device or FIFO: it is never waited on) of at most kMaxScenarioBytes, checked before reading.
 // The display name in messages is `file` as given.
 LoadResult load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides);
 

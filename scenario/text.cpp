@@ -183,17 +183,20 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {
+  if (word.size() > kMaxSuggestedWordLength) return "";
+  // A typo: at most a third of the word wrong, and never more than 3 edits (2 for short words).
+  std::size_t allowed = std::clamp<std::size_t>(word.size() / 3, 2, 3);
   std::string best;
   std::size_t best_distance = SIZE_MAX;
   for (const std::string& candidate : candidates) {
+    // The distance is at least the difference in length; such a candidate could never be chosen.
+    if (candidate.size() > word.size() + allowed || word.size() > candidate.size() + allowed) continue;
     std::size_t distance = edit_distance(word, candidate);
     if (distance < best_distance) {
       best_distance = distance;
       best = candidate;
     }
   }
-  // A typo: at most a third of the word wrong, and never more than 3 edits (2 for short words).
-  std::size_t allowed = std::clamp<std::size_t>(word.size() / 3, 2, 3);
   if (best_distance == 0 || best_distance > allowed || best_distance >= word.size()) return "";
   return best;
 }

@@ -48,7 +48,13 @@ std::optional<std::vector<std::string>> bind_arguments(const Call& call, const s
 // Optimal-string-alignment edit distance (insert, delete, substitute, swap adjacent).
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
-// The candidate nearest to `word` if it is near enough to be a likely typo; "" otherwise.
+// Words longer than this get no suggestion: no scenario key or word is half as long, and the edit
+// distance costs the product of the lengths (a huge unknown key would make loading quadratic).
+inline constexpr std::size_t kMaxSuggestedWordLength = 64;
+
+// The candidate nearest to `word` if it is near enough to be a likely typo; "" otherwise (always "" for a
+// word longer than kMaxSuggestedWordLength). Candidates whose length differs by more than the edits allowed
+// are skipped unmeasured, so the cost is linear in the number of candidates.
 std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
 
 // A double written so that parse_number gives it back exactly (shortest form).

@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <map>
 #include <numbers>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
+
+#include "sim/regular_file.hpp"
 
 namespace sim {
 namespace {
@@ -305,20 +307,23 @@ class DistributionParser {
   }
 
   std::optional<std::vector<Duration>> load_samples(const std::filesystem::path& path, std::string_view unit) {
-    std::error_code status;
-    if (!std::filesystem::exists(path, status)) {
-      fail("file " + in_quotes(path.string()) + " does not exist");
+    FileReadFailure failure;
+    std::optional<std::string> content = read_regular_file(path, kMaxSampleFileBytes, failure);
+    if (!content) {
+      using Kind = FileReadFailure::Kind;
+      switch (failure.kind) {
+        case Kind::Missing: fail("file " + in_quotes(path.string()) + " does not exist"); break;
+        case Kind::Directory: fail(in_quotes(path.string()) + " is a directory, expected a file of durations"); break;
+        case Kind::Unreadable: fail("cannot read file " + in_quotes(path.string())); break;
+        case Kind::NotRegular:
+        case Kind::TooLarge:
+          fail(in_quotes(path.string()) + " is " + describe(failure, kMaxSampleFileBytes) +
+               ", expected a file of durations");
+          break;
+      }
       return std::nullopt;
     }
-    if (std::filesystem::is_directory(path, status)) {
-      fail(in_quotes(path.string()) + " is a directory, expected a file of durations");
-      return std::nullopt;
-    }
-    std::ifstream input(path);
-    if (!input) {
-      fail("cannot read file " + in_quotes(path.string()));
-      return std::nullopt;
-    }
+    std::istringstream input(std::move(*content));
     std::vector<Duration> samples;
     std::string line;
     for (std::size_t line_number = 1; std::getline(input, line); ++line_number) {

@@ -15,7 +15,8 @@
 // starts a comment (whole line or after a value); surrounding whitespace and '\r' are ignored; at least one value
 // is required. Values in files are rounded to the nearest nanosecond (ties away from zero), because measured data
 // often carries more digits; everywhere else durations must be exact (see parse_duration). Sampling picks one of
-// the values uniformly (a value listed twice is twice as likely). File names cannot contain ','.
+// the values uniformly (a value listed twice is twice as likely). File names cannot contain ','. A file must be a
+// regular file (not a device or FIFO) of at most kMaxSampleFileBytes, checked before it is read.
 //
 // Contract:
 // - sample() is a pure function of the Rng stream: the number of draws is fixed per form (constant: none;
@@ -37,6 +38,7 @@
 //   REQUIRES (a lethe bug, not a user error).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -48,6 +50,9 @@
 #include "sim/time.hpp"
 
 namespace sim {
+
+// The largest empirical sample file read (64 MiB: millions of samples).
+inline constexpr std::uintmax_t kMaxSampleFileBytes = std::uintmax_t{64} << 20;
 
 class Distribution {
  public:
