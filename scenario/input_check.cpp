@@ -30,7 +30,7 @@ std::size_t first_invalid_utf8(std::string_view text) {
                                       : lead >= 0xF0 && lead <= 0xF4   ? 4
                                                                        : 0;
     if (length == 0 || at + length > text.size()) return at;
-    // The second byte's range depends on the lead (this is where overlong forms and surrogates are excluded).
+    // The second byte's range depends on the first byte (this is where overlong forms and surrogates are excluded).
     unsigned char low = 0x80;
     unsigned char high = 0xBF;
     if (lead == 0xE0) low = 0xA0;
