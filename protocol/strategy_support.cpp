@@ -4,10 +4,6 @@
 
 namespace lethe {
 
-sim::Time saturating_add(sim::Time time, sim::Duration duration) {
-  return time > sim::kTimeMax - duration ? sim::kTimeMax : time + duration;
-}
-
 StepReply execute_step(StoreClient& store, const Op& op) {
   StepReply step;
   while (step.tries < kStoreAttemptsPerStep) {

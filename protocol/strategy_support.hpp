@@ -4,7 +4,7 @@
 // execute_step tries one operation up to kStoreAttemptsPerStep times while its outcome is unknown (nullopt) and
 // says how many tries it took (a reply after several tries may show an earlier try's effect). Reporter turns a
 // Call into hook calls: note() for every decision, begin_wait()/finish_wait() around a wait (finish_wait reports
-// the wait once per call), failed()/skipped() to end a call. saturating_add caps a time at sim::kTimeMax.
+// the wait once per call), failed()/skipped() to end a call. saturating_add (sim/time.hpp) caps a time at sim::kTimeMax.
 //
 // Does not: decide anything, or touch the store except through execute_step.
 #pragma once
@@ -27,8 +27,8 @@ struct StepReply {
   int tries = 0;
 };
 
-// time + duration (REQUIRES duration >= 0), capped at kTimeMax: a huge ttl or max_wait never wraps around.
-sim::Time saturating_add(sim::Time time, sim::Duration duration);
+// time + duration, capped at kTimeMax: a huge ttl or max_wait never wraps around (the kernel's own sum).
+using sim::saturating_add;
 
 StepReply execute_step(StoreClient& store, const Op& op);
 
