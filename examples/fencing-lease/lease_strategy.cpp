@@ -73,21 +73,37 @@ class FencedLease final : public lethe::Strategy {
     }
   }
 
+  // The outcome of one lease write: whether the store answered, whether the lease is ours (a retry after an
+  // unknown outcome recognises our own earlier write by its owner), and the record before the write.
+  struct LeaseWrite {
+    bool answered = false;
+    bool ours = false;
+    std::optional<Item> previous;
+  };
+
+  // Takes the lease for `call` under `condition`: started_at = now, owner = attempt, one more lease generation.
+  LeaseWrite write_lease(const lethe::Call& call, const lethe::Condition& condition, sim::Time now) {
+    lethe::Update lease;
+    lease.started_at_mode = lethe::Assign::Set;
+    lease.started_at = now;
+    lease.owner_mode = lethe::Assign::Set;
+    lease.owner = call.attempt;
+    lease.counter_add = 1;
+    const lethe::StepReply step = lethe::execute_step(store_, lethe::upsert_op(call.key, condition, lease));
+    if (!step.reply.has_value()) return LeaseWrite{};
+    const std::optional<Item>& previous = step.reply->previous;
+    const bool ours =
+        step.reply->applied || (step.tries > 1 && previous.has_value() && previous->owner == call.attempt);
+    return LeaseWrite{true, ours, previous};
+  }
+
   Claim start(lethe::Call& call) {
     const sim::Time now = clock_.now();
     lethe::Condition absent;
     absent.require_absent = true;
-    lethe::Update create;
-    create.started_at_mode = lethe::Assign::Set;
-    create.started_at = now;
-    create.owner_mode = lethe::Assign::Set;
-    create.owner = call.attempt;
-    create.counter_add = 1;
-    const lethe::StepReply step = lethe::execute_step(store_, lethe::upsert_op(call.key, absent, create));
-    if (!step.reply.has_value()) return Claim::unanswered();
-    const bool ours = step.reply->applied || (step.tries > 1 && step.reply->previous.has_value() &&
-                                              step.reply->previous->owner == call.attempt);
-    if (!ours) return Claim::saw(step.reply->previous);
+    const LeaseWrite write = write_lease(call, absent, now);
+    if (!write.answered) return Claim::unanswered();
+    if (!write.ours) return Claim::saw(write.previous);
     reporter_.note(call, Basis::Absent, std::nullopt, now);
     return Claim::held(1);
   }
@@ -97,20 +113,11 @@ class FencedLease final : public lethe::Strategy {
     holder.started_at_equals = *stale.started_at;
     holder.owner_equals = stale.owner;
     holder.require_not_completed = true;
-    lethe::Update lease;
-    lease.started_at_mode = lethe::Assign::Set;
-    lease.started_at = now;
-    lease.owner_mode = lethe::Assign::Set;
-    lease.owner = call.attempt;
-    lease.counter_add = 1;
-    const lethe::StepReply step = lethe::execute_step(store_, lethe::upsert_op(call.key, holder, lease));
-    if (!step.reply.has_value()) return Claim::unanswered();
-    const std::optional<Item>& previous = step.reply->previous;
-    const bool ours = step.reply->applied ||
-                      (step.tries > 1 && previous.has_value() && previous->owner == call.attempt);
-    if (!ours) {
-      reporter_.note(call, Basis::TakeoverLost, previous, now);
-      return Claim::saw(previous);
+    const LeaseWrite write = write_lease(call, holder, now);
+    if (!write.answered) return Claim::unanswered();
+    if (!write.ours) {
+      reporter_.note(call, Basis::TakeoverLost, write.previous, now);
+      return Claim::saw(write.previous);
     }
     reporter_.note(call, Basis::StaleTakeover, stale, now);
     return Claim::held(static_cast<lethe::FencingToken>(stale.counter) + 1);
