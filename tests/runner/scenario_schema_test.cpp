@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "reports/json.hpp"
 #include "scenario/loader.hpp"
 #include "scenario/reference.hpp"
 
@@ -158,9 +160,18 @@ TEST(ResultFieldTable, EveryNameExpectMayUseIsAnsweredByFieldAndTheJsonKeysAreTh
   EXPECT_FALSE(lethe::expectation_kind("wait_time.count").has_value());
   EXPECT_EQ(lethe::expectation_kind("recovery_latency.p99"), lethe::FieldKind::Time);
   const std::string page = scenario::result_fields_markdown();
+  result.swarm = {"crash"};  // written only when swarm mode drew something
+  const nlohmann::ordered_json json = reports::to_json(result);
+  std::vector<std::string> rows;
   for (const lethe::ResultField& field : lethe::result_fields()) {
     EXPECT_NE(page.find(fmt::format("\n| `{}` |", field.name)), std::string::npos) << field.name;
+    rows.emplace_back(field.name);
   }
+  std::vector<std::string> keys;
+  for (const auto& item : json.items()) keys.push_back(item.key());
+  std::sort(rows.begin(), rows.end());
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(keys, rows);
 }
 
 }  // namespace
