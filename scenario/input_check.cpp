@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include "scenario/loader.hpp"
@@ -18,6 +19,12 @@ std::string too_many_parts() {
 std::string too_long_key() {
   return fmt::format("found a key of more than {} bytes; allowed: keys of at most {} bytes", kMaxKeyBytes,
                      kMaxKeyBytes);
+}
+
+std::string trimmed(std::string_view text) {
+  std::size_t begin = text.find_first_not_of(" \t\r");
+  if (begin == std::string_view::npos) return "";
+  return std::string(text.substr(begin, text.find_last_not_of(" \t\r") - begin + 1));
 }
 
 // The offset of the first byte that does not belong to a well-formed UTF-8 sequence (RFC 3629: no overlong
@@ -99,6 +106,10 @@ class Scanner {
   void step() {
     const char c = text_[at_];
     if (c == '#') return skip_comment();
+    if (mode_ == Mode::Value && !nesting_.empty() && c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != ']' &&
+        c != '}' && c != ',' && !count_entry()) {
+      return;
+    }
     if (c == '"' || c == '\'') return skip_string(c);
     if (!is_ascii(c)) {
       found_ = non_ascii(at_, "outside a string or comment; allowed: ASCII outside strings and comments (TOML 1.0)");
@@ -137,6 +148,22 @@ class Scanner {
     mode_ = mode;
     parts_ = 1;
     key_start_ = std::string_view::npos;
+    name_start_ = at_;
+  }
+
+  // A key (before its '=') or a table header (before its ']') ends: remember its text for messages, and
+  // count the [[tables]] of each name.
+  void end_key() {
+    std::string name = trimmed(text_.substr(name_start_, at_ - name_start_));
+    if (mode_ == Mode::Header) {
+      const bool array_of_tables = name_start_ >= 2 && text_.substr(name_start_ - 2, 2) == "[[";
+      table_ = name;
+      if (array_of_tables && ++tables_of_name_[name] > kMaxListEntries) {
+        found_ = problem(name_start_ - 2, too_many_list_entries(), name);
+      }
+      return;
+    }
+    if (nesting_.empty()) key_ = table_.empty() ? name : table_ + "." + name;
   }
 
   void in_key(char c) {
@@ -149,7 +176,11 @@ class Scanner {
       found_ = problem(key_start_, too_long_key());
       return;
     }
-    if ((mode_ == Mode::Key && c == '=') || (mode_ == Mode::Header && c == ']')) mode_ = Mode::Value;
+    if ((mode_ == Mode::Key && c == '=') || (mode_ == Mode::Header && c == ']')) {
+      end_key();
+      if (found_) return;
+      mode_ = Mode::Value;
+    }
     if (mode_ == Mode::Key && c == '}' && !nesting_.empty()) {  // an empty inline table
       nesting_.pop_back();
       mode_ = Mode::Value;
@@ -159,7 +190,7 @@ class Scanner {
 
   void in_value(char c) {
     if (c == '{' || c == '[') {
-      nesting_.push_back(c);
+      nesting_.push_back({c, 0, true, at_, line_, line_start_});
       if (nesting_.size() > kMaxValueNesting) {
         found_ = problem(at_, fmt::format("found arrays or inline tables nested more than {} deep; allowed: at "
                                           "most {} levels",
@@ -171,12 +202,26 @@ class Scanner {
       return;
     }
     if ((c == ']' || c == '}') && !nesting_.empty()) nesting_.pop_back();
-    if (c == ',' && !nesting_.empty() && nesting_.back() == '{') {
+    if (c == ',' && !nesting_.empty() && nesting_.back().open == '{') {
       ++at_;
       start_key(Mode::Key);
       return;
     }
+    if (c == ',' && !nesting_.empty()) nesting_.back().expecting = true;
     ++at_;
+  }
+
+  // At the first character of a value inside an array: one more entry (a trailing comma starts none). An array
+  // over the limit is reported where it starts, which may be lines above.
+  bool count_entry() {
+    Open& list = nesting_.back();
+    if (list.open != '[' || !list.expecting) return true;
+    list.expecting = false;
+    if (++list.entries <= kMaxListEntries) return true;
+    line_ = list.line;
+    line_start_ = list.line_start;
+    found_ = problem(list.offset, too_many_list_entries(), key_);
+    return false;
   }
 
   void skip_comment() {
@@ -269,11 +314,28 @@ class Scanner {
   Mode mode_ = Mode::LineStart;
   std::size_t parts_ = 1;
   std::size_t key_start_ = std::string_view::npos;
-  std::vector<char> nesting_;  // '{' or '[' of the values open around the scan
+  struct Open {
+    char open;           // '{' or '['
+    std::size_t entries;  // of an array, so far
+    bool expecting;       // after '[' or ',': the next value is one more entry
+    std::size_t offset;  // of the bracket
+    int line;            // and its line
+    std::size_t line_start;
+  };
+  std::vector<Open> nesting_;  // the values open around the scan
+  std::size_t name_start_ = 0;  // where the current key or header's text starts
+  std::string table_;           // the last table header's text
+  std::string key_;             // the last top-level key's path, as written
+  std::map<std::string, std::size_t> tables_of_name_;  // [[NAME]] headers seen
   std::optional<InputProblem> found_;
 };
 
 }  // namespace
+
+std::string too_many_list_entries() {
+  return fmt::format("found more than {} entries in a list; allowed: at most {} entries", kMaxListEntries,
+                     kMaxListEntries);
+}
 
 std::optional<InputProblem> check_scenario_input(std::string_view text) { return Scanner(text).run(); }
 

@@ -541,6 +541,10 @@ std::vector<Table> Loader::table_array(const Table& parent, std::string_view key
           fmt::format("found {}; allowed: an array of tables, each written [[{}]]", describe(*node), path));
     return entries;
   }
+  if (array->size() > kMaxListEntries) {  // the file's [[tables]] within it, then one added by a --set
+    error(where_node(path, node), path, too_many_list_entries());
+    return entries;
+  }
   for (std::size_t i = 0; i < array->size(); ++i) {
     Table entry{array->get(i)->as_table(), fmt::format("{}[{}]", path, i), schema};
     Where where = where_node(entry.path, entry.node);
@@ -590,6 +594,11 @@ bool Loader::read_strings(const Table& table, std::string_view key, std::vector<
   }
   if (at_least_one && array->empty()) {
     error(where_node(path, node), path, fmt::format("found an empty array; allowed: {}", allowed));
+    return false;
+  }
+  // A file's lists are bounded before parsing (input_check.hpp); a --set "a,b,..." list is bounded here.
+  if (array->size() > kMaxListEntries) {
+    error(where_node(path, node), path, too_many_list_entries());
     return false;
   }
   std::vector<std::string> values;
