@@ -61,6 +61,9 @@ template <class... Handlers>
 struct Overloaded : Handlers... {
   using Handlers::operator()...;
 };
+// Spelled out for compilers without aggregate deduction (clang 14, which builds the fuzz target).
+template <class... Handlers>
+Overloaded(Handlers...) -> Overloaded<Handlers...>;
 
 std::optional<double> number_of(const RunResult& result, const ResultField& field) {
   return std::visit(
