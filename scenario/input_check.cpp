@@ -110,11 +110,12 @@ class Scanner {
         c != '}' && c != ',' && !count_entry()) {
       return;
     }
-    if (c == '"' || c == '\'') return skip_string(c);
+    if ((c == '"' || c == '\'') && opens_string()) return skip_string(c);
     if (!is_ascii(c)) {
       found_ = non_ascii(at_, "outside a string or comment; allowed: ASCII outside strings and comments (TOML 1.0)");
       return;
     }
+    if (c != ' ' && c != '\t' && c != '\r') last_ = c;
     if (c == '\n') {
       ++at_;
       ++line_;
@@ -224,6 +225,11 @@ class Scanner {
     return false;
   }
 
+  // A quote begins a string only where TOML has one: a key part (at a line's start, after '.', '[', '{' or ',')
+  // or a value (after '=', '[' or ','). Elsewhere (`-"x"`, `a"b"`) toml++ reads it as part of a bare word and
+  // tests the characters after it for whitespace, so the scan keeps treating them as outside a string.
+  bool opens_string() const { return std::string_view("\n=[{,.").find(last_) != std::string_view::npos; }
+
   void skip_comment() {
     while (at_ < text_.size() && text_[at_] != '\n') ++at_;
   }
@@ -231,6 +237,7 @@ class Scanner {
   // A string of either quote, single- or multi-line (which may end in up to two extra quotes); in a key it
   // counts towards the key's length like any other byte.
   void skip_string(char quote) {
+    last_ = quote;
     if (mode_ == Mode::LineStart) start_key(Mode::Key);
     if (key_start_ == std::string_view::npos && mode_ != Mode::Value) key_start_ = at_;
     const std::string_view triple = quote == '"' ? "\"\"\"" : "'''";
@@ -324,6 +331,7 @@ class Scanner {
   };
   std::vector<Open> nesting_;  // the values open around the scan
   std::size_t name_start_ = 0;  // where the current key or header's text starts
+  char last_ = '\n';            // the last character scanned that is not a space, tab or '\r' (a string: its quote)
   std::string table_;           // the last table header's text
   std::string key_;             // the last top-level key's path, as written
   std::map<std::string, std::size_t> tables_of_name_;  // [[NAME]] headers seen
