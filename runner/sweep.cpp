@@ -904,6 +904,17 @@ SweepOutcome run_sweep(const SweepSpec& spec) {
   // Aggregate what the file holds (old and new lines read the same way).
   results.clear();
   if (!read_results(results_path, Partial::Repair, id, spec.shard, first_pair, results, messages)) return outcome;
+  // Seeds finish, and their lines are appended, in an order -j N makes vary; rewritten in (cell, seed) order,
+  // as merge writes it, the file is a function of the grid and the seeds alone, resumed or not. The appended
+  // file stays the crash-safe record until the atomic rename (a kill before it leaves it for --resume).
+  std::string canonical;
+  for (const auto& [key, entry] : results) canonical += entry.text + "\n";
+  if (read_text(results_path) != canonical) {
+    if (const auto error = reports::write_file_atomically(results_path, canonical); !error.empty()) {
+      messages << "lethe sweep: " << error << "\n";
+      return outcome;  // exit_code is still kExitBadInput
+    }
+  }
   finish(spec.out_dir, id, results, spec.table_out, messages, outcome);
   return outcome;
 }
