@@ -200,4 +200,48 @@ std::string mask_message(std::string_view message, std::string_view target) {
   return out;
 }
 
+std::string mask_words(std::string_view text) {
+  std::string out;
+  for (std::size_t line_begin = 0; line_begin < text.size();) {
+    std::size_t line_end = text.find('\n', line_begin);
+    if (line_end == std::string_view::npos) line_end = text.size();
+    const std::string_view line = text.substr(line_begin, line_end - line_begin);
+    // A line that names a password: its words may be in any order (the parser lists unexpected arguments last
+    // first: "S3cr3t = password"), so every word after the message's own "...: " is masked but the keywords,
+    // their '=' and option names.
+    const bool names_a_password = lower(line).find("password") != std::string::npos;
+    std::size_t i = 0;
+    if (names_a_password) {
+      const std::size_t colon = line.find(": ");
+      i = colon == std::string_view::npos ? 0 : colon + 2;
+      out.append(line.substr(0, i));
+    }
+    while (i < line.size()) {
+      if (is_space(line[i])) {
+        out.push_back(line[i++]);
+        continue;
+      }
+      std::size_t end = i;
+      while (end < line.size() && !is_space(line[end])) ++end;
+      const std::string_view word = line.substr(i, end - i);
+      i = end;
+      if (!names_a_password) {
+        const bool target_like = word.find("://") != std::string_view::npos || word.find('@') != std::string_view::npos;
+        out.append(target_like ? mask_target(word) : std::string(word));
+      } else if (names_password(word)) {
+        const std::size_t equals = word.find('=', lower(word).find("password"));
+        out.append(word.substr(0, equals == std::string_view::npos ? word.size() : equals + 1));
+        if (equals != std::string_view::npos && equals + 1 < word.size()) out.append(kMask);
+      } else if (word == "=" || word.rfind("--", 0) == 0) {
+        out.append(word);
+      } else {
+        out.append(kMask);
+      }
+    }
+    out.append(text.substr(line_end, line_end < text.size() ? 1 : 0));
+    line_begin = line_end + 1;
+  }
+  return out;
+}
+
 }  // namespace live

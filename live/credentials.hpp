@@ -31,4 +31,11 @@ std::string mask_target(std::string_view target);
 // mask_target(target), and every secret of `target` replaced by "***".
 std::string mask_message(std::string_view message, std::string_view target);
 
+// Text that may quote command-line words without knowing which is a target (the command-line parser's errors:
+// "The following argument was not expected: password=SECRET" when a conninfo was not quoted). On a line that
+// names a password, every word after the line's first ": " is "***" except the password keywords (with their
+// '=', the value masked), a lone '=' and option names (--x): the parser may list the words in any order. On
+// other lines a word holding "://" or '@' is masked as a target.
+std::string mask_words(std::string_view text);
+
 }  // namespace live

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string_view>
 
+#include "live/credentials.hpp"
 #include "live/run.hpp"
 #include "reports/json.hpp"
 #include "reports/summary.hpp"
@@ -85,7 +86,7 @@ std::optional<live::LiveSettings> settings_from(const LiveOptions& o) {
   try {
     s.store_options.variant = o.variant.empty() ? live::default_variant(o.store) : o.variant;
   } catch (const std::invalid_argument& e) {
-    std::cerr << "lethe live: " << e.what() << "\n";
+    std::cerr << "lethe live: " << live::mask_words(e.what()) << "\n";  // quotes --store, --variant as given
     return std::nullopt;
   }
   s.store_options.target = o.target;
@@ -148,7 +149,7 @@ std::optional<live::LiveSettings> settings_from(const LiveOptions& o) {
   s.seed = o.seed;
   const std::string problem = live::validate(s);
   if (!problem.empty()) {
-    std::cerr << "lethe live: " << problem << "\n";
+    std::cerr << "lethe live: " << live::mask_words(problem) << "\n";  // may quote an option as given
     return std::nullopt;
   }
   return s;
@@ -271,6 +272,10 @@ int command_live(const LiveOptions& o) {
 
 ExtraCommand register_live(CLI::App& app) {
   auto options = std::make_shared<LiveOptions>();
+  // The parser's errors quote the words it did not expect: an unquoted conninfo's "password=SECRET" among them.
+  app.failure_message([](const CLI::App* failed, const CLI::Error& error) {
+    return live::mask_words(CLI::FailureMessage::simple(failed, error));
+  });
   auto* cmd = app.add_subcommand(
       "live", "Run the protocol for real against PostgreSQL, Redis or the in-process store, with real threads and "
               "faults, and check it with the oracle and the linearizability checker");

@@ -114,3 +114,23 @@ TEST(LiveCredentials, ABadOrUnreachableRedisTargetIsNamedWithoutThePassword) {
 }
 
 }  // namespace
+
+// The command-line parser quotes the words it did not expect: an unquoted conninfo's password among them, in
+// any order.
+TEST(LiveCredentials, WordsOfAnyTargetAreMaskedInTextThatQuotesTheCommandLine) {
+  EXPECT_EQ(live::mask_words("The following argument was not expected: password=S3cr3tPW\nRun with --help"),
+            "The following argument was not expected: password=***\nRun with --help");
+  EXPECT_EQ(live::mask_words("The following arguments were not expected: S3cr3tPW = password"),
+            "The following arguments were not expected: *** = password");
+  EXPECT_EQ(live::mask_words("The following arguments were not expected: x sslpassword=S3 cr3tPW"),
+            "The following arguments were not expected: *** sslpassword=*** ***");
+  EXPECT_EQ(live::mask_words("Could not convert: --workers = password=S3cr3tPW"),
+            "Could not convert: --workers = password=***");
+  EXPECT_EQ(live::mask_words("not expected: PASSWORD S3cr3tPW"), "not expected: PASSWORD ***");
+  EXPECT_EQ(live::mask_words("Could not convert: --workers = postgresql://u:S3cr3tPW@h/db"),
+            "Could not convert: --workers = postgresql://u:***@h/db");
+  EXPECT_EQ(live::mask_words("not expected: redis://:S3cr3tPW@127.0.0.1:6379 x"),
+            "not expected: redis://:***@127.0.0.1:6379 x");
+  EXPECT_EQ(live::mask_words("--target: At Most 1 required but received 2"),
+            "--target: At Most 1 required but received 2");
+}
