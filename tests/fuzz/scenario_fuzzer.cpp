@@ -64,7 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // An exception out of the loader comes back as this one message (load_scenario_text); every other message
     // starts with the position and key of what the input got wrong.
     const std::vector<scenario::LoadError>& errors = std::get<std::vector<scenario::LoadError>>(first);
-    if (errors.size() == 1 && errors[0].message.rfind("fuzz.toml:1:1: scenario: internal error while loading: ", 0) == 0) {
+    const std::string_view internal = "fuzz.toml:1:1: scenario: internal error while loading: ";
+    if (errors.size() == 1 && errors[0].message.rfind(internal, 0) == 0) {
       finding("an exception out of the loader", errors[0].message, "");
     }
     return 0;
