@@ -30,7 +30,8 @@ Quantiles quantiles(std::vector<std::int64_t>& values) {
 
 namespace {
 
-std::string t(sim::Time time) { return sim::format_duration(time); }
+// Every instant in an explanation is read by a person: rounded, one unit each (sim::format_human).
+std::string t(sim::Time time) { return sim::format_human(time); }
 
 class Judge {
  public:
