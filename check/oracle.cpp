@@ -308,7 +308,8 @@ class Judge {
       check_declared(cause, e, why);
       ++result_.duplicates[static_cast<std::size_t>(cause)];
       ++result_.duplicate_effects;
-      if (result_.explanations.size() < in_.max_explanations) {
+      // Past the cap, the first duplicate of each cause is still explained (the summary names it).
+      if (result_.explanations.size() < in_.max_explanations || result_.duplicates[static_cast<std::size_t>(cause)] == 1) {
         result_.explanations.push_back(DuplicateExplanation{e.id, e.processor, cause, e.attempt,
                                                             earlier.front()->attempt, e.at,
                                                             fmt::format("message {} ({}): {}", e.id,
