@@ -244,8 +244,8 @@ int command_suite(const SuiteOptions& o) {
       for (const auto& x : run.result.expectations) {
         if (!x.ok) what += fmt::format("{}{} {} {} (got {})", what.empty() ? "" : "; ", x.key, x.op, x.want, x.got);
       }
-      failures += fmt::format("FAIL {} seed {}: {}\n  replay: {} --explain\n", row.scenario, jobs[i].seed, what,
-                              replay);
+      failures += fmt::format("FAIL {} seed {}: {}\n  replay: {} --explain\n  draw it: {} --html {}-seed{}.html\n",
+                              row.scenario, jobs[i].seed, what, replay, replay, row.scenario, jobs[i].seed);
     } else {
       ++row.passed;
     }

@@ -127,6 +127,23 @@ TEST(IncidentPage, DrawsEachDuplicatedMessageWithItsMarkAndExplanationAndListsEv
   fs::remove_all(dir);
 }
 
+TEST(FailureLines, OfTheSuiteAndTheSweepPrintTheCommandThatDrawsTheIncidentPage) {
+  const fs::path dir = temp_dir("failure-lines");
+  const std::string few = " --seeds 1 --set workload.messages=3";  // too few messages for the expected duplicate
+  const auto suite = run_lethe("suite scenarios/crash-window-after-effect.toml" + few);
+  ASSERT_EQ(suite.exit_code, 1) << suite.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(suite.out, m, std::regex(R"(draw it: lethe (replay .* --html )(\S+\.html))"))) << suite.out;
+  EXPECT_EQ(m[2], "crash-window-after-effect-seed1.html");
+  EXPECT_EQ(run_lethe(m[1].str() + (dir / "page.html").string()).exit_code, 1) << "the printed command runs";
+  EXPECT_NE(read_file(dir / "page.html").find("No duplicate effects in this run"), std::string::npos);
+  const auto sweep = run_lethe("sweep scenarios/crash-window-after-effect.toml --vary workload.messages=3" + few +
+                               " --out " + (dir / "sweep").string());
+  EXPECT_EQ(sweep.exit_code, 1) << sweep.out;
+  EXPECT_NE(sweep.out.find("--html cell0-seed1.html"), std::string::npos) << sweep.out;
+  fs::remove_all(dir);
+}
+
 std::string browser() {
   for (const char* name : {"chromium", "chromium-browser"}) {
     if (installed(name)) return name;
