@@ -254,6 +254,11 @@ std::string story_section(const Story& story, const IncidentInput& in) {
                        story.message, ev.attempt, ev.attempt, format_time(ev.time), e(ev.cause), e(ev.because));
   }
   if (!any) out += "<p>No duplicate execution of this message.</p>\n";
+  std::string memo;
+  for (const auto& x : in.result.memo_explanations) {
+    if (x.id == story.message) memo += fmt::format("<li>at {}: {}</li>\n", format_time(x.at), e(x.because));
+  }
+  if (!memo.empty()) out += "<p>Callers handed another value than the first execution's:</p>\n<ul class=\"memo\">\n" + memo + "</ul>\n";
   out += "<div class=\"scroll\">" + story_svg(story, in.node_names) + "</div>\n";
   out += "<p class=\"legend\"><span class=\"k attempt\"></span>attempt (delivery to end) "
          "<span class=\"k poll\"></span>polls, folded "

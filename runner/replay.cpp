@@ -99,6 +99,23 @@ int write_html(const ReplayOptions& o, const lethe::RunResult& result, const let
   return kExitOk;
 }
 
+// --explain, after the duplicates: why callers were handed a value other than the first execution's.
+void print_memo_mismatches(const ReplayOptions& o, const lethe::RunResult& r, std::size_t limit) {
+  if (r.memo_mismatches == 0 || o.cause) return;
+  std::cout << fmt::format("\nwhy callers got another value than the first execution's: {} memo mismatches\n",
+                           r.memo_mismatches);
+  std::size_t selected = 0;
+  std::size_t shown = 0;
+  for (const auto& x : r.memo_explanations) {
+    if (o.message && x.id != *o.message) continue;
+    ++selected;
+    if (shown == limit) continue;
+    ++shown;
+    std::cout << fmt::format("  [memo] at {}: {}\n", reports::format_time(x.at), x.because);
+  }
+  if (shown < selected) std::cout << fmt::format("  ({} of {} shown: --limit N shows more)\n", shown, selected);
+}
+
 // --explain: the summary by cause, then the sentences selected by --cause and --limit.
 void print_explanations(const ReplayOptions& o, const lethe::RunResult& r) {
   std::cout << fmt::format("\nwhy each duplicate happened: {} duplicate effects\n", r.duplicate_effects);
@@ -131,6 +148,7 @@ void print_explanations(const ReplayOptions& o, const lethe::RunResult& r) {
   if (shown < selected) {
     std::cout << fmt::format("  ({} of {} shown: --limit N shows more, --cause C selects one cause)\n", shown, selected);
   }
+  print_memo_mismatches(o, r, limit);
 }
 
 int command_replay(const ReplayOptions& o) {

@@ -55,9 +55,18 @@ TEST(ReplayExplain, OpensWithTheDuplicatesByCauseAndSelectsByCauseAndLimitSaying
   // One readable unit per instant: no bare nanoseconds, no nine-digit seconds.
   EXPECT_NE(all.out.find("ran the effect at 176.6ms and died at 178.4ms"), std::string::npos) << all.out;
   EXPECT_FALSE(std::regex_search(all.out, std::regex(R"(\d{6,}ns|\.\d{5,}s)"))) << all.out;
+  // Memo mismatches (19 here, 14 of them the duplicates' own callers) are explained too.
+  EXPECT_NE(all.out.find("why callers got another value than the first execution's: 19 memo mismatches"),
+            std::string::npos) << all.out;
+  std::size_t memo = 0;
+  for (auto at = all.out.find("[memo]"); at != std::string::npos; at = all.out.find("[memo]", at + 1)) ++memo;
+  EXPECT_EQ(memo, 19u);
+  EXPECT_NE(all.out.find("attempt 310 on billing-0 was handed 312, the result of the duplicate execution by attempt "
+                         "315 on billing-1 at 10.26s"),
+            std::string::npos) << all.out;
   const auto limited = run_lethe(kCrashWindow + " --explain --limit 2");
   EXPECT_NE(limited.out.find("(2 of 14 shown"), std::string::npos) << limited.out;
-  EXPECT_EQ(std::count(limited.out.begin(), limited.out.end(), '['), 2) << limited.out;
+  EXPECT_EQ(std::count(limited.out.begin(), limited.out.end(), '['), 4) << "two duplicates, two memo: " << limited.out;
   const auto other = run_lethe(kCrashWindow + " --explain --cause expired");
   EXPECT_NE(other.out.find("no duplicates expired"), std::string::npos) << other.out;
 }
