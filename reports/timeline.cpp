@@ -383,6 +383,22 @@ std::string timeline_text(const Story& story, const std::vector<std::string>& na
 }
 
 namespace {
+// Breaks a label into lines of about 30 characters at spaces (Graphviz "\\n"), so boxes grow down, not across.
+std::string wrap(const std::string& text) {
+  std::string out;
+  std::size_t line = 0;
+  for (char c : text) {
+    if (c == ' ' && line >= 30) {
+      out += "\\n";
+      line = 0;
+      continue;
+    }
+    out += c;
+    ++line;
+  }
+  return out;
+}
+
 std::string dot_escape(std::string_view text) {
   std::string out;
   for (char c : text) {
@@ -412,16 +428,26 @@ std::string timeline_dot(const Story& story, const std::vector<std::string>& nam
                                                                 : "black";
       const std::string when = e.end > e.time ? format_time(e.time) + " to " + format_time(e.end) : format_time(e.time);
       const std::string fill = e.duplicate ? ", style=\"rounded,filled\", fillcolor=\"#f8d0d0\", penwidth=2" : "";
-      out += fmt::format("    e{} [label=\"{}\\n{}\", color={}{}];\n", i, when, dot_escape(e.text), color, fill);
+      out += fmt::format("    e{} [label=\"{}\\n{}\", color={}{}];\n", i, when, wrap(dot_escape(e.text)), color, fill);
       if (!previous.empty()) out += fmt::format("    {} -> e{} [style=bold];\n", previous, i);
       previous = fmt::format("e{}", i);
     }
     out += "  }\n";
   }
-  // Time order across lanes: each event is ranked after the one before it; a change of lane is a dashed hand-off.
-  for (std::size_t i = 0; i + 1 < story.events.size(); ++i) {
-    const bool hand_off = story.events[i].node != story.events[i + 1].node;
-    out += fmt::format("  e{} -> e{} [{}];\n", i, i + 1, hand_off ? "style=dashed, color=gray" : "style=invis");
+  // Time order across lanes: each event is ranked after every event of the instant before it (events of one
+  // instant may share a rank); a change of lane is a dashed hand-off.
+  std::size_t group = 0;  // the first event of the previous instant
+  std::size_t current = 0;
+  for (std::size_t i = 1; i < story.events.size(); ++i) {
+    if (story.events[i].time != story.events[current].time) {
+      group = current;
+      current = i;
+    }
+    if (current == 0) continue;
+    for (std::size_t j = group; j < current; ++j) {
+      const bool hand_off = j + 1 == i && story.events[j].node != story.events[i].node;
+      out += fmt::format("  e{} -> e{} [{}];\n", j, i, hand_off ? "style=dashed, color=gray" : "style=invis");
+    }
   }
   out += "}\n";
   return out;
