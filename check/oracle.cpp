@@ -374,7 +374,13 @@ class Judge {
         if ((*it)->value == a->returned) source = *it;
       }
       std::string why;
-      if (source != nullptr && source->attempt == a->attempt) {
+      const bool retried = source != nullptr && source->attempt == a->attempt && begin != end &&
+                           (*begin)->attempt == a->attempt && source != *begin;
+      if (retried) {
+        why = fmt::format("{} never got the answer of its first provider call (executed at {}, result {}), called "
+                          "again, and handed its caller the second execution's result {} (at {})",
+                          who(a->attempt), t((*begin)->at), (*begin)->value, a->returned, t(source->at));
+      } else if (source != nullptr && source->attempt == a->attempt) {
         why = fmt::format("{} ran the effect again at {} (a duplicate) and handed its caller its own result {}; {}",
                           who(a->attempt), t(source->at), a->returned, first_text);
       } else if (source != nullptr) {
