@@ -30,7 +30,8 @@ Quantiles quantiles(std::vector<std::int64_t>& values) {
 
 namespace {
 
-std::string t(sim::Time time) { return sim::format_duration(time); }
+// Every instant in an explanation is read by a person: rounded, one unit each (sim::format_human).
+std::string t(sim::Time time) { return sim::format_human(time); }
 
 class Judge {
  public:
@@ -307,7 +308,8 @@ class Judge {
       check_declared(cause, e, why);
       ++result_.duplicates[static_cast<std::size_t>(cause)];
       ++result_.duplicate_effects;
-      if (result_.explanations.size() < in_.max_explanations) {
+      // Past the cap, the first duplicate of each cause is still explained (the summary names it).
+      if (result_.explanations.size() < in_.max_explanations || result_.duplicates[static_cast<std::size_t>(cause)] == 1) {
         result_.explanations.push_back(DuplicateExplanation{e.id, e.processor, cause, e.attempt,
                                                             earlier.front()->attempt, e.at,
                                                             fmt::format("message {} ({}): {}", e.id,
@@ -327,11 +329,76 @@ class Judge {
 
   void count_memo_mismatches() {
     // (An attempt folded into a settled group returned the group's value: no mismatch.)
-    ledger_.attempts.for_each([this](const AttemptRecord& a) {
+    std::vector<const AttemptRecord*> mismatched;
+    ledger_.attempts.for_each([this, &mismatched](const AttemptRecord& a) {
       if (!a.has_returned_value) return;
       const std::uint64_t* first = first_value(a.id, a.processor);
-      if (first != nullptr && *first != a.returned) ++result_.memo_mismatches;
+      if (first != nullptr && *first != a.returned) {
+        ++result_.memo_mismatches;
+        if (mismatched.size() < in_.max_explanations) mismatched.push_back(&a);
+      }
     });
+    explain_memo_mismatches(mismatched);
+  }
+
+  // Who was handed which value, and where that value came from: the attempt's own duplicate execution, the
+  // memo a duplicate execution recorded, or no execution at all.
+  void explain_memo_mismatches(const std::vector<const AttemptRecord*>& mismatched) {
+    if (mismatched.empty()) return;
+    std::vector<const ExecutionRecord*> by_group;  // sorted by (id, processor, at), as count_executions visits
+    by_group.reserve(ledger_.executions.size());
+    for (const auto& e : ledger_.executions) by_group.push_back(&e);
+    std::stable_sort(by_group.begin(), by_group.end(), [](const ExecutionRecord* x, const ExecutionRecord* y) {
+      if (x->id != y->id) return x->id < y->id;
+      if (x->processor != y->processor) return x->processor < y->processor;
+      return x->at < y->at;
+    });
+    for (const AttemptRecord* a : mismatched) {
+      const auto begin = std::lower_bound(by_group.begin(), by_group.end(), std::make_pair(a->id, a->processor),
+                                          [](const ExecutionRecord* e, const std::pair<MessageId, ProcessorId>& k) {
+                                            return e->id != k.first ? e->id < k.first : e->processor < k.second;
+                                          });
+      auto end = begin;
+      while (end != by_group.end() && (*end)->id == a->id && (*end)->processor == a->processor) ++end;
+      std::string first_text;
+      const auto settled = ledger_.settled.find(group_key(a->id, a->processor));
+      if (settled != ledger_.settled.end()) {
+        first_text = fmt::format("the first execution ({} at {}) gave {}", who(settled->second.attempt),
+                                 t(settled->second.executed_at), settled->second.value);
+      } else if (begin != end) {
+        first_text = fmt::format("the first execution ({} at {}) gave {}", who((*begin)->attempt), t((*begin)->at),
+                                 (*begin)->value);
+      }
+      const ExecutionRecord* source = nullptr;
+      for (auto it = begin; it != end && source == nullptr; ++it) {
+        if ((*it)->value == a->returned) source = *it;
+      }
+      std::string why;
+      const bool retried = source != nullptr && source->attempt == a->attempt && begin != end &&
+                           (*begin)->attempt == a->attempt && source != *begin;
+      if (retried) {
+        why = fmt::format("{} never got the answer of its first provider call (executed at {}, result {}), called "
+                          "again, and handed its caller the second execution's result {} (at {})",
+                          who(a->attempt), t((*begin)->at), (*begin)->value, a->returned, t(source->at));
+      } else if (source != nullptr && source->attempt == a->attempt) {
+        why = fmt::format("{} ran the effect again at {} (a duplicate) and handed its caller its own result {}; {}",
+                          who(a->attempt), t(source->at), a->returned, first_text);
+      } else if (source != nullptr) {
+        why = fmt::format("{} was handed {}, the result of the duplicate execution by {} at {} (its completion "
+                          "record, read as the memo); {}",
+                          who(a->attempt), a->returned, who(source->attempt), t(source->at), first_text);
+      } else {
+        why = fmt::format("{} was handed {}, which no execution of this message produced; {}", who(a->attempt),
+                          a->returned, first_text);
+      }
+      result_.memo_explanations.push_back(MemoMismatchExplanation{
+          a->id, a->processor, a->attempt, a->ended_at.value_or(0),
+          fmt::format("message {} ({}): {}", a->id, processor(a->processor), why)});
+    }
+    std::sort(result_.memo_explanations.begin(), result_.memo_explanations.end(),
+              [](const MemoMismatchExplanation& x, const MemoMismatchExplanation& y) {
+                return x.at != y.at ? x.at < y.at : x.attempt < y.attempt;
+              });
   }
 
   // Completions that landed on top of an earlier completion with a different memoized value: a timed-out

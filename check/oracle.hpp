@@ -47,7 +47,7 @@ struct OracleInput {
   std::uint64_t sink_calls = 0;
   std::function<std::string(std::uint32_t node)> node_name;
   std::function<std::string(ProcessorId)> processor_name;
-  std::size_t max_explanations = 1000;
+  std::size_t max_explanations = 1000;  // beyond it only the first duplicate of each cause is explained
 };
 
 // Fills the counting fields of `result` (effects .. recovery_latency, explanations).

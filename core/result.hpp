@@ -91,6 +91,15 @@ struct DuplicateExplanation {
   std::string because;                // plain words: which clause broke, when, on which nodes
 };
 
+// Why a caller was handed a value other than the first execution's (a memo mismatch), in plain words.
+struct MemoMismatchExplanation {
+  std::uint64_t id = 0;
+  std::uint32_t processor = 0;
+  std::uint64_t attempt = 0;  // the attempt that handed its caller the other value
+  std::int64_t at = 0;        // virtual time it returned
+  std::string because;        // who got which value, from which execution, and why it differs from the first
+};
+
 struct RunResult {
   std::string scenario;
   std::uint64_t seed = 0;
@@ -117,6 +126,7 @@ struct RunResult {
   std::vector<std::string> swarm;                  // fault kinds switched on for this seed (swarm mode)
   std::uint64_t memo_overwrites = 0;               // completions that replaced an already memoized, different result
   std::vector<DuplicateExplanation> explanations;  // one per duplicate (capped)
+  std::vector<MemoMismatchExplanation> memo_explanations;  // one per memo mismatch (same cap)
   std::uint64_t trace_events = 0;
 
   // A numeric result field by its dotted name ("duplicates.expired", "wait_time.p99", "ok"); nullopt if the

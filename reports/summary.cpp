@@ -3,29 +3,11 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "sim/time.hpp"
+
 namespace reports {
 
-std::string format_time(std::int64_t ns) {
-  const bool negative = ns < 0;
-  const double v = std::fabs(static_cast<double>(ns));
-  std::string text;
-  if (v == 0) {
-    text = "0s";
-  } else if (v < 1e3) {
-    text = fmt::format("{}ns", static_cast<long long>(v));
-  } else if (v < 1e6) {
-    text = fmt::format("{:.3g}us", v / 1e3);
-  } else if (v < 1e9) {
-    text = fmt::format("{:.3g}ms", v / 1e6);
-  } else if (v < 120e9) {
-    text = fmt::format("{:.4g}s", v / 1e9);
-  } else if (v < 7200e9) {
-    text = fmt::format("{:.4g}m", v / 60e9);
-  } else {
-    text = fmt::format("{:.4g}h", v / 3600e9);
-  }
-  return negative ? "-" + text : text;
-}
+std::string format_time(std::int64_t ns) { return sim::format_human(ns); }
 
 namespace {
 std::string quantiles_text(const lethe::Quantiles& q) {

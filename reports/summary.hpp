@@ -9,7 +9,7 @@
 
 namespace reports {
 
-std::string format_time(std::int64_t ns);  // "1.5s", "250ms", "0s"
+std::string format_time(std::int64_t ns);  // sim::format_human: "176.6ms", "10.19s", "0s"
 
 // The summary of one seed: counts, duplicates by cause, lost, memo mismatches,
 // waits, recovery latency, linearizability, expectations.

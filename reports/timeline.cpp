@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <map>
 #include <set>
 
+#include "protocol/strategies.hpp"  // first: its core/config.hpp names an enumerator Key, as store_ops.hpp a type
 #include "protocol/env.hpp"
 #include "protocol/store_ops.hpp"
 #include "reports/summary.hpp"
@@ -13,7 +15,9 @@ namespace reports {
 namespace {
 bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
 
+// Kinds whose first field is the message id.
 bool message_kind(std::string_view kind) {
+  if (kind == "kafka.commit" || kind == "kafka.rebalance") return false;  // their first field is a processor
   static const char* prefixes[] = {"attempt", "decision", "outcome", "ack", "publish", "producer.", "crash_point",
                                    "sink.", "queue.", "kafka.", "client.", "request."};
   for (const char* p : prefixes) {
@@ -28,43 +32,161 @@ bool about_message_key(const sim::TraceRecord& r, std::uint64_t id) {
   return false;
 }
 
-std::string node_name(const std::vector<std::string>& names, std::uint32_t node) {
-  return node < names.size() ? names[node] : fmt::format("node{}", node);
+bool node_lifecycle(std::string_view kind) { return kind == "crash" || kind == "restart" || kind == "pause"; }
+
+const char* op_name(std::uint64_t operation) {
+  static const char* kinds[] = {"get", "put", "delete", "upsert", "transaction", "evict"};
+  const auto kind = operation / 2;
+  return kind < 6 ? kinds[kind] : "operation";
+}
+bool op_applied(std::uint64_t operation) { return (operation & 1) != 0; }
+bool op_writes(std::uint64_t operation) {
+  const auto kind = operation / 2;
+  return kind == 1 || kind == 3 || kind == 4;  // put, upsert, transaction
 }
 
-std::string describe(const sim::TraceRecord& r) {
-  if (r.kind_name == "decision") {
-    return fmt::format("decision {} (attempt {})", lethe::to_string(static_cast<lethe::Basis>(r.c)), r.b);
-  }
-  if (r.kind_name == "attempt") return fmt::format("attempt {} begins (processor {})", r.c, r.b);
-  if (r.kind_name == "outcome") {
-    static const char* outcomes[] = {"executed", "skipped", "failed"};
-    return fmt::format("attempt {} {}", r.b, r.c < 3 ? outcomes[r.c] : "?");
-  }
-  if (r.kind_name == "crash_point") {
-    return fmt::format("crash point {} fired (attempt {})", lethe::to_string(static_cast<lethe::CrashPoint>(r.b)),
-                       r.c);
-  }
-  if (r.kind_name == "store.execute") {
-    static const char* kinds[] = {"get", "put", "delete", "upsert", "transaction", "evict"};
-    const auto kind = r.c / 2;
-    return fmt::format("store {} {} ({})", kind < 6 ? kinds[kind] : "?", (r.c & 1) ? "applied" : "rejected",
-                       r.a == 0 ? "sweeper" : fmt::format("request {}", r.a));
-  }
-  if (r.kind_name == "store.evict") return fmt::format("TTL evicts the record (expires_on {})", format_time(static_cast<std::int64_t>(r.b)));
-  if (!r.detail.empty()) return fmt::format("{} {}", r.kind_name, r.detail);
-  return fmt::format("{} a={} b={} c={}", r.kind_name, r.a, r.b, r.c);
-}
-
-std::string dot_escape(std::string_view text) {
+// "message=14 attempt=15 value=16": the kind's named fields (node fields by name), for kinds without words.
+std::string named_fields(const sim::TraceRecord& r, const std::vector<std::string>& names) {
+  const std::uint64_t values[] = {r.a, r.b, r.c};
   std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+  for (std::size_t i = 0; i < 3; ++i) {
+    std::string_view field = r.fields[i];
+    std::string value = std::to_string(values[i]);
+    if (field.empty()) {
+      if (values[i] == 0) continue;
+      field = i == 0 ? "a" : i == 1 ? "b" : "c";
+    } else if (const auto slash = field.find('/'); slash != std::string_view::npos) {
+      out += fmt::format(" {}={} {}={}", field.substr(0, slash), values[i] >> 32, field.substr(slash + 1),
+                         values[i] & 0xffffffffull);
+      continue;
+    } else if (field.size() > 5 && field.substr(field.size() - 5) == "_node") {
+      field = field.substr(0, field.size() - 5);
+      value = node_label(names, static_cast<std::uint32_t>(values[i]));
+    }
+    out += fmt::format(" {}={}", field, value);
+  }
+  return out;
+}
+
+struct Words {
+  std::string text;
+  std::string short_text;
+};
+
+Words words(const sim::TraceRecord& r, const std::vector<std::string>& names) {
+  const std::string_view k = r.kind_name;
+  if (k == "decision") {
+    const char* basis = lethe::to_string(static_cast<lethe::Basis>(r.c));
+    return {fmt::format("decision {} (attempt {})", basis, r.b), basis};
+  }
+  if (k == "attempt") return {fmt::format("attempt {} begins (processor {})", r.c, r.b), fmt::format("attempt {}", r.c)};
+  if (k == "outcome") {
+    const char* outcome = r.c < 3 ? lethe::to_string(static_cast<lethe::Outcome>(r.c)) : "?";
+    return {fmt::format("attempt {} ends: {}", r.b, outcome), outcome};
+  }
+  if (k == "crash_point") {
+    const char* point = lethe::to_string(static_cast<lethe::CrashPoint>(r.b));
+    return {fmt::format("crash point {} fired (attempt {})", point, r.c), "crash point"};
+  }
+  if (k == "ack") {
+    return {fmt::format("acknowledged the delivery (processor {}){}", r.b, r.c != 0 ? "" : ": refused"),
+            r.c != 0 ? "ack" : "ack refused"};
+  }
+  if (k == "sink.execute") {
+    return {fmt::format("the provider executed the effect (attempt {}, value {})", r.b, r.c), "effect"};
+  }
+  if (k == "sink.call") return {fmt::format("provider call #{} arrives (attempt {})", r.c & 0xffffffffull, r.b), "call"};
+  if (k == "sink.ok") return {fmt::format("the provider's answer arrives (attempt {}, value {})", r.b, r.c), "answer"};
+  if (k == "sink.retry") return {fmt::format("retries the provider call (attempt {})", r.b), "retry"};
+  if (k == "sink.give_up") return {fmt::format("gives up the provider call after {} calls (attempt {})", r.c, r.b), "gave up"};
+  if (k == "publish") return {fmt::format("published (copy {})", r.b), "publish"};
+  if (k == "queue.publish") return {fmt::format("stored in the queue (number {})", r.b), "queued"};
+  if (k == "queue.receive") return {fmt::format("a worker receives it (receipt {})", r.c), "receive"};
+  if (k == "queue.deliver") return {fmt::format("delivered (receive #{})", r.c), "delivery"};
+  if (k == "queue.visible") return {"visible again: the visibility timeout ran out", "visible again"};
+  if (k == "queue.delete") return {"deleted from the queue", "deleted"};
+  if (k == "crash") return {fmt::format("crashes (incarnation {})", r.a), "crash"};
+  if (k == "restart") return {fmt::format("restarts (incarnation {})", r.a), "restart"};
+  if (k == "pause") return {fmt::format("pauses for {}", format_time(static_cast<std::int64_t>(r.a))), "pause"};
+  if (k == "store.evict") {
+    return {fmt::format("TTL evicts the record (expires_on {})", format_time(static_cast<std::int64_t>(r.b))), "evicted"};
+  }
+  std::string text = std::string(k) + named_fields(r, names);
+  if (!r.detail.empty()) text += " (" + r.detail + ")";
+  return {text, std::string(k)};
+}
+
+StoryRole role_of(std::string_view k) {
+  if (k == "attempt") return StoryRole::Attempt;
+  if (k == "decision") return StoryRole::Decision;
+  if (k == "outcome") return StoryRole::Outcome;
+  if (k == "sink.execute") return StoryRole::Effect;
+  if (starts_with(k, "sink.")) return StoryRole::Call;
+  if (k == "ack") return StoryRole::Ack;
+  if (k == "crash_point" || node_lifecycle(k) || starts_with(k, "drop.") || starts_with(k, "rpc.")) {
+    return StoryRole::Fault;
+  }
+  if (starts_with(k, "store.")) return StoryRole::Store;
+  return StoryRole::Source;
+}
+
+struct AttemptSpan {
+  std::uint64_t attempt = 0;
+  std::uint32_t node = 0;
+  sim::Time start = 0;
+  sim::Time end = 0;
+  sim::Time effect = -1;  // when its effect's answer (or execution) was seen, -1 before any
+};
+
+// A store call: invocation (the caller's send), execution, response (the caller's delivery) or its loss.
+struct StoreCall {
+  std::uint32_t caller = UINT32_MAX;
+  sim::Time invoked = -1;
+  sim::Time answered = -1;
+};
+
+// The attempt of the message running on `node` at `time`, 0 when none.
+std::uint64_t attempt_at(const std::vector<AttemptSpan>& spans, std::uint32_t node, sim::Time time) {
+  for (const auto& s : spans) {
+    if (s.node == node && s.start <= time && time <= s.end) return s.attempt;
+  }
+  return 0;
+}
+
+// Folds runs of the same poll (decision of one attempt and basis) and of the same store read (caller, kind,
+// result) into one event with a count and an end: a wait of 48 polls is one span, not 96 boxes.
+std::vector<StoryEvent> fold(std::vector<StoryEvent> events) {
+  std::vector<StoryEvent> out;
+  std::map<std::pair<std::uint32_t, std::string>, std::size_t> open;  // (node, text) -> index in out
+  for (auto& e : events) {
+    const bool foldable = e.role == StoryRole::Decision || (e.role == StoryRole::Store && e.short_text == "get");
+    const auto key = std::make_pair(e.node, e.text);
+    if (foldable) {
+      const auto it = open.find(key);
+      if (it != open.end()) {
+        StoryEvent& run = out[it->second];
+        run.end = std::max(run.end, e.end);
+        ++run.count;
+        continue;
+      }
+    }
+    // Another event on a lane ends the runs open on it (a new decision, a crash), except that reads of
+    // different callers interleave on the store's lane: only a write ends those.
+    const bool store_lane = e.role == StoryRole::Store || e.role == StoryRole::Completion;
+    for (auto it = open.begin(); it != open.end();) {
+      const bool ends = it->first.first == e.node && (!store_lane || !foldable);
+      it = ends ? open.erase(it) : std::next(it);
+    }
+    if (foldable) open[key] = out.size();
+    out.push_back(std::move(e));
   }
   return out;
 }
 }  // namespace
+
+std::string node_label(const std::vector<std::string>& names, std::uint32_t node) {
+  return node < names.size() && !names[node].empty() ? names[node] : fmt::format("node{}", node);
+}
 
 std::vector<sim::TraceRecord> message_records(const std::vector<sim::TraceRecord>& trace, std::uint64_t id) {
   std::vector<sim::TraceRecord> out;
@@ -77,51 +199,255 @@ std::vector<sim::TraceRecord> message_records(const std::vector<sim::TraceRecord
   }
   // Crashes, restarts and pauses of the nodes that worked on the message.
   for (const auto& r : trace) {
-    if ((r.kind_name == "crash" || r.kind_name == "restart" || r.kind_name == "pause") && nodes.count(r.node) > 0) {
-      out.push_back(r);
-    }
+    if (node_lifecycle(r.kind_name) && nodes.count(r.node) > 0) out.push_back(r);
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.time < y.time; });
   return out;
 }
 
-std::string timeline_text(const std::vector<sim::TraceRecord>& records, const std::vector<std::string>& names) {
+Story message_story(const std::vector<sim::TraceRecord>& trace, const std::vector<std::string>& names,
+                    std::uint64_t id, const std::vector<lethe::DuplicateExplanation>& duplicates) {
+  Story story;
+  story.message = id;
+  // Pass 1: the message's own records, its store requests, its attempts.
+  std::vector<const sim::TraceRecord*> own;
+  std::map<std::uint64_t, StoreCall> calls;  // store request -> its call
+  std::optional<std::uint32_t> store_node;
+  std::optional<std::uint32_t> sink_node;
+  std::vector<AttemptSpan> spans;
+  const sim::Time last = trace.empty() ? 0 : trace.back().time;
+  for (const auto& r : trace) {
+    if (!((message_kind(r.kind_name) && r.a == id) || about_message_key(r, id))) continue;
+    own.push_back(&r);
+    if (r.kind_name == "store.execute") {
+      calls[r.a];
+      store_node = r.node;
+    }
+    if (r.kind_name == "sink.call") sink_node = r.node;
+    if (r.kind_name == "attempt") spans.push_back(AttemptSpan{r.c, r.node, r.time, last, -1});
+  }
+  if (own.empty()) return story;
+  std::set<std::uint32_t> consumers;
+  for (const auto& s : spans) consumers.insert(s.node);
+  // Pass 2: each attempt's end (its outcome, or the first crash of its node), its effect; the store calls'
+  // invocations and responses; lost packets and timeouts of the message's calls.
+  std::vector<const sim::TraceRecord*> extra;
+  for (const auto& r : trace) {
+    const std::string_view k = r.kind_name;
+    if (k == "outcome" && r.a == id) {
+      for (auto& s : spans) if (s.attempt == r.b) s.end = std::min(s.end, r.time);
+    } else if (k == "crash" && consumers.count(r.node) > 0) {
+      for (auto& s : spans) if (s.node == r.node && s.start <= r.time && r.time < s.end) s.end = r.time;
+    } else if ((k == "sink.ok" || k == "sink.execute") && r.a == id) {
+      for (auto& s : spans) if (s.attempt == r.b && s.effect < 0) s.effect = r.time;
+    }
+    if (store_node && (k == "send" || k == "deliver") && calls.count(r.a) > 0 && r.b == *store_node &&
+        r.node != *store_node) {
+      StoreCall& call = calls[r.a];
+      if (k == "send" && call.invoked < 0) {
+        call.invoked = r.time;
+        call.caller = r.node;
+      } else if (k == "deliver") {
+        call.answered = r.time;
+      }
+    }
+    if (starts_with(k, "drop.") || k == "rpc.timeout") {
+      const bool store_call = store_node && calls.count(r.a) > 0 && (k == "rpc.timeout" ? consumers.count(r.node) > 0
+                                                                                          : r.b == *store_node);
+      const bool sink_call = sink_node && r.a == id &&
+                             (k == "rpc.timeout" ? consumers.count(r.node) > 0 : r.b == *sink_node || r.node == *sink_node);
+      if (store_call || sink_call) extra.push_back(&r);
+    }
+  }
+  // Crashes, restarts and pauses of the consumers: those inside one of their attempts of this message, and the
+  // restart after a crash that ended one; the others are counted, not drawn.
+  std::set<std::uint32_t> restart_due;
+  for (const auto& r : trace) {
+    if (!node_lifecycle(r.kind_name) || consumers.count(r.node) == 0) continue;
+    bool inside = false;
+    for (const auto& s : spans) inside = inside || (s.node == r.node && s.start <= r.time && r.time <= s.end);
+    if (r.kind_name == "restart" && restart_due.erase(r.node) > 0) inside = true;
+    if (r.kind_name == "crash" && inside) restart_due.insert(r.node);
+    if (inside) {
+      extra.push_back(&r);
+    } else if (r.time >= own.front()->time && r.time <= own.back()->time) {
+      ++story.omitted_faults;
+    }
+  }
+  own.insert(own.end(), extra.begin(), extra.end());
+  std::stable_sort(own.begin(), own.end(), [](const auto* x, const auto* y) { return x->time < y->time; });
+
+  std::vector<StoryEvent> events;
+  for (const auto* r : own) {
+    StoryEvent e;
+    e.time = e.end = r->time;
+    e.node = r->node;
+    e.role = role_of(r->kind_name);
+    Words w = words(*r, names);
+    e.text = std::move(w.text);
+    e.short_text = std::move(w.short_text);
+    const std::string_view k = r->kind_name;
+    if (k == "attempt") {
+      e.attempt = r->c;
+      for (const auto& s : spans) if (s.attempt == r->c) e.end = s.end;
+    } else if (k == "decision" || k == "outcome" || starts_with(k, "sink.")) {
+      e.attempt = r->b;
+    } else if (k == "crash_point") {
+      e.attempt = r->c;
+    } else if (k == "pause") {
+      e.end = sim::saturating_add(r->time, static_cast<sim::Duration>(r->a));
+    }
+    if (k == "sink.execute") {
+      for (const auto& d : duplicates) {
+        if (d.id == id && d.attempt == r->b && d.at == r->time) {
+          e.duplicate = true;
+          e.cause = std::string(lethe::to_string(d.cause));
+          e.because = d.because;
+          e.short_text = "DUPLICATE effect";
+          e.text = fmt::format("DUPLICATE execution ({}): {}", e.cause, e.text);
+        }
+      }
+    }
+    if (k == "store.execute") {
+      const StoreCall& call = calls[r->a];
+      const std::uint32_t caller = call.caller;
+      e.attempt = caller == UINT32_MAX ? 0 : attempt_at(spans, caller, r->time);
+      e.time = call.invoked >= 0 ? call.invoked : r->time;
+      e.end = call.answered >= 0 ? call.answered : r->time;
+      const std::string who = caller == UINT32_MAX ? "?" : node_label(names, caller);
+      const char* op = op_name(r->c);
+      const std::string answer = call.answered >= 0 ? "answered " + format_time(call.answered) : "no answer";
+      e.short_text = op;
+      e.text = fmt::format("store {} {} by {} (request {}): invoked {}, executed {}, {}", op,
+                           op_applied(r->c) ? "applied" : "rejected", who, r->a,
+                           format_time(e.time), format_time(r->time), answer);
+      if (op_writes(r->c) && op_applied(r->c) && e.attempt != 0) {
+        for (const auto& s : spans) {
+          if (s.attempt == e.attempt && s.effect >= 0 && r->time >= s.effect) {
+            e.role = StoryRole::Completion;
+            e.short_text = "completion";
+            e.text = fmt::format("completion record ({}) of attempt {}: invoked {}, executed {}, {}", op, e.attempt,
+                                 format_time(e.time), format_time(r->time), answer);
+          }
+        }
+      }
+      // A read's text names its caller and result only, so that repeated polls fold into one.
+      if (std::string_view(op) == "get") {
+        e.text = fmt::format("store get {} by {}", op_applied(r->c) ? "found" : "not found", who);
+      }
+    }
+    if (starts_with(k, "drop.") || starts_with(k, "rpc.")) {
+      static const std::map<std::string_view, std::pair<const char*, const char*>> faults = {
+          {"drop.loss", {"the request was lost in the network", "lost request"}},
+          {"drop.ack", {"the response was lost in the network (lost ACK)", "lost ACK"}},
+          {"drop.partition", {"a partition cut the message", "partitioned"}},
+          {"drop.down", {"the message reached a node that was down", "to a down node"}},
+          {"rpc.timeout", {"the call timed out", "timeout"}},
+          {"rpc.late", {"the response arrived after the caller gave up", "late answer"}}};
+      if (const auto it = faults.find(k); it != faults.end()) {
+        e.text = fmt::format("{} (tag {})", it->second.first, r->a);
+        e.short_text = it->second.second;
+      }
+    }
+    events.push_back(std::move(e));
+  }
+  std::stable_sort(events.begin(), events.end(), [](const auto& x, const auto& y) { return x.time < y.time; });
+  story.events = fold(std::move(events));
+  for (auto& e : story.events) {
+    if (e.count > 1) {
+      e.text = fmt::format("{} ({} times, {} to {})", e.text, e.count, format_time(e.time), format_time(e.end));
+      e.short_text = fmt::format("{} x{}", e.short_text, e.count);
+    }
+  }
+  // Lanes: sources, then consumers in order of appearance, then the store, then the sink.
+  std::vector<std::uint32_t> sources;
+  std::vector<std::uint32_t> workers;
+  for (const auto& e : story.events) {
+    auto& lane = consumers.count(e.node) > 0 ? workers : sources;
+    if (e.node == store_node || e.node == sink_node) continue;
+    if (std::find(lane.begin(), lane.end(), e.node) == lane.end()) lane.push_back(e.node);
+  }
+  story.lanes = sources;
+  story.lanes.insert(story.lanes.end(), workers.begin(), workers.end());
+  if (store_node) story.lanes.push_back(*store_node);
+  if (sink_node) story.lanes.push_back(*sink_node);
+  return story;
+}
+
+std::string timeline_text(const Story& story, const std::vector<std::string>& names) {
   std::string out;
-  for (const auto& r : records) {
-    out += fmt::format("  {:>10}  {:<14}  {}\n", format_time(r.time), node_name(names, r.node), describe(r));
+  for (const auto& e : story.events) {
+    out += fmt::format("  {:>10}  {:<14}  {}\n", format_time(e.time), node_label(names, e.node), e.text);
   }
   return out;
 }
 
-std::string timeline_dot(const std::vector<sim::TraceRecord>& records, const std::vector<std::string>& names,
-                         std::uint64_t id) {
-  std::string out = fmt::format("digraph \"message {}\" {{\n  rankdir=LR;\n  node [shape=box, fontsize=10];\n", id);
-  out += fmt::format("  label=\"lethe: timeline of message {} (virtual time)\"; labelloc=t;\n", id);
-  std::vector<std::uint32_t> lanes;
-  for (const auto& r : records) {
-    if (std::find(lanes.begin(), lanes.end(), r.node) == lanes.end()) lanes.push_back(r.node);
+namespace {
+// Breaks a label into lines of about 30 characters at spaces (Graphviz "\\n"), so boxes grow down, not across.
+std::string wrap(const std::string& text) {
+  std::string out;
+  std::size_t line = 0;
+  for (char c : text) {
+    if (c == ' ' && line >= 30) {
+      out += "\\n";
+      line = 0;
+      continue;
+    }
+    out += c;
+    ++line;
   }
-  for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
+  return out;
+}
+
+std::string dot_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+}  // namespace
+
+std::string timeline_dot(const Story& story, const std::vector<std::string>& names) {
+  std::string out = fmt::format("digraph \"message {}\" {{\n  rankdir=LR;\n  newrank=true;\n"
+                                "  node [shape=box, fontsize=10, style=rounded];\n",
+                                story.message);
+  out += fmt::format("  label=\"lethe: message {}, left to right in virtual time\"; labelloc=t;\n", story.message);
+  for (std::size_t lane = 0; lane < story.lanes.size(); ++lane) {
     out += fmt::format("  subgraph cluster_{} {{\n    label=\"{}\"; style=rounded;\n", lane,
-                       dot_escape(node_name(names, lanes[lane])));
+                       dot_escape(node_label(names, story.lanes[lane])));
     std::string previous;
-    for (std::size_t i = 0; i < records.size(); ++i) {
-      const auto& r = records[i];
-      if (r.node != lanes[lane]) continue;
-      const std::string color = r.kind_name == "crash" || r.kind_name == "crash_point" ? "red"
-                                : r.kind_name == "sink.execute"                        ? "darkgreen"
-                                : r.kind_name == "decision"                            ? "blue"
-                                                                                       : "black";
-      out += fmt::format("    e{} [label=\"{}\\n{}\", color={}];\n", i, format_time(r.time), dot_escape(describe(r)),
-                         color);
+    for (std::size_t i = 0; i < story.events.size(); ++i) {
+      const auto& e = story.events[i];
+      if (e.node != story.lanes[lane]) continue;
+      const std::string color = e.duplicate                     ? "red"
+                                : e.role == StoryRole::Fault    ? "red"
+                                : e.role == StoryRole::Effect   ? "darkgreen"
+                                : e.role == StoryRole::Decision ? "blue"
+                                                                : "black";
+      const std::string when = e.end > e.time ? format_time(e.time) + " to " + format_time(e.end) : format_time(e.time);
+      const std::string fill = e.duplicate ? ", style=\"rounded,filled\", fillcolor=\"#f8d0d0\", penwidth=2" : "";
+      out += fmt::format("    e{} [label=\"{}\\n{}\", color={}{}];\n", i, when, wrap(dot_escape(e.text)), color, fill);
       if (!previous.empty()) out += fmt::format("    {} -> e{} [style=bold];\n", previous, i);
       previous = fmt::format("e{}", i);
     }
     out += "  }\n";
   }
-  // Hand-offs: each event to the next event on another lane.
-  for (std::size_t i = 0; i + 1 < records.size(); ++i) {
-    if (records[i].node != records[i + 1].node) out += fmt::format("  e{} -> e{} [style=dashed, color=gray];\n", i, i + 1);
+  // Time order across lanes: each event is ranked after every event of the instant before it (events of one
+  // instant may share a rank); a change of lane is a dashed hand-off.
+  std::size_t group = 0;  // the first event of the previous instant
+  std::size_t current = 0;
+  for (std::size_t i = 1; i < story.events.size(); ++i) {
+    if (story.events[i].time != story.events[current].time) {
+      group = current;
+      current = i;
+    }
+    if (current == 0) continue;
+    for (std::size_t j = group; j < current; ++j) {
+      const bool hand_off = j + 1 == i && story.events[j].node != story.events[i].node;
+      out += fmt::format("  e{} -> e{} [{}];\n", j, i, hand_off ? "style=dashed, color=gray" : "style=invis");
+    }
   }
   out += "}\n";
   return out;

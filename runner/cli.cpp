@@ -26,6 +26,7 @@
 #include "runner/live.hpp"
 #include "scenario/loader.hpp"
 #include "runner/sweep.hpp"
+#include "runner/replay.hpp"
 #include "runner/report.hpp"
 #include "runner/shrink.hpp"
 #include "runner/tune.hpp"
@@ -53,31 +54,6 @@ std::optional<lethe::ScenarioConfig> load_or_report(const std::string& file, con
     return std::nullopt;
   }
   return std::get<lethe::ScenarioConfig>(std::move(loaded));
-}
-
-// Writes DOT text to `path`; for a .svg path, renders it with Graphviz `dot` when installed.
-int write_dot(const std::string& dot_text, const std::string& path) {
-  const bool svg = path.size() > 4 && path.substr(path.size() - 4) == ".svg";
-  const std::string dot_path = svg ? path.substr(0, path.size() - 4) + ".dot" : path;
-  if (const auto error = reports::write_file(dot_path, dot_text); !error.empty()) {
-    std::cerr << "lethe: " << error << "\n";
-    return kExitBadInput;
-  }
-  if (svg) {
-    const std::string command = fmt::format("dot -Tsvg {} -o {} 2>&1", shell_quote(dot_path), shell_quote(path));
-    if (std::system("command -v dot >/dev/null 2>&1") != 0) {
-      std::cerr << fmt::format("lethe: Graphviz `dot` is not installed: wrote {} instead of {}\n", dot_path, path);
-    } else if (std::system(command.c_str()) != 0) {
-      std::cerr << fmt::format("lethe: `dot` failed to render {}\n", path);
-      return kExitInternal;
-    }
-  }
-  return kExitOk;
-}
-
-std::optional<std::uint64_t> first_duplicated_message(const lethe::RunResult& result) {
-  if (result.explanations.empty()) return std::nullopt;
-  return result.explanations.front().id;
 }
 
 // --trace FILE: opens it and points the world's trace at it ("" leaves the trace unwritten). False (after
@@ -114,6 +90,10 @@ struct RunOptions {
 };
 
 int command_run(const RunOptions& o) {
+  if (const auto error = o.dot_path.empty() ? "" : runner::dot_path_error(o.dot_path); !error.empty()) {
+    std::cerr << "lethe run: " << error << "\n";
+    return kExitBadInput;
+  }
   auto config = load_or_report(o.file, o.sets);
   if (!config) return kExitBadInput;
   lethe::WorldOptions options;
@@ -132,9 +112,12 @@ int command_run(const RunOptions& o) {
   // Every file first: a verdict is printed only when everything it refers to was written.
   if (!finish_trace(trace_file)) return kExitBadInput;
   if (!o.dot_path.empty()) {
-    const std::uint64_t id = first_duplicated_message(run.result).value_or(0);
-    const auto records = reports::message_records(record.trace, id);
-    const int rc = write_dot(reports::timeline_dot(records, record.node_names, id), o.dot_path);
+    if (run.result.explanations.empty()) {
+      std::cerr << "lethe run: --dot: this run has no duplicate to draw (lethe replay --dot --message ID draws any)\n";
+      return kExitBadInput;
+    }
+    const int rc = runner::write_message_dot(record.trace, record.node_names, run.result.explanations.front().id,
+                                             run.result, o.dot_path);
     if (rc != kExitOk) return rc;
   }
   if (o.json) {
@@ -261,8 +244,8 @@ int command_suite(const SuiteOptions& o) {
       for (const auto& x : run.result.expectations) {
         if (!x.ok) what += fmt::format("{}{} {} {} (got {})", what.empty() ? "" : "; ", x.key, x.op, x.want, x.got);
       }
-      failures += fmt::format("FAIL {} seed {}: {}\n  replay: {} --explain\n", row.scenario, jobs[i].seed, what,
-                              replay);
+      failures += fmt::format("FAIL {} seed {}: {}\n  replay: {} --explain\n  draw it: {} --html {}-seed{}.html\n",
+                              row.scenario, jobs[i].seed, what, replay, replay, row.scenario, jobs[i].seed);
     } else {
       ++row.passed;
     }
@@ -288,61 +271,6 @@ int command_suite(const SuiteOptions& o) {
   return any_failure ? kExitExpectation : kExitOk;
 }
 
-// ---------------------------------------------------------------- replay
-
-struct ReplayOptions {
-  std::string file;
-  std::uint64_t seed = 1;
-  std::vector<std::string> sets;
-  std::optional<std::uint64_t> message;
-  bool explain = false;
-  std::string dot_path;
-  std::string trace_path;
-};
-
-int command_replay(const ReplayOptions& o) {
-  auto config = load_or_report(o.file, o.sets);
-  if (!config) return kExitBadInput;
-  lethe::WorldOptions options;
-  options.keep_trace = true;
-  std::unique_ptr<reports::OutputFile> trace_file;
-  if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
-  lethe::WorldRecord record;
-  const auto run = runner::run_seed(*config, o.seed, options, &record);
-  if (!run.error.empty()) {
-    std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\n", config->scenario.name, o.seed, run.error);
-    return kExitInternal;
-  }
-  if (!finish_trace(trace_file)) return kExitBadInput;
-  if (!o.dot_path.empty()) {
-    const std::uint64_t id = o.message.value_or(first_duplicated_message(run.result).value_or(0));
-    const auto records = reports::message_records(record.trace, id);
-    const int rc = write_dot(reports::timeline_dot(records, record.node_names, id), o.dot_path);
-    if (rc != kExitOk) return rc;
-  }
-  std::cout << reports::run_summary(run.result);
-  if (o.message) {
-    const auto records = reports::message_records(record.trace, *o.message);
-    std::cout << fmt::format("\ntrace of message {} ({} records):\n", *o.message, records.size());
-    std::cout << reports::timeline_text(records, record.node_names);
-  }
-  if (o.explain) {
-    std::size_t shown = 0;
-    std::cout << "\nwhy each duplicate happened:\n";
-    for (const auto& e : run.result.explanations) {
-      if (o.message && e.id != *o.message) continue;
-      ++shown;
-      std::cout << fmt::format("  [{}] at {}: {}\n", lethe::to_string(e.cause), reports::format_time(e.at), e.because);
-    }
-    if (shown == 0) std::cout << "  no duplicates" << (o.message ? " of this message" : "") << "\n";
-    if (run.result.explanations.size() < run.result.duplicate_effects) {
-      std::cout << fmt::format("  ({} of {} duplicates explained)\n", run.result.explanations.size(),
-                               run.result.duplicate_effects);
-    }
-  }
-  return run.result.ok ? kExitOk : kExitExpectation;
-}
-
 // ---------------------------------------------------------------- the commands
 
 // Each add_<name>_command adds a subcommand to `app` and returns how to run it, like runner/<name>.cpp's
@@ -355,7 +283,7 @@ runner::ExtraCommand add_run_command(CLI::App& app) {
   command->add_option("--set", run->sets, "Override a scenario key: KEY=VALUE (repeatable)");
   command->add_flag("--json", run->json, "Print the result as one JSON object");
   command->add_option("--trace", run->trace_path, "Write the full trace as JSON lines");
-  command->add_option("--dot", run->dot_path, "Write a Graphviz timeline of the first duplicated message (.dot or .svg)");
+  command->add_option("--dot", run->dot_path, "Write a Graphviz timeline of the first duplicated message (.dot, or .svg / .png rendered by dot)");
   return {command, [run] { return command_run(*run); }};
 }
 
@@ -372,33 +300,12 @@ runner::ExtraCommand add_suite_command(CLI::App& app) {
   return {command, [suite] { return command_suite(*suite); }};
 }
 
-runner::ExtraCommand add_replay_command(CLI::App& app) {
-  struct Replay {
-    ReplayOptions options;
-    std::uint64_t message_id = 0;
-    CLI::Option* message = nullptr;
-  };
-  auto replay = std::make_shared<Replay>();
-  auto* command = app.add_subcommand("replay", "Reproduce one seed bit for bit and explain it");
-  command->add_option("FILE", replay->options.file, "Scenario file (TOML)")->required();
-  command->add_option("--seed", replay->options.seed, "Seed")->required();
-  command->add_option("--set", replay->options.sets, "Override a scenario key: KEY=VALUE (repeatable)");
-  replay->message = command->add_option("--message", replay->message_id, "Print the trace of this message id");
-  command->add_flag("--explain", replay->options.explain, "Say in plain words why each duplicate happened");
-  command->add_option("--dot", replay->options.dot_path, "Write a Graphviz timeline of the message (.dot or .svg)");
-  command->add_option("--trace", replay->options.trace_path, "Write the full trace as JSON lines");
-  return {command, [replay] {
-            if (replay->message->count() > 0) replay->options.message = replay->message_id;
-            return command_replay(replay->options);
-          }};
-}
-
 // Every subcommand, in the order `lethe --help` lists them; the extra commands (runner/<name>.cpp) one line each.
 std::vector<runner::ExtraCommand> add_commands(CLI::App& app) {
   std::vector<runner::ExtraCommand> commands;
   commands.push_back(add_run_command(app));
   commands.push_back(add_suite_command(app));
-  commands.push_back(add_replay_command(app));
+  commands.push_back(runner::register_replay(app));
   // commands.push_back(runner::register_<name>(app));
   commands.push_back(runner::register_sweep(app));
   commands.push_back(runner::register_merge(app));

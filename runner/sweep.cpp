@@ -468,8 +468,10 @@ bool finish(const fs::path& out_dir, const Identity& id, const ResultMap& result
     std::string seeds;
     for (std::size_t i = 0; i < failed[c].size() && i < 10; ++i) seeds += fmt::format("{}{}", i == 0 ? "" : ", ", failed[c][i]);
     if (failed[c].size() > 10) seeds += fmt::format(" and {} more", failed[c].size() - 10);
-    notes += fmt::format("FAIL cell {} ({}): expectations failed on seeds {}\n  replay: {} --explain\n", c,
-                         params_text(grid[c]), seeds, replay_command(id, grid[c], failed[c].front()));
+    const std::string replay = replay_command(id, grid[c], failed[c].front());
+    notes += fmt::format("FAIL cell {} ({}): expectations failed on seeds {}\n  replay: {} --explain\n"
+                         "  draw it: {} --html cell{}-seed{}.html\n",
+                         c, params_text(grid[c]), seeds, replay, replay, c, failed[c].front());
   }
   if (table_out != nullptr) {
     *table_out << fmt::format("sweep {}: {} cell{}, {} of {} (cell, seed) pairs\n", id.scenario_name,

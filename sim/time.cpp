@@ -1,9 +1,12 @@
 #include "sim/time.hpp"
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
+
+#include <fmt/format.h>
 
 namespace sim {
 namespace {
@@ -190,6 +193,36 @@ std::string format_duration(Duration d) {
     if (!candidate.empty() && (best.empty() || candidate.size() < best.size())) best = std::move(candidate);
   }
   return negative ? "-" + best : best;
+}
+
+std::string format_human(Duration d) {
+  if (d == 0) return "0s";
+  const std::string sign = d < 0 ? "-" : "";
+  const double magnitude = std::fabs(static_cast<double>(d));
+  if (magnitude < 1e3) return fmt::format("{}{}ns", sign, static_cast<long long>(magnitude));
+  struct HumanUnit {
+    const char* name;
+    double nanoseconds;
+    double below;  // the next unit takes over from this many of this one
+  };
+  static constexpr std::array<HumanUnit, 6> kHumanUnits{{{"us", 1e3, 1e3},
+                                                         {"ms", 1e6, 1e3},
+                                                         {"s", 1e9, 120},
+                                                         {"m", 60e9, 120},
+                                                         {"h", 3600e9, 48},
+                                                         {"d", 86400e9, HUGE_VAL}}};
+  for (const HumanUnit& unit : kHumanUnits) {
+    const double value = magnitude / unit.nanoseconds;
+    // Round to four significant digits first, so that 999.96ms is promoted to "1s" rather than shown as "1000ms".
+    const double digits = std::floor(std::log10(value)) + 1;
+    const double scale = std::pow(10.0, 4 - digits);
+    const double rounded = std::round(value * scale) / scale;
+    if (rounded >= unit.below) continue;
+    // Beyond four digits (only days get there) whole units, never an exponent.
+    if (rounded >= 1e4) return fmt::format("{}{:.0f}{}", sign, value, unit.name);
+    return fmt::format("{}{:.4g}{}", sign, rounded, unit.name);
+  }
+  return sign + "?";  // unreachable: days take everything
 }
 
 }  // namespace sim

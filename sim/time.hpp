@@ -12,6 +12,9 @@
 // - A bare "0" (also "0.0", and "-0" when negatives are allowed) is the only number accepted without a unit.
 // - format_duration() gives the shortest text that parse_duration() reads back as exactly the same value;
 //   parse_duration(format_duration(d)) == d for every d >= 0, and for every d when negatives are allowed.
+// - format_human() is for people, not for reading back: at most four significant digits and a unit ("176.6ms",
+//   "10.19s", "17.75m"); every human-facing text (explanations, summaries, reports) uses it, JSON keeps integer
+//   nanoseconds.
 // - Nothing here throws; errors are reported through the `error` out-parameter, which is written only on failure.
 #pragma once
 
@@ -62,5 +65,11 @@ std::optional<Duration> parse_duration_rounded(std::string_view text, std::strin
 // 1500 ns -> "1.5us", 1234567 ms -> "1234.567s". Among texts of equal length the larger unit wins.
 // Negative values get a leading '-'.
 std::string format_duration(Duration d);
+
+// Readable and rounded: below 1us in whole nanoseconds ("850ns"), otherwise four significant digits in the largest
+// unit that keeps the number at least 1 (us, ms, s below 2 minutes, m below 2 hours, h below 2 days, then d):
+// 176609048 -> "176.6ms", 10194977018 -> "10.19s", 1065 s -> "17.75m", 0 -> "0s", 5 s -> "5s". A value that rounds
+// up to the next unit is written in it (999999999 -> "1s", not "1000ms"). Negative values get a leading '-'.
+std::string format_human(Duration d);
 
 }  // namespace sim

@@ -1,5 +1,6 @@
 #include "sim/trace.hpp"
 
+#include <array>
 #include <ostream>
 
 namespace sim {
@@ -26,6 +27,40 @@ void write_json_string(std::ostream& out, std::string_view text) {
 }
 }  // namespace
 
+void Trace::write_field(std::ostream& o, std::string_view field, char letter, std::uint64_t value) const {
+  if (field.empty()) {
+    if (value != 0) o << ",\"" << letter << "\":" << value;  // unnamed: written only when it says something
+    return;
+  }
+  if (const auto slash = field.find('/'); slash != std::string_view::npos) {
+    o << ',';
+    write_json_string(o, field.substr(0, slash));
+    o << ':' << (value >> 32) << ',';
+    write_json_string(o, field.substr(slash + 1));
+    o << ':' << (value & 0xffffffffull);
+    return;
+  }
+  constexpr std::string_view kNodeSuffix = "_node";
+  if (field.size() > kNodeSuffix.size() && field.substr(field.size() - kNodeSuffix.size()) == kNodeSuffix) {
+    o << ',';
+    write_json_string(o, field.substr(0, field.size() - kNodeSuffix.size()));
+    o << ':';
+    write_node(o, value);
+    return;
+  }
+  o << ',';
+  write_json_string(o, field);
+  o << ':' << value;
+}
+
+void Trace::write_node(std::ostream& o, std::uint64_t node) const {
+  if (node < node_names_.size() && !node_names_[node].empty()) {
+    write_json_string(o, node_names_[node]);
+  } else {
+    o << node;
+  }
+}
+
 void Trace::write_jsonl(std::ostream* out) {
   out_ = out;
   detailed_ = keep_ || out_ != nullptr;
@@ -43,19 +78,16 @@ void Trace::store(Time time, const TraceKind& kind, std::uint32_t node, std::uin
     o << "{\"t\":" << time << ",\"kind\":";
     write_json_string(o, kind.name);
     o << ",\"node\":";
-    if (node < node_names_.size()) {
-      write_json_string(o, node_names_[node]);
-    } else {
-      o << node;
-    }
-    o << ",\"a\":" << a << ",\"b\":" << b << ",\"c\":" << c;
+    write_node(o, node);
+    const std::array<std::uint64_t, 3> values{a, b, c};
+    for (std::size_t i = 0; i < values.size(); ++i) write_field(o, kind.fields[i], "abc"[i], values[i]);
     if (!detail.empty()) {
       o << ",\"detail\":";
       write_json_string(o, detail);
     }
     o << "}\n";
   }
-  if (keep_) records_.push_back(TraceRecord{time, kind.id, kind.name, node, a, b, c, std::move(detail)});
+  if (keep_) records_.push_back(TraceRecord{time, kind.id, kind.name, node, a, b, c, std::move(detail), kind.fields});
 }
 
 }  // namespace sim

@@ -15,6 +15,7 @@
 // optional free-text detail (it is for people and may change wording freely).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -25,11 +26,20 @@
 
 namespace sim {
 
-// A trace record kind: a name and its stable 64-bit FNV-1a hash.
+// A trace record kind: a name, its stable 64-bit FNV-1a hash, and what its three integer fields hold.
+// Field names are for people (JSON lines, timelines) and are not hashed, so naming or renaming a field never
+// changes a trace hash. A field name:
+//   ""            the field is unused (written only if it is not zero, under "a", "b" or "c");
+//   "x_node"      a node id, written as the node's name under "x";
+//   "high/low"    two 32-bit halves, written as "high" (bits 63..32) and "low" (bits 31..0);
+//   anything else the integer itself under that name.
 struct TraceKind {
   std::string_view name;
   std::uint64_t id;
-  constexpr explicit TraceKind(std::string_view kind_name) : name(kind_name), id(fnv1a(kind_name)) {}
+  std::array<std::string_view, 3> fields;
+  constexpr explicit TraceKind(std::string_view kind_name, std::string_view a = {}, std::string_view b = {},
+                               std::string_view c = {})
+      : name(kind_name), id(fnv1a(kind_name)), fields{a, b, c} {}
 
   static constexpr std::uint64_t fnv1a(std::string_view text) {
     std::uint64_t hash = 0xcbf29ce484222325ull;
@@ -43,19 +53,19 @@ struct TraceKind {
 
 // Kernel kinds (model code defines its own TraceKind constants).
 namespace kinds {
-inline constexpr TraceKind kSpawn{"spawn"};
-inline constexpr TraceKind kCrash{"crash"};
-inline constexpr TraceKind kRestart{"restart"};
-inline constexpr TraceKind kPause{"pause"};
-inline constexpr TraceKind kSend{"send"};
-inline constexpr TraceKind kDeliver{"deliver"};
-inline constexpr TraceKind kDropLoss{"drop.loss"};          // request lost in the network
-inline constexpr TraceKind kDropAck{"drop.ack"};            // response lost (the lost ACK)
-inline constexpr TraceKind kDropPartition{"drop.partition"};
-inline constexpr TraceKind kDropDown{"drop.down"};          // destination crashed
-inline constexpr TraceKind kDuplicate{"duplicate"};         // network duplicated a message
-inline constexpr TraceKind kRpcTimeout{"rpc.timeout"};
-inline constexpr TraceKind kLateResponse{"rpc.late"};       // response arrived after the caller gave up
+inline constexpr TraceKind kSpawn{"spawn", "incarnation"};
+inline constexpr TraceKind kCrash{"crash", "incarnation"};
+inline constexpr TraceKind kRestart{"restart", "incarnation"};
+inline constexpr TraceKind kPause{"pause", "duration_ns"};
+inline constexpr TraceKind kSend{"send", "tag", "to_node", "response"};
+inline constexpr TraceKind kDeliver{"deliver", "tag", "from_node"};
+inline constexpr TraceKind kDropLoss{"drop.loss", "tag", "to_node", "response"};          // request lost in the network
+inline constexpr TraceKind kDropAck{"drop.ack", "tag", "to_node", "response"};            // response lost (the lost ACK)
+inline constexpr TraceKind kDropPartition{"drop.partition", "tag", "peer_node", "where"};
+inline constexpr TraceKind kDropDown{"drop.down", "tag", "peer_node", "where"};          // destination crashed
+inline constexpr TraceKind kDuplicate{"duplicate", "tag", "to_node", "response"};         // network duplicated a message
+inline constexpr TraceKind kRpcTimeout{"rpc.timeout", "tag"};
+inline constexpr TraceKind kLateResponse{"rpc.late", "tag"};       // response arrived after the caller gave up
 }  // namespace kinds
 
 struct TraceRecord {
@@ -65,6 +75,7 @@ struct TraceRecord {
   std::uint32_t node = 0;
   std::uint64_t a = 0, b = 0, c = 0;
   std::string detail;  // not hashed
+  std::array<std::string_view, 3> fields{};  // the kind's field names (TraceKind::fields)
 };
 
 class Trace {
@@ -124,6 +135,8 @@ class Trace {
     h ^= h >> 33;
     return h;
   }
+  void write_field(std::ostream& out, std::string_view field, char letter, std::uint64_t value) const;
+  void write_node(std::ostream& out, std::uint64_t node) const;
   void store(Time time, const TraceKind& kind, std::uint32_t node, std::uint64_t a, std::uint64_t b,
              std::uint64_t c, std::string detail);
 

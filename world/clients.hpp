@@ -64,11 +64,11 @@
 namespace lethe {
 
 namespace source_kinds {
-inline constexpr sim::TraceKind kClientSend{"client.send"};
-inline constexpr sim::TraceKind kClientRetry{"client.retry"};
-inline constexpr sim::TraceKind kClientOk{"client.ok"};
-inline constexpr sim::TraceKind kClientGiveUp{"client.give_up"};
-inline constexpr sim::TraceKind kRequestDeliver{"request.deliver"};
+inline constexpr sim::TraceKind kClientSend{"client.send", "request", "tag", "worker/try"};
+inline constexpr sim::TraceKind kClientRetry{"client.retry", "request", "try", "backoff_ns"};
+inline constexpr sim::TraceKind kClientOk{"client.ok", "request", "try", "value"};
+inline constexpr sim::TraceKind kClientGiveUp{"client.give_up", "request", "tries"};
+inline constexpr sim::TraceKind kRequestDeliver{"request.deliver", "request", "tag", "client"};
 }  // namespace source_kinds
 
 enum class WorkerChoice : std::uint8_t {

@@ -5,8 +5,8 @@
 namespace lethe {
 namespace {
 
-constexpr sim::TraceKind kTraceCrashPoint{"crash_point"};  // a = id, b = point, c = attempt
-constexpr sim::TraceKind kTraceSkew{"skew"};               // a = node, b = skew (two's complement)
+constexpr sim::TraceKind kTraceCrashPoint{"crash_point", "message", "point", "attempt"};
+constexpr sim::TraceKind kTraceSkew{"skew", "skewed_node", "skew_ns"};
 
 }  // namespace
 

@@ -67,6 +67,7 @@ RunResult judge_run(const JudgeInput& in) {
                       return p < config.topology.processors.size() ? config.topology.processors[p]
                                                                    : fmt::format("processor{}", p);
                     }};
+  input.max_explanations = in.options.max_explanations;
   judge(input, result);
   check_linearizability(in, result);
   fill_coverage(in);

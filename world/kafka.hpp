@@ -105,10 +105,10 @@
 namespace lethe {
 
 namespace source_kinds {
-inline constexpr sim::TraceKind kKafkaAppend{"kafka.append"};
-inline constexpr sim::TraceKind kKafkaDeliver{"kafka.deliver"};
-inline constexpr sim::TraceKind kKafkaCommit{"kafka.commit"};
-inline constexpr sim::TraceKind kKafkaRebalance{"kafka.rebalance"};
+inline constexpr sim::TraceKind kKafkaAppend{"kafka.append", "message", "partition", "offset"};
+inline constexpr sim::TraceKind kKafkaDeliver{"kafka.deliver", "message", "processor/partition", "offset"};
+inline constexpr sim::TraceKind kKafkaCommit{"kafka.commit", "processor/partition", "next_offset", "accepted"};
+inline constexpr sim::TraceKind kKafkaRebalance{"kafka.rebalance", "processor", "generation", "partitions"};
 }  // namespace source_kinds
 
 struct KafkaSettings {

@@ -5,8 +5,8 @@
 namespace lethe {
 namespace {
 
-constexpr sim::TraceKind kTracePublish{"publish"};         // a = id, b = copy number
-constexpr sim::TraceKind kTraceCommit{"producer.commit"};  // a = id
+constexpr sim::TraceKind kTracePublish{"publish", "message", "copy"};
+constexpr sim::TraceKind kTraceCommit{"producer.commit", "message"};
 
 constexpr ProcessorId kProducerProcessor = 0xffff;
 

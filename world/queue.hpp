@@ -72,11 +72,11 @@
 namespace lethe {
 
 namespace source_kinds {
-inline constexpr sim::TraceKind kQueuePublish{"queue.publish"};
-inline constexpr sim::TraceKind kQueueReceive{"queue.receive"};
-inline constexpr sim::TraceKind kQueueDeliver{"queue.deliver"};
-inline constexpr sim::TraceKind kQueueVisible{"queue.visible"};
-inline constexpr sim::TraceKind kQueueDelete{"queue.delete"};
+inline constexpr sim::TraceKind kQueuePublish{"queue.publish", "message", "number", "queue"};
+inline constexpr sim::TraceKind kQueueReceive{"queue.receive", "message", "number", "receipt"};
+inline constexpr sim::TraceKind kQueueDeliver{"queue.deliver", "message", "number", "receive_count"};
+inline constexpr sim::TraceKind kQueueVisible{"queue.visible", "message", "number", "receipt"};
+inline constexpr sim::TraceKind kQueueDelete{"queue.delete", "message", "number", "result"};
 }  // namespace source_kinds
 
 struct QueueSettings {

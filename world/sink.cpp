@@ -116,7 +116,7 @@ SinkResponse Sink::handle(const SinkRequest& request) {
   if (trace.detailed()) {
     trace.record_detail(now, sink_kinds::kExecute, provider, request.id, request.attempt, value,
                         section_.kind + " processor " + std::to_string(request.processor) + " call " +
-                            std::to_string(request.call_number) + " from node " + std::to_string(request.caller));
+                            std::to_string(request.call_number) + " from " + simulation_.node(request.caller).name());
   } else {
     trace.record(now, sink_kinds::kExecute, provider, request.id, request.attempt, value);
   }

@@ -98,14 +98,14 @@
 namespace lethe {
 
 namespace sink_kinds {
-inline constexpr sim::TraceKind kCall{"sink.call"};
-inline constexpr sim::TraceKind kExecute{"sink.execute"};
-inline constexpr sim::TraceKind kReplay{"sink.replay"};
-inline constexpr sim::TraceKind kReject{"sink.reject"};
-inline constexpr sim::TraceKind kRefuse{"sink.refuse"};
-inline constexpr sim::TraceKind kRetry{"sink.retry"};
-inline constexpr sim::TraceKind kOk{"sink.ok"};
-inline constexpr sim::TraceKind kGiveUp{"sink.give_up"};
+inline constexpr sim::TraceKind kCall{"sink.call", "message", "attempt", "processor/call"};
+inline constexpr sim::TraceKind kExecute{"sink.execute", "message", "attempt", "value"};
+inline constexpr sim::TraceKind kReplay{"sink.replay", "message", "attempt", "value"};
+inline constexpr sim::TraceKind kReject{"sink.reject", "message", "attempt", "reason"};
+inline constexpr sim::TraceKind kRefuse{"sink.refuse", "message", "attempt", "processor/call"};
+inline constexpr sim::TraceKind kRetry{"sink.retry", "message", "attempt", "backoff_ns"};
+inline constexpr sim::TraceKind kOk{"sink.ok", "message", "attempt", "value"};
+inline constexpr sim::TraceKind kGiveUp{"sink.give_up", "message", "attempt", "calls"};
 }  // namespace sink_kinds
 
 enum class RejectReason : std::uint8_t { Capacity = 1, Outage = 2 };

@@ -137,11 +137,11 @@ class Store final : public StoreServer {
   static constexpr std::uint32_t kSweeperClient = UINT32_MAX;
   static constexpr std::uint32_t kDuplicateClient = UINT32_MAX - 1;
 
-  static constexpr sim::TraceKind kTraceExecute{"store.execute"};     // a = request (0: sweeper), b = first key,
-                                                                      // c = kind * 2 + applied
-  static constexpr sim::TraceKind kTraceEvict{"store.evict"};         // a = key, b = expires_on
-  static constexpr sim::TraceKind kTraceReplicaRead{"store.replica"}; // a = key, b = lag
-  static constexpr sim::TraceKind kTraceBug{"store.bug"};             // a = request, b = bug
+  // request 0: the sweeper; key: the operation's first key; operation: kind * 2 + (applied ? 1 : 0).
+  static constexpr sim::TraceKind kTraceExecute{"store.execute", "request", "key", "operation"};
+  static constexpr sim::TraceKind kTraceEvict{"store.evict", "key", "expires_on"};
+  static constexpr sim::TraceKind kTraceReplicaRead{"store.replica", "key", "lag_ns"};
+  static constexpr sim::TraceKind kTraceBug{"store.bug", "request", "bug"};
 
   // REQUIRES: `node` belongs to `simulation`; settings valid (lazy_max >= 0, rpc_timeout > 0).
   Store(sim::Simulation& simulation, sim::Network& network, sim::Node& node, StoreSettings settings);

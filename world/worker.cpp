@@ -12,10 +12,10 @@
 namespace lethe {
 namespace {
 
-constexpr sim::TraceKind kTraceAttempt{"attempt"};    // a = id, b = processor, c = attempt
-constexpr sim::TraceKind kTraceDecision{"decision"};  // a = id, b = attempt, c = basis
-constexpr sim::TraceKind kTraceOutcome{"outcome"};    // a = id, b = attempt, c = outcome
-constexpr sim::TraceKind kTraceAck{"ack"};            // a = id, b = processor, c = acknowledged
+constexpr sim::TraceKind kTraceAttempt{"attempt", "message", "processor", "attempt"};
+constexpr sim::TraceKind kTraceDecision{"decision", "message", "attempt", "basis"};
+constexpr sim::TraceKind kTraceOutcome{"outcome", "message", "attempt", "outcome"};
+constexpr sim::TraceKind kTraceAck{"ack", "message", "processor", "accepted"};
 
 class SimClock final : public Clock {
  public:

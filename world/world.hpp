@@ -49,6 +49,8 @@ struct WorldOptions {
   // groups where something happened, not with every attempt. Never changes a result (tests compare both);
   // off when a WorldRecord is asked for (replay and reports read the whole ledger).
   bool fold_settled_groups = true;
+  // Duplicate explanations kept in the result (the first of each cause always is): replay asks for all of them.
+  std::size_t max_explanations = 1000;
 };
 
 // Everything a run leaves behind for replay, explanation and reports.

@@ -162,9 +162,9 @@ TEST(Cli, ReplayExplainsEveryDuplicateAndWritesATimeline) {
 TEST(Cli, ReplayMessagePrintsThatMessagesTrace) {
   const Outcome o = run_lethe("replay scenarios/check-then-insert-race.toml --seed 1 --message 7");
   ASSERT_EQ(o.exit_code, 0) << o.out;
-  EXPECT_NE(o.out.find("trace of message 7"), std::string::npos);
+  EXPECT_NE(o.out.find("story of message 7"), std::string::npos);
   EXPECT_NE(o.out.find("attempt"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("sink.execute"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("the provider executed the effect"), std::string::npos) << o.out;
 }
 
 // The lethe binary's allocator works on 2 MiB pages (README "Choices of libraries"); fiber stacks come from the

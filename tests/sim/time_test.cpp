@@ -219,5 +219,25 @@ RC_GTEST_PROP(DurationParse, AWholeNumberOfUnitsIsExact, (std::uint32_t count)) 
   RC_ASSERT(parse_duration(std::to_string(whole) + name, error) == whole * nanoseconds);
 }
 
+TEST(DurationHuman, WritesFourSignificantDigitsAndTheLargestUnitThatKeepsTheNumberAtLeastOne) {
+  const std::vector<std::pair<Duration, std::string>> cases = {
+      {0, "0s"},
+      {850, "850ns"},
+      {1500, "1.5us"},
+      {176609048, "176.6ms"},
+      {10194977018, "10.19s"},
+      {1065 * kSecond, "17.75m"},
+      {5 * kSecond, "5s"},
+      {999999999, "1s"},                  // rounds up into the next unit, never "1000ms"
+      {119999 * kMillisecond, "2m"},      // 119.999s rounds to 120s, which minutes take
+      {90 * kSecond, "90s"},
+      {36 * kHour, "36h"},
+      {7 * kDay, "7d"},
+      {-250 * kMillisecond, "-250ms"},
+      {INT64_MIN, "-106752d"},  // whole days past four digits, never an exponent
+  };
+  for (const auto& [value, text] : cases) EXPECT_EQ(format_human(value), text) << value;
+}
+
 }  // namespace
 }  // namespace sim
