@@ -96,6 +96,11 @@ class CheckedOrchestrator final : public SagaOrchestrator {
 
 }  // namespace
 
+std::string saga_call_name(ProcessorId processor) {
+  const int step = saga_step_of(processor);
+  return is_compensation(processor) ? fmt::format("compensation of step {}", step) : fmt::format("step {}", step);
+}
+
 std::unique_ptr<SagaOrchestrator> stepwise_orchestrator(Strategy& strategy) {
   return std::make_unique<StepwiseOrchestrator>(strategy);
 }

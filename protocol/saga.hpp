@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "core/config.hpp"
 #include "protocol/env.hpp"
@@ -43,6 +44,9 @@ inline bool is_compensation(ProcessorId processor) { return processor >= kCompen
 inline int saga_step_of(ProcessorId processor) {
   return static_cast<int>(is_compensation(processor) ? processor - kCompensationBase : processor);
 }
+
+// "step 1", "compensation of step 0": a call's name in explanations.
+std::string saga_call_name(ProcessorId processor);
 
 // What a step call returns when the provider declined the step for good. Providers' values are never 0
 // (counters and charge ids start at 1, email ids are non-zero).
