@@ -364,6 +364,15 @@ struct ProducerSection {
   double crash_between_commit_and_publish = 0.0;  // default 0.0; probability
 };
 
+// [saga] (extension, docs/sagas.md): every message is a saga of `steps` steps, each an effect with a
+// compensation; a step the provider declines for good (a terminal failure) sends the saga backward.
+struct SagaSection {
+  int steps = 0;              // default 0 = plain messages; 2..8 otherwise (the loader: one processor, a kind
+                              // whose effect is a provider call)
+  double decline = 0.0;       // default 0.0; probability, per saga, that a step after the first declines
+  double decline_last = 0.0;  // default 0.0; probability for the last step instead of `decline`
+};
+
 // One [expect] entry: `key = "OP NUMBER"`. `key` is a result field (dotted for
 // nested ones, e.g. "duplicates.expired"). `percent`: NUMBER ended in % and is
 // a percentage of `messages` (then `number` is the percentage, e.g. 5 for 5%).
@@ -388,6 +397,7 @@ struct ScenarioConfig {
   ProtocolSection protocol;
   SinkSection sink;
   ProducerSection producer;
+  SagaSection saga;
   std::vector<Expectation> expect;  // in file order, then --set ones
 
   // Where each key was written, by dotted key ("protocol.ttl",

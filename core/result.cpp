@@ -9,8 +9,8 @@ namespace {
 using K = FieldKind;
 
 // The rows. [expect]'s "allowed" list follows this order; the JSON puts the extensions (the flag after
-// `expectable`) after the rest, in this order: coverage, swarm, memo_overwrites, trace_events.
-constexpr std::array<ResultField, 23> kResultFields = {{
+// `expectable`) after the rest, in this order: coverage, swarm, memo_overwrites, trace_events, the saga fields.
+constexpr std::array<ResultField, 31> kResultFields = {{
     {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
     {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},
     {"trace_hash", K::Hash, false, false, "the determinism fingerprint: a hash of every trace record",
@@ -48,6 +48,22 @@ constexpr std::array<ResultField, 23> kResultFields = {{
      &RunResult::expectations},
     {"ok", K::Boolean, false, false, "every expectation held", &RunResult::ok},
     {"trace_events", K::Count, false, true, "trace records the run produced", &RunResult::trace_events},
+    {"saga_completed", K::Count, true, true, "sagas whose every step ran once and nothing was compensated",
+     &RunResult::saga_completed},
+    {"saga_compensated", K::Count, true, true, "sagas whose every step that ran was compensated after it ran",
+     &RunResult::saga_compensated},
+    {"saga_stuck", K::Count, true, true, "sagas left half-done at the end (no late step explains it)",
+     &RunResult::saga_stuck},
+    {"saga_duplicate_steps", K::Count, true, true, "step executions beyond the first per (saga, step)",
+     &RunResult::saga_duplicate_steps},
+    {"saga_duplicate_compensations", K::Count, true, true,
+     "compensation executions beyond the first per (saga, step): a double refund", &RunResult::saga_duplicate_compensations},
+    {"saga_orphan_compensations", K::Count, true, true, "compensations of a step that never ran",
+     &RunResult::saga_orphan_compensations},
+    {"saga_late_steps", K::Count, true, true,
+     "step executions after that step's compensation: the compensation raced a late step", &RunResult::saga_late_steps},
+    {"saga_violations", K::Words, false, true, "each saga violation, cause first (at most 100)",
+     &RunResult::saga_violations},
 }};
 
 const ResultField* find_field(std::string_view name) {

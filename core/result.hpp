@@ -128,6 +128,15 @@ struct RunResult {
   std::vector<DuplicateExplanation> explanations;  // one per duplicate (capped)
   std::vector<MemoMismatchExplanation> memo_explanations;  // one per memo mismatch (same cap)
   std::uint64_t trace_events = 0;
+  // Sagas ([saga] steps > 0; check/saga_oracle.hpp), all 0 for plain messages.
+  std::uint64_t saga_completed = 0;                // every step ran once, nothing compensated
+  std::uint64_t saga_compensated = 0;              // every step that ran was undone afterwards
+  std::uint64_t saga_stuck = 0;                    // left half-done, no late step to blame
+  std::uint64_t saga_duplicate_steps = 0;          // step executions beyond the first
+  std::uint64_t saga_duplicate_compensations = 0;  // compensation executions beyond the first
+  std::uint64_t saga_orphan_compensations = 0;     // compensations of a step that never ran
+  std::uint64_t saga_late_steps = 0;               // step executions after that step's compensation
+  std::vector<std::string> saga_violations;        // one line per violation, cause first (capped)
 
   // A numeric result field by its dotted name ("duplicates.expired", "wait_time.p99", "ok"); nullopt if the
   // name is not a numeric field of result_fields() or (linearizable) the value is absent.

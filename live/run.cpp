@@ -637,6 +637,7 @@ std::string validate(const LiveSettings& s) {
   if (strategy->effect_in_store_transaction) {
     return "protocol.kind = \"" + s.protocol.kind + "\" needs store transactions, which live mode does not run";
   }
+  if (strategy->saga) return "protocol.kind = \"" + s.protocol.kind + "\" drives sagas, which live mode does not run";
   if (s.protocol.poll_read.kind == lethe::PollReadKind::Eventual) {
     return "protocol.poll_read = \"eventual\" needs a read replica, which live mode does not have";
   }

@@ -17,5 +17,6 @@ StrategyInfo check_then_insert_strategy();
 StrategyInfo record_after_strategy();
 StrategyInfo mnemosyne_strategy();
 StrategyInfo inbox_strategy();
+StrategyInfo saga_state_strategy();
 
 }  // namespace lethe

@@ -65,6 +65,11 @@ struct DuplicateWindow {
   std::string description;                                // one line: how the duplicate happens
 };
 
+class SagaOrchestrator;  // protocol/saga.hpp
+using SagaFactory = std::function<std::unique_ptr<SagaOrchestrator>(const ProtocolSection& settings,
+                                                                    StoreClient& store, Clock& clock,
+                                                                    ProtocolHooks& hooks, sim::Rng rng)>;
+
 using StrategyFactory = std::function<std::unique_ptr<Strategy>(const ProtocolSection& settings, StoreClient& store,
                                                                 Clock& clock, ProtocolHooks& hooks, sim::Rng rng)>;
 
@@ -82,6 +87,10 @@ struct StrategyInfo {
   // The effect is the Table::Domain mutation of a store transaction, not a call of `effect`: the simulated world
   // counts executions from the store, and live mode (no transactions) refuses the strategy.
   bool effect_in_store_transaction = false;
+  // Set for a strategy that orchestrates whole sagas itself (protocol/saga.hpp); its `factory` is then for
+  // plain messages, which the loader refuses for it (saga.steps must be set). Empty: a saga run protects each
+  // step and compensation with the strategy made by `factory`.
+  SagaFactory saga;
 };
 
 // Adds a strategy. Throws std::invalid_argument when the name is taken or malformed, the factory is missing, a

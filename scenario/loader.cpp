@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "core/result.hpp"
+#include "protocol/registry.hpp"
 #include "scenario/input_check.hpp"
 #include "scenario/schema.hpp"
 #include "scenario/text.hpp"
@@ -252,6 +253,7 @@ class Loader {
   void check(schema::Rule rule, const lethe::TopologySection& section);
   void check(schema::Rule rule, const lethe::WorkloadSection& section);
   void check(schema::Rule rule, const lethe::ProtocolSection& section);
+  void check(schema::Rule rule, const lethe::SagaSection& section);
   template <class Window>  // lethe::NetworkPartition, lethe::SinkOutage
   void check(schema::Rule rule, const Window& window);
 
@@ -1066,6 +1068,36 @@ void Loader::check(schema::Rule, const lethe::ProtocolSection& section) {
     missing(current_, required.key, kind_where,
             fmt::format("it is required when protocol.kind is \"{}\"{} ({}): {}, e.g. {} = {}", kind_word, kind_note,
                         required.why, required.what, required.key, required.example));
+  }
+}
+
+void Loader::check(schema::Rule, const lethe::SagaSection& section) {
+  if (!valid("saga.steps")) return;
+  const lethe::StrategyInfo* strategy = lethe::find_strategy(config_.protocol.kind);
+  if (section.steps == 0) {
+    if (valid("protocol.kind") && strategy != nullptr && strategy->saga) {
+      const Table& protocol = tables_.count("protocol") != 0 ? tables_.at("protocol") : root_;
+      error(where_in(protocol, "kind"), "protocol.kind",
+            fmt::format("found \"{}\", which drives sagas only; allowed with saga.steps from 2 to 8 (docs/sagas.md)",
+                        config_.protocol.kind));
+    }
+    return;
+  }
+  const Where steps_where = where_in(current_, "steps");
+  if (section.steps == 1) {
+    error(steps_where, "saga.steps", "found 1; allowed: 0 (plain messages) or 2 to 8 (a saga needs a step to undo)");
+    return;
+  }
+  if (config_.topology.processors.size() != 1) {
+    error(steps_where, "saga.steps",
+          fmt::format("found {} with {} processors; allowed: sagas with exactly one processor in topology.processors",
+                      section.steps, config_.topology.processors.size()));
+  }
+  if (valid("protocol.kind") && strategy != nullptr && strategy->effect_in_store_transaction) {
+    error(steps_where, "saga.steps",
+          fmt::format("found {} with protocol.kind \"{}\", whose effect is a store transaction; allowed: sagas with a "
+                      "kind whose effect is a provider call",
+                      section.steps, config_.protocol.kind));
   }
 }
 

@@ -105,6 +105,8 @@ std::string_view describe(Rule rule) {
     case Rule::WindowFits: return "at + for must stay below 292 years";
     case Rule::ProtocolKind:
       return "the keys the kind requires must be written (see \"Keys each protocol kind requires\")";
+    case Rule::SagaRuns:
+      return "steps is 0, or 2 to 8 with one processor and a protocol kind whose effect is a provider call";
   }
   return "";
 }

@@ -163,6 +163,7 @@ enum class Rule {
   WorkloadRate,    // a rate above 0 when there are messages
   WindowFits,      // at + for of an outage or partition stays representable
   ProtocolKind,    // the keys protocol.kind requires (keys_required_by)
+  SagaRuns,        // sagas: one processor, a kind whose effect is a provider call
 };
 // The rule in one sentence, for the reference page.
 std::string_view describe(Rule rule);
@@ -316,6 +317,15 @@ void visit_schema(V& v, Config& c) {
         c.producer.mode, "how the producer publishes alongside its own database write");
   v.key("crash_between_commit_and_publish", Probability{}, c.producer.crash_between_commit_and_publish,
         "the producer crashes after its commit, before the publish");
+
+  v.table("saga");
+  v.key("steps", Integer{0, 8}, c.saga.steps,
+        "every message is a saga of this many steps, each with a compensation (0 = plain messages; 2 to 8)");
+  v.key("decline", Probability{}, c.saga.decline,
+        "per saga and step after the first: the provider declines the step for good, the saga compensates");
+  v.key("decline_last", Probability{}, c.saga.decline_last,
+        "the same for the last step, instead of decline (0: decline applies to it too)");
+  v.rule(Rule::SagaRuns, c.saga);
 
   v.expect(c.expect, "\"RESULT_FIELD\" = \"OP NUMBER\", checked for every seed");
 }

@@ -4,6 +4,7 @@
 
 #include "check/oracle.hpp"
 #include "protocol/registry.hpp"
+#include "protocol/saga.hpp"
 
 namespace lethe {
 namespace {
@@ -64,6 +65,7 @@ RunResult judge_run(const JudgeInput& in) {
   OracleInput input{in.ledger, config.protocol.kind, in.topology.sink().calls(),
                     [&sim](std::uint32_t node) { return sim.node(node).name(); },
                     [&config](ProcessorId p) {
+                      if (config.saga.steps > 0) return saga_call_name(p);  // a saga's calls (protocol/saga.hpp)
                       return p < config.topology.processors.size() ? config.topology.processors[p]
                                                                    : fmt::format("processor{}", p);
                     }};

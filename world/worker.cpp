@@ -7,7 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/saga.hpp"
 #include "protocol/strategies.hpp"
+#include "world/saga.hpp"
 
 namespace lethe {
 namespace {
@@ -95,7 +97,7 @@ class WorkerLoop final : public SourceWorker {
  public:
   WorkerLoop(const WorkerEnvironment& environment, std::size_t index, WorkerHooks& hooks,
              std::vector<std::unique_ptr<Strategy>>& strategies, std::vector<ProcessorId> processors,
-             SinkClient& sink, sim::Rng& work)
+             SinkClient& sink, sim::Rng& work, SagaOrchestrator* saga, SagaCalls* saga_calls)
       : environment_(environment),
         slot_(environment.topology.workers()[index]),
         index_(index),
@@ -103,11 +105,15 @@ class WorkerLoop final : public SourceWorker {
         strategies_(strategies),
         processors_(std::move(processors)),
         sink_(sink),
-        work_(work) {}
+        work_(work),
+        saga_(saga),
+        saga_calls_(saga_calls) {}
 
   std::size_t index() const override { return index_; }
   sim::Node& node() override { return *slot_.node; }
   Handled handle(MessageId id) override {
+    // A saga is driven by its orchestrator, whose calls are attempts of their own.
+    if (saga_ != nullptr) return Handled{saga_->run(id, *saga_calls_) != SagaOutcome::Failed, std::nullopt};
     Handled handled{true, std::nullopt};
     for (std::size_t i = 0; i < strategies_.size(); ++i) {
       const ProtectResult result =
@@ -133,6 +139,8 @@ class WorkerLoop final : public SourceWorker {
   std::vector<ProcessorId> processors_;  // the processor of each strategy
   SinkClient& sink_;
   sim::Rng& work_;
+  SagaOrchestrator* saga_;  // null: plain messages
+  SagaCalls* saga_calls_;
 };
 
 }  // namespace
@@ -163,7 +171,15 @@ void Workers::main(std::size_t index) {
                                                                   self.incarnation(), i))));
   }
   sim::Rng work = simulation.rng(fmt::format("work:{}:{}", self.name(), self.incarnation()));
-  WorkerLoop loop(environment, index, hooks, strategies, std::move(processors), sink_client, work);
+  SagaWorkerCalls saga_calls(environment, sink_client, work, self);
+  std::unique_ptr<SagaOrchestrator> saga;
+  if (environment.config.saga.steps > 0) {
+    saga = make_saga_orchestrator(environment.config.protocol, *store_client, clock, hooks,
+                                  simulation.rng(fmt::format("saga:{}:{}", self.name(), self.incarnation())),
+                                  *strategies.front());
+  }
+  WorkerLoop loop(environment, index, hooks, strategies, std::move(processors), sink_client, work, saga.get(),
+                  &saga_calls);
   topology.source().consume(loop);
 }
 

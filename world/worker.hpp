@@ -8,6 +8,8 @@
 // traced ("attempt", "outcome"); its effect sleeps workload.processing_time (stream "work:<node>:<incarnation>")
 // and calls the sink. The protocol's hooks record its decisions, waits and completions in the ledger and reach
 // the fault injector at every crash point; the source's acknowledgements are traced ("ack").
+// With [saga] steps > 0 a message is a saga: the orchestrator of protocol.kind (protocol/saga.hpp, stream
+// "saga:<node>:<incarnation>") drives it, each step and compensation call an attempt (world/saga.hpp).
 //
 // Lifetime: everything passed in outlives the workers, which outlive every run of the simulation.
 // Does not: decide when a worker crashes or restarts (the fault injector), or what a failure means at the

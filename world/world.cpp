@@ -4,6 +4,7 @@
 #include <exception>
 #include <memory>
 
+#include "check/saga_oracle.hpp"
 #include "protocol/registry.hpp"
 #include "sim/network.hpp"
 #include "sim/node.hpp"
@@ -170,6 +171,7 @@ RunResult World::run(WorldRecord* record) {
   if (options_.on_phase) options_.on_phase(WorldPhase::Ran);
   RunResult result = judge_run(JudgeInput{config_, seed_, options_, *simulation_, *network_, *topology_, ledger_,
                                           ledger_folding_, observations_, *faults_});
+  if (config_.saga.steps > 0) judge_sagas(SagaOracleInput{ledger_, config_.saga.steps}, result);
   if (options_.on_phase) options_.on_phase(WorldPhase::Judged);
   if (record != nullptr) keep(*record);
   return result;

@@ -9,7 +9,8 @@
 //   worker.hpp          what each worker incarnation runs: strategies, the protocol's hooks, attempts;
 //   producer.hpp        the producer (direct, dual-write, outbox and its relay), unless the source makes its
 //                       own requests;
-//   judge.hpp           at the end: the oracle, the linearizability check, the coverage.
+//   judge.hpp           at the end: the oracle, the linearizability check, the coverage (and, for sagas, the
+//                       saga oracle: check/saga_oracle.hpp).
 // run() runs the workload until it is done (every message acknowledged everywhere) or run.duration has passed,
 // then, with run.drain, heals every fault and lets in-flight work settle (at most max(duration, 1 h) more).
 //

@@ -161,6 +161,7 @@ TEST(ResultFieldTable, EveryNameExpectMayUseIsAnsweredByFieldAndTheJsonKeysAreTh
   EXPECT_EQ(lethe::expectation_kind("recovery_latency.p99"), lethe::FieldKind::Time);
   const std::string page = scenario::result_fields_markdown();
   result.swarm = {"crash"};  // written only when swarm mode drew something
+  result.saga_violations = {"stuck: saga 1 never ran a step"};  // written only when a saga broke something
   const nlohmann::ordered_json json = reports::to_json(result);
   std::vector<std::string> rows;
   for (const lethe::ResultField& field : lethe::result_fields()) {
