@@ -334,45 +334,10 @@ class Judge {
     });
   }
 
-  // Completions that landed on top of an earlier completion with a different memoized value: a timed-out
-  // owner's blind completion overwriting the result other callers were already handed.
-  void count_memo_overwrites() {
-    // Every held attempt's landed completion, and, for the groups among them that settled earlier, the settled
-    // attempt's completion (a settled group alone has one landed completion: nothing to overwrite).
-    struct Landed {
-      MessageId id;
-      sim::Time completed_at;
-      std::uint64_t value;
-      AttemptId attempt;  // for ties: attempt order
-      ProcessorId processor;
-    };
-    std::vector<Landed> candidates;
-    std::vector<std::uint64_t> settled_groups;
-    ledger_.attempts.for_each([&](const AttemptRecord& a) {
-      if (!a.completion_applied || !a.completed_at || !a.has_returned_value) return;
-      candidates.push_back(Landed{a.id, *a.completed_at, a.returned, a.attempt, a.processor});
-      if (ledger_.settled.contains(group_key(a.id, a.processor))) settled_groups.push_back(group_key(a.id, a.processor));
-    });
-    std::sort(settled_groups.begin(), settled_groups.end());
-    settled_groups.erase(std::unique(settled_groups.begin(), settled_groups.end()), settled_groups.end());
-    for (const std::uint64_t key : settled_groups) {
-      const SettledGroup& g = ledger_.settled.at(key);
-      candidates.push_back(Landed{group_message(key), g.completed_at, g.value, g.attempt, group_processor(key)});
-    }
-    std::sort(candidates.begin(), candidates.end(), [](const Landed& x, const Landed& y) {
-      if (x.id != y.id) return x.id < y.id;
-      if (x.processor != y.processor) return x.processor < y.processor;
-      if (x.completed_at != y.completed_at) return x.completed_at < y.completed_at;
-      return x.attempt < y.attempt;
-    });
-    for (std::size_t i = 1; i < candidates.size(); ++i) {
-      const Landed& before = candidates[i - 1];
-      const Landed& now = candidates[i];
-      if (before.id == now.id && before.processor == now.processor && before.value != now.value) {
-        ++result_.memo_overwrites;
-      }
-    }
-  }
+  // Completions that landed on a live record whose memoized result was different, as the store's replies
+  // showed them (memo_overwrite in check/ledger.hpp): a landed completion after the record was evicted, or one
+  // that wrote nothing memoized, is not one.
+  void count_memo_overwrites() { result_.memo_overwrites = ledger_.memo_overwrites.size(); }
 
   void count_waits() {
     std::vector<std::int64_t> waited;
