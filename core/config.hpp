@@ -357,6 +357,8 @@ struct SinkSection {
   Jitter jitter = Jitter::None;                                         // default "none"
   Rate capacity{0.0};                                                   // default "0/s" = unlimited
   std::vector<SinkOutage> outages;                                      // [[sink.outage]], default none
+  double fail = 0.0;                                                    // default 0.0; probability per call
+  sim::Distribution fail_after = sim::Distribution::constant(0);        // default "0ms"
 };
 
 struct ProducerSection {

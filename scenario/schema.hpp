@@ -303,6 +303,9 @@ void visit_schema(V& v, Config& c) {
   v.key("jitter", Choice<lethe::Jitter>{jitter}, c.sink.jitter, "the randomness added to that delay");
   v.key("capacity", Rate{}, c.sink.capacity,
         "calls per second the provider accepts; beyond it a retryable 503 (\"0/s\" = unlimited)");
+  v.key("fail", Probability{}, c.sink.fail,
+        "an effect call fails for good: a non-retryable error (4xx), nothing executes, not retried");
+  v.key("fail_after", Distribution{}, c.sink.fail_after, "how long a failing call takes before its error arrives");
   v.array("sink.outage", c.sink.outages, [](auto& entry_visitor, auto& outage) {
     entry_visitor.required_key("at", Duration{0}, outage.at, "when the provider starts failing every call");
     entry_visitor.required_key("for", Duration{1}, outage.for_duration, "how long it fails (retryable)");

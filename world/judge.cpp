@@ -49,6 +49,7 @@ void fill_coverage(const JudgeInput& in) {
   // Only a provider that can refuse (none of the built-ins) adds this counter: results of the others keep their
   // fields.
   if (in.topology.sink().refused() > 0) counters["sink.refused"] = in.topology.sink().refused();
+  if (in.topology.sink().failed() > 0) counters["sink.failed"] = in.topology.sink().failed();
 }
 
 }  // namespace
