@@ -126,6 +126,20 @@ class Judge {
     return settled != ledger_.settled.end() && settled->second.evicted_at && *settled->second.evicted_at <= time;
   }
 
+  // TTL evicted the group's record in (from, to]: while the attempt that decided at `from` was at work.
+  bool evicted_between(MessageId id, ProcessorId p, sim::Time from, sim::Time to) const {
+    for (const Key key : {make_key(Table::Dedupe, p, id), make_key(Table::Inbox, p, id)}) {
+      const auto it = std::upper_bound(evictions_.begin(), evictions_.end(), std::make_pair(key, from),
+                                       [](const std::pair<Key, sim::Time>& k, const EvictionRecord& e) {
+                                         return k.first != e.key ? k.first < e.key : k.second < e.at;
+                                       });
+      if (it != evictions_.end() && it->key == key && it->at <= to) return true;
+    }
+    const auto settled = ledger_.settled.find(group_key(id, p));
+    return settled != ledger_.settled.end() && settled->second.evicted_at && *settled->second.evicted_at > from &&
+           *settled->second.evicted_at <= to;
+  }
+
   Cause unprotected(const ExecutionRecord& e, const ExecutionRecord& first, std::string& why) const {
     why = fmt::format("strategy \"{}\" checks nothing: {} ran the effect again (first run by {} at {})",
                       strategy_.name, who(e.attempt), who(first.attempt), t(first.at));
@@ -193,6 +207,13 @@ class Judge {
                             who(e.attempt), t(d->at), who(previous.attempt), t(previous.at),
                             t(*ledger_.attempt(previous.attempt).crashed_at));
           return Cause::CrashAfterEffect;
+        }
+        if (evicted_between(e.id, e.processor, d->at, e.at)) {
+          why = fmt::format("{} created the record at {}, but TTL evicted it while the work ran (the TTL runs from "
+                            "the start write); {} found no record and ran the effect at {}, before {} ran it at {}",
+                            who(e.attempt), t(d->at), who(previous.attempt), t(previous.at), who(e.attempt),
+                            t(e.at));
+          return Cause::Expired;
         }
         why = fmt::format("{} found no record at {} while {} (effect at {}) had not recorded it yet: a race the "
                           "strategy does not prevent",

@@ -66,6 +66,7 @@ enum class TtlEvictionKind { Exact, Lazy };       // "exact" | "lazy(max=48h)"
 enum class Takeover { Conditional, IfNotExists };        // "conditional" | "if-not-exists"
 enum class Complete { Fenced, Blind };                   // "fenced" | "blind"
 enum class PollReadKind { Consistent, Eventual };        // "consistent" | "eventual(lag=...)"
+enum class PollWith { Read, StartWrite };                // "read" | "start-write"
 enum class ExpiresOn { AtComplete, AtStart };            // "at-complete" | "at-start"
 enum class OnMaxWait { Error, Process };                 // "error" | "process"
 enum class BackoffKind { None, Constant, Exponential };  // "none" | "constant(d)" | "exponential(base, cap)"
@@ -116,6 +117,13 @@ inline std::string to_string(PollReadKind v) {
   switch (v) {
     case PollReadKind::Consistent: return "consistent";
     case PollReadKind::Eventual: return "eventual";
+  }
+  return "?";
+}
+inline std::string to_string(PollWith v) {
+  switch (v) {
+    case PollWith::Read: return "read";
+    case PollWith::StartWrite: return "start-write";
   }
   return "?";
 }
@@ -336,6 +344,7 @@ struct ProtocolSection {
   Takeover takeover = Takeover::Conditional;         // default "conditional"
   Complete complete = Complete::Fenced;              // default "fenced"
   PollRead poll_read;                                // default "consistent"
+  PollWith poll_with = PollWith::Read;               // default "read"
   ExpiresOn expires_on = ExpiresOn::AtComplete;      // default "at-complete"
   bool expired_wins = true;                          // default true
 };

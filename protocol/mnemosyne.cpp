@@ -17,7 +17,10 @@
 //      Wait on InFlightRecent: sleep a poll interval (protocol.poll: a Distribution sample, or
 //        backoff(base, factor, cap) restarting at base for each protect() call), re-read the record
 //        (StoreClient::read_eventual when poll_read = eventual, a consistent get otherwise) and re-decide at the
-//        local clock after the read. Each read's decision is acted upon as the table says — including Process on
+//        local clock after the read. poll_with = "start-write" polls as both real libraries do: the start write
+//        again (poll_read does not apply: it is a write to the primary), decided like the first one; on a
+//        store that evicted the record it re-creates it, owned by this waiter, which then runs the effect as
+//        its owner instead of without a claim. Each read's decision is acted upon as the table says — including Process on
 //        "absent": a waiter that reads no record runs the effect without a claim. With consistent reads that
 //        only happens after TTL eviction; an eventual read from a lagging replica can show "absent" while the
 //        owner is still at work (the duplicate poll_read = eventual reproduces). The last sleep is shortened so
@@ -269,11 +272,25 @@ ProtectResult MnemosyneStrategy::protect(MessageId id, ProcessorId processor, At
           return run(call, effect, Claim::SeenRecord, seen, now);
         }
         clock_.sleep(std::min(poll.next(rng_), deadline - now));
+        if (settings_.poll_with == PollWith::StartWrite) {
+          const sim::Time again_at = clock_.now();
+          const StepReply again = execute_step(store_, start_write(call, again_at));
+          if (!again.reply.has_value()) continue;  // no answer: keep waiting, as after a lost read
+          if (again.tries > 1 && again.reply->previous.has_value() && again.reply->previous->owner == attempt) {
+            reporter_.note(call, Basis::Absent, std::nullopt, again_at);  // an earlier try of it created our record
+            return run(call, effect, Claim::Owner, std::nullopt, again_at);
+          }
+          read = again.reply;
+          decided_at = again_at;
+          source = Source::StartWrite;
+          continue;
+        }
         read = poll_read(call.key);
+        if (!read.has_value()) continue;
+        decided_at = clock_.now();
+        source = Source::PollRead;
       }
       seen = read->previous;
-      decided_at = clock_.now();
-      source = Source::PollRead;
     }
   }
 }
@@ -311,7 +328,7 @@ StrategyInfo mnemosyne_strategy() {
   info.name = "mnemosyne";
   info.description = "claim an in-flight record, wait for or take over a stale one, complete it with the result";
   info.reads = {"max_processing_time", "ttl",      "poll",      "max_wait",   "on_max_wait", "memoize",
-                "takeover",            "complete", "poll_read", "expires_on", "expired_wins"};
+                "takeover",            "complete", "poll_read", "poll_with", "expires_on", "expired_wins"};
   info.required = {"max_processing_time", "ttl"};
   info.factory = [](const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks,
                     sim::Rng rng) -> std::unique_ptr<Strategy> {

@@ -286,6 +286,8 @@ void visit_schema(V& v, Config& c) {
         c.protocol.complete, "fenced: only the current owner's completion lands; blind: any may overwrite");
   v.key("poll_read", Language{"\"consistent\" or \"eventual(lag=DISTRIBUTION)\", e.g. \"eventual(lag=50ms)\""},
         c.protocol.poll_read, "waiting callers read the primary, or a replica that lags");
+  v.key("poll_with", Choice<lethe::PollWith>{words_of({lethe::PollWith::Read, lethe::PollWith::StartWrite})},
+        c.protocol.poll_with, "read: waiting callers re-read the record; start-write: they run the start write again");
   v.key("expires_on",
         Choice<lethe::ExpiresOn>{words_of({lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart})},
         c.protocol.expires_on, "at-complete: in-flight records never expire; at-start: the TTL runs from the start");
