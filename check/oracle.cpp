@@ -252,6 +252,13 @@ class Judge {
           return Cause::CrashAfterEffect;
         }
         const AttemptRecord owner_record = record(blamed).value_or(AttemptRecord{});
+        if (note.seen && note.seen_expires_on && *note.seen_expires_on <= note.local_time) {
+          why = fmt::format("{} found the in-flight record of {} expired at {} (expires_on {}) and took it over as new "
+                            "(precedence = \"completed-first\"), but {} was alive{}: its work outlived the TTL",
+                            who(e.attempt), who(owner), t(d->at), t(*note.seen_expires_on), who(blamed),
+                            owner_record.completed_at ? " and completed at " + t(*owner_record.completed_at) : "");
+          return Cause::TakeoverWhileAlive;
+        }
         why = fmt::format("{} found the record of {} (started_at {} on its clock) older than max_processing_time "
                           "at {} (its local clock {}), but {} was alive{}: slow work, a pause or clock skew",
                           who(e.attempt), who(owner), t(started), t(d->at), t(note.local_time), who(blamed),

@@ -4,7 +4,9 @@
 // Step by step:
 //   1. Start write: an Upsert that returns the previous item (ALL_OLD) and sets started_at = now and owner =
 //      attempt only if absent (if_not_exists); expires_on = now + ttl (if absent) when expires_on = "at-start";
-//      Update::replace_expired_at = now when expired_wins (an expired record is replaced as if evicted).
+//      Update::replace_expired_at = now when the precedence is expired-first (expired_wins; an expired record is
+//      replaced as if evicted). Under completed-first nothing is replaced: a completed expired record is
+//      skipped, an expired in-flight one is taken over by the fenced takeover write (basis StaleTakeover).
 //      The previous item is decided with decide_with_basis() at the same `now` the write carried.
 //   2. Process on Absent / ExpiredCompleted: our write created the record; we own it.
 //      Skip on Completed: return the memoized value (nullopt when memoize = false).
@@ -84,6 +86,7 @@ class MnemosyneStrategy final : public Strategy {
       : settings_(settings),
         max_processing_time_(settings.max_processing_time.value()),
         ttl_(settings.ttl.value()),
+        expired_first_(effective_precedence(settings) == Precedence::ExpiredFirst),
         store_(store),
         clock_(clock),
         reporter_(hooks, clock),
@@ -115,6 +118,7 @@ class MnemosyneStrategy final : public Strategy {
   ProtocolSection settings_;
   sim::Duration max_processing_time_;
   sim::Duration ttl_;
+  bool expired_first_;  // an expired record is replaced as if absent (precedence expired-first)
   StoreClient& store_;
   Clock& clock_;
   Reporter reporter_;
@@ -131,7 +135,7 @@ Op MnemosyneStrategy::start_write(const Call& call, sim::Time now) const {
     update.expires_on_mode = Assign::SetIfAbsent;
     update.expires_on = saturating_add(now, ttl_);
   }
-  if (settings_.expired_wins) update.replace_expired_at = now;
+  if (expired_first_) update.replace_expired_at = now;
   return upsert_op(call.key, Condition{}, update);
 }
 
@@ -180,7 +184,7 @@ Op MnemosyneStrategy::completion(const Call& call, Claim claim, const std::optio
         condition.require_not_completed = true;
         break;
       case Claim::NoRecord:
-        if (settings_.expired_wins) {
+        if (expired_first_) {
           condition.absent_or_expired_at = now;
           update.replace_expired_at = now;
         } else {
@@ -219,7 +223,7 @@ ProtectResult MnemosyneStrategy::protect(MessageId id, ProcessorId processor, At
     bool lost_takeover = false;
     for (;;) {  // decide on `seen`, act, and re-decide after each wait or lost takeover
       const DecisionAndBasis verdict =
-          decide_with_basis(seen, decided_at, max_processing_time_, settings_.expired_wins);
+          decide_with_precedence(seen, decided_at, max_processing_time_, effective_precedence(settings_));
       if (verdict.decision == Decision::Skip) {
         reporter_.note(call, verdict.basis, seen, decided_at);
         return reporter_.skipped(call, memo(seen));
@@ -328,7 +332,8 @@ StrategyInfo mnemosyne_strategy() {
   info.name = "mnemosyne";
   info.description = "claim an in-flight record, wait for or take over a stale one, complete it with the result";
   info.reads = {"max_processing_time", "ttl",      "poll",      "max_wait",   "on_max_wait", "memoize",
-                "takeover",            "complete", "poll_read", "poll_with", "expires_on", "expired_wins"};
+                "takeover",            "complete", "poll_read", "poll_with", "expires_on", "expired_wins",
+                "precedence"};
   info.required = {"max_processing_time", "ttl"};
   info.factory = [](const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks,
                     sim::Rng rng) -> std::unique_ptr<Strategy> {

@@ -92,6 +92,7 @@ struct Boolean {};
 struct Probability {};  // a number from 0 to 1
 struct Duration {
   sim::Duration min = 0;  // 1: more than 0
+  bool none = false;      // the word "none" is allowed too and means lethe::kTtlNone (no expiry)
 };
 struct Distribution {
   bool allow_negative = false;
@@ -270,7 +271,7 @@ void visit_schema(V& v, Config& c) {
   v.key("kind", Choice<std::string>{protocol_kind_words()}, c.protocol.kind, "the dedupe strategy");
   v.key("max_processing_time", Duration{1}, c.protocol.max_processing_time,
         "how long an owner may work before its record may be taken over");
-  v.key("ttl", Duration{1}, c.protocol.ttl, "how long a record is kept");
+  v.key("ttl", Duration{1, true}, c.protocol.ttl, "how long a record is kept (\"none\": forever, no expiry)");
   v.key("poll",
         Language{std::string(kDistributionAllowed) +
                  " with a mean above 0, or \"backoff(base=50ms, factor=1.5, cap=5s)\""},
@@ -293,6 +294,12 @@ void visit_schema(V& v, Config& c) {
         c.protocol.expires_on, "at-complete: in-flight records never expire; at-start: the TTL runs from the start");
   v.key("expired_wins", Boolean{}, c.protocol.expired_wins,
         "an expired, not yet evicted completed record counts as absent (true) or as completed");
+  v.key("precedence",
+        Choice<lethe::Precedence>{words_of({lethe::Precedence::ExpiredWins, lethe::Precedence::ExpiredFirst,
+                                            lethe::Precedence::CompletedFirst, lethe::Precedence::ExpiryIgnored})},
+        c.protocol.precedence,
+        "how an expired, not yet evicted record ranks against completed, stale and running; expired-wins: as "
+        "expired_wins says");
   v.rule(Rule::ProtocolKind, c.protocol);
 
   v.table("sink");

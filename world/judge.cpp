@@ -76,6 +76,7 @@ RunResult judge_run(const JudgeInput& in) {
   result.sim_time = in.observations.last_activity();
   result.trace_hash = sim.trace().hash();
   result.trace_events = sim.trace().count();
+  result.store_peak_records = in.topology.store().peak_records();
   return result;
 }
 
