@@ -22,8 +22,8 @@
 //        local clock after the read. poll_with = "start-write" polls as both real libraries do: the start write
 //        again (poll_read does not apply: it is a write to the primary), decided like the first one; on a
 //        store that evicted the record it re-creates it, owned by this waiter, which then runs the effect as
-//        its owner instead of without a claim. Each read's decision is acted upon as the table says — including Process on
-//        "absent": a waiter that reads no record runs the effect without a claim. With consistent reads that
+//        its owner instead of without a claim. Each read's decision is acted upon as the table says — including
+//        Process on "absent": a waiter that reads no record runs the effect without a claim. With consistent reads that
 //        only happens after TTL eviction; an eventual read from a lagging replica can show "absent" while the
 //        owner is still at work (the duplicate poll_read = eventual reproduces). The last sleep is shortened so
 //        that the wait ends exactly max_wait after the first Wait decision; a Wait decision at or after that
