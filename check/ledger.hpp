@@ -210,6 +210,44 @@ struct SettledGroup {
   std::uint32_t node = 0;       // the attempt's worker
 };
 
+// A completion that landed on a live record whose memoized result was different: the blind-completion failure,
+// as the store's own reply to the write shows it. Only what the definition says counts: the write landed, it
+// writes a memoized result (an Upsert setting `memoized`, or a Put of an item with one), and the item it found
+// was completed with another memoized value and was not replaced by it (an expired item that the write's
+// replace_expired_at starts afresh is gone, as if evicted). So a rerun after eviction, a completion with
+// memoize = false and a fenced completion (which never lands on a completed record) are never overwrites.
+struct MemoOverwrite {
+  MessageId id = 0;
+  ProcessorId processor = 0;
+  AttemptId attempt = 0;     // the writer's owner token (the completing attempt)
+  sim::Time at = 0;          // virtual time the store applied it
+  std::uint64_t replaced = 0;
+  std::uint64_t written = 0;
+};
+inline std::optional<MemoOverwrite> memo_overwrite(const Op& op, const Reply& reply, sim::Time at) {
+  if (!reply.applied || !reply.previous.has_value()) return std::nullopt;
+  const Item& before = *reply.previous;
+  if (!before.completed_at.has_value() || !before.memoized.has_value()) return std::nullopt;
+  std::uint64_t written = 0;
+  AttemptId writer = 0;
+  if (op.kind == OpKind::Upsert) {
+    if (op.update.memoized_mode != Assign::Set) return std::nullopt;
+    if (op.update.replace_expired_at.has_value() && before.expired_at(*op.update.replace_expired_at)) {
+      return std::nullopt;
+    }
+    written = op.update.memoized;
+    writer = op.update.owner;
+  } else if (op.kind == OpKind::Put) {
+    if (!op.item.memoized.has_value()) return std::nullopt;
+    written = *op.item.memoized;
+    writer = op.item.owner;
+  } else {
+    return std::nullopt;
+  }
+  if (written == *before.memoized) return std::nullopt;
+  return MemoOverwrite{key_message(op.key), key_processor(op.key), writer, at, *before.memoized, written};
+}
+
 struct Ledger {
   // Deques, not vectors: they grow in fixed blocks, so a long run never holds a full copy of its history
   // while a vector reallocates (vector growth tripled the ledger's peak memory at a million messages).
@@ -219,6 +257,7 @@ struct Ledger {
   std::uint64_t folded_attempts = 0;      // attempts folded into settled groups (each erased from `attempts`)
   std::vector<WaitRecord> waits;
   std::vector<EvictionRecord> evictions;  // evictions not folded into a settled group's evicted_at
+  std::vector<MemoOverwrite> memo_overwrites;  // every one, from the store's replies (rare: none when fenced)
   // (message id, processor) pairs that the system owes an execution (published by the producer).
   ExpectedIds expected;
   std::uint64_t deliveries = 0;        // deliveries of messages to workers, copies and replays included

@@ -127,6 +127,20 @@ class Judge {
     return settled != ledger_.settled.end() && settled->second.evicted_at && *settled->second.evicted_at <= time;
   }
 
+  // TTL evicted the group's record in (from, to]: while the attempt that decided at `from` was at work.
+  bool evicted_between(MessageId id, ProcessorId p, sim::Time from, sim::Time to) const {
+    for (const Key key : {make_key(Table::Dedupe, p, id), make_key(Table::Inbox, p, id)}) {
+      const auto it = std::upper_bound(evictions_.begin(), evictions_.end(), std::make_pair(key, from),
+                                       [](const std::pair<Key, sim::Time>& k, const EvictionRecord& e) {
+                                         return k.first != e.key ? k.first < e.key : k.second < e.at;
+                                       });
+      if (it != evictions_.end() && it->key == key && it->at <= to) return true;
+    }
+    const auto settled = ledger_.settled.find(group_key(id, p));
+    return settled != ledger_.settled.end() && settled->second.evicted_at && *settled->second.evicted_at > from &&
+           *settled->second.evicted_at <= to;
+  }
+
   Cause unprotected(const ExecutionRecord& e, const ExecutionRecord& first, std::string& why) const {
     why = fmt::format("strategy \"{}\" checks nothing: {} ran the effect again (first run by {} at {})",
                       strategy_.name, who(e.attempt), who(first.attempt), t(first.at));
@@ -195,6 +209,13 @@ class Judge {
                             t(*ledger_.attempt(previous.attempt).crashed_at));
           return Cause::CrashAfterEffect;
         }
+        if (evicted_between(e.id, e.processor, d->at, e.at)) {
+          why = fmt::format("{} created the record at {}, but TTL evicted it while the work ran (the TTL runs from "
+                            "the start write); {} found no record and ran the effect at {}, before {} ran it at {}",
+                            who(e.attempt), t(d->at), who(previous.attempt), t(previous.at), who(e.attempt),
+                            t(e.at));
+          return Cause::Expired;
+        }
         why = fmt::format("{} found no record at {} while {} (effect at {}) had not recorded it yet: a race the "
                           "strategy does not prevent",
                           who(e.attempt), t(d->at), who(previous.attempt), t(previous.at));
@@ -232,6 +253,13 @@ class Judge {
           return Cause::CrashAfterEffect;
         }
         const AttemptRecord owner_record = record(blamed).value_or(AttemptRecord{});
+        if (note.seen && note.seen_expires_on && *note.seen_expires_on <= note.local_time) {
+          why = fmt::format("{} found the in-flight record of {} expired at {} (expires_on {}) and took it over as new "
+                            "(precedence = \"completed-first\"), but {} was alive{}: its work outlived the TTL",
+                            who(e.attempt), who(owner), t(d->at), t(*note.seen_expires_on), who(blamed),
+                            owner_record.completed_at ? " and completed at " + t(*owner_record.completed_at) : "");
+          return Cause::TakeoverWhileAlive;
+        }
         why = fmt::format("{} found the record of {} (started_at {} on its clock) older than max_processing_time "
                           "at {} (its local clock {}), but {} was alive{}: slow work, a pause or clock skew",
                           who(e.attempt), who(owner), t(started), t(d->at), t(note.local_time), who(blamed),
@@ -401,45 +429,10 @@ class Judge {
               });
   }
 
-  // Completions that landed on top of an earlier completion with a different memoized value: a timed-out
-  // owner's blind completion overwriting the result other callers were already handed.
-  void count_memo_overwrites() {
-    // Every held attempt's landed completion, and, for the groups among them that settled earlier, the settled
-    // attempt's completion (a settled group alone has one landed completion: nothing to overwrite).
-    struct Landed {
-      MessageId id;
-      sim::Time completed_at;
-      std::uint64_t value;
-      AttemptId attempt;  // for ties: attempt order
-      ProcessorId processor;
-    };
-    std::vector<Landed> candidates;
-    std::vector<std::uint64_t> settled_groups;
-    ledger_.attempts.for_each([&](const AttemptRecord& a) {
-      if (!a.completion_applied || !a.completed_at || !a.has_returned_value) return;
-      candidates.push_back(Landed{a.id, *a.completed_at, a.returned, a.attempt, a.processor});
-      if (ledger_.settled.contains(group_key(a.id, a.processor))) settled_groups.push_back(group_key(a.id, a.processor));
-    });
-    std::sort(settled_groups.begin(), settled_groups.end());
-    settled_groups.erase(std::unique(settled_groups.begin(), settled_groups.end()), settled_groups.end());
-    for (const std::uint64_t key : settled_groups) {
-      const SettledGroup& g = ledger_.settled.at(key);
-      candidates.push_back(Landed{group_message(key), g.completed_at, g.value, g.attempt, group_processor(key)});
-    }
-    std::sort(candidates.begin(), candidates.end(), [](const Landed& x, const Landed& y) {
-      if (x.id != y.id) return x.id < y.id;
-      if (x.processor != y.processor) return x.processor < y.processor;
-      if (x.completed_at != y.completed_at) return x.completed_at < y.completed_at;
-      return x.attempt < y.attempt;
-    });
-    for (std::size_t i = 1; i < candidates.size(); ++i) {
-      const Landed& before = candidates[i - 1];
-      const Landed& now = candidates[i];
-      if (before.id == now.id && before.processor == now.processor && before.value != now.value) {
-        ++result_.memo_overwrites;
-      }
-    }
-  }
+  // Completions that landed on a live record whose memoized result was different, as the store's replies
+  // showed them (memo_overwrite in check/ledger.hpp): a landed completion after the record was evicted, or one
+  // that wrote nothing memoized, is not one.
+  void count_memo_overwrites() { result_.memo_overwrites = ledger_.memo_overwrites.size(); }
 
   void count_waits() {
     std::vector<std::int64_t> waited;

@@ -22,6 +22,8 @@
 //     open under the run's settings is not judged here (live mode does).
 //   - lost messages: expected (id, processor) pairs never executed by the end;
 //   - memo mismatches: callers handed a value other than the first execution's;
+//   - memo overwrites: completions that landed on a live record holding a different memoized result, as the
+//     store's replies showed them (Ledger::memo_overwrites, recorded by the world; see memo_overwrite);
 //   - waits and wait times; recovery latency (a crash of an attempt that held
 //     the record -> the completion of that message by another attempt).
 //

@@ -66,6 +66,14 @@ enum class TtlEvictionKind { Exact, Lazy };       // "exact" | "lazy(max=48h)"
 enum class Takeover { Conditional, IfNotExists };        // "conditional" | "if-not-exists"
 enum class Complete { Fenced, Blind };                   // "fenced" | "blind"
 enum class PollReadKind { Consistent, Eventual };        // "consistent" | "eventual(lag=...)"
+enum class PollWith { Read, StartWrite };                // "read" | "start-write"
+// How an expired record that is still present is judged (protocol.precedence):
+//   ExpiredWins:    as protocol.expired_wins says (true: ExpiredFirst, false: ExpiryIgnored);
+//   ExpiredFirst:   Expired > Completed > Timeout > Running (an expired record is new, whatever it says);
+//   CompletedFirst: Completed > Expired > Timeout > Running (the Rust port: a completed expired record is
+//                   still completed, an in-flight expired one is new);
+//   ExpiryIgnored:  Completed > Timeout > Running (an expired record counts as what it says until evicted).
+enum class Precedence { ExpiredWins, ExpiredFirst, CompletedFirst, ExpiryIgnored };
 enum class ExpiresOn { AtComplete, AtStart };            // "at-complete" | "at-start"
 enum class OnMaxWait { Error, Process };                 // "error" | "process"
 enum class BackoffKind { None, Constant, Exponential };  // "none" | "constant(d)" | "exponential(base, cap)"
@@ -116,6 +124,22 @@ inline std::string to_string(PollReadKind v) {
   switch (v) {
     case PollReadKind::Consistent: return "consistent";
     case PollReadKind::Eventual: return "eventual";
+  }
+  return "?";
+}
+inline std::string to_string(PollWith v) {
+  switch (v) {
+    case PollWith::Read: return "read";
+    case PollWith::StartWrite: return "start-write";
+  }
+  return "?";
+}
+inline std::string to_string(Precedence v) {
+  switch (v) {
+    case Precedence::ExpiredWins: return "expired-wins";
+    case Precedence::ExpiredFirst: return "expired-first";
+    case Precedence::CompletedFirst: return "completed-first";
+    case Precedence::ExpiryIgnored: return "expiry-ignored";
   }
   return "?";
 }
@@ -324,11 +348,16 @@ struct StoreSection {
   TtlEviction ttl_eviction;                                          // default "exact"
 };
 
+// protocol.ttl = "none": a store without expiry. expires_on = now + kTtlNone saturates to sim::kTimeMax,
+// "never" (Item::expired_at is false at every instant of a run, and the store arms no eviction for it).
+inline constexpr sim::Duration kTtlNone = sim::kTimeMax;
+
 struct ProtocolSection {
   // A registered strategy's name (protocol/registry.hpp). default "mnemosyne"
   std::string kind = "mnemosyne";
   std::optional<sim::Duration> max_processing_time;  // no default: required (> 0) when the kind's entry requires it
-  std::optional<sim::Duration> ttl;                  // no default: required (> 0) when the kind's entry requires it
+  std::optional<sim::Duration> ttl;                  // no default: required (> 0) when the kind's entry requires it;
+                                                     // kTtlNone ("none"): records never expire
   Poll poll;                                         // default "100ms"
   sim::Duration max_wait = 60'000'000'000;           // default "1m"; >= 0
   OnMaxWait on_max_wait = OnMaxWait::Error;          // default "error"
@@ -336,9 +365,17 @@ struct ProtocolSection {
   Takeover takeover = Takeover::Conditional;         // default "conditional"
   Complete complete = Complete::Fenced;              // default "fenced"
   PollRead poll_read;                                // default "consistent"
+  PollWith poll_with = PollWith::Read;               // default "read"
   ExpiresOn expires_on = ExpiresOn::AtComplete;      // default "at-complete"
   bool expired_wins = true;                          // default true
+  Precedence precedence = Precedence::ExpiredWins;   // default "expired-wins" (follow expired_wins)
 };
+
+// The precedence a strategy applies: protocol.precedence, or the one expired_wins names. Never ExpiredWins.
+inline Precedence effective_precedence(const ProtocolSection& protocol) {
+  if (protocol.precedence != Precedence::ExpiredWins) return protocol.precedence;
+  return protocol.expired_wins ? Precedence::ExpiredFirst : Precedence::ExpiryIgnored;
+}
 
 // One [[sink.outage]]: every call fails (retryable) from `at` for `for_duration`.
 struct SinkOutage {
@@ -357,6 +394,8 @@ struct SinkSection {
   Jitter jitter = Jitter::None;                                         // default "none"
   Rate capacity{0.0};                                                   // default "0/s" = unlimited
   std::vector<SinkOutage> outages;                                      // [[sink.outage]], default none
+  double fail = 0.0;                                                    // default 0.0; probability per call
+  sim::Distribution fail_after = sim::Distribution::constant(0);        // default "0ms"
 };
 
 struct ProducerSection {

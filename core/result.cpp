@@ -9,8 +9,9 @@ namespace {
 using K = FieldKind;
 
 // The rows. [expect]'s "allowed" list follows this order; the JSON puts the extensions (the flag after
-// `expectable`) after the rest, in this order: coverage, swarm, memo_overwrites, trace_events, the saga fields.
-constexpr std::array<ResultField, 31> kResultFields = {{
+// `expectable`) after the rest, in this order: coverage, swarm, memo_overwrites, store_peak_records,
+// trace_events, the saga fields.
+constexpr std::array<ResultField, 32> kResultFields = {{
     {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
     {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},
     {"trace_hash", K::Hash, false, false, "the determinism fingerprint: a hash of every trace record",
@@ -33,8 +34,12 @@ constexpr std::array<ResultField, 31> kResultFields = {{
      "(message id, processor) pairs never executed by the end of the drain", &RunResult::lost_messages},
     {"memo_mismatches", K::Count, true, false,
      "callers handed a result different from the one the first execution produced", &RunResult::memo_mismatches},
-    {"memo_overwrites", K::Count, true, true, "completions that replaced an already memoized, different result",
+    {"memo_overwrites", K::Count, true, true,
+     "completions that landed on a live record whose memoized result was different",
      &RunResult::memo_overwrites},
+    {"store_peak_records", K::Count, true, true,
+     "the most records the store held at once, every table (the table's growth when ttl = \"none\")",
+     &RunResult::store_peak_records},
     {"waits", K::Count, true, false, "callers that had to wait on an in-flight record", &RunResult::waits},
     {"wait_time", K::Quantiles, true, false, "how long those callers waited", &RunResult::wait_time},
     {"sink_calls", K::Count, true, false, "calls that reached the provider", &RunResult::sink_calls},

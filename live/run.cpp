@@ -565,6 +565,13 @@ LiveOutcome Run::execute() {
   lethe::RunResult& result = outcome.result;
   result.scenario = fmt::format("live-{}-{}", settings_.store, settings_.store_options.variant);
   result.seed = settings_.seed;
+  std::vector<lethe::StoreOperation> history = recorder_.take();
+  for (const auto& op : history) {  // the store's answers show which completions overwrote a memoized result
+    if (op.returned_at == lethe::lin::kNever) continue;
+    if (const auto overwrite = lethe::memo_overwrite(op.input, op.output, op.returned_at)) {
+      ledger.memo_overwrites.push_back(*overwrite);
+    }
+  }
   lethe::OracleInput input{ledger, settings_.protocol.kind, ledger.executions.size(),
                            [](std::uint32_t node) { return fmt::format("worker-{}", node); },
                            [](lethe::ProcessorId) { return std::string("live"); }};
@@ -572,7 +579,6 @@ LiveOutcome Run::execute() {
   lethe::judge(input, result);
   result.sim_time = wall_time;
 
-  std::vector<lethe::StoreOperation> history = recorder_.take();
   outcome.operations = history.size();
   outcome.unknown_outcomes = static_cast<std::uint64_t>(std::count_if(
       history.begin(), history.end(), [](const lethe::StoreOperation& op) { return op.returned_at == lethe::lin::kNever; }));

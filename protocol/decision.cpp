@@ -25,6 +25,20 @@ DecisionAndBasis decide_with_basis(const std::optional<Item>& previous, sim::Tim
   return {Decision::Wait, Basis::InFlightRecent};
 }
 
+DecisionAndBasis decide_with_precedence(const std::optional<Item>& previous, sim::Time now,
+                                        sim::Duration max_processing_time, Precedence precedence) {
+  if (precedence != Precedence::CompletedFirst) {
+    return decide_with_basis(previous, now, max_processing_time, precedence == Precedence::ExpiredFirst);
+  }
+  if (!previous.has_value()) return {Decision::Process, Basis::Absent};
+  const Item& record = *previous;
+  if (record.completed_at.has_value()) return {Decision::Skip, Basis::Completed};
+  if (!record.started_at.has_value()) return {Decision::Process, Basis::Absent};
+  if (record.expired_at(now)) return {Decision::Process, Basis::StaleTakeover};
+  if (is_stale(*record.started_at, now, max_processing_time)) return {Decision::Process, Basis::StaleTakeover};
+  return {Decision::Wait, Basis::InFlightRecent};
+}
+
 Decision decide(const std::optional<Item>& previous, sim::Time now, sim::Duration max_processing_time) {
   return decide_with_basis(previous, now, max_processing_time, /*expired_wins=*/false).decision;
 }

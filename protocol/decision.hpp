@@ -33,6 +33,7 @@
 
 #include <optional>
 
+#include "core/config.hpp"
 #include "protocol/env.hpp"
 #include "protocol/store_ops.hpp"
 #include "sim/time.hpp"
@@ -51,6 +52,13 @@ Decision decide(const std::optional<Item>& previous, sim::Time now, sim::Duratio
 // The table with the basis of the decision, and the expired_wins switch (docs/scenarios.md protocol.expired_wins).
 DecisionAndBasis decide_with_basis(const std::optional<Item>& previous, sim::Time now,
                                    sim::Duration max_processing_time, bool expired_wins);
+
+// The table under a precedence (effective_precedence(): never Precedence::ExpiredWins). ExpiredFirst is
+// expired_wins = true, ExpiryIgnored is expired_wins = false; CompletedFirst skips a completed record even when
+// it is expired and decides an expired in-flight record Process with basis StaleTakeover (it is dead: the
+// caller takes it over by the fenced takeover write, whatever its age).
+DecisionAndBasis decide_with_precedence(const std::optional<Item>& previous, sim::Time now,
+                                        sim::Duration max_processing_time, Precedence precedence);
 
 // True if a record started at `started_at` is stale at `now`: now - started_at >= max_processing_time, with a
 // negative age never stale. Exact for all int64 inputs.

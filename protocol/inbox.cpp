@@ -21,7 +21,7 @@ class InboxStrategy final : public Strategy {
   InboxStrategy(const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks)
       : ttl_(settings.ttl.value()),
         memoize_(settings.memoize),
-        expired_wins_(settings.expired_wins),
+        expired_wins_(effective_precedence(settings) == Precedence::ExpiredFirst),  // completed rows only
         store_(store),
         clock_(clock),
         reporter_(hooks, clock) {}
@@ -86,7 +86,7 @@ StrategyInfo inbox_strategy() {
   StrategyInfo info;
   info.name = "inbox";
   info.description = "insert an inbox row and apply the domain change in one store transaction";
-  info.reads = {"ttl", "memoize", "expired_wins"};
+  info.reads = {"ttl", "memoize", "expired_wins", "precedence"};
   info.required = {"ttl"};
   info.factory = [](const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks,
                     sim::Rng /*rng*/) -> std::unique_ptr<Strategy> {

@@ -4,7 +4,9 @@
 // Step by step:
 //   1. Start write: an Upsert that returns the previous item (ALL_OLD) and sets started_at = now and owner =
 //      attempt only if absent (if_not_exists); expires_on = now + ttl (if absent) when expires_on = "at-start";
-//      Update::replace_expired_at = now when expired_wins (an expired record is replaced as if evicted).
+//      Update::replace_expired_at = now when the precedence is expired-first (expired_wins; an expired record is
+//      replaced as if evicted). Under completed-first nothing is replaced: a completed expired record is
+//      skipped, an expired in-flight one is taken over by the fenced takeover write (basis StaleTakeover).
 //      The previous item is decided with decide_with_basis() at the same `now` the write carried.
 //   2. Process on Absent / ExpiredCompleted: our write created the record; we own it.
 //      Skip on Completed: return the memoized value (nullopt when memoize = false).
@@ -17,8 +19,11 @@
 //      Wait on InFlightRecent: sleep a poll interval (protocol.poll: a Distribution sample, or
 //        backoff(base, factor, cap) restarting at base for each protect() call), re-read the record
 //        (StoreClient::read_eventual when poll_read = eventual, a consistent get otherwise) and re-decide at the
-//        local clock after the read. Each read's decision is acted upon as the table says — including Process on
-//        "absent": a waiter that reads no record runs the effect without a claim. With consistent reads that
+//        local clock after the read. poll_with = "start-write" polls as both real libraries do: the start write
+//        again (poll_read does not apply: it is a write to the primary), decided like the first one; on a
+//        store that evicted the record it re-creates it, owned by this waiter, which then runs the effect as
+//        its owner instead of without a claim. Each read's decision is acted upon as the table says — including
+//        Process on "absent": a waiter that reads no record runs the effect without a claim. With consistent reads that
 //        only happens after TTL eviction; an eventual read from a lagging replica can show "absent" while the
 //        owner is still at work (the duplicate poll_read = eventual reproduces). The last sleep is shortened so
 //        that the wait ends exactly max_wait after the first Wait decision; a Wait decision at or after that
@@ -81,6 +86,7 @@ class MnemosyneStrategy final : public Strategy {
       : settings_(settings),
         max_processing_time_(settings.max_processing_time.value()),
         ttl_(settings.ttl.value()),
+        expired_first_(effective_precedence(settings) == Precedence::ExpiredFirst),
         store_(store),
         clock_(clock),
         reporter_(hooks, clock),
@@ -112,6 +118,7 @@ class MnemosyneStrategy final : public Strategy {
   ProtocolSection settings_;
   sim::Duration max_processing_time_;
   sim::Duration ttl_;
+  bool expired_first_;  // an expired record is replaced as if absent (precedence expired-first)
   StoreClient& store_;
   Clock& clock_;
   Reporter reporter_;
@@ -128,7 +135,7 @@ Op MnemosyneStrategy::start_write(const Call& call, sim::Time now) const {
     update.expires_on_mode = Assign::SetIfAbsent;
     update.expires_on = saturating_add(now, ttl_);
   }
-  if (settings_.expired_wins) update.replace_expired_at = now;
+  if (expired_first_) update.replace_expired_at = now;
   return upsert_op(call.key, Condition{}, update);
 }
 
@@ -177,7 +184,7 @@ Op MnemosyneStrategy::completion(const Call& call, Claim claim, const std::optio
         condition.require_not_completed = true;
         break;
       case Claim::NoRecord:
-        if (settings_.expired_wins) {
+        if (expired_first_) {
           condition.absent_or_expired_at = now;
           update.replace_expired_at = now;
         } else {
@@ -216,7 +223,7 @@ ProtectResult MnemosyneStrategy::protect(MessageId id, ProcessorId processor, At
     bool lost_takeover = false;
     for (;;) {  // decide on `seen`, act, and re-decide after each wait or lost takeover
       const DecisionAndBasis verdict =
-          decide_with_basis(seen, decided_at, max_processing_time_, settings_.expired_wins);
+          decide_with_precedence(seen, decided_at, max_processing_time_, effective_precedence(settings_));
       if (verdict.decision == Decision::Skip) {
         reporter_.note(call, verdict.basis, seen, decided_at);
         return reporter_.skipped(call, memo(seen));
@@ -269,11 +276,25 @@ ProtectResult MnemosyneStrategy::protect(MessageId id, ProcessorId processor, At
           return run(call, effect, Claim::SeenRecord, seen, now);
         }
         clock_.sleep(std::min(poll.next(rng_), deadline - now));
+        if (settings_.poll_with == PollWith::StartWrite) {
+          const sim::Time again_at = clock_.now();
+          const StepReply again = execute_step(store_, start_write(call, again_at));
+          if (!again.reply.has_value()) continue;  // no answer: keep waiting, as after a lost read
+          if (again.tries > 1 && again.reply->previous.has_value() && again.reply->previous->owner == attempt) {
+            reporter_.note(call, Basis::Absent, std::nullopt, again_at);  // an earlier try of it created our record
+            return run(call, effect, Claim::Owner, std::nullopt, again_at);
+          }
+          read = again.reply;
+          decided_at = again_at;
+          source = Source::StartWrite;
+          continue;
+        }
         read = poll_read(call.key);
+        if (!read.has_value()) continue;
+        decided_at = clock_.now();
+        source = Source::PollRead;
       }
       seen = read->previous;
-      decided_at = clock_.now();
-      source = Source::PollRead;
     }
   }
 }
@@ -311,7 +332,8 @@ StrategyInfo mnemosyne_strategy() {
   info.name = "mnemosyne";
   info.description = "claim an in-flight record, wait for or take over a stale one, complete it with the result";
   info.reads = {"max_processing_time", "ttl",      "poll",      "max_wait",   "on_max_wait", "memoize",
-                "takeover",            "complete", "poll_read", "expires_on", "expired_wins"};
+                "takeover",            "complete", "poll_read", "poll_with", "expires_on", "expired_wins",
+                "precedence"};
   info.required = {"max_processing_time", "ttl"};
   info.factory = [](const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks,
                     sim::Rng rng) -> std::unique_ptr<Strategy> {

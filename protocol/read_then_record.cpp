@@ -8,7 +8,7 @@ ReadThenRecordStrategy::ReadThenRecordStrategy(const ProtocolSection& settings, 
                                                ProtocolHooks& hooks)
     : ttl_(settings.ttl.value()),
       memoize_(settings.memoize),
-      expired_wins_(settings.expired_wins),
+      expired_wins_(effective_precedence(settings) == Precedence::ExpiredFirst),
       store_(store),
       clock_(clock),
       reporter_(hooks, clock) {}
@@ -42,7 +42,7 @@ ProtectResult ReadThenRecordStrategy::protect(MessageId id, ProcessorId processo
   return call.result;
 }
 
-std::vector<std::string> read_then_record_keys() { return {"ttl", "memoize", "expired_wins"}; }
+std::vector<std::string> read_then_record_keys() { return {"ttl", "memoize", "expired_wins", "precedence"}; }
 
 std::vector<Basis> read_then_record_bases() {
   return {Basis::Absent, Basis::Completed, Basis::ExpiredCompleted, Basis::StoreUnavailable};

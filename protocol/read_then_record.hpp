@@ -40,6 +40,8 @@ class ReadThenRecordStrategy : public Strategy {
 
   sim::Duration ttl() const { return ttl_; }
   bool memoize() const { return memoize_; }
+  // Precedence expired-first (expired_wins). Their records are completed ones only, so completed-first is
+  // expiry-ignored here.
   bool expired_wins() const { return expired_wins_; }
   StoreClient& store() { return store_; }
   Clock& clock() { return clock_; }

@@ -156,8 +156,9 @@ class Loader {
   bool read_int(const Table& table, std::string_view key, const schema::Integer& type, T& out);
   bool read_bool(const Table& table, std::string_view key, bool& out);
   bool read_probability(const Table& table, std::string_view key, double& out);
-  bool read_duration(const Table& table, std::string_view key, Duration min, Duration& out);
-  bool read_duration(const Table& table, std::string_view key, Duration min, std::optional<Duration>& out);
+  bool read_duration(const Table& table, std::string_view key, const schema::Duration& type, Duration& out);
+  bool read_duration(const Table& table, std::string_view key, const schema::Duration& type,
+                     std::optional<Duration>& out);
   bool read_distribution(const Table& table, std::string_view key, const schema::Distribution& type,
                          sim::Distribution& out);
   bool read_distribution(const Table& table, std::string_view key, const schema::Distribution& type,
@@ -204,7 +205,7 @@ class Loader {
   }
   template <class T>
   bool read_value(const Table& table, std::string_view key, const schema::Duration& type, T& out) {
-    return read_duration(table, key, type.min, out);
+    return read_duration(table, key, type, out);
   }
   template <class T>
   bool read_value(const Table& table, std::string_view key, const schema::Distribution& type, T& out) {
@@ -695,20 +696,24 @@ std::optional<Duration> Loader::duration_in(const std::string& text, Duration mi
   return value;
 }
 
-bool Loader::read_duration(const Table& table, std::string_view key, Duration min, Duration& out) {
-  const std::string allowed = schema::allowed(schema::Duration{min});
+bool Loader::read_duration(const Table& table, std::string_view key, const schema::Duration& type, Duration& out) {
+  const std::string allowed = schema::allowed(type);
   std::function<std::optional<Duration>(const std::string&, std::string&)> parse =
-      [&](const std::string& text, std::string& problem) { return duration_in(text, min, problem); };
+      [&](const std::string& text, std::string& problem) -> std::optional<Duration> {
+    if (type.none && text == "none") return lethe::kTtlNone;
+    return duration_in(text, type.min, problem);
+  };
   return read_parsed<Duration>(table, key, allowed, parse, out);
 }
 
-bool Loader::read_duration(const Table& table, std::string_view key, Duration min, std::optional<Duration>& out) {
+bool Loader::read_duration(const Table& table, std::string_view key, const schema::Duration& type,
+                           std::optional<Duration>& out) {
   Duration value = 0;
   if (!has(table, key)) {
     get(table, key);  // registers the key
     return true;
   }
-  if (!read_duration(table, key, min, value)) return false;
+  if (!read_duration(table, key, type, value)) return false;
   out = value;
   return true;
 }

@@ -30,7 +30,8 @@ std::string toml_value(const schema::Names&, const std::vector<std::string>& val
 }
 std::string toml_value(const schema::Boolean&, bool value) { return value ? "true" : "false"; }
 std::string toml_value(const schema::Probability&, double value) { return text::format_number(value); }
-std::string toml_value(const schema::Duration&, sim::Duration value) {
+std::string toml_value(const schema::Duration& type, sim::Duration value) {
+  if (type.none && value == lethe::kTtlNone) return toml_quote("none");
   return toml_quote(sim::format_duration(value));
 }
 std::string toml_value(const schema::Distribution&, const sim::Distribution& value) {

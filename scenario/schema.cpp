@@ -72,7 +72,8 @@ std::string allowed(const Integer& type) {
 std::string allowed(const Boolean&) { return "true or false"; }
 std::string allowed(const Probability&) { return "a probability: a number from 0 to 1, e.g. 0.05"; }
 std::string allowed(const Duration& type) {
-  return std::string(kDurationAllowed) + (type.min > 0 ? ", more than 0 and " : ", ") + kDurationMaxAllowed;
+  return std::string(kDurationAllowed) + (type.min > 0 ? ", more than 0 and " : ", ") + kDurationMaxAllowed +
+         (type.none ? ", or \"none\" (never expires)" : "");
 }
 std::string allowed(const Distribution& type) {
   std::string text = kDistributionAllowed;

@@ -92,6 +92,7 @@ struct Boolean {};
 struct Probability {};  // a number from 0 to 1
 struct Duration {
   sim::Duration min = 0;  // 1: more than 0
+  bool none = false;      // the word "none" is allowed too and means lethe::kTtlNone (no expiry)
 };
 struct Distribution {
   bool allow_negative = false;
@@ -271,7 +272,7 @@ void visit_schema(V& v, Config& c) {
   v.key("kind", Choice<std::string>{protocol_kind_words()}, c.protocol.kind, "the dedupe strategy");
   v.key("max_processing_time", Duration{1}, c.protocol.max_processing_time,
         "how long an owner may work before its record may be taken over");
-  v.key("ttl", Duration{1}, c.protocol.ttl, "how long a record is kept");
+  v.key("ttl", Duration{1, true}, c.protocol.ttl, "how long a record is kept (\"none\": forever, no expiry)");
   v.key("poll",
         Language{std::string(kDistributionAllowed) +
                  " with a mean above 0, or \"backoff(base=50ms, factor=1.5, cap=5s)\""},
@@ -287,11 +288,19 @@ void visit_schema(V& v, Config& c) {
         c.protocol.complete, "fenced: only the current owner's completion lands; blind: any may overwrite");
   v.key("poll_read", Language{"\"consistent\" or \"eventual(lag=DISTRIBUTION)\", e.g. \"eventual(lag=50ms)\""},
         c.protocol.poll_read, "waiting callers read the primary, or a replica that lags");
+  v.key("poll_with", Choice<lethe::PollWith>{words_of({lethe::PollWith::Read, lethe::PollWith::StartWrite})},
+        c.protocol.poll_with, "read: waiting callers re-read the record; start-write: they run the start write again");
   v.key("expires_on",
         Choice<lethe::ExpiresOn>{words_of({lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart})},
         c.protocol.expires_on, "at-complete: in-flight records never expire; at-start: the TTL runs from the start");
   v.key("expired_wins", Boolean{}, c.protocol.expired_wins,
         "an expired, not yet evicted completed record counts as absent (true) or as completed");
+  v.key("precedence",
+        Choice<lethe::Precedence>{words_of({lethe::Precedence::ExpiredWins, lethe::Precedence::ExpiredFirst,
+                                            lethe::Precedence::CompletedFirst, lethe::Precedence::ExpiryIgnored})},
+        c.protocol.precedence,
+        "how an expired, not yet evicted record ranks against completed, stale and running; expired-wins: as "
+        "expired_wins says");
   v.rule(Rule::ProtocolKind, c.protocol);
 
   v.table("sink");
@@ -304,6 +313,9 @@ void visit_schema(V& v, Config& c) {
   v.key("jitter", Choice<lethe::Jitter>{jitter}, c.sink.jitter, "the randomness added to that delay");
   v.key("capacity", Rate{}, c.sink.capacity,
         "calls per second the provider accepts; beyond it a retryable 503 (\"0/s\" = unlimited)");
+  v.key("fail", Probability{}, c.sink.fail,
+        "an effect call fails for good: a non-retryable error (4xx), nothing executes, not retried");
+  v.key("fail_after", Distribution{}, c.sink.fail_after, "how long a failing call takes before its error arrives");
   v.array("sink.outage", c.sink.outages, [](auto& entry_visitor, auto& outage) {
     entry_visitor.required_key("at", Duration{0}, outage.at, "when the provider starts failing every call");
     entry_visitor.required_key("for", Duration{1}, outage.for_duration, "how long it fails (retryable)");

@@ -50,6 +50,7 @@ void fill_coverage(const JudgeInput& in) {
   // Only a provider that can refuse (none of the built-ins) adds this counter: results of the others keep their
   // fields.
   if (in.topology.sink().refused() > 0) counters["sink.refused"] = in.topology.sink().refused();
+  if (in.topology.sink().failed() > 0) counters["sink.failed"] = in.topology.sink().failed();
 }
 
 }  // namespace
@@ -78,6 +79,7 @@ RunResult judge_run(const JudgeInput& in) {
   result.sim_time = in.observations.last_activity();
   result.trace_hash = sim.trace().hash();
   result.trace_events = sim.trace().count();
+  result.store_peak_records = in.topology.store().peak_records();
   return result;
 }
 

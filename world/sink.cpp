@@ -129,8 +129,12 @@ SinkClient::SinkClient(Sink& sink, sim::Network& network, const SinkSection& sec
       timeout_ns_(section.timeout),
       retries_(section.retries),
       policy_(section.backoff, section.jitter),
-      rng_(rng) {
+      rng_(rng),
+      fail_(section.fail),
+      fail_after_(section.fail_after),
+      fail_rng_(rng.derive("sink.fail")) {
   require(timeout_ns_ > 0, "SinkClient: timeout must be > 0");
+  require(fail_ >= 0.0 && fail_ <= 1.0, "SinkClient: fail must be a probability");
   require(retries_ >= 0, "SinkClient: retries must be >= 0");
 }
 
@@ -140,6 +144,15 @@ std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processo
   const sim::NodeId caller = simulation.this_node().id();
   RetryPolicy policy = policy_;
   ++stats_.effects;
+  if (fail_ > 0.0 && fail_rng_.bernoulli(fail_)) {
+    const sim::Duration took = std::max<sim::Duration>(0, fail_after_.sample(fail_rng_));
+    ++stats_.failed;
+    sink_.count_failure();
+    simulation.trace().record(simulation.now(), sink_kinds::kFail, caller, id, attempt,
+                              static_cast<std::uint64_t>(took));
+    sim::sleep(took);
+    return std::nullopt;  // for good: the effect did not happen, and the caller is not to retry it
+  }
   Sink* sink = &sink_;
   const int tries = retries_ + 1;
   int made = tries;  // tries made when the call gives up

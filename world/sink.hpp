@@ -66,8 +66,18 @@
 //   sink.retry    caller    a = message id, b = attempt, c = the backoff slept (ns), recorded before sleeping
 //   sink.ok       caller    a = message id, b = attempt, c = value received
 //   sink.give_up  caller    a = message id, b = attempt, c = tries made
+//   sink.fail     caller    a = message id, b = attempt, c = the time the failing call took (ns)
 //
-// Does not: model non-retryable errors (4xx), partial effects, idempotency-key
+// Failing effects (sink.fail = P, sink.fail_after = DIST): each call() fails
+// with probability P, drawn from the client's own "sink.fail" stream (no draw
+// when P = 0, so runs without it are unchanged). A failing call takes a
+// fail_after sample and ends with a non-retryable error (a 4xx, or the work's
+// own exception, as the real libraries' tests raise): nothing executes at the
+// provider, no try is retried, call() returns nullopt. Unlike an outage's 503
+// it is never retried, and it does not depend on time; Sink::failed() counts
+// them (coverage "sink.failed").
+//
+// Does not: model partial effects, idempotency-key
 // expiry, provider crashes, or a payload (result_size is the memo's business);
 // a provider kind changes only what executing a call gives, not the steps
 // before it.
@@ -106,6 +116,7 @@ inline constexpr sim::TraceKind kRefuse{"sink.refuse", "message", "attempt", "pr
 inline constexpr sim::TraceKind kRetry{"sink.retry", "message", "attempt", "backoff_ns"};
 inline constexpr sim::TraceKind kOk{"sink.ok", "message", "attempt", "value"};
 inline constexpr sim::TraceKind kGiveUp{"sink.give_up", "message", "attempt", "calls"};
+inline constexpr sim::TraceKind kFail{"sink.fail", "message", "attempt", "after_ns"};
 }  // namespace sink_kinds
 
 enum class RejectReason : std::uint8_t { Capacity = 1, Outage = 2 };
@@ -195,6 +206,9 @@ class Sink {
   std::uint64_t replays() const { return replays_; }
   // Calls the EffectProvider refused.
   std::uint64_t refused() const { return refused_; }
+  // Effect calls that failed with a non-retryable error (sink.fail), counted by the clients.
+  std::uint64_t failed() const { return failed_; }
+  void count_failure() { ++failed_; }
   // The token bucket's depth in calls (0 when capacity is unlimited).
   std::uint64_t burst() const { return emission_interval_ns_ == 0 ? 0 : burst_calls_; }
   // Sets the bucket's depth. REQUIRES: calls >= 1, and no call has reached the provider yet.
@@ -237,6 +251,7 @@ class Sink {
   std::uint64_t rejected_for_outage_ = 0;
   std::uint64_t replays_ = 0;
   std::uint64_t refused_ = 0;
+  std::uint64_t failed_ = 0;
 };
 
 // What one SinkClient has seen, summed over its calls.
@@ -248,6 +263,7 @@ struct SinkClientStats {
   std::uint64_t timeouts = 0;     // tries that got no answer in time
   std::uint64_t unavailable = 0;  // tries answered 503
   std::uint64_t refused = 0;      // calls the provider refused (not retried)
+  std::uint64_t failed = 0;       // calls that failed with a non-retryable error (sink.fail)
 };
 
 class SinkClient {
@@ -271,6 +287,9 @@ class SinkClient {
   int retries_;
   RetryPolicy policy_;  // copied per call(): the decorrelated jitter's state is per call
   sim::Rng rng_;
+  double fail_;
+  sim::Distribution fail_after_;
+  sim::Rng fail_rng_;   // sink.fail's draws only: the jitter's stream is the same with or without it
   SinkClientStats stats_;
 };
 

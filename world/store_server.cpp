@@ -238,6 +238,10 @@ Reply Store::execute_with_bug(std::uint64_t request, const Op& op,
 
 void Store::after_change(Key key, const std::optional<Item>& before, const std::optional<Item>& after) {
   if (before == after) return;
+  if (before.has_value() != after.has_value()) {
+    stats_.records = after.has_value() ? stats_.records + 1 : stats_.records - 1;
+    stats_.peak_records = std::max(stats_.peak_records, stats_.records);
+  }
   if (settings_.poll_read == PollReadKind::Eventual) record_version(key, before, after);
   if (bug_ == StoreBug::StaleRead) before_last_write_[key] = before;
   if (after.has_value() && after->expires_on.has_value()) arm_sweeper(key, *after);
@@ -245,6 +249,7 @@ void Store::after_change(Key key, const std::optional<Item>& before, const std::
 
 void Store::arm_sweeper(Key key, const Item& item) {
   const sim::Time expires_on = *item.expires_on;
+  if (expires_on == sim::kTimeMax) return;  // never expires (ttl = "none"): no eviction to arm
   auto pending = pending_evictions_.lower_bound(key);  // one descent: the entry, or where it goes
   const bool found = pending != pending_evictions_.end() && pending->first == key;
   // A pending eviction armed for an earlier-or-equal expiry runs no later than this one needs (it re-arms if

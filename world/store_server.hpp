@@ -107,6 +107,8 @@ class StoreServer {
 
   // Items deleted by applied evictions (coverage "store.evictions").
   virtual std::uint64_t evictions() const = 0;
+  // The most items it held at once, every table (the growth of a store without expiry, ttl = "none").
+  virtual std::uint64_t peak_records() const = 0;
 };
 
 enum class StoreBug { None, StaleRead, LostWrite, NonAtomicUpsert };
@@ -130,6 +132,8 @@ struct StoreStats {
   std::uint64_t eviction_timers = 0;         // sweeper timers scheduled
   std::uint64_t replica_reads = 0;           // replica reads served (not in the history)
   std::uint64_t bugs_fired = 0;              // operations a deliberate bug altered
+  std::uint64_t records = 0;                 // items held now, every table
+  std::uint64_t peak_records = 0;            // the most items held at once
 };
 
 class Store final : public StoreServer {
@@ -161,6 +165,7 @@ class Store final : public StoreServer {
   void set_on_applied(AppliedHook hook) override { on_applied_ = std::move(hook); }
   lin::Result check_history(std::uint64_t budget) const override;
   std::uint64_t evictions() const override { return stats_.evictions; }
+  std::uint64_t peak_records() const override { return stats_.peak_records; }
 
   void set_bug(StoreBug bug, double probability = 0.25);
   StoreBug bug() const { return bug_; }

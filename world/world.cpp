@@ -74,6 +74,7 @@ void World::wire_ledger() {
   const bool effect_in_store = strategy_info(config_.protocol.kind).effect_in_store_transaction;
   store.set_on_applied([this, effect_in_store](const Op& op, const Reply& reply, sim::Time at) {
     if (op.kind == OpKind::Evict && reply.applied) ledger_folding_.record_eviction(op.key, at);
+    if (const auto overwrite = memo_overwrite(op, reply, at)) ledger_.memo_overwrites.push_back(*overwrite);
     if (!effect_in_store || op.kind != OpKind::Transaction || !reply.applied) return;
     // Inbox: the domain mutation committed with the inbox row is the effect (ground truth).
     AttemptId attempt = 0;

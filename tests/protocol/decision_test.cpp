@@ -128,6 +128,51 @@ RC_GTEST_PROP(DecisionTable, ExpiredWinsTreatsAnyExpiredRecordAsAbsent, ()) {
   RC_ASSERT(verdict.basis == (record->completed_at ? Basis::ExpiredCompleted : Basis::Absent));
 }
 
+RC_GTEST_PROP(DecisionPrecedence, CompletedFirstSkipsACompletedRecordEvenWhenItHasExpired, ()) {
+  std::optional<Item> record = gen_record();
+  if (!record) record = Item{};
+  record->completed_at = *gen_time();
+  const Time now = *gen_time();
+  const auto verdict = lethe::decide_with_precedence(record, now, *rc::gen::arbitrary<std::int64_t>(),
+                                                     lethe::Precedence::CompletedFirst);
+  RC_ASSERT(verdict.decision == Decision::Skip);
+  RC_ASSERT(verdict.basis == Basis::Completed);
+}
+
+RC_GTEST_PROP(DecisionPrecedence, CompletedFirstTakesOverAnExpiredInFlightRecordWhateverItsAge, ()) {
+  Item record;
+  const Time now = *rc::gen::inRange<std::int64_t>(-1000000, 1000000);
+  record.started_at = now - *rc::gen::inRange<std::int64_t>(-1000, 1000);  // recent, stale or in the future
+  record.expires_on = now - *rc::gen::inRange<std::int64_t>(0, 1000);
+  const auto verdict = lethe::decide_with_precedence(record, now, *rc::gen::inRange<std::int64_t>(1, 1000000000),
+                                                     lethe::Precedence::CompletedFirst);
+  RC_ASSERT(verdict.decision == Decision::Process);
+  RC_ASSERT(verdict.basis == Basis::StaleTakeover);
+}
+
+RC_GTEST_PROP(DecisionPrecedence, CompletedFirstAgreesWithTheTableOnEveryRecordThatIsNotExpired, ()) {
+  const std::optional<Item> record = gen_record();
+  const Time now = *gen_time();
+  RC_PRE(!record || !record->expired_at(now));
+  const Duration max_processing_time = *rc::gen::arbitrary<std::int64_t>();
+  RC_ASSERT(lethe::decide_with_precedence(record, now, max_processing_time, lethe::Precedence::CompletedFirst) ==
+            decide_with_basis(record, now, max_processing_time, false));
+}
+
+RC_GTEST_PROP(DecisionPrecedence, ExpiredWinsMapsOntoExpiredFirstWhenTrueAndExpiryIgnoredWhenFalse, ()) {
+  const std::optional<Item> record = gen_record();
+  const Time now = *gen_time();
+  const Duration max_processing_time = *rc::gen::arbitrary<std::int64_t>();
+  lethe::ProtocolSection protocol;
+  protocol.expired_wins = *rc::gen::arbitrary<bool>();
+  const lethe::Precedence effective = lethe::effective_precedence(protocol);
+  RC_ASSERT(effective == (protocol.expired_wins ? lethe::Precedence::ExpiredFirst : lethe::Precedence::ExpiryIgnored));
+  RC_ASSERT(lethe::decide_with_precedence(record, now, max_processing_time, effective) ==
+            decide_with_basis(record, now, max_processing_time, protocol.expired_wins));
+  protocol.precedence = lethe::Precedence::CompletedFirst;  // an explicit precedence overrides expired_wins
+  RC_ASSERT(lethe::effective_precedence(protocol) == lethe::Precedence::CompletedFirst);
+}
+
 TEST(DecisionTable, TheFourRowsWithTheirBases) {
   const Duration threshold = 30 * sim::kSecond;
   const Time now = 100 * sim::kSecond;

@@ -359,6 +359,17 @@ TEST(ScenarioLoaderGoodFiles, AMinimalFileGetsTheDocumentedDefaults) {
   EXPECT_TRUE(config.expect.empty());
 }
 
+TEST(ScenarioLoaderGoodFiles, TtlNoneMeansNoExpiryAndRendersBackAsNone) {
+  const std::string text = "[scenario]\nname = \"t\"\n[protocol]\nmax_processing_time = \"30s\"\nttl = \"none\"\n";
+  const ScenarioConfig config = must_load(load_text(text));
+  EXPECT_EQ(config.protocol.ttl, std::optional<sim::Duration>(lethe::kTtlNone));
+  const std::string rendered = scenario::render_scenario_toml(config);
+  EXPECT_NE(rendered.find("ttl = \"none\""), std::string::npos) << rendered;
+  EXPECT_EQ(differences(must_load(load_text(rendered)), config), std::vector<std::string>{});
+  // Elsewhere "none" is not a duration.
+  must_fail(load_text("[scenario]\nname = \"t\"\n[protocol]\nmax_processing_time = \"none\"\nttl = \"1m\"\n"));
+}
+
 TEST(ScenarioLoaderGoodFiles, PositionsPointAtTheLinesKeysWereWrittenOn) {
   ScenarioConfig config = must_load(scenario::load_scenario(kTestDir / "good" / "minimal.toml", {}));
   EXPECT_EQ(config.source_name, (kTestDir / "good" / "minimal.toml").string());

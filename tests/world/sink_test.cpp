@@ -365,6 +365,28 @@ TEST(Sink, OutageRejectsEveryCallWith503) {
   for (const sim::Time finished : outcome.finished_at) EXPECT_EQ(finished, 22 * kMillisecond);
 }
 
+TEST(Sink, AFailingCallTakesFailAfterExecutesNothingAndIsNotRetried) {
+  SinkSection section = section_of("counter", false, 5, constant_backoff(10 * kMillisecond));
+  section.fail = 1.0;
+  section.fail_after = sim::Distribution::constant(300 * kMillisecond);
+  const Burst outcome = burst(section, 3);
+  EXPECT_EQ(successes(outcome), 0);
+  EXPECT_TRUE(outcome.executions.empty());
+  EXPECT_EQ(outcome.calls, 0u);  // never retried, and the provider executed nothing
+  for (const sim::Time finished : outcome.finished_at) EXPECT_EQ(finished, 300 * kMillisecond);
+}
+
+TEST(Sink, SomeCallsFailAtTheirProbabilityAndTheOthersExecuteOnce) {
+  SinkSection section = section_of("counter", false, 0);
+  section.fail = 0.5;
+  const Burst outcome = burst(section, 200);
+  const int executed = successes(outcome);
+  EXPECT_GT(executed, 60);
+  EXPECT_LT(executed, 140);
+  EXPECT_EQ(outcome.executions.size(), static_cast<std::size_t>(executed));
+  EXPECT_EQ(outcome.calls, static_cast<std::uint64_t>(executed));
+}
+
 TEST(Sink, RetriesGoThroughAfterTheOutage) {
   SinkSection section = section_of("counter", false, 5, constant_backoff(300 * kMillisecond));
   section.outages.push_back(lethe::SinkOutage{0, kSecond});
