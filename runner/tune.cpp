@@ -520,7 +520,7 @@ int run_tune(const TuneOptions& o) {
     spec.jobs = o.jobs;
     spec.out_dir = confirmation;
     spec.command_line = sweep_command;
-    spec.progress = isatty(fileno(stderr)) != 0;
+    spec.progress = stderr_progress_mode();
     spec.messages_out = &std::cerr;
     std::cout << fmt::format("\nconfirmation sweep: {} cells x {} seeds x {} messages ({})\n", mpts.size(), o.seeds,
                              o.messages, confirmation.string());
