@@ -412,6 +412,25 @@ Verdict verdict(const TuneInput& in, const TuneAnalysis& a) {
   return v;
 }
 
+// tune.json keeps every duration as integer nanoseconds under KEY_ns, its text beside it under KEY_text;
+// both null when there is none.
+void put_duration(nlohmann::ordered_json& j, const std::string& key, std::optional<sim::Duration> value) {
+  j[key + "_ns"] = value ? nlohmann::ordered_json(*value) : nlohmann::ordered_json();
+  j[key + "_text"] = value ? nlohmann::ordered_json(sim::format_duration(*value)) : nlohmann::ordered_json();
+}
+
+nlohmann::ordered_json inputs_json(const TuneInput& in) {
+  nlohmann::ordered_json j;
+  j["processing_time"] = in.processing_time_text;
+  j["samples"] = in.sample_count;
+  j["crash_rate_per_second"] = in.crash_rate_per_second;
+  j["target_duplicates"] = in.target_duplicates;
+  put_duration(j, "patience", in.patience);
+  put_duration(j, "redelivery_window", in.redelivery_window);
+  put_duration(j, "poll", in.poll);
+  return j;
+}
+
 std::string html_paragraphs(const std::string& text) {
   return "<pre class=\"verdict\">" + reports::html_escape(text) + "</pre>\n";
 }
@@ -470,31 +489,24 @@ int run_tune(const TuneOptions& o) {
                                                 shell_quote(confirmation.string()));
 
   nlohmann::ordered_json json;
-  json["inputs"] = {{"processing_time", in.processing_time_text},
-                    {"samples", in.sample_count},
-                    {"crash_rate_per_second", in.crash_rate_per_second},
-                    {"target_duplicates", in.target_duplicates},
-                    {"patience", in.patience ? nlohmann::ordered_json(*in.patience) : nlohmann::ordered_json()},
-                    {"redelivery_window",
-                     in.redelivery_window ? nlohmann::ordered_json(*in.redelivery_window) : nlohmann::ordered_json()},
-                    {"poll", in.poll}};
-  json["recommended"] = {
-      {"max_processing_time", a.recommended_mpt ? nlohmann::ordered_json(sim::format_duration(*a.recommended_mpt))
-                                                : nlohmann::ordered_json()},
-      {"ttl", a.ttl ? nlohmann::ordered_json(sim::format_duration(*a.ttl)) : nlohmann::ordered_json()}};
-  json["target_mpt"] = sim::format_duration(a.target_mpt);
+  json["inputs"] = inputs_json(in);
+  json["recommended"] = nlohmann::ordered_json::object();
+  put_duration(json["recommended"], "max_processing_time", a.recommended_mpt);
+  put_duration(json["recommended"], "ttl", a.ttl);
+  put_duration(json, "target_mpt", a.target_mpt);
   json["target_mpt_exact_ns"] = a.target_mpt_exact;
-  json["patience_mpt"] = a.patience_mpt ? nlohmann::ordered_json(sim::format_duration(*a.patience_mpt))
-                                        : nlohmann::ordered_json();
+  put_duration(json, "patience_mpt", a.patience_mpt);
   nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
   for (const auto& c : a.candidates) {
-    candidates.push_back({{"max_processing_time", sim::format_duration(c.mpt)},
-                          {"label", c.label},
-                          {"takeover_duplicate_rate", c.takeover_rate},
-                          {"recovery_ns", c.recovery},
-                          {"crash_delay_per_message_ns", c.crash_delay_ns},
-                          {"meets_target", c.meets_target},
-                          {"within_patience", c.within_patience}});
+    nlohmann::ordered_json candidate;
+    put_duration(candidate, "max_processing_time", c.mpt);
+    candidate["label"] = c.label;
+    candidate["takeover_duplicate_rate"] = c.takeover_rate;
+    candidate["recovery_ns"] = c.recovery;
+    candidate["crash_delay_per_message_ns"] = static_cast<std::int64_t>(std::llround(c.crash_delay_ns));
+    candidate["meets_target"] = c.meets_target;
+    candidate["within_patience"] = c.within_patience;
+    candidates.push_back(candidate);
   }
   json["candidates"] = candidates;
   json["notes"] = a.notes;
@@ -560,7 +572,10 @@ int run_tune(const TuneOptions& o) {
           rate_text(analytic), rate_text(cell.duplicate_rate), rate_text(cell.duplicate_interval.low),
           rate_text(cell.duplicate_interval.high), rate_text(takeovers), d(mpts[i] + in.poll),
           reports::html_escape(recovery));
-      measured.push_back({{"max_processing_time", sim::format_duration(mpts[i])},
+      nlohmann::ordered_json cell_json;
+      put_duration(cell_json, "max_processing_time", mpts[i]);
+      measured.push_back({{"max_processing_time_ns", cell_json["max_processing_time_ns"]},
+                          {"max_processing_time_text", cell_json["max_processing_time_text"]},
                           {"analytic_duplicate_rate", analytic},
                           {"measured_duplicate_rate", cell.duplicate_rate},
                           {"interval", {cell.duplicate_interval.low, cell.duplicate_interval.high}},

@@ -31,6 +31,30 @@ sim::Distribution parse(const std::string& text) {
   return *d;
 }
 
+// Every duration in tune.json is integer nanoseconds under a KEY_ns key (or null); a duration as text only ever
+// sits beside it, under KEY_text. Adds one failure per offending key.
+void expect_durations_are_integer_nanoseconds(const nlohmann::json& j, const std::string& where) {
+  if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) expect_durations_are_integer_nanoseconds(j[i], where + "." + std::to_string(i));
+    return;
+  }
+  if (!j.is_object()) return;
+  for (const auto& [key, value] : j.items()) {
+    const std::string path = where + "." + key;
+    const bool ns = key.size() > 3 && key.substr(key.size() - 3) == "_ns";
+    const bool text = key.size() > 5 && key.substr(key.size() - 5) == "_text";
+    if (ns) {
+      EXPECT_TRUE(value.is_number_integer() || value.is_null()) << path << " = " << value.dump();
+    }
+    if (value.is_string() && !text) {
+      std::string error;
+      EXPECT_FALSE(sim::parse_duration(value.get<std::string>(), error).has_value())
+          << path << " holds a duration as text: " << value.dump();
+    }
+    expect_durations_are_integer_nanoseconds(value, path);
+  }
+}
+
 runner::TuneInput exponential_200ms() {
   runner::TuneInput in;
   in.processing_time = parse("exponential(mean=200ms)");
@@ -106,8 +130,11 @@ TEST(Tune, CliRecommendsAndWritesTheReport) {
   EXPECT_TRUE(fs::exists(dir / "tune.json"));
   std::ifstream json_in(dir / "tune.json");
   const auto json = nlohmann::json::parse(json_in);
-  EXPECT_EQ(json["recommended"]["max_processing_time"], "1.39s");
-  EXPECT_EQ(json["recommended"]["ttl"], "2d");
+  EXPECT_EQ(json["recommended"]["max_processing_time_ns"], 1390000000);
+  EXPECT_EQ(json["recommended"]["max_processing_time_text"], "1.39s");
+  EXPECT_EQ(json["recommended"]["ttl_ns"], 2 * sim::kDay);
+  EXPECT_EQ(json["recommended"]["ttl_text"], "2d");
+  expect_durations_are_integer_nanoseconds(json, "tune.json");
   // The generated confirmation scenario is a valid scenario with the recommendation in it.
   auto loaded = scenario::load_scenario(dir / "scenario.toml", {});
   ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded))
@@ -187,11 +214,12 @@ TEST(TuneSlow, ConfirmationSweepMeasuresRatesNextToTheAnalyticOnes) {
   EXPECT_TRUE(fs::exists(dir / "confirmation" / "results.jsonl"));
   std::ifstream json_in(dir / "tune.json");
   const auto json = nlohmann::json::parse(json_in);
+  expect_durations_are_integer_nanoseconds(json, "tune.json");
   const auto& cells = json.at("confirmation");
   ASSERT_EQ(cells.size(), 3u);
-  EXPECT_EQ(cells[0]["max_processing_time"], "695ms");
-  EXPECT_EQ(cells[1]["max_processing_time"], "1.39s");
-  EXPECT_EQ(cells[2]["max_processing_time"], "2.78s");
+  EXPECT_EQ(cells[0]["max_processing_time_ns"], 695000000);
+  EXPECT_EQ(cells[1]["max_processing_time_ns"], 1390000000);
+  EXPECT_EQ(cells[2]["max_processing_time_text"], "2.78s");
   // At 0.5x the takeovers are frequent enough to compare: the measured rate of takeovers of live work is at
   // most the analytic P(T > mpt) (a waiter notices staleness only at its next re-read, up to one poll later)
   // and not far below it.
@@ -203,8 +231,7 @@ TEST(TuneSlow, ConfirmationSweepMeasuresRatesNextToTheAnalyticOnes) {
   EXPECT_GT(cells[0]["measured_duplicate_rate"].get<double>(), cells[2]["measured_duplicate_rate"].get<double>());
   for (const auto& cell : cells) {
     if (cell["recovery_samples"].get<std::uint64_t>() == 0) continue;
-    std::string error;
-    const double mpt = static_cast<double>(*sim::parse_duration(cell["max_processing_time"].get<std::string>(), error));
+    const double mpt = cell["max_processing_time_ns"].get<double>();
     const double p50 = cell["recovery_latency_p50_ns"].get<double>();
     EXPECT_GT(p50, 0.5 * mpt) << cell.dump();
     EXPECT_LT(p50, 1.5 * mpt + 1e9) << cell.dump();
