@@ -2,12 +2,14 @@
 // confirmation sweep in the simulator.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -144,8 +146,9 @@ TEST(Tune, CliRecommendsAndWritesTheReport) {
   EXPECT_EQ(config.protocol.ttl, 2 * sim::kDay);
   EXPECT_EQ(config.workload.redelivery.fraction, 1.0) << "every message redelivered while in flight";
   EXPECT_EQ(config.topology.source, "queue");
-  ASSERT_TRUE(config.faults.crash_every.has_value()) << "crashes at the default 1/h";
-  EXPECT_NEAR(config.faults.crash_every->mean_ns(), 3600e9, 1.0);
+  ASSERT_TRUE(config.faults.crash_every.has_value()) << "crashes at the default 1/h, raised for the crash side";
+  EXPECT_NEAR(config.faults.crash_every->mean_ns(), 1e9 / json["confirmation_plan"]["crash_rate_per_second"].get<double>(),
+              1.0);
   fs::remove_all(dir);
 }
 
@@ -204,6 +207,105 @@ TEST(Tune, BadInputExitsTwo) {
   fs::remove_all(dir);
 }
 
+TEST(Tune, ASamplesCsvWithAHeaderIsReadByItsColumnAndEveryErrorNamesTheFlagThatFixesIt) {
+  const fs::path dir = temp_dir("csv");
+  {
+    std::ofstream csv(dir / "latencies.csv");
+    csv << "request_id,latency_ms,status\n";
+    for (int i = 1; i <= 400; ++i) csv << i << "," << (i % 40) + 1 << ".5,200\n";
+  }
+  const std::string out = " --no-confirm --out " + (dir / "out").string();
+  const auto ok = run_lethe("tune --samples " + (dir / "latencies.csv").string() +
+                            " --column latency_ms --samples-unit ms --target-duplicates 0.01" + out);
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("(400 samples)"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("recommended max_processing_time = 40.5ms"), std::string::npos) << ok.out;
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"", "latencies.csv:1: a header of 3 columns (request_id, latency_ms, status); name the one to read with "
+           "--column NAME"},
+      {" --column latncy_ms", "--column latncy_ms: no such column (did you mean `latency_ms`?); allowed: request_id, "
+                            "latency_ms, status"},
+      {" --column latency_ms", "latencies.csv:2: found \"2.5\", a number without a unit; give the unit of plain "
+                               "numbers with --samples-unit"},
+      {" --column latency_ms --samples-unit parsec", "--samples-unit: found \"parsec\"; allowed: ns us ms s m h d"},
+  };
+  for (const auto& [flags, expected] : bad) {
+    const auto o = run_lethe("tune --samples " + (dir / "latencies.csv").string() + flags + out);
+    EXPECT_EQ(o.exit_code, 2) << flags << "\n" << o.out;
+    EXPECT_NE(o.out.find(expected), std::string::npos) << flags << "\n" << o.out;
+    EXPECT_EQ(o.out.find("empirical("), std::string::npos) << "the error names tune's flags, not the scenario "
+                                                               "syntax behind them: " << o.out;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Tune, ARatePastTheLargestSampleIsShownAsBelowOneOverTheSampleCountNeverZero) {
+  const fs::path dir = temp_dir("resolution");
+  {
+    std::ofstream samples(dir / "few.txt");
+    for (int i = 1; i <= 50; ++i) samples << i * 10 << "ms\n";
+  }
+  const auto o = run_lethe("tune --samples " + (dir / "few.txt").string() + " --no-confirm --out " +
+                           (dir / "out").string());
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("< 1/50"), std::string::npos) << o.out;
+  EXPECT_FALSE(std::regex_search(o.out, std::regex(R"(\n\s+\S+\s+0\s+\S+\s+\S+\s+p99)"))) << "a rate of 0: " << o.out;
+  EXPECT_NE(read_file(dir / "out" / "report.html").find("&lt; 1/50"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(Tune, TheReportShowsTheInputsTheDistributionWithItsMarksAndAVerdictPerSide) {
+  const fs::path dir = temp_dir("page");
+  const auto o = run_lethe("tune --processing-time 'exponential(mean=200ms)' --crash-rate 2/h --patience 5s "
+                           "--redelivery-window 1d --no-confirm --out " + dir.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const std::string html = read_file(dir / "report.html");
+  for (const std::string& part :
+       {std::string("<h2>Inputs</h2>"), std::string("<th>crash rate</th><td>2 per worker per hour"),
+        std::string("<th>patience</th><td>5s</td>"), std::string("<th>redelivery window</th><td>24h</td>"),
+        std::string("<th>target duplicate rate</th><td>0.001"), std::string("<svg class=\"survival\""),
+        std::string("class=\"recommended\""), std::string("recommended max_processing_time 1.39s"),
+        std::string("class=\"target\""), std::string("class=\"target-quantile\""),
+        std::string("class=\"patience\""), std::string("<h2>Verdict</h2>"),
+        std::string("takeover rate not confirmed: --no-confirm"),
+        std::string("recovery not confirmed: --no-confirm")}) {
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+  }
+  std::ifstream json_in(dir / "tune.json");
+  const auto json = nlohmann::json::parse(json_in);
+  EXPECT_EQ(json["inputs"]["patience_ns"], 5 * sim::kSecond);
+  EXPECT_NEAR(json["inputs"]["crash_rate_per_second"].get<double>(), 2.0 / 3600.0, 1e-12);
+  EXPECT_EQ(json["verdict"]["takeover"]["confirmed"], false);
+  expect_durations_are_integer_nanoseconds(json, "tune.json");
+  fs::remove_all(dir);
+}
+
+TEST(Tune, TheConfirmationIsSizedForAP99OfRecoveriesInEverySeed) {
+  runner::TuneInput in = exponential_200ms();
+  in.crash_rate_per_second = 1.0 / 3600.0;
+  const auto a = runner::analyze_tuning(in);
+  const auto size = runner::size_confirmation(in, a, 2000, 5);
+  EXPECT_TRUE(size.crash_rate_raised);
+  EXPECT_LE(size.crash_rate_per_second * 0.2, 0.02 + 1e-12) << "at most 2% of 200ms attempts hit";
+  EXPECT_GE(size.expected_recoveries, 1.2 * runner::kRecoveriesForP99);
+  EXPECT_TRUE(size.messages_raised);
+  EXPECT_GT(size.messages, 2000);
+  // The scenario runs what the size says.
+  auto loaded = scenario::load_scenario_text(runner::confirmation_scenario(in, a, a.target_mpt, 2000, 5, 2 * a.target_mpt),
+                                            "confirmation", {}, {});
+  ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded));
+  const auto& config = std::get<lethe::ScenarioConfig>(loaded);
+  EXPECT_EQ(config.workload.messages, size.messages);
+  ASSERT_TRUE(config.faults.crash_every.has_value());
+  EXPECT_NEAR(config.faults.crash_every->mean_ns(), 1e9 / size.crash_rate_per_second, 1.0);
+  // No crashes given: none added, nothing raised.
+  in.crash_rate_per_second = 0.0;
+  const auto calm = runner::size_confirmation(in, a, 2000, 5);
+  EXPECT_FALSE(calm.crash_rate_raised);
+  EXPECT_FALSE(calm.messages_raised);
+  EXPECT_EQ(calm.crash_rate_per_second, 0.0);
+}
+
 TEST(TuneSlow, ConfirmationSweepMeasuresRatesNextToTheAnalyticOnes) {
   const fs::path dir = temp_dir("confirm");
   const auto o = run_lethe("tune --processing-time 'exponential(mean=200ms)' --target-duplicates 0.001 "
@@ -215,6 +317,12 @@ TEST(TuneSlow, ConfirmationSweepMeasuresRatesNextToTheAnalyticOnes) {
   std::ifstream json_in(dir / "tune.json");
   const auto json = nlohmann::json::parse(json_in);
   expect_durations_are_integer_nanoseconds(json, "tune.json");
+  // The curves carry the target as a line (their gnuplot scripts), and each side has its verdict.
+  EXPECT_NE(read_file(dir / "report" / "curve-duplicate-rate.gp").find("title \"target 0.001\""), std::string::npos);
+  EXPECT_EQ(json["verdict"]["takeover"]["text"].get<std::string>().rfind("takeover rate ", 0), 0u) << json["verdict"];
+  EXPECT_NE(json["verdict"]["recovery"]["text"].get<std::string>().find(" recoveries"), std::string::npos)
+      << json["verdict"];
+  EXPECT_GE(json["confirmation_plan"]["expected_recoveries_per_seed"].get<double>(), 100.0);
   const auto& cells = json.at("confirmation");
   ASSERT_EQ(cells.size(), 3u);
   EXPECT_EQ(cells[0]["max_processing_time_ns"], 695000000);
