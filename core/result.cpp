@@ -49,7 +49,7 @@ constexpr std::array<ResultField, 32> kResultFields = {{
      "from the crash of an attempt to that message's completion by another", &RunResult::recovery_latency},
     {"linearizable", K::Boolean, true, false, "the store history passed the checker (null when not checked)",
      &RunResult::linearizable},
-    {"expectations", K::Expectations, false, false, "each [expect] entry: key, op, want, got, ok",
+    {"expectations", K::Expectations, false, false, "each [expect] entry: key, op, want, want_text, got, ok",
      &RunResult::expectations},
     {"ok", K::Boolean, false, false, "every expectation held", &RunResult::ok},
     {"trace_events", K::Count, false, true, "trace records the run produced", &RunResult::trace_events},

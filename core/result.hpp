@@ -74,10 +74,11 @@ inline constexpr std::array<QuantilePart, 4> kQuantileParts = {{
 struct ExpectationResult {
   std::string key;
   std::string op;      // "==", "<=", ...
-  std::string want;    // as written ("0", "5%", "3")
-  double got = 0.0;
+  std::string want;    // as written ("0", "5%", "3"), for people
+  double got = 0.0;    // NaN: the value could not be had (linearizable when unchecked)
   bool ok = false;
   int line = 0;        // in the scenario file
+  double threshold = 0.0;  // the number `got` was compared with: `want`, a percent resolved against `messages`
 };
 
 // One explained duplicate: which execution, why, and the evidence.

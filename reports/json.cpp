@@ -1,8 +1,11 @@
 #include "reports/json.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 #include <limits>
 #include <type_traits>
+
+#include "core/config.hpp"
 
 namespace reports {
 
@@ -16,14 +19,25 @@ using CountMap = std::map<std::string, std::uint64_t>;
 using Words = std::vector<std::string>;
 using Expectations = std::vector<lethe::ExpectationResult>;
 
+// A number of an expectation: an integer unless the field is a Ratio or the value has a fraction (a percent of
+// messages), so a counter reads 18, not 18.0; NaN (a value that could not be had) is null.
+nlohmann::ordered_json expectation_number(const std::string& key, double value) {
+  if (std::isnan(value)) return nullptr;
+  const auto kind = lethe::expectation_kind(key);
+  const bool whole = std::floor(value) == value && std::fabs(value) < 9007199254740992.0;  // 2^53
+  if (whole && kind != FieldKind::Ratio) return static_cast<std::int64_t>(value);
+  return value;
+}
+
 nlohmann::ordered_json expectations_json(const Expectations& expectations) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& e : expectations) {
     nlohmann::ordered_json x;
     x["key"] = e.key;
     x["op"] = e.op;
-    x["want"] = e.want;
-    x["got"] = e.got;
+    x["want"] = expectation_number(e.key, e.threshold);
+    x["want_text"] = e.want;
+    x["got"] = expectation_number(e.key, e.got);
     x["ok"] = e.ok;
     out.push_back(x);
   }
@@ -36,7 +50,11 @@ Expectations expectations_from(const nlohmann::json& j) {
     lethe::ExpectationResult e;
     e.key = x.value("key", std::string{});
     e.op = x.value("op", std::string{});
-    e.want = x.value("want", std::string{});
+    // Before want_text, "want" was the text as written; both forms read back.
+    const nlohmann::json want = x.contains("want") ? x["want"] : nlohmann::json();
+    if (want.is_string()) e.want = want.get<std::string>();
+    if (want.is_number()) e.threshold = want.get<double>();
+    e.want = x.value("want_text", e.want);
     // "got": null is an expectation that could not be evaluated (NaN when written).
     e.got = x.contains("got") && x["got"].is_number() ? x["got"].get<double>()
                                                      : std::numeric_limits<double>::quiet_NaN();
@@ -147,6 +165,109 @@ nlohmann::ordered_json to_json(const RunResult& r) {
     }
   }
   return j;
+}
+
+namespace {
+
+nlohmann::ordered_json integer_schema(std::string_view description, bool counter) {
+  nlohmann::ordered_json j = {{"type", "integer"}};
+  if (counter) j["minimum"] = 0;
+  j["description"] = description;
+  return j;
+}
+
+nlohmann::ordered_json closed_object(nlohmann::ordered_json properties, std::string_view description) {
+  nlohmann::ordered_json required = nlohmann::ordered_json::array();
+  for (const auto& [name, _] : properties.items()) required.push_back(name);
+  return {{"type", "object"},
+          {"description", description},
+          {"properties", std::move(properties)},
+          {"required", std::move(required)},
+          {"additionalProperties", false}};
+}
+
+nlohmann::ordered_json expectations_schema(std::string_view description) {
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const auto op : {lethe::ExpectationOp::Equal, lethe::ExpectationOp::NotEqual, lethe::ExpectationOp::Less,
+                        lethe::ExpectationOp::LessEqual, lethe::ExpectationOp::Greater,
+                        lethe::ExpectationOp::GreaterEqual}) {
+    ops.push_back(lethe::to_string(op));
+  }
+  nlohmann::ordered_json item = closed_object(
+      {{"key", {{"type", "string"}, {"description", "the result field, dotted (\"duplicates.expired\")"}}},
+       {"op", {{"enum", ops}}},
+       {"want", {{"type", "number"},
+                 {"description", "the number got was compared with (a percent resolved against messages); an "
+                                 "integer unless the field is a ratio or the percent has a fraction"}}},
+       {"want_text", {{"type", "string"}, {"description", "want as written (\"5%\", \"0\")"}}},
+       {"got", {{"type", {"number", "null"}},
+                {"description", "the seed's value, an integer unless the field is a ratio; null when it could "
+                                "not be had (linearizable not checked)"}}},
+       {"ok", {{"type", "boolean"}}}},
+      "one [expect] entry and its verdict");
+  return {{"type", "array"}, {"description", description}, {"items", std::move(item)}};
+}
+
+nlohmann::ordered_json field_schema(const ResultField& field) {
+  const std::string_view d = field.description;
+  switch (field.kind) {
+    case FieldKind::Count: return integer_schema(d, true);
+    case FieldKind::Time: return integer_schema(std::string(d) + " (integer nanoseconds)", false);
+    case FieldKind::Ratio: return {{"type", "number"}, {"description", d}};
+    case FieldKind::Boolean: {
+      const bool nullable = std::holds_alternative<std::optional<bool> RunResult::*>(field.member);
+      return {{"type", nullable ? nlohmann::ordered_json{"boolean", "null"} : nlohmann::ordered_json("boolean")},
+              {"description", d}};
+    }
+    case FieldKind::Quantiles: {
+      nlohmann::ordered_json parts = nlohmann::ordered_json::object();
+      for (const lethe::QuantilePart& part : lethe::kQuantileParts) {
+        const bool count = part.name == "count";
+        parts[std::string(part.name)] =
+            integer_schema(count ? "samples the quantiles are over" : "nearest-rank quantile, integer nanoseconds",
+                           count);
+      }
+      return closed_object(std::move(parts), d);
+    }
+    case FieldKind::PerCause: {
+      nlohmann::ordered_json causes = nlohmann::ordered_json::object();
+      for (const auto& cause : lethe::kCauses) causes[std::string(cause.name)] = integer_schema(cause.description, true);
+      return closed_object(std::move(causes), d);
+    }
+    case FieldKind::CountMap:
+      return {{"type", "object"},
+              {"description", d},
+              {"additionalProperties", {{"type", "integer"}, {"minimum", 0}}}};
+    case FieldKind::Text: return {{"type", "string"}, {"description", d}};
+    case FieldKind::Hash: return {{"type", "string"}, {"pattern", "^[0-9a-f]{16}$"}, {"description", d}};
+    case FieldKind::Words:
+      return {{"type", "array"}, {"items", {{"type", "string"}}}, {"description", d}};
+    case FieldKind::Expectations: return expectations_schema(d);
+  }
+  return {};
+}
+
+}  // namespace
+
+nlohmann::ordered_json result_schema() {
+  nlohmann::ordered_json properties = nlohmann::ordered_json::object();
+  nlohmann::ordered_json required = nlohmann::ordered_json::array();
+  // The order of to_json: the contract's fields, then the extensions.
+  for (const bool extensions : {false, true}) {
+    for (const ResultField& field : lethe::result_fields()) {
+      if (field.extension != extensions) continue;
+      properties[std::string(field.name)] = field_schema(field);
+      if (field.kind != FieldKind::Words) required.push_back(field.name);
+    }
+  }
+  return {{"$schema", "https://json-schema.org/draft/2020-12/schema"},
+          {"title", "lethe result"},
+          {"description", "One run of one seed, as lethe run --json, lethe suite --json and a sweep's results.jsonl "
+                          "write it (docs/results.md). Generated from the result-field table (core/result.cpp)."},
+          {"type", "object"},
+          {"properties", std::move(properties)},
+          {"required", std::move(required)},
+          {"additionalProperties", false}};
 }
 
 RunResult result_from_json(const nlohmann::json& j) {

@@ -13,6 +13,12 @@
 namespace reports {
 
 nlohmann::ordered_json to_json(const lethe::RunResult& result);
+
+// The JSON Schema (draft 2020-12) of what to_json writes, built from lethe::result_fields(): one property per
+// row, its type from the row's kind (counts and times integers, ratios numbers, the hash 16 hex digits), every
+// row required but the Words ones (left out when empty), no other key. docs/result.schema.json is this,
+// dump(2); a test fails when the committed file differs.
+nlohmann::ordered_json result_schema();
 // Parses what to_json wrote (for merging shards and reading results back); a field left out keeps its default.
 lethe::RunResult result_from_json(const nlohmann::json& json);
 

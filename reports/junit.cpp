@@ -41,7 +41,7 @@ std::string junit_xml(const std::vector<JunitCase>& cases) {
   double seconds = 0;
   for (const auto& c : cases) {
     ++tests;
-    if (!c.error.empty()) {
+    if (!c.error.empty() || !c.load_error.empty()) {
       ++errors;
     } else if (!c.result.ok) {
       ++failures;
@@ -56,7 +56,7 @@ std::string junit_xml(const std::vector<JunitCase>& cases) {
     std::size_t f = 0, e = 0;
     double s = 0;
     for (const auto* c : list) {
-      if (!c->error.empty()) {
+      if (!c->error.empty() || !c->load_error.empty()) {
         ++e;
       } else if (!c->result.ok) {
         ++f;
@@ -66,6 +66,13 @@ std::string junit_xml(const std::vector<JunitCase>& cases) {
     out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
                        xml_escape(name), list.size(), f, e, s);
     for (const auto* c : list) {
+      if (!c->load_error.empty()) {
+        const std::string first = c->load_error.substr(0, c->load_error.find('\n'));
+        out += fmt::format("    <testcase classname=\"lethe.{}\" name=\"load\" file=\"{}\" time=\"0.000\">\n"
+                           "      <error type=\"load\" message=\"{}\">{}</error>\n    </testcase>\n",
+                           xml_escape(name), xml_escape(c->file), xml_escape(first), xml_escape(c->load_error));
+        continue;
+      }
       out += fmt::format("    <testcase classname=\"lethe.{}\" name=\"seed {}\" file=\"{}\" time=\"{:.3f}\">\n",
                          xml_escape(name), c->result.seed, xml_escape(c->file), c->seconds);
       if (!c->error.empty()) {

@@ -1,7 +1,9 @@
 // reports/junit.hpp — JUnit XML for CI systems (GitLab, Jenkins, GitHub test reporters).
 // One <testsuite> per scenario, one <testcase> per (scenario, seed); a failed
 // expectation is a <failure>, an internal error an <error>; the replay command
-// is in the failure text. Renders only.
+// is in the failure text. A scenario file that did not load is one testcase
+// named "load" with an <error type="load"> holding the loader's messages, so a
+// CI test report shows it beside the scenarios that did run. Renders only.
 #pragma once
 
 #include <string>
@@ -18,6 +20,7 @@ struct JunitCase {
   std::string error;        // internal error text, if any
   std::string replay;       // the command that reproduces it
   double seconds = 0.0;     // wall time of the seed
+  std::string load_error;   // non-empty: the file did not load (every message, one a line); no seed ran
 };
 
 std::string junit_xml(const std::vector<JunitCase>& cases);

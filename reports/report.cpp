@@ -406,6 +406,7 @@ std::vector<Figure> curves(const ReportInput& in) {
     if (cell.trials > 0) values = {cell.duplicate_rate, cell.duplicate_interval.high};
     const auto analytic = in.analytic_duplicate_rate.find(cell.index);
     if (analytic != in.analytic_duplicate_rate.end()) values.push_back(analytic->second);
+    if (in.target_rate) values.push_back(*in.target_rate);
     for (double v : values) {
       if (v > 0 && std::isfinite(v)) {
         lowest_positive = std::min(lowest_positive, v);
@@ -456,10 +457,15 @@ std::vector<Figure> curves(const ReportInput& in) {
                           gnuplot_string(in.analytic_label + (groups[g].label.empty() ? "" : " " + groups[g].label)));
     }
   }
+  if (in.target_rate) {
+    plot += fmt::format(", \\\n     {} with lines dt 4 lw 2 lc rgb \"#c0392b\" title {}", number(*in.target_rate),
+                        gnuplot_string(in.target_label));
+  }
   rate.script += plot + "\n";
   rate.caption = "Points: duplicate effects / (message, processor) pairs over every seed of the cell; bars: the 95% "
                  "Wilson score interval of that proportion.";
   if (any_analytic) rate.caption += " Dashed: " + html_escape(in.analytic_label) + ".";
+  if (in.target_rate) rate.caption += " Red: " + html_escape(in.target_label) + ".";
   if (log_y) {
     rate.caption += " The y axis is logarithmic (the rates span two decades or more)";
     rate.caption += any_zero ? "; cells without a duplicate have no point on it (see the table)." : ".";
@@ -504,10 +510,15 @@ std::vector<Figure> curves(const ReportInput& in) {
                            gnuplot_string(groups[g].label.empty() ? "p50 .. p99" : groups[g].label));
     }
     if (is_mpt && axis.numeric) rplot += ", \\\n     x with lines dt 3 lc rgb \"#555555\" title \"y = max_processing_time\"";
+    if (in.patience_seconds) {
+      rplot += fmt::format(", \\\n     {} with lines dt 4 lw 2 lc rgb \"#c0392b\" title {}", number(*in.patience_seconds),
+                           gnuplot_string(in.patience_label));
+    }
     recovery.script += rplot + "\n";
     recovery.caption = "From the crash of an attempt to that message's completion by another attempt. Across seeds, "
                        "p50 is the median of the per-seed medians and p99 the median of the per-seed p99s (this bar "
                        "is a spread, not a confidence interval).";
+    if (in.patience_seconds) recovery.caption += " Red: " + html_escape(in.patience_label) + ".";
     if (is_mpt) {
       recovery.caption += " A crashed message waits until its record is older than max_processing_time (dotted line) "
                           "before anyone takes it over.";
@@ -761,6 +772,10 @@ h2 { font-size: 1.25em; margin-top: 1.8em; border-bottom: 1px solid #d5d9e2; pad
 p.meta { color: #4a5266; margin-top: 0; }
 figure { margin: 1em 0 1.6em 0; }
 figure svg { max-width: 100%; height: auto; display: block; }
+p.verdict-side { font-weight: bold; padding: 0.3em 0.6em; border-left: 4px solid; }
+p.verdict-side.confirmed { color: #1b5e20; border-color: #2e7d32; }
+p.verdict-side.not-confirmed { color: #8e1c12; border-color: #c0392b; }
+table.inputs th { text-align: left; padding-right: 1em; }
 figcaption { color: #4a5266; font-size: 0.92em; margin-top: 0.3em; }
 figcaption.title { font-weight: 600; color: #1d2330; font-size: 1em; margin-bottom: 0.3em; }
 p.note { background: #fff6e0; border: 1px solid #e8c66a; padding: 8px 12px; }
@@ -864,6 +879,98 @@ ReportOutcome write_report(const fs::path& dir, const ReportInput& in) {
   outcome.error = write_file(outcome.html_path, html);
   if (!outcome.error.empty()) outcome.html_path.clear();
   return outcome;
+}
+
+
+std::string survival_svg(const SurvivalPlot& plot) {
+  constexpr double kWidth = 860, kHeight = 400, kLeft = 70, kRight = 250, kTop = 40, kBottom = 50;
+  const double plot_w = kWidth - kLeft - kRight;
+  const double plot_h = kHeight - kTop - kBottom;
+  std::int64_t t_last = 1;
+  for (const auto& [t, p] : plot.points) t_last = std::max(t_last, t);
+  // Time tics on a 1-2-5 step, so each reads as a round duration.
+  const double raw_step = static_cast<double>(t_last) / 5.0;
+  const double decade = std::pow(10.0, std::floor(std::log10(std::max(raw_step, 1.0))));
+  double step_ns = decade;
+  for (const double m : {1.0, 2.0, 5.0, 10.0}) {
+    step_ns = m * decade;
+    if (step_ns >= raw_step) break;
+  }
+  const auto step = static_cast<std::int64_t>(step_ns);
+  const int tics = static_cast<int>((t_last + step - 1) / step);
+  const std::int64_t t_max = step * tics;
+  // The y axis: decades from below the target (or the smallest rate drawn) up to 1.
+  double lowest = plot.target > 0 ? plot.target / 10.0 : 1e-6;
+  for (const auto& [t, p] : plot.points) {
+    if (p > 0) lowest = std::min(lowest, p);
+  }
+  const int decades = std::clamp(static_cast<int>(std::ceil(-std::log10(lowest))), 1, 12);
+  const auto x_of = [&](std::int64_t t) { return kLeft + plot_w * static_cast<double>(t) / static_cast<double>(t_max); };
+  const auto y_of = [&](double p) {
+    const double clamped = std::max(p, std::pow(10.0, -decades));
+    return kTop + plot_h * (-std::log10(clamped)) / decades;
+  };
+  std::string out = fmt::format(
+      "<svg class=\"survival\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\" "
+      "font-family=\"sans-serif\" font-size=\"11\">\n<title>{2}</title>\n"
+      "<rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
+      "<text x=\"{3}\" y=\"20\" font-size=\"13\">{2}</text>\n",
+      kWidth, kHeight, html_escape(plot.title), kLeft);
+  // Grid and axes: one line per decade, five time tics.
+  for (int d = 0; d <= decades; ++d) {
+    const double y = kTop + plot_h * d / decades;
+    out += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#e3e3e3\"/>"
+                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+                       kLeft, y, kLeft + plot_w, kLeft - 6, y + 4, d == 0 ? std::string("1") : fmt::format("1e-{}", d));
+  }
+  for (int i = 0; i <= tics; ++i) {
+    const auto t = step * i;
+    const double x = x_of(t);
+    out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#e3e3e3\"/>"
+                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+                       x, kTop, kTop + plot_h, kTop + plot_h + 16, html_escape(sim::format_duration(t)));
+  }
+  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333333\"/>\n", kLeft,
+                     kTop, plot_w, plot_h);
+  out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">processing time t</text>\n",
+                     kLeft + plot_w / 2, kHeight - 10);
+  out += fmt::format("<text transform=\"translate(16 {:.1f}) rotate(-90)\" text-anchor=\"middle\">P(processing time "
+                     "&gt; t) = takeover rate at max_processing_time t</text>\n", kTop + plot_h / 2);
+  // The curve: a step function through the points (empirical samples are steps; a smooth law has many points).
+  std::string path;
+  for (std::size_t i = 0; i < plot.points.size(); ++i) {
+    const auto& [t, p] = plot.points[i];
+    if (p <= 0) break;  // beyond the largest sample: nothing to draw on a log axis
+    path += fmt::format("{}{:.1f},{:.1f} ", i == 0 ? "M" : "L", x_of(t), y_of(p));
+  }
+  out += fmt::format("<path class=\"curve\" d=\"{}\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\"/>\n", path);
+  // Target rate and recommended max_processing_time.
+  const double target_y = y_of(plot.target);
+  const double right = kLeft + plot_w;
+  out += fmt::format("<line class=\"target\" x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#c0392b\" "
+                     "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>"
+                     "<text x=\"{3}\" y=\"{4:.1f}\" fill=\"#c0392b\">target rate {5:.3g}</text>\n",
+                     kLeft, target_y, right, right + 8, target_y + 4, plot.target);
+  const double q_x = x_of(plot.target_quantile);
+  out += fmt::format("<circle class=\"target-quantile\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#c0392b\"/>"
+                     "<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#c0392b\">the {:.6g} quantile: {}</text>\n",
+                     q_x, target_y, right + 8, target_y + 18, 1.0 - plot.target, html_escape(sim::format_duration(plot.target_quantile)));
+  double label_y = kTop + 12;
+  const auto vertical = [&](std::int64_t t, const std::string& css, const std::string& color, const std::string& label) {
+    const double x = x_of(t);
+    out += fmt::format("<line class=\"{0}\" x1=\"{1:.1f}\" y1=\"{2}\" x2=\"{1:.1f}\" y2=\"{3}\" stroke=\"{4}\" "
+                       "stroke-width=\"2\"/><text x=\"{5}\" y=\"{6:.1f}\" fill=\"{4}\">{7}</text>\n",
+                       css, x, kTop, kTop + plot_h, color, right + 8, label_y, html_escape(label));
+    label_y += 16;
+  };
+  if (plot.recommended) {
+    vertical(*plot.recommended, "recommended", "#2e7d32",
+             "recommended max_processing_time " + sim::format_duration(*plot.recommended));
+  }
+  if (plot.patience_limit && *plot.patience_limit <= t_max) {
+    vertical(*plot.patience_limit, "patience", "#8e44ad", "patience limit " + sim::format_duration(*plot.patience_limit));
+  }
+  return out + "</svg>\n";
 }
 
 }  // namespace reports

@@ -24,7 +24,10 @@
 #include "runner/command_line.hpp"
 #include "runner/execute.hpp"
 #include "runner/live.hpp"
+#include "runner/output_path.hpp"
+#include "runner/progress.hpp"
 #include "scenario/loader.hpp"
+#include "scenario/text.hpp"
 #include "runner/sweep.hpp"
 #include "runner/replay.hpp"
 #include "runner/report.hpp"
@@ -171,20 +174,56 @@ std::vector<std::string> collect_scenarios(const std::vector<std::string>& paths
   return files;
 }
 
+// Every loader message of a file that did not load, one a line ("" when it loaded into `out`).
+std::string load_for_suite(const std::string& file, const std::vector<std::string>& sets,
+                           std::optional<lethe::ScenarioConfig>& out) {
+  auto loaded = scenario::load_scenario(file, sets);
+  if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
+    std::string text;
+    for (const auto& e : *errors) text += e.message + "\n";
+    return text.empty() ? file + ": did not load\n" : text;
+  }
+  out = std::get<lethe::ScenarioConfig>(std::move(loaded));
+  return "";
+}
+
 int command_suite(const SuiteOptions& o) {
   bool ok = true;
-  const auto files = collect_scenarios(o.paths, ok);
+  const auto all_files = collect_scenarios(o.paths, ok);
   if (!ok) return kExitBadInput;
+  std::string progress_error;
+  const auto interval = runner::progress_interval(progress_error);
+  if (!interval) {
+    std::cerr << "lethe suite: " << progress_error << "\n";
+    return kExitBadInput;
+  }
+  // Every output path before the first seed: a folder that is missing is created, one that cannot be written
+  // stops the suite now instead of losing its results at the end.
+  for (const auto& [path, flag] : {std::pair{o.junit_path, "--junit"}, std::pair{o.json_path, "--json"}}) {
+    if (const auto error = runner::prepare_output_path(path, flag); !error.empty()) {
+      std::cerr << "lethe suite: " << error << "\n";
+      return kExitBadInput;
+    }
+  }
+  // A file that does not load is reported (stderr, the JUnit XML, exit 2) and the others still run.
   std::vector<lethe::ScenarioConfig> configs;
-  for (const auto& f : files) {
-    auto config = load_or_report(f, o.sets);
-    if (!config) {
-      ok = false;
+  std::vector<std::string> files;
+  std::vector<reports::JunitCase> load_cases;
+  for (const auto& f : all_files) {
+    std::optional<lethe::ScenarioConfig> config;
+    const std::string errors = load_for_suite(f, o.sets, config);
+    if (!errors.empty()) {
+      std::cerr << errors;
+      reports::JunitCase c;
+      c.scenario = fs::path(f).stem().string();  // the name it would have had is unknown
+      c.file = f;
+      c.load_error = errors;
+      load_cases.push_back(std::move(c));
       continue;
     }
     configs.push_back(std::move(*config));
+    files.push_back(f);
   }
-  if (!ok) return kExitBadInput;
   struct Job {
     std::size_t scenario;
     std::uint64_t seed;
@@ -196,29 +235,25 @@ int command_suite(const SuiteOptions& o) {
   }
   std::vector<runner::SeedRun> runs(jobs.size());
   std::vector<double> seconds(jobs.size(), 0.0);
-  const bool progress = stderr_is_terminal();
-  std::mutex progress_mutex;
-  std::size_t done = 0;
   lethe::WorldOptions options;
-  runner::parallel_for(jobs.size(), o.jobs == 0 ? runner::default_jobs() : o.jobs, [&](std::size_t i) {
-    const auto started = std::chrono::steady_clock::now();
-    runs[i] = runner::run_seed(configs[jobs[i].scenario], jobs[i].seed, options);
-    seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (progress) {
-      std::lock_guard<std::mutex> lock(progress_mutex);
-      ++done;
-      std::cerr << fmt::format("\r{}/{} seeds", done, jobs.size()) << std::flush;
-    }
-  });
-  if (progress) std::cerr << "\n";
+  {
+    runner::Progress progress("lethe suite", jobs.size(), std::cerr, runner::stderr_progress_mode(), *interval);
+    runner::parallel_for(jobs.size(), o.jobs == 0 ? runner::default_jobs() : o.jobs, [&](std::size_t i) {
+      const auto started = std::chrono::steady_clock::now();
+      runs[i] = runner::run_seed(configs[jobs[i].scenario], jobs[i].seed, options);
+      seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      progress.seed_done(!runs[i].error.empty() || !runs[i].result.ok);
+    });
+  }
 
   std::vector<reports::SuiteRow> rows(configs.size());
   for (std::size_t i = 0; i < configs.size(); ++i) {
     rows[i].scenario = configs[i].scenario.name;
     rows[i].file = files[i];
   }
-  std::vector<reports::JunitCase> cases;
+  std::vector<reports::JunitCase> cases = load_cases;
   std::string failures;
+  for (const auto& c : load_cases) failures += fmt::format("ERROR {}: did not load (messages above)\n", c.file);
   bool any_error = false;
   bool any_failure = false;
   std::string json_lines;
@@ -249,7 +284,7 @@ int command_suite(const SuiteOptions& o) {
     } else {
       ++row.passed;
     }
-    cases.push_back(reports::JunitCase{row.scenario, file, run.result, run.error, replay, seconds[i]});
+    cases.push_back(reports::JunitCase{row.scenario, file, run.result, run.error, replay, seconds[i], ""});
     if (!o.json_path.empty()) json_lines += reports::to_json(run.result).dump() + "\n";
   }
   // The files before the table: no verdict is printed for results that did not reach their files.
@@ -268,6 +303,7 @@ int command_suite(const SuiteOptions& o) {
   std::cout << reports::suite_table(rows);
   if (!failures.empty()) std::cout << "\n" << failures;
   if (any_error) return kExitInternal;
+  if (!load_cases.empty()) return kExitBadInput;
   return any_failure ? kExitExpectation : kExitOk;
 }
 
@@ -317,6 +353,42 @@ std::vector<runner::ExtraCommand> add_commands(CLI::App& app) {
   return commands;
 }
 
+// After a parse error: the nearest subcommand to an unknown first word, or the nearest option of the chosen
+// subcommand to an unknown --flag ("did you mean `--junit`?"). "" when nothing is near enough to be a typo.
+std::string suggestion(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> commands;
+  for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(sub->get_name());
+  int first = 1;
+  while (first < argc && argv[first][0] == '-') ++first;
+  if (first >= argc) return "";
+  const std::string word = argv[first];
+  CLI::App* sub = nullptr;
+  for (auto* candidate : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (candidate->check_name(word)) sub = candidate;
+  }
+  if (sub == nullptr) {
+    const std::string near = scenario::text::nearest(word, commands);
+    return fmt::format("lethe: unknown command \"{}\"{}; allowed: {}", word,
+                       near.empty() ? "" : fmt::format(" (did you mean `{}`?)", near),
+                       scenario::text::join(commands, ", "));
+  }
+  std::vector<std::string> flags;
+  for (const auto* option : sub->get_options()) {
+    for (const auto& name : option->get_lnames()) flags.push_back("--" + name);
+  }
+  for (int i = first + 1; i < argc; ++i) {
+    const std::string token = argv[i];
+    if (token.rfind("--", 0) != 0 || token == "--") continue;
+    const std::string name = token.substr(0, token.find('='));
+    if (sub->get_option_no_throw(name) != nullptr) continue;
+    const std::string near = scenario::text::nearest(name, flags);
+    return fmt::format("lethe {}: unknown option {}{}", sub->get_name(), name,
+                       near.empty() ? "; see lethe " + sub->get_name() + " --help"
+                                    : fmt::format(" (did you mean `{}`?)", near));
+  }
+  return "";
+}
+
 // The parse's outcome as an exit code: help and --version exit 0, any other parse error is bad input.
 std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   try {
@@ -330,6 +402,7 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    if (const auto hint = suggestion(app, argc, argv); !hint.empty()) std::cerr << hint << "\n";
     return kExitBadInput;
   }
 }

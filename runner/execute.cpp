@@ -51,6 +51,7 @@ void check_expectations(const lethe::ScenarioConfig& config, lethe::RunResult& r
     x.line = e.line;
     const auto got = result.field(e.key);
     const double want = e.percent ? e.number / 100.0 * static_cast<double>(result.messages) : e.number;
+    x.threshold = want;
     if (!got.has_value()) {
       // e.g. `linearizable` when it was not checked: the expectation cannot hold.
       x.got = std::nan("");

@@ -882,21 +882,24 @@ SweepOutcome run_sweep(const SweepSpec& spec) {
       messages << "lethe sweep: " << appender.error() << "\n";
       return outcome;
     }
-    std::mutex progress_mutex;
+    std::string interval_error;
+    const auto interval = progress_interval(interval_error);
+    if (!interval) {
+      messages << "lethe sweep: " << interval_error << "\n";
+      return outcome;
+    }
     std::atomic<std::size_t> done{0};
     const lethe::WorldOptions options;
+    Progress progress("lethe sweep", pending.size(), messages, spec.progress, *interval);
     parallel_for(pending.size(), spec.jobs == 0 ? default_jobs() : spec.jobs, [&](std::size_t i) {
       if (appender.failed()) return;
       const auto& job = pending[i];
       const SeedRun run = run_seed(configs[job.cell], job.seed, options);
       appender.append(result_line(job.cell, id.cells[job.cell].params, run));
-      const std::size_t finished = ++done;
-      if (spec.progress) {
-        std::lock_guard<std::mutex> lock(progress_mutex);
-        messages << fmt::format("\r{}/{} seeds", finished, pending.size()) << std::flush;
-      }
+      ++done;
+      progress.seed_done(!run.error.empty() || !run.result.ok);
     });
-    if (spec.progress && !pending.empty()) messages << "\n";
+    progress.finish();
     outcome.pairs_run = done.load();
     if (!appender.close()) {
       messages << "lethe sweep: " << appender.error() << "\n";
@@ -1069,7 +1072,7 @@ ExtraCommand register_sweep(CLI::App& app) {
                         spec.out_dir = options->out;
                         spec.resume = options->resume;
                         spec.command_line = this_command_line();
-                        spec.progress = isatty(fileno(stderr)) != 0;
+                        spec.progress = stderr_progress_mode();
                         spec.table_out = &std::cout;
                         return report_after_sweep(spec.out_dir, run_sweep(spec).exit_code);  // + DIR/report.html (runner/report.hpp)
                       }};

@@ -46,6 +46,7 @@
 
 #include "reports/cells.hpp"
 #include "runner/execute.hpp"
+#include "runner/progress.hpp"
 
 namespace CLI {
 class App;
@@ -82,7 +83,7 @@ struct SweepSpec {
   Shard shard;
   bool resume = false;
   std::string command_line;                   // recorded in sweep.json
-  bool progress = false;                      // "\rN/M seeds" on messages_out
+  ProgressMode progress = ProgressMode::Off;  // on messages_out (runner/progress.hpp)
   std::ostream* table_out = nullptr;          // the readable table (and failing seeds), if not null
   std::ostream* messages_out = nullptr;       // errors and warnings; null = std::cerr
 };

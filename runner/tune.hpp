@@ -1,6 +1,6 @@
 // runner/tune.hpp — `lethe tune`: choose max_processing_time and ttl from what the domain knows.
 //
-//   lethe tune (--processing-time DIST | --samples FILE [--samples-unit U]) [--crash-rate R]
+//   lethe tune (--processing-time DIST | --samples FILE [--column NAME] [--samples-unit U]) [--crash-rate R]
 //              [--target-duplicates P] [--patience D] [--redelivery-window D] [--poll D]
 //              [--seeds N] [--messages N] [-j N] [--no-confirm] --out DIR
 //
@@ -22,7 +22,9 @@
 // "N/d" (default "1/h"); a bare number is refused, because "per second or per hour?" is exactly the mistake
 // this command exists to prevent. Durations use the scenario language ("250ms", "1.5s").
 //
-// Output: a readable summary on stdout, and in DIR: tune.json (inputs, analysis, candidates, measured rates),
+// Output: a readable summary on stdout with a verdict per side, and in DIR: tune.json (inputs, analysis,
+// candidates, the confirmation's plan, measured rates and verdicts; durations as KEY_ns and KEY_text),
+// samples.txt (--samples: the values read),
 // scenario.toml (the generated confirmation scenario), confirmation/ (a `lethe sweep` folder over mpt = 0.5x,
 // 1x, 2x the recommendation; rewritten on every run) and report.html.
 // Limits (checked up front, exit 2 naming the range): --target-duplicates from 1e-12 to below 1, and met by
@@ -86,8 +88,29 @@ sim::Duration round_up_significant(sim::Duration d, int digits = 3);
 // The analytic part: no simulation. REQUIRES 0 < target < 1, poll >= 0.
 TuneAnalysis analyze_tuning(const TuneInput& input);
 
+// A p99 rests on at least this many samples (the 99th percentile of fewer is the largest value or near it).
+inline constexpr std::uint64_t kRecoveriesForP99 = 100;
+
+// How the confirmation scenario is sized. Messages arrive at a rate that keeps the 8 consumers about 30% busy.
+// The crash side needs kRecoveriesForP99 recoveries in each seed for its p99 (a cell's p99 is the median of its
+// seeds' p99s), and aims 20% above that: when the given crash rate would give fewer, the scenario crashes more
+// often (the time a crashed message waits does not depend on how often crashes come, only the number of samples
+// does), up to a rate at which 2% of attempts are hit, so the takeover side stays what it measures; when that is
+// still too few, it runs more messages (at most 100000 a seed).
+struct ConfirmationSize {
+  std::int64_t messages = 0;            // per seed, as the scenario runs them
+  bool messages_raised = false;         // above --messages
+  double message_rate_per_second = 0.0;
+  double workload_seconds = 0.0;
+  double crash_rate_per_second = 0.0;   // per worker, as the scenario runs it
+  bool crash_rate_raised = false;       // above the given --crash-rate
+  double expected_recoveries = 0.0;     // per seed
+};
+ConfirmationSize size_confirmation(const TuneInput& input, const TuneAnalysis& analysis, std::int64_t messages,
+                                   std::int64_t seeds);
+
 // The generated confirmation scenario (queue; every message redelivered while in flight; the processing time;
-// crashes at the crash rate), with max_processing_time = `mpt`, as TOML that scenario::load_scenario_text accepts.
+// crashes at size_confirmation()'s crash rate), with max_processing_time = `mpt`, as TOML that scenario::load_scenario_text accepts.
 std::string confirmation_scenario(const TuneInput& input, const TuneAnalysis& analysis, sim::Duration mpt,
                                   std::int64_t messages, std::int64_t seeds, sim::Duration largest_mpt);
 

@@ -2,12 +2,14 @@
 // confirmation sweep in the simulator.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -29,6 +31,30 @@ sim::Distribution parse(const std::string& text) {
   auto d = sim::Distribution::parse(text, {}, error);
   if (!d) throw std::runtime_error(error);
   return *d;
+}
+
+// Every duration in tune.json is integer nanoseconds under a KEY_ns key (or null); a duration as text only ever
+// sits beside it, under KEY_text. Adds one failure per offending key.
+void expect_durations_are_integer_nanoseconds(const nlohmann::json& j, const std::string& where) {
+  if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) expect_durations_are_integer_nanoseconds(j[i], where + "." + std::to_string(i));
+    return;
+  }
+  if (!j.is_object()) return;
+  for (const auto& [key, value] : j.items()) {
+    const std::string path = where + "." + key;
+    const bool ns = key.size() > 3 && key.substr(key.size() - 3) == "_ns";
+    const bool text = key.size() > 5 && key.substr(key.size() - 5) == "_text";
+    if (ns) {
+      EXPECT_TRUE(value.is_number_integer() || value.is_null()) << path << " = " << value.dump();
+    }
+    if (value.is_string() && !text) {
+      std::string error;
+      EXPECT_FALSE(sim::parse_duration(value.get<std::string>(), error).has_value())
+          << path << " holds a duration as text: " << value.dump();
+    }
+    expect_durations_are_integer_nanoseconds(value, path);
+  }
 }
 
 runner::TuneInput exponential_200ms() {
@@ -106,8 +132,11 @@ TEST(Tune, CliRecommendsAndWritesTheReport) {
   EXPECT_TRUE(fs::exists(dir / "tune.json"));
   std::ifstream json_in(dir / "tune.json");
   const auto json = nlohmann::json::parse(json_in);
-  EXPECT_EQ(json["recommended"]["max_processing_time"], "1.39s");
-  EXPECT_EQ(json["recommended"]["ttl"], "2d");
+  EXPECT_EQ(json["recommended"]["max_processing_time_ns"], 1390000000);
+  EXPECT_EQ(json["recommended"]["max_processing_time_text"], "1.39s");
+  EXPECT_EQ(json["recommended"]["ttl_ns"], 2 * sim::kDay);
+  EXPECT_EQ(json["recommended"]["ttl_text"], "2d");
+  expect_durations_are_integer_nanoseconds(json, "tune.json");
   // The generated confirmation scenario is a valid scenario with the recommendation in it.
   auto loaded = scenario::load_scenario(dir / "scenario.toml", {});
   ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded))
@@ -117,8 +146,9 @@ TEST(Tune, CliRecommendsAndWritesTheReport) {
   EXPECT_EQ(config.protocol.ttl, 2 * sim::kDay);
   EXPECT_EQ(config.workload.redelivery.fraction, 1.0) << "every message redelivered while in flight";
   EXPECT_EQ(config.topology.source, "queue");
-  ASSERT_TRUE(config.faults.crash_every.has_value()) << "crashes at the default 1/h";
-  EXPECT_NEAR(config.faults.crash_every->mean_ns(), 3600e9, 1.0);
+  ASSERT_TRUE(config.faults.crash_every.has_value()) << "crashes at the default 1/h, raised for the crash side";
+  EXPECT_NEAR(config.faults.crash_every->mean_ns(), 1e9 / json["confirmation_plan"]["crash_rate_per_second"].get<double>(),
+              1.0);
   fs::remove_all(dir);
 }
 
@@ -177,6 +207,105 @@ TEST(Tune, BadInputExitsTwo) {
   fs::remove_all(dir);
 }
 
+TEST(Tune, ASamplesCsvWithAHeaderIsReadByItsColumnAndEveryErrorNamesTheFlagThatFixesIt) {
+  const fs::path dir = temp_dir("csv");
+  {
+    std::ofstream csv(dir / "latencies.csv");
+    csv << "request_id,latency_ms,status\n";
+    for (int i = 1; i <= 400; ++i) csv << i << "," << (i % 40) + 1 << ".5,200\n";
+  }
+  const std::string out = " --no-confirm --out " + (dir / "out").string();
+  const auto ok = run_lethe("tune --samples " + (dir / "latencies.csv").string() +
+                            " --column latency_ms --samples-unit ms --target-duplicates 0.01" + out);
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("(400 samples)"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("recommended max_processing_time = 40.5ms"), std::string::npos) << ok.out;
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"", "latencies.csv:1: a header of 3 columns (request_id, latency_ms, status); name the one to read with "
+           "--column NAME"},
+      {" --column latncy_ms", "--column latncy_ms: no such column (did you mean `latency_ms`?); allowed: request_id, "
+                            "latency_ms, status"},
+      {" --column latency_ms", "latencies.csv:2: found \"2.5\", a number without a unit; give the unit of plain "
+                               "numbers with --samples-unit"},
+      {" --column latency_ms --samples-unit parsec", "--samples-unit: found \"parsec\"; allowed: ns us ms s m h d"},
+  };
+  for (const auto& [flags, expected] : bad) {
+    const auto o = run_lethe("tune --samples " + (dir / "latencies.csv").string() + flags + out);
+    EXPECT_EQ(o.exit_code, 2) << flags << "\n" << o.out;
+    EXPECT_NE(o.out.find(expected), std::string::npos) << flags << "\n" << o.out;
+    EXPECT_EQ(o.out.find("empirical("), std::string::npos) << "the error names tune's flags, not the scenario "
+                                                               "syntax behind them: " << o.out;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Tune, ARatePastTheLargestSampleIsShownAsBelowOneOverTheSampleCountNeverZero) {
+  const fs::path dir = temp_dir("resolution");
+  {
+    std::ofstream samples(dir / "few.txt");
+    for (int i = 1; i <= 50; ++i) samples << i * 10 << "ms\n";
+  }
+  const auto o = run_lethe("tune --samples " + (dir / "few.txt").string() + " --no-confirm --out " +
+                           (dir / "out").string());
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("< 1/50"), std::string::npos) << o.out;
+  EXPECT_FALSE(std::regex_search(o.out, std::regex(R"(\n\s+\S+\s+0\s+\S+\s+\S+\s+p99)"))) << "a rate of 0: " << o.out;
+  EXPECT_NE(read_file(dir / "out" / "report.html").find("&lt; 1/50"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(Tune, TheReportShowsTheInputsTheDistributionWithItsMarksAndAVerdictPerSide) {
+  const fs::path dir = temp_dir("page");
+  const auto o = run_lethe("tune --processing-time 'exponential(mean=200ms)' --crash-rate 2/h --patience 5s "
+                           "--redelivery-window 1d --no-confirm --out " + dir.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const std::string html = read_file(dir / "report.html");
+  for (const std::string& part :
+       {std::string("<h2>Inputs</h2>"), std::string("<th>crash rate</th><td>2 per worker per hour"),
+        std::string("<th>patience</th><td>5s</td>"), std::string("<th>redelivery window</th><td>24h</td>"),
+        std::string("<th>target duplicate rate</th><td>0.001"), std::string("<svg class=\"survival\""),
+        std::string("class=\"recommended\""), std::string("recommended max_processing_time 1.39s"),
+        std::string("class=\"target\""), std::string("class=\"target-quantile\""),
+        std::string("class=\"patience\""), std::string("<h2>Verdict</h2>"),
+        std::string("takeover rate not confirmed: --no-confirm"),
+        std::string("recovery not confirmed: --no-confirm")}) {
+    EXPECT_NE(html.find(part), std::string::npos) << part;
+  }
+  std::ifstream json_in(dir / "tune.json");
+  const auto json = nlohmann::json::parse(json_in);
+  EXPECT_EQ(json["inputs"]["patience_ns"], 5 * sim::kSecond);
+  EXPECT_NEAR(json["inputs"]["crash_rate_per_second"].get<double>(), 2.0 / 3600.0, 1e-12);
+  EXPECT_EQ(json["verdict"]["takeover"]["confirmed"], false);
+  expect_durations_are_integer_nanoseconds(json, "tune.json");
+  fs::remove_all(dir);
+}
+
+TEST(Tune, TheConfirmationIsSizedForAP99OfRecoveriesInEverySeed) {
+  runner::TuneInput in = exponential_200ms();
+  in.crash_rate_per_second = 1.0 / 3600.0;
+  const auto a = runner::analyze_tuning(in);
+  const auto size = runner::size_confirmation(in, a, 2000, 5);
+  EXPECT_TRUE(size.crash_rate_raised);
+  EXPECT_LE(size.crash_rate_per_second * 0.2, 0.02 + 1e-12) << "at most 2% of 200ms attempts hit";
+  EXPECT_GE(size.expected_recoveries, 1.2 * runner::kRecoveriesForP99);
+  EXPECT_TRUE(size.messages_raised);
+  EXPECT_GT(size.messages, 2000);
+  // The scenario runs what the size says.
+  auto loaded = scenario::load_scenario_text(runner::confirmation_scenario(in, a, a.target_mpt, 2000, 5, 2 * a.target_mpt),
+                                            "confirmation", {}, {});
+  ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded));
+  const auto& config = std::get<lethe::ScenarioConfig>(loaded);
+  EXPECT_EQ(config.workload.messages, size.messages);
+  ASSERT_TRUE(config.faults.crash_every.has_value());
+  EXPECT_NEAR(config.faults.crash_every->mean_ns(), 1e9 / size.crash_rate_per_second, 1.0);
+  // No crashes given: none added, nothing raised.
+  in.crash_rate_per_second = 0.0;
+  const auto calm = runner::size_confirmation(in, a, 2000, 5);
+  EXPECT_FALSE(calm.crash_rate_raised);
+  EXPECT_FALSE(calm.messages_raised);
+  EXPECT_EQ(calm.crash_rate_per_second, 0.0);
+}
+
 TEST(TuneSlow, ConfirmationSweepMeasuresRatesNextToTheAnalyticOnes) {
   const fs::path dir = temp_dir("confirm");
   const auto o = run_lethe("tune --processing-time 'exponential(mean=200ms)' --target-duplicates 0.001 "
@@ -187,11 +316,18 @@ TEST(TuneSlow, ConfirmationSweepMeasuresRatesNextToTheAnalyticOnes) {
   EXPECT_TRUE(fs::exists(dir / "confirmation" / "results.jsonl"));
   std::ifstream json_in(dir / "tune.json");
   const auto json = nlohmann::json::parse(json_in);
+  expect_durations_are_integer_nanoseconds(json, "tune.json");
+  // The curves carry the target as a line (their gnuplot scripts), and each side has its verdict.
+  EXPECT_NE(read_file(dir / "report" / "curve-duplicate-rate.gp").find("title \"target 0.001\""), std::string::npos);
+  EXPECT_EQ(json["verdict"]["takeover"]["text"].get<std::string>().rfind("takeover rate ", 0), 0u) << json["verdict"];
+  EXPECT_NE(json["verdict"]["recovery"]["text"].get<std::string>().find(" recoveries"), std::string::npos)
+      << json["verdict"];
+  EXPECT_GE(json["confirmation_plan"]["expected_recoveries_per_seed"].get<double>(), 100.0);
   const auto& cells = json.at("confirmation");
   ASSERT_EQ(cells.size(), 3u);
-  EXPECT_EQ(cells[0]["max_processing_time"], "695ms");
-  EXPECT_EQ(cells[1]["max_processing_time"], "1.39s");
-  EXPECT_EQ(cells[2]["max_processing_time"], "2.78s");
+  EXPECT_EQ(cells[0]["max_processing_time_ns"], 695000000);
+  EXPECT_EQ(cells[1]["max_processing_time_ns"], 1390000000);
+  EXPECT_EQ(cells[2]["max_processing_time_text"], "2.78s");
   // At 0.5x the takeovers are frequent enough to compare: the measured rate of takeovers of live work is at
   // most the analytic P(T > mpt) (a waiter notices staleness only at its next re-read, up to one poll later)
   // and not far below it.
@@ -203,8 +339,7 @@ TEST(TuneSlow, ConfirmationSweepMeasuresRatesNextToTheAnalyticOnes) {
   EXPECT_GT(cells[0]["measured_duplicate_rate"].get<double>(), cells[2]["measured_duplicate_rate"].get<double>());
   for (const auto& cell : cells) {
     if (cell["recovery_samples"].get<std::uint64_t>() == 0) continue;
-    std::string error;
-    const double mpt = static_cast<double>(*sim::parse_duration(cell["max_processing_time"].get<std::string>(), error));
+    const double mpt = cell["max_processing_time_ns"].get<double>();
     const double p50 = cell["recovery_latency_p50_ns"].get<double>();
     EXPECT_GT(p50, 0.5 * mpt) << cell.dump();
     EXPECT_LT(p50, 1.5 * mpt + 1e9) << cell.dump();
