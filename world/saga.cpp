@@ -5,9 +5,9 @@
 namespace lethe {
 namespace {
 
-constexpr sim::TraceKind kTraceAttempt{"attempt"};        // a = id, b = processor, c = attempt
-constexpr sim::TraceKind kTraceOutcome{"outcome"};        // a = id, b = attempt, c = outcome
-constexpr sim::TraceKind kTraceDecline{"saga.decline"};  // a = saga, b = attempt, c = step
+constexpr sim::TraceKind kTraceAttempt{"attempt", "message", "processor", "attempt"};
+constexpr sim::TraceKind kTraceOutcome{"outcome", "message", "attempt", "outcome"};
+constexpr sim::TraceKind kTraceDecline{"saga.decline", "saga", "attempt", "step"};
 
 }  // namespace
 
