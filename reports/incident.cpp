@@ -19,6 +19,7 @@ constexpr double kLaneHeight = 70;
 constexpr double kTop = 40;         // room for the axis
 constexpr double kBreak = 34;       // the width of a cut-out idle stretch
 constexpr double kCharWidth = 6.2;  // 11px sans-serif, roughly
+constexpr std::size_t kListedPerCause = 200;  // past it, the command that prints the others
 
 // Virtual time -> x, with idle stretches cut out: events closer than `gap` form a segment drawn to scale; each
 // longer silence between segments is a fixed-width break labelled with its length.
@@ -302,8 +303,10 @@ std::string duplicate_list(const IncidentInput& in) {
     const auto cause = static_cast<lethe::Cause>(c);
     out += fmt::format("<h3>{} ({}): {}</h3>\n<ul class=\"duplicates\">\n", lethe::to_string(cause), r.duplicates[c],
                        e(lethe::kCauses[c].description));
+    std::size_t listed = 0;
     for (const auto& x : r.explanations) {
       if (x.cause != cause) continue;
+      if (++listed > kListedPerCause) continue;
       const bool here = std::find(drawn.begin(), drawn.end(), x.id) != drawn.end();
       if (here) {
         out += fmt::format("<li><a href=\"#{}\">message {}</a> at {}: {}</li>\n", anchor(x.id), x.id, format_time(x.at),
@@ -314,6 +317,10 @@ std::string duplicate_list(const IncidentInput& in) {
       }
     }
     out += "</ul>\n";
+    if (listed > kListedPerCause) {
+      out += fmt::format("<p class=\"note\">{} more: <code>{} --explain --cause {}</code></p>\n",
+                         listed - kListedPerCause, e(in.replay_command), lethe::to_string(cause));
+    }
   }
   if (r.explanations.size() < r.duplicate_effects) {
     out += fmt::format("<p class=\"note\">{} of {} duplicates listed.</p>\n", r.explanations.size(),

@@ -6,7 +6,8 @@
 // acknowledgment marked, polls folded into one span with a count, crashes, restarts, pauses, lost packets and
 // timeouts as marks, the store operations of its keys from invocation to response, and every duplicate
 // execution in red with its cause and the oracle's sentence beside it. Above: every duplicate of the run by
-// cause, each a link to its drawing (or, past the drawn ones, the command that draws it).
+// cause, each a link to its drawing (or, past the drawn ones, the command that draws it); past 200 of a cause,
+// the command that prints them all.
 //
 // Renders only; the same input gives the same bytes.
 #pragma once
