@@ -9,8 +9,8 @@ namespace {
 using K = FieldKind;
 
 // The rows. [expect]'s "allowed" list follows this order; the JSON puts the extensions (the flag after
-// `expectable`) after the rest, in this order: coverage, swarm, memo_overwrites, trace_events.
-constexpr std::array<ResultField, 23> kResultFields = {{
+// `expectable`) after the rest, in this order: coverage, swarm, memo_overwrites, trace_events, linearizable_unknown.
+constexpr std::array<ResultField, 24> kResultFields = {{
     {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
     {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},
     {"trace_hash", K::Hash, false, false, "the determinism fingerprint: a hash of every trace record",
@@ -48,6 +48,9 @@ constexpr std::array<ResultField, 23> kResultFields = {{
      &RunResult::expectations},
     {"ok", K::Boolean, false, false, "every expectation held", &RunResult::ok},
     {"trace_events", K::Count, false, true, "trace records the run produced", &RunResult::trace_events},
+    {"linearizable_unknown", K::Words, false, true,
+     "why linearizable is null although the history was checked: the checker's budget ran out (left out otherwise)",
+     &RunResult::linearizable_unknown},
 }};
 
 const ResultField* find_field(std::string_view name) {

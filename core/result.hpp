@@ -118,6 +118,7 @@ struct RunResult {
   std::uint64_t memo_overwrites = 0;               // completions that replaced an already memoized, different result
   std::vector<DuplicateExplanation> explanations;  // one per duplicate (capped)
   std::uint64_t trace_events = 0;
+  std::vector<std::string> linearizable_unknown;   // why linearizable is null although checked (empty otherwise)
 
   // A numeric result field by its dotted name ("duplicates.expired", "wait_time.p99", "ok"); nullopt if the
   // name is not a numeric field of result_fields() or (linearizable) the value is absent.
