@@ -161,6 +161,7 @@ TEST(ResultFieldTable, EveryNameExpectMayUseIsAnsweredByFieldAndTheJsonKeysAreTh
   EXPECT_EQ(lethe::expectation_kind("recovery_latency.p99"), lethe::FieldKind::Time);
   const std::string page = scenario::result_fields_markdown();
   result.swarm = {"crash"};  // written only when swarm mode drew something
+  result.linearizable_unknown = {"unknown: budget"};  // written only when the check ran out of budget
   const nlohmann::ordered_json json = reports::to_json(result);
   std::vector<std::string> rows;
   for (const lethe::ResultField& field : lethe::result_fields()) {
