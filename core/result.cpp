@@ -10,8 +10,8 @@ using K = FieldKind;
 
 // The rows. [expect]'s "allowed" list follows this order; the JSON puts the extensions (the flag after
 // `expectable`) after the rest, in this order: coverage, swarm, memo_overwrites, store_peak_records,
-// trace_events, the saga fields.
-constexpr std::array<ResultField, 32> kResultFields = {{
+// trace_events, linearizable_unknown, the saga fields.
+constexpr std::array<ResultField, 33> kResultFields = {{
     {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
     {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},
     {"trace_hash", K::Hash, false, false, "the determinism fingerprint: a hash of every trace record",
@@ -53,6 +53,9 @@ constexpr std::array<ResultField, 32> kResultFields = {{
      &RunResult::expectations},
     {"ok", K::Boolean, false, false, "every expectation held", &RunResult::ok},
     {"trace_events", K::Count, false, true, "trace records the run produced", &RunResult::trace_events},
+    {"linearizable_unknown", K::Words, false, true,
+     "why linearizable is null although the history was checked: the checker's budget ran out (left out otherwise)",
+     &RunResult::linearizable_unknown},
     {"saga_completed", K::Count, true, true, "sagas whose every step ran once and nothing was compensated",
      &RunResult::saga_completed},
     {"saga_compensated", K::Count, true, true, "sagas whose every step that ran was compensated after it ran",

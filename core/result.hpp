@@ -130,6 +130,7 @@ struct RunResult {
   std::vector<DuplicateExplanation> explanations;  // one per duplicate (capped)
   std::vector<MemoMismatchExplanation> memo_explanations;  // one per memo mismatch (same cap)
   std::uint64_t trace_events = 0;
+  std::vector<std::string> linearizable_unknown;   // why linearizable is null although checked (empty otherwise)
   // Sagas ([saga] steps > 0; check/saga_oracle.hpp), all 0 for plain messages.
   std::uint64_t saga_completed = 0;                // every step ran once, nothing compensated
   std::uint64_t saga_compensated = 0;              // every step that ran was undone afterwards

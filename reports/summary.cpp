@@ -43,7 +43,9 @@ std::string run_summary(const lethe::RunResult& r, bool live) {
   out += fmt::format("  recovery latency {}\n", quantiles_text(r.recovery_latency));
   out += fmt::format("  sink calls {} ({:.3f} per successful effect)\n", r.sink_calls, r.calls_per_success);
   out += fmt::format("  store history linearizable: {}\n",
-                     r.linearizable.has_value() ? (*r.linearizable ? "yes" : "NO") : "not checked");
+                     r.linearizable.has_value()          ? (*r.linearizable ? "yes" : "NO")
+                     : r.linearizable_unknown.empty() ? "not checked"
+                                                      : r.linearizable_unknown.front());
   if (!r.swarm.empty()) {
     std::string kinds;
     for (const auto& k : r.swarm) kinds += (kinds.empty() ? "" : " ") + k;

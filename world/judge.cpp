@@ -27,6 +27,7 @@ void check_linearizability(const JudgeInput& in, RunResult& result) {
   const auto verdict = in.topology.store().check_history(in.options.linearizability_budget);
   if (verdict.verdict == lin::Verdict::Linearizable) result.linearizable = true;
   if (verdict.verdict == lin::Verdict::NotLinearizable) result.linearizable = false;
+  if (verdict.verdict == lin::Verdict::Unknown) result.linearizable_unknown = {verdict.explanation};
 }
 
 void fill_coverage(const JudgeInput& in) {

@@ -3,7 +3,8 @@
 // judge_run() closes the ledger (groups still open are kept whole; the provider's log is taken over unless
 // effects were folded as they happened or, for inbox, recorded from the store), marks executed attempts, lets
 // the oracle (check/oracle.hpp) count and explain every duplicate, checks the store's history for
-// linearizability (when WorldOptions::check_linearizability; within its budget, else undecided), and fills the
+// linearizability (when WorldOptions::check_linearizability; the store checked it as it was recorded: within the
+// checker's budgets, else undecided, with the reason in linearizable_unknown), and fills the
 // coverage: every fault point and fault kind, also the ones that never fired (as zeros), the network's, store's
 // and sink's counters, the swarm kinds, the last activity, the trace hash and count.
 //

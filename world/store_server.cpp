@@ -96,10 +96,44 @@ std::size_t Store::replica_versions() const {
 
 // --- client side
 
+void Store::set_check_incrementally(bool incremental, lin::IncrementalBudget budget) {
+  if (next_request_ != 1 || checker_) throw std::logic_error("Store::set_check_incrementally: calls were made");
+  incremental_ = incremental;
+  checker_budget_ = budget;
+}
+
+StoreChecker& Store::recording_checker() {
+  if (!checker_) checker_ = std::make_unique<StoreChecker>(checker_budget_);
+  return *checker_;
+}
+
+// Everything before now (and before the first execution of any call in flight that executed) can be checked.
+void Store::feed_checker() {
+  if (recording_checker().stopped()) return;
+  sim::Time watermark = simulation_.now();
+  if (!first_executions_.empty()) watermark = std::min(watermark, *first_executions_.begin());
+  recording_checker().advance(watermark);
+}
+
+// The executions of an ended call that no client observed, as server-only operations at their instants: all but
+// the answered one, or all but the first when unanswered (the unanswered call stands for that one).
+void Store::emit_duplicates(const LiveCall& call, std::optional<std::uint32_t> observed) {
+  const std::uint32_t seen = observed.value_or(0);
+  for (std::uint32_t index = 0; index < call.executions.size(); ++index) {
+    if (index == seen) continue;
+    const Execution& execution = call.executions[index];
+    recording_checker().instant(kDuplicateClient, call.input->keys(), execution.at, *call.input, execution.reply);
+  }
+}
+
 std::uint64_t Store::begin_call(std::uint32_t client, const std::shared_ptr<const Op>& op) {
   const std::uint64_t request = next_request_++;
   ++stats_.client_calls;
-  if (record_history_) {
+  if (record_history_ && incremental_) {
+    const StoreChecker::OpId id = recording_checker().invoke(client, op->keys(), simulation_.now(), *op);
+    live_calls_.emplace(request, LiveCall{id, op, {}});
+    feed_checker();
+  } else if (record_history_) {
     Call call;
     call.request = request;
     call.client = client;
@@ -119,15 +153,34 @@ Store::Call* Store::find_call(std::uint64_t request) {
 
 void Store::finish_call(std::uint64_t request, std::uint32_t execution) {
   ++stats_.responses;
-  if (Call* call = find_call(request)) {
+  if (auto live = live_calls_.find(request); live != live_calls_.end()) {
+    const LiveCall& call = live->second;
+    recording_checker().respond(call.op, simulation_.now(), call.executions.at(execution).reply);
+    emit_duplicates(call, execution);
+    first_executions_.erase(first_executions_.find(call.executions.front().at));
+    live_calls_.erase(live);
+    feed_checker();
+  } else if (Call* call = find_call(request)) {
     call->returned_at = simulation_.now();
     call->answered_by = execution;
   }
 }
 
-void Store::abandon_call(std::uint64_t /*request*/) {
-  // The record already says "no response" (returned_at == kNever).
+void Store::abandon_call(std::uint64_t request) {
+  // Whole history: the record already says "no response" (returned_at == kNever).
   ++stats_.no_responses;
+  if (auto live = live_calls_.find(request); live != live_calls_.end()) {
+    const LiveCall& call = live->second;
+    recording_checker().abandon(call.op, simulation_.now());
+    if (call.executions.empty()) {
+      abandoned_unexecuted_.insert(request);
+    } else {
+      emit_duplicates(call, std::nullopt);
+      first_executions_.erase(first_executions_.find(call.executions.front().at));
+    }
+    live_calls_.erase(live);
+    feed_checker();
+  }
 }
 
 std::optional<std::optional<Item>> Store::snapshot_for_bug(const Op& op) {
@@ -142,7 +195,21 @@ Store::Response Store::serve(std::uint64_t request, const Op& op,
                              const std::optional<std::optional<Item>>& snapshot) {
   Response response;
   response.reply = execute(request, op, snapshot);
-  if (Call* call = find_call(request)) {
+  if (record_history_ && incremental_) {
+    if (auto live = live_calls_.find(request); live != live_calls_.end()) {
+      LiveCall& call = live->second;
+      if (call.executions.empty()) first_executions_.insert(simulation_.now());
+      call.executions.push_back(Execution{simulation_.now(), response.reply});
+      response.execution = static_cast<std::uint32_t>(call.executions.size() - 1);
+      if (response.execution > 0) ++stats_.duplicate_executions;
+    } else if (abandoned_unexecuted_.erase(request) == 0) {
+      // The call ended (answered, or abandoned after executing): a second execution no client observes.
+      ++stats_.duplicate_executions;
+      response.execution = 1;
+      recording_checker().instant(kDuplicateClient, op.keys(), simulation_.now(), op, response.reply);
+      feed_checker();
+    }
+  } else if (Call* call = find_call(request)) {
     call->executions.push_back(Execution{simulation_.now(), response.reply});
     response.execution = static_cast<std::uint32_t>(call->executions.size() - 1);
     if (response.execution > 0) ++stats_.duplicate_executions;
@@ -177,7 +244,7 @@ Reply Store::execute(std::uint64_t request, const Op& op, const std::optional<st
     first_key = keys.empty() ? 0 : keys.front();
   }
   if (op.kind == OpKind::Evict && reply.applied && reply.previous.has_value()) {
-    if (record_history_) evictions_.push_back(Eviction{op.key, now, *reply.previous});
+    if (record_history_ && !incremental_) evictions_.push_back(Eviction{op.key, now, *reply.previous});
     ++stats_.evictions;
     simulation_.trace().record(now, kTraceEvict, node_.id(), op.key,
                                static_cast<std::uint64_t>(reply.previous->expires_on.value_or(0)));
@@ -331,7 +398,12 @@ void Store::run_sweeper(Key key, std::uint64_t token) {
   const sim::Time now = simulation_.now();
   const Op op = evict_op(key, now);
   const Reply reply = execute(0, op, std::nullopt);
-  if (record_history_) server_only_.push_back(ServerOnly{kSweeperClient, now, op, reply});
+  if (record_history_ && incremental_) {
+    recording_checker().instant(kSweeperClient, op.keys(), now, op, reply);
+    feed_checker();
+  } else if (record_history_) {
+    server_only_.push_back(ServerOnly{kSweeperClient, now, op, reply});
+  }
   if (!reply.applied) {
     // Refreshed (or removed) since it was armed: follow the item's current expiry, if any.
     std::optional<Item> item = peek(key);
@@ -462,11 +534,27 @@ std::unique_ptr<StoreClient> Store::connect(sim::Node& caller) {
   return std::make_unique<SimStoreClient>(*this, caller);
 }
 
-lin::Result Store::check_history(std::uint64_t budget) const { return check_store_history(*this, budget); }
+lin::Result Store::check_history(std::uint64_t budget) {
+  if (!incremental_) return check_store_history(*this, budget);
+  if (!incremental_result_) {
+    // Calls still in flight stay unanswered; their executions but the first are server-only operations.
+    for (const auto& [request, call] : live_calls_) emit_duplicates(call, std::nullopt);
+    lin::Result result = recording_checker().finish();
+    if (result.verdict == lin::Verdict::Linearizable && recording_checker().max_steps_per_response() > budget) {
+      result.verdict = lin::Verdict::Unknown;
+      result.explanation = fmt::format("unknown: the search at one response took {} steps, above the budget of {}",
+                                       recording_checker().max_steps_per_response(), budget);
+    }
+    incremental_result_ = std::move(result);
+  }
+  return *incremental_result_;
+}
 
 std::unique_ptr<StoreServer> make_store_server(const ScenarioConfig& config, sim::Simulation& simulation,
                                                sim::Network& network, sim::Node& node) {
-  return std::make_unique<Store>(simulation, network, node, store_settings(config));
+  auto store = std::make_unique<Store>(simulation, network, node, store_settings(config));
+  store->set_check_incrementally(true);
+  return store;
 }
 
 }  // namespace lethe

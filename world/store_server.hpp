@@ -35,6 +35,15 @@
 // reads are not linearizable by design and are kept out of the history (counted in stats().replica_reads).
 // check_store_history runs lethe::lin::check with StoreModel over it.
 //
+// Checked as it is recorded (set_check_incrementally, what make_store_server() sets): the same operations go to a
+// StoreChecker (check/store_model.hpp) as they happen, and the store keeps only the calls in flight, so memory
+// follows what is in flight, not the run's length; history() and eviction_log() stay empty. A call's executions
+// are known for sure only when it ends (an answered call may have been answered by a second execution, which
+// makes the first a server-only operation at its past instant), so the checker is held back to the first
+// execution of the oldest call in flight that has executed. Also kept: the requests abandoned before they
+// executed (their first execution, if it comes, is the unanswered call itself), and whatever the checker keeps
+// (check/linearizability.hpp, IncrementalChecker).
+//
 // Deliberate bugs (set_bug), to show the checker catches them; each fires with the given probability per
 // eligible operation, drawn from the store's own Rng stream:
 //   StaleRead        a Get answers the item as it was before the key's last write;
@@ -59,6 +68,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -102,8 +112,10 @@ class StoreServer {
 
   // Off: no history is kept (for runs that do not check it). On by default.
   virtual void set_record_history(bool record) = 0;
-  // lin::check of the recorded history against the item schema's sequential specification (check/store_model).
-  virtual lin::Result check_history(std::uint64_t budget) const = 0;
+  // The verdict on the recorded history against the item schema's sequential specification (check/store_model):
+  // lin::check of the whole history, or, checked as recorded, the checker's verdict (Unknown if the search at
+  // some response needed more than `budget` steps). Once, after the run.
+  virtual lin::Result check_history(std::uint64_t budget) = 0;
 
   // Items deleted by applied evictions (coverage "store.evictions").
   virtual std::uint64_t evictions() const = 0;
@@ -163,9 +175,17 @@ class Store final : public StoreServer {
   // --- as a StoreServer (sweeper evictions are among the operations the hook sees)
   std::unique_ptr<StoreClient> connect(sim::Node& caller) override;
   void set_on_applied(AppliedHook hook) override { on_applied_ = std::move(hook); }
-  lin::Result check_history(std::uint64_t budget) const override;
+  lin::Result check_history(std::uint64_t budget) override;
   std::uint64_t evictions() const override { return stats_.evictions; }
   std::uint64_t peak_records() const override { return stats_.peak_records; }
+
+  // Checks the history as it is recorded instead of keeping it (see the header comment), with this budget.
+  // REQUIRES: no call made yet.
+  void set_check_incrementally(bool incremental, lin::IncrementalBudget budget = {});
+  bool checking_incrementally() const { return incremental_; }
+  // While checking incrementally: the checker (memory checks), calls in flight.
+  const StoreChecker* checker() const { return checker_.get(); }
+  std::size_t live_calls() const { return live_calls_.size(); }
 
   void set_bug(StoreBug bug, double probability = 0.25);
   StoreBug bug() const { return bug_; }
@@ -287,6 +307,21 @@ class Store final : public StoreServer {
   std::deque<std::pair<sim::Time, Key>> version_writes_;  // FIFO of version instants, for pruning
 
   bool record_history_ = true;
+  bool incremental_ = false;
+  lin::IncrementalBudget checker_budget_;
+  std::unique_ptr<StoreChecker> checker_;  // incremental: made at the first call
+  struct LiveCall {                        // incremental: a call in flight
+    StoreChecker::OpId op = 0;
+    std::shared_ptr<const Op> input;
+    std::vector<Execution> executions;
+  };
+  std::map<std::uint64_t, LiveCall> live_calls_;        // by request id
+  std::multiset<sim::Time> first_executions_;           // of live calls that executed: the checker waits for them
+  std::set<std::uint64_t> abandoned_unexecuted_;        // their first execution is the unanswered call itself
+  std::optional<lin::Result> incremental_result_;
+  StoreChecker& recording_checker();  // made at the first use
+  void feed_checker();
+  void emit_duplicates(const LiveCall& call, std::optional<std::uint32_t> observed);
   std::vector<Call> calls_;              // by request id (only calls made while recording)
   std::uint64_t next_request_ = 1;
   std::vector<ServerOnly> server_only_;  // sweeper runs
