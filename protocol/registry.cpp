@@ -1,7 +1,6 @@
 #include "protocol/registry.hpp"
 
 #include <algorithm>
-#include <bitset>
 #include <fmt/format.h>
 #include <optional>
 #include <utility>
@@ -74,38 +73,6 @@ std::string refusal(const StrategyInfo& info) {
   return {};
 }
 
-// Forwards a strategy's hook calls, refusing a decision basis its entry does not declare.
-class DeclaredBasesHooks final : public ProtocolHooks {
- public:
-  DeclaredBasesHooks(const StrategyInfo& info, ProtocolHooks& hooks) : info_(info), hooks_(hooks) {
-    for (const Basis basis : info.bases) declared_.set(static_cast<std::size_t>(basis));
-  }
-
-  void crash_point(CrashPoint point, MessageId id, AttemptId attempt) override {
-    hooks_.crash_point(point, id, attempt);
-  }
-  void decided(const DecisionNote& note) override {
-    if (!declared_.test(static_cast<std::size_t>(note.basis))) {
-      throw StrategyContractError(fmt::format(
-          "strategy \"{}\" reported decision basis \"{}\" for message {} (attempt {}), which its registry entry "
-          "does not declare",
-          info_.name, to_string(note.basis), note.id, note.attempt));
-    }
-    hooks_.decided(note);
-  }
-  void waited(MessageId id, ProcessorId processor, AttemptId attempt, sim::Duration waited) override {
-    hooks_.waited(id, processor, attempt, waited);
-  }
-  void completed(MessageId id, ProcessorId processor, AttemptId attempt, bool applied) override {
-    hooks_.completed(id, processor, attempt, applied);
-  }
-
- private:
-  const StrategyInfo& info_;
-  ProtocolHooks& hooks_;
-  std::bitset<256> declared_;  // indexed by the Basis value (one byte)
-};
-
 // The entry's strategy behind the basis check (the hooks it was made with live as long as it does).
 class CheckedStrategy final : public Strategy {
  public:
@@ -148,6 +115,33 @@ std::vector<std::string> strategy_names() { return entries().names(); }
 
 bool declares_basis(const StrategyInfo& strategy, Basis basis) {
   return std::find(strategy.bases.begin(), strategy.bases.end(), basis) != strategy.bases.end();
+}
+
+DeclaredBasesHooks::DeclaredBasesHooks(const StrategyInfo& info, ProtocolHooks& hooks, std::string_view subject)
+    : info_(info), hooks_(hooks), subject_(subject) {
+  for (const Basis basis : info.bases) declared_.set(static_cast<std::size_t>(basis));
+}
+
+void DeclaredBasesHooks::crash_point(CrashPoint point, MessageId id, AttemptId attempt) {
+  hooks_.crash_point(point, id, attempt);
+}
+
+void DeclaredBasesHooks::decided(const DecisionNote& note) {
+  if (!declared_.test(static_cast<std::size_t>(note.basis))) {
+    throw StrategyContractError(fmt::format(
+        "strategy \"{}\" reported decision basis \"{}\" for {} {} (attempt {}), which its registry entry does not "
+        "declare",
+        info_.name, to_string(note.basis), subject_, note.id, note.attempt));
+  }
+  hooks_.decided(note);
+}
+
+void DeclaredBasesHooks::waited(MessageId id, ProcessorId processor, AttemptId attempt, sim::Duration waited) {
+  hooks_.waited(id, processor, attempt, waited);
+}
+
+void DeclaredBasesHooks::completed(MessageId id, ProcessorId processor, AttemptId attempt, bool applied) {
+  hooks_.completed(id, processor, attempt, applied);
 }
 
 bool declares_cause(const StrategyInfo& strategy, Cause cause) {

@@ -26,6 +26,7 @@
 // Does not: parse scenarios, know any strategy by name, or run anything but the factory.
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -108,6 +109,26 @@ const StrategyInfo& strategy_info(std::string_view name);
 std::vector<std::string> strategy_names();
 
 bool declares_basis(const StrategyInfo& strategy, Basis basis);
+
+// Forwards a strategy's hook calls, throwing StrategyContractError on a decision basis its entry does not
+// declare; the error names the id as `subject` ("message", "saga"). Holds references: `info` and `hooks` must
+// outlive it.
+class DeclaredBasesHooks final : public ProtocolHooks {
+ public:
+  DeclaredBasesHooks(const StrategyInfo& info, ProtocolHooks& hooks, std::string_view subject = "message");
+
+  void crash_point(CrashPoint point, MessageId id, AttemptId attempt) override;
+  void decided(const DecisionNote& note) override;
+  void waited(MessageId id, ProcessorId processor, AttemptId attempt, sim::Duration waited) override;
+  void completed(MessageId id, ProcessorId processor, AttemptId attempt, bool applied) override;
+
+ private:
+  const StrategyInfo& info_;
+  ProtocolHooks& hooks_;
+  std::string_view subject_;
+  std::bitset<256> declared_;  // indexed by the Basis value (one byte): decided() is on every attempt's path
+};
+
 bool declares_cause(const StrategyInfo& strategy, Cause cause);
 
 // Whether a window of `strategy` for `cause` is open under `settings` (Always, or WithSettings accepting them),

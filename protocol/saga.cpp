@@ -49,48 +49,19 @@ class StepwiseOrchestrator final : public SagaOrchestrator {
   Strategy& strategy_;
 };
 
-// Forwards an orchestrator's hook calls, refusing a decision basis its entry does not declare.
-class SagaDeclaredBases final : public ProtocolHooks {
- public:
-  SagaDeclaredBases(const StrategyInfo& info, ProtocolHooks& hooks) : info_(info), hooks_(hooks) {}
-
-  void crash_point(CrashPoint point, MessageId id, AttemptId attempt) override {
-    hooks_.crash_point(point, id, attempt);
-  }
-  void decided(const DecisionNote& note) override {
-    if (!declares_basis(info_, note.basis)) {
-      throw StrategyContractError(fmt::format(
-          "strategy \"{}\" reported decision basis \"{}\" for saga {} (attempt {}), which its registry entry does "
-          "not declare",
-          info_.name, to_string(note.basis), note.id, note.attempt));
-    }
-    hooks_.decided(note);
-  }
-  void waited(MessageId id, ProcessorId processor, AttemptId attempt, sim::Duration waited) override {
-    hooks_.waited(id, processor, attempt, waited);
-  }
-  void completed(MessageId id, ProcessorId processor, AttemptId attempt, bool applied) override {
-    hooks_.completed(id, processor, attempt, applied);
-  }
-
- private:
-  const StrategyInfo& info_;
-  ProtocolHooks& hooks_;
-};
-
 // The entry's orchestrator behind the basis check.
 class CheckedOrchestrator final : public SagaOrchestrator {
  public:
   CheckedOrchestrator(const StrategyInfo& info, const ProtocolSection& settings, StoreClient& store, Clock& clock,
                       ProtocolHooks& hooks, sim::Rng rng)
-      : hooks_(info, hooks), orchestrator_(info.saga(settings, store, clock, hooks_, std::move(rng))) {
+      : hooks_(info, hooks, "saga"), orchestrator_(info.saga(settings, store, clock, hooks_, std::move(rng))) {
     if (!orchestrator_) throw StrategyContractError("strategy \"" + info.name + "\": its saga factory made nothing");
   }
 
   SagaOutcome run(MessageId saga, SagaCalls& calls) override { return orchestrator_->run(saga, calls); }
 
  private:
-  SagaDeclaredBases hooks_;
+  DeclaredBasesHooks hooks_;
   std::unique_ptr<SagaOrchestrator> orchestrator_;
 };
 
