@@ -716,12 +716,7 @@ class IncrementalChecker {
     }
     if (result_.verdict == Verdict::Linearizable) result_.partitions = groups_created_;
     finished_ = true;
-    ops_.clear();
-    events_.clear();
-    groups_.clear();
-    group_of_.clear();
-    settled_.clear();
-    configurations_ = 0;
+    release();
     return result_;
   }
 
@@ -1237,6 +1232,11 @@ class IncrementalChecker {
     result_.verdict = verdict;
     result_.explanation = std::move(why);
     result_.partitions = groups_created_;
+    release();
+  }
+
+  // Frees everything the search holds; only the result stays.
+  void release() {
     ops_.clear();
     events_.clear();
     groups_.clear();
