@@ -446,7 +446,7 @@ class Judge {
     // Recovery latency: from a crash of an attempt that had decided to run its effect to the first completion
     // of the same (id, processor) by another attempt. Only the pairs with such a crash are indexed (a run
     // without crashes builds nothing: indexing every completion was the oracle's largest temporary).
-    const auto crashed_deciding = [this](const AttemptRecord& a) {
+    const auto crashed_deciding = [](const AttemptRecord& a) {
       return a.crashed_at && a.decided_to_process;
     };
     // (A settled group's completion landed before any later attempt of the group began: never a recovery.)

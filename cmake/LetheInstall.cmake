@@ -60,7 +60,7 @@ install(FILES ${PROJECT_BINARY_DIR}/lethe-config.cmake ${PROJECT_BINARY_DIR}/let
 
 # lethe.pc: static libraries, so Libs names every one (dependents first) and every dependency is in Requires
 # (Boost.Fiber and Boost.Context have no .pc file). The prefix is found from the .pc file's own place.
-set(LETHE_PC_REQUIRES "fmt tomlplusplus nlohmann_json absl_btree absl_inlined_vector libpq hiredis")
+set(LETHE_PC_REQUIRES "fmt nlohmann_json absl_btree absl_inlined_vector libpq hiredis")
 set(LETHE_PC_LIBS "")
 list(REVERSE LETHE_LIBRARY_TARGETS)
 foreach(target ${LETHE_LIBRARY_TARGETS})

@@ -53,12 +53,8 @@ std::size_t first_invalid_utf8(std::string_view text) {
   return std::string_view::npos;
 }
 
-// toml_whitespace_note: toml++ 3.3.0's is_non_ascii_horizontal_whitespace reaches TOML_UNREACHABLE
-// (undefined behaviour) for many code points of U+00A1..U+FEFE, e.g. U+01DB: its generated lookup misses
-// them. toml++ asks that question of every character it tests for whitespace: every character outside
-// strings and comments, and in a multi-line basic string the one after a backslash and the first after a
-// line-ending backslash. lethe refuses a non-ASCII character in exactly those places (outside strings
-// and comments TOML 1.0 allows none anyway), so toml++ never asks; strings and comments keep any text.
+// Outside strings and comments TOML 1.0 allows only ASCII; the scan refuses anything else there with its
+// byte offset, a clearer message than the parser's. Strings and comments keep any text.
 bool is_ascii(char c) { return (static_cast<unsigned char>(c) & 0x80) == 0; }
 
 // One pass over the text. Where the scan is: at the start of a line, in a key (of a key/value pair, a table
@@ -226,8 +222,8 @@ class Scanner {
   }
 
   // A quote begins a string only where TOML has one: a key part (at a line's start, after '.', '[', '{' or ',')
-  // or a value (after '=', '[' or ','). Elsewhere (`-"x"`, `a"b"`) toml++ reads it as part of a bare word and
-  // tests the characters after it for whitespace, so the scan keeps treating them as outside a string.
+  // or a value (after '=', '[' or ','). Elsewhere (`-"x"`, `a"b"`) toml++ reads it as part of a bare word, so
+  // the scan keeps treating what follows as outside a string.
   bool opens_string() const { return std::string_view("\n=[{,.").find(last_) != std::string_view::npos; }
 
   void skip_comment() {
@@ -246,7 +242,7 @@ class Scanner {
     while (at_ < text_.size()) {
       const char c = text_[at_];
       if (c == '\\' && quote == '"') {
-        if (!escape_is_safe(multi_line)) return;
+        skip_escape();
         continue;
       }
       if (c == '\n') {
@@ -266,30 +262,12 @@ class Scanner {
     }
   }
 
-  // At a backslash in a basic string: moves past the escape, or sets found_ when a non-ASCII character
-  // follows it, or (multi-line) follows the whitespace of a line-ending backslash; see toml_whitespace_note.
-  bool escape_is_safe(bool multi_line) {
-    std::size_t next = at_ + 1;
-    if (next < text_.size() && !is_ascii(text_[next])) {
-      found_ = non_ascii(next, "right after a backslash; allowed: a TOML escape such as \\u00E9");
-      return false;
-    }
-    if (!multi_line || next >= text_.size() || std::string_view(" \t\r\n").find(text_[next]) == std::string_view::npos) {
-      if (next < text_.size()) count_newline(next);
-      at_ = std::min(next + 1, text_.size());
-      return true;
-    }
-    while (next < text_.size() && std::string_view(" \t\r\n").find(text_[next]) != std::string_view::npos) {
-      count_newline(next);
-      ++next;
-    }
-    if (next < text_.size() && !is_ascii(text_[next])) {
-      found_ = non_ascii(next, "first after a line-ending backslash; allowed: an ASCII character or an escape such "
-                               "as \\u00E9 there");
-      return false;
-    }
-    at_ = next;
-    return true;
+  // At a backslash in a basic string: moves past it and the character it escapes (an escaped quote does not
+  // end the string), counting a line break there.
+  void skip_escape() {
+    const std::size_t next = at_ + 1;
+    if (next < text_.size()) count_newline(next);
+    at_ = std::min(next + 1, text_.size());
   }
 
   InputProblem non_ascii(std::size_t offset, std::string_view where) const {

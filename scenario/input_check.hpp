@@ -9,9 +9,8 @@
 //   - arrays and inline tables nested more than kMaxValueNesting deep,
 //   - an array of more than kMaxListEntries entries, or more than kMaxListEntries [[tables]] of one name
 //     (toml++ and the loader would hold every entry; 4 MiB of "a," is two million of them),
-//   - text that is not well-formed UTF-8, and non-ASCII characters where toml++ 3.3.0 has undefined
-//     behaviour (outside strings and comments, where TOML 1.0 allows none anyway, and in a basic string
-//     right after a backslash or first after a line-ending backslash).
+//   - text that is not well-formed UTF-8, control characters but tab and line breaks, and non-ASCII
+//     characters outside strings and comments (TOML 1.0 allows none there).
 // The limits bound toml++'s recursion to about kMaxKeyParts * (kMaxValueNesting + 2) levels.
 //
 // Guarantees: returns the first problem in file order (its line, column and byte offset, the pseudo-key
@@ -38,8 +37,8 @@ inline constexpr std::size_t kMaxListEntries = 10'000;  // processors, tags, [[n
 std::string too_many_list_entries();
 
 struct InputProblem {
-  // Limit: over a limit above; NotUtf8: a byte outside well-formed UTF-8; Misplaced: a non-ASCII character
-  // where toml++ 3.3.0 would test it for whitespace (see input_check.cpp).
+  // Limit: over a limit above; NotUtf8: a byte outside well-formed UTF-8 or a control character; Misplaced: a
+  // non-ASCII character outside strings and comments.
   enum class Kind { Limit, NotUtf8, Misplaced };
   Kind kind = Kind::Limit;
   int line = 1;

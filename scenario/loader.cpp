@@ -10,8 +10,9 @@
 // table places them, after the keys they relate.
 #include "scenario/loader.hpp"
 
+#include "scenario/toml.hpp"
+
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
 #include <algorithm>
 #include <deque>
