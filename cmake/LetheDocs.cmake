@@ -7,3 +7,14 @@ add_test(NAME docs_examples_print_what_the_docs_show
          COMMAND ${LETHE_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/doc-examples $<TARGET_FILE:lethe>)
 add_test(NAME docs_examples_check_catches_an_edited_output
          COMMAND ${LETHE_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/doc-examples $<TARGET_FILE:lethe> --self-test)
+
+# The man page, generated from `lethe --help-all` (scripts/man-page): `cmake --build build --target man-page`
+# rewrites docs/lethe.1, and a test fails when the committed page differs from what the binary's help gives.
+add_custom_target(man-page
+  COMMAND ${LETHE_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/man-page $<TARGET_FILE:lethe> --write
+          ${PROJECT_SOURCE_DIR}/docs/lethe.1
+  DEPENDS lethe
+  COMMENT "Writing docs/lethe.1 from lethe --help-all")
+add_test(NAME man_page_is_current
+         COMMAND ${LETHE_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/man-page $<TARGET_FILE:lethe> --check
+                 ${PROJECT_SOURCE_DIR}/docs/lethe.1)
