@@ -167,7 +167,7 @@ TEST(Cli, ReplayMessagePrintsThatMessagesTrace) {
   EXPECT_NE(o.out.find("the provider executed the effect"), std::string::npos) << o.out;
 }
 
-// The lethe binary's allocator works on 2 MiB pages (README "Choices of libraries"); fiber stacks come from the
+// The lethe binary's allocator works on 2 MiB pages (docs/dependencies.md); fiber stacks come from the
 // kernel's own pool (sim/simulation.cpp) and must stay lazily committed: a parked consumer keeps only the stack
 // pages it touched. When stacks came from that allocator, every 64 KiB stack was committed whole (100,000
 // consumers: 6.6 GB); 20,000 would be over 1.3 GB.

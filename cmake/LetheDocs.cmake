@@ -1,0 +1,20 @@
+# The docs against the binary: every command shown under <!-- lethe-example --> in README.md and docs/*.md is
+# run and its output compared exactly (scripts/doc-examples), so a shown output cannot go stale; the second test
+# checks that the comparison catches an edited output line.
+# REQUIRES: the lethe executable target (the top CMakeLists.txt).
+find_program(LETHE_PYTHON3 python3 REQUIRED)
+add_test(NAME docs_examples_print_what_the_docs_show
+         COMMAND ${LETHE_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/doc-examples $<TARGET_FILE:lethe>)
+add_test(NAME docs_examples_check_catches_an_edited_output
+         COMMAND ${LETHE_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/doc-examples $<TARGET_FILE:lethe> --self-test)
+
+# The man page, generated from `lethe --help-all` (scripts/man-page): `cmake --build build --target man-page`
+# rewrites docs/lethe.1, and a test fails when the committed page differs from what the binary's help gives.
+add_custom_target(man-page
+  COMMAND ${LETHE_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/man-page $<TARGET_FILE:lethe> --write
+          ${PROJECT_SOURCE_DIR}/docs/lethe.1
+  DEPENDS lethe
+  COMMENT "Writing docs/lethe.1 from lethe --help-all")
+add_test(NAME man_page_is_current
+         COMMAND ${LETHE_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/man-page $<TARGET_FILE:lethe> --check
+                 ${PROJECT_SOURCE_DIR}/docs/lethe.1)
