@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -23,6 +22,7 @@
 #include "scenario/loader.hpp"
 #include "scenario/text.hpp"
 #include "runner/sweep.hpp"
+#include "sim/regular_file.hpp"
 
 namespace fs = std::filesystem;
 
@@ -331,14 +331,17 @@ std::optional<sim::Duration> sample_value(const std::string& text, const std::st
 std::optional<std::vector<sim::Duration>> read_samples(const fs::path& file, const std::string& shown,
                                                        const std::string& column, const std::string& unit,
                                                        std::string& error) {
-  std::error_code ec;
-  const auto size = fs::file_size(file, ec);
-  if (ec || size > sim::kMaxSampleFileBytes) {
-    error = fmt::format("--samples {}: {}", shown,
-                        ec ? ec.message() : fmt::format("larger than {} MiB", sim::kMaxSampleFileBytes >> 20));
+  // Through read_regular_file: a device never ends and a FIFO blocks; neither is a file of samples.
+  sim::FileReadFailure failure;
+  const std::optional<std::string> content = sim::read_regular_file(file, sim::kMaxSampleFileBytes, failure);
+  if (!content) {
+    error = failure.kind == sim::FileReadFailure::Kind::Missing
+                ? fmt::format("--samples {}: no such file", shown)
+                : fmt::format("--samples {}: {}; allowed: a regular file of at most {} MiB", shown,
+                              sim::describe(failure, sim::kMaxSampleFileBytes), sim::kMaxSampleFileBytes >> 20);
     return std::nullopt;
   }
-  std::ifstream in(file, std::ios::binary);
+  std::istringstream in(*content);
   std::vector<sim::Duration> values;
   std::optional<std::size_t> index;  // the column read; nullopt until the first line decides
   std::string line;
@@ -425,8 +428,8 @@ std::optional<TuneInput> tune_input(const TuneOptions& o) {
   if (!o.samples.empty()) {
     std::error_code ec;
     const fs::path file = fs::absolute(o.samples, ec);
-    if (ec || !fs::is_regular_file(file, ec)) {
-      std::cerr << fmt::format("lethe tune: --samples {}: no such file\n", o.samples);
+    if (ec) {
+      std::cerr << fmt::format("lethe tune: --samples {}: {}\n", o.samples, ec.message());
       return std::nullopt;
     }
     std::string problem;

@@ -39,11 +39,6 @@ int sweep_in(const fs::path& folder, const std::string& extra = "") {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::size_t count_lines(const fs::path& path) {
-  const std::string text = test_support::read_file(path);
-  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
-}
-
 // The report's command block with its "# resumed by: COMMAND" lines taken out (the last one ends at </pre>).
 std::string without_resumed_by(std::string text) {
   const std::string note = "\n# resumed by: ";
@@ -66,27 +61,11 @@ TEST(SweepOrderSlow, TwoSweepsAndAKilledResumedOneWriteByteIdenticalFiles) {
   std::vector<std::string> args{kLethe, "sweep", kScenario};
   std::istringstream words(kGrid);
   for (std::string word; words >> word;) args.push_back(word);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addchdir_np(&actions, killed.c_str());
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, kLethe.c_str(), &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
   const fs::path results = killed / "out/results.jsonl";
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (count_lines(results) < 4 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  ASSERT_EQ(::kill(pid, SIGKILL), 0);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const int status = test_support::kill_nine_after_lines(args, killed, results, 4);
+  ASSERT_NE(status, -1) << "the sweep could not be started";
   ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep finished before it could be killed";
-  ASSERT_LT(count_lines(results), 48u);
+  ASSERT_LT(test_support::count_lines(results), 48u);
   ASSERT_EQ(sweep_in(killed, " --resume"), 0) << test_support::read_file(killed / "log");
 
   for (const char* name : {"results.jsonl", "cells.json", "cells.csv", "report.html"}) {
@@ -97,7 +76,7 @@ TEST(SweepOrderSlow, TwoSweepsAndAKilledResumedOneWriteByteIdenticalFiles) {
     const std::string resumed = test_support::read_file(killed / "out" / name);
     EXPECT_EQ(std::string(name) == "report.html" ? without_resumed_by(resumed) : resumed, first);
   }
-  EXPECT_EQ(count_lines(dir / "first/out/results.jsonl"), 48u);
+  EXPECT_EQ(test_support::count_lines(dir / "first/out/results.jsonl"), 48u);
   fs::remove_all(dir);
 }
 

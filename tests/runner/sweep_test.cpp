@@ -47,11 +47,6 @@ std::vector<std::string> sorted_lines(const fs::path& path) {
   return lines;
 }
 
-std::size_t count_lines(const fs::path& path) {
-  const std::string text = read_file(path);
-  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
-}
-
 // Runs `lethe ARGS`; returns the exit code (-1 if it did not exit normally). Output goes to `log`.
 int run_lethe(const std::string& args, const fs::path& log) {
   const std::string command = kLethe + " " + args + " >" + log.string() + " 2>&1";
@@ -449,23 +444,8 @@ TEST(SweepCliSlow, ResumeAfterKillNineEqualsAnUninterruptedRunByteForByte) {
   std::vector<std::string> args{kLethe, "sweep", scenario};
   std::istringstream words(grid + " --out " + (dir / "killed").string());
   for (std::string word; words >> word;) args.push_back(word);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, kLethe.c_str(), &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (count_lines(results) < 4 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  ASSERT_EQ(::kill(pid, SIGKILL), 0);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  const int status = test_support::kill_nine_after_lines(args, {}, results, 4);
+  ASSERT_NE(status, -1) << "the sweep could not be started";
   ASSERT_TRUE(WIFSIGNALED(status)) << "the sweep finished before it could be killed";
   const std::size_t before = count_lines(results);
   EXPECT_GE(before, 4u);

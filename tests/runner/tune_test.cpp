@@ -196,7 +196,19 @@ TEST(Tune, BadInputExitsTwo) {
   EXPECT_EQ(run_lethe("tune" + out).exit_code, 2) << "neither --processing-time nor --samples";
   EXPECT_EQ(run_lethe("tune --processing-time 200ms --samples x.txt" + out).exit_code, 2);
   EXPECT_EQ(run_lethe("tune --processing-time 'exponential(mean=200)'" + out).exit_code, 2);
-  EXPECT_EQ(run_lethe("tune --samples /no/such/file.txt" + out).exit_code, 2);
+  const auto missing = run_lethe("tune --samples /no/such/file.txt" + out);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.out.find("--samples /no/such/file.txt: no such file"), std::string::npos) << missing.out;
+  // A device never ends and is not missing: the message says what it is.
+  const auto device = run_lethe("tune --samples /dev/zero" + out);
+  EXPECT_EQ(device.exit_code, 2);
+  EXPECT_NE(device.out.find("--samples /dev/zero: a device, FIFO or socket, not a regular file; allowed: a "
+                            "regular file"),
+            std::string::npos)
+      << device.out;
+  const auto folder = run_lethe("tune --samples " + dir.string() + out);
+  EXPECT_EQ(folder.exit_code, 2);
+  EXPECT_NE(folder.out.find(": a directory; allowed: a regular file"), std::string::npos) << folder.out;
   const auto rate = run_lethe("tune --processing-time 200ms --crash-rate 2" + out);
   EXPECT_EQ(rate.exit_code, 2);
   EXPECT_NE(rate.out.find("N/h"), std::string::npos) << "a bare number is refused, naming the units: " << rate.out;
