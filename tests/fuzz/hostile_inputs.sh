@@ -66,8 +66,12 @@ for key_and_file in network.latency:blind-completion network.rpc_timeout:blind-c
   cases+=("near-max $key|0 1 2|run $S/$file.toml --set $key=$near_max")
   case $key in
     # Polling for 3650 days records a history that grows with the run (the memory a long run needs).
-    protocol.max_processing_time | sink.latency)
+    protocol.max_processing_time)
       cases+=("largest $key|0 1 2 3|run $S/$file.toml --set $key=3650d|1000000000") ;;
+    # 120 callers each wait out the 60 s visibility timeout, for two simulated hours: a 1 s poll keeps the
+    # same waits (and the same bound on memory) at a fiftieth of the polls, about 1 s instead of a minute.
+    sink.latency)
+      cases+=("largest $key|0 1 2 3|run $S/$file.toml --set $key=3650d --set protocol.poll=1s|1000000000") ;;
     *) cases+=("largest $key|0 1 2|run $S/$file.toml --set $key=3650d") ;;
   esac
 done
