@@ -20,6 +20,7 @@
 #include "reports/summary.hpp"
 #include "reports/timeline.hpp"
 #include "runner/bench.hpp"
+#include "runner/check.hpp"
 #include "runner/command.hpp"
 #include "runner/command_line.hpp"
 #include "runner/execute.hpp"
@@ -350,6 +351,7 @@ std::vector<runner::ExtraCommand> add_commands(CLI::App& app) {
   commands.push_back(runner::register_shrink(app));
   commands.push_back(runner::register_bench(app));
   commands.push_back(runner::register_live(app));
+  commands.push_back(runner::register_check(app));
   return commands;
 }
 
