@@ -126,3 +126,37 @@ TEST(CheckCommand, BadInputExitsTwoNamingFileLineAndWhatWasExpected) {
 }
 
 }  // namespace
+
+namespace {
+
+// The last line of `lethe run --json` (a terminal may add progress lines before it).
+nlohmann::json result_line(const std::string& out) {
+  const auto lines = json_lines(out);
+  return lines.empty() ? nlohmann::json() : lines.back();
+}
+
+TEST(CheckCommand, ARunsStoreHistoryIsJudgedByCheckAsTheRunJudgedIt) {
+  const auto dir = temp_dir("CheckCommand", "run-history");
+  for (const std::string scenario : {"lost-ack-double-charge", "herd-takeover-conditional", "check-then-insert-race",
+                                     "poll-read-after-eviction"}) {
+    const auto file = dir / (scenario + ".jsonl");
+    const Outcome plain = run_lethe("run scenarios/" + scenario + ".toml --seed 2 --json");
+    const Outcome with = run_lethe("run scenarios/" + scenario + ".toml --seed 2 --json --history " + file.string());
+    const nlohmann::json plain_result = result_line(plain.out);
+    const nlohmann::json with_result = result_line(with.out);
+    ASSERT_TRUE(with_result.is_object()) << scenario << "\n" << with.out;
+    // Writing the history changes nothing the run does or decides.
+    EXPECT_EQ(with.exit_code, plain.exit_code) << scenario;
+    EXPECT_EQ(with_result, plain_result) << scenario;
+    ASSERT_TRUE(with_result["linearizable"].is_boolean()) << scenario << ": " << with_result.dump();
+    const Outcome checked = run_lethe("check --json " + file.string());
+    const auto verdict = json_lines(checked.out);
+    ASSERT_EQ(verdict.size(), 1u) << scenario << "\n" << checked.out;
+    EXPECT_EQ(verdict[0]["verdict"], with_result["linearizable"].get<bool>() ? "linearizable" : "not linearizable")
+        << scenario;
+    EXPECT_GT(verdict[0]["ops"].get<int>(), 0) << scenario;
+    EXPECT_EQ(verdict[0]["model"], "store") << scenario;
+  }
+}
+
+}  // namespace
