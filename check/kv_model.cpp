@@ -27,7 +27,7 @@ std::string KvModel::describe_state(const State& state) { return fmt::format("'{
 std::string KvModel::describe(const KvInput& input, const KvOutput& output) {
   switch (input.kind) {
     case KvOpKind::Get:
-      return output.observed ? fmt::format("get() -> '{}'", output.value) : "get() (response not observed)";
+      return output.observed ? fmt::format("get() -> '{}'", output.value) : "get() -> ?";
     case KvOpKind::Put: return fmt::format("put('{}')", input.value);
     case KvOpKind::Append: return fmt::format("append('{}')", input.value);
   }

@@ -26,14 +26,12 @@ std::string RegisterModel::describe_state(const State& state) {
 }
 
 std::string RegisterModel::describe(const RegisterInput& input, const RegisterOutput& output) {
-  const std::string seen = output.observed ? "" : " (response not observed)";
+  // An output not observed is "?".
   switch (input.kind) {
-    case RegisterOpKind::Read:
-      return output.observed ? fmt::format("read() -> {}", describe_state(output.value)) : "read()" + seen;
-    case RegisterOpKind::Write: return fmt::format("write({}){}", input.value, seen);
+    case RegisterOpKind::Read: return fmt::format("read() -> {}", output.observed ? describe_state(output.value) : "?");
+    case RegisterOpKind::Write: return fmt::format("write({})", input.value);
     case RegisterOpKind::Cas:
-      return output.observed ? fmt::format("cas({}, {}) -> {}", input.value, input.to, output.ok ? "ok" : "fail")
-                             : fmt::format("cas({}, {}){}", input.value, input.to, seen);
+      return fmt::format("cas({}, {}) -> {}", input.value, input.to, !output.observed ? "?" : output.ok ? "ok" : "fail");
   }
   return "?";
 }

@@ -114,7 +114,7 @@ std::string ObservedStoreModel::describe(const Op& op, const ObservedReply& repl
   if (reply.previous_observed) {
     seen += (seen.empty() ? "" : ", ") + std::string("previous ") + lethe::describe(reply.reply.previous);
   }
-  return text + " -> " + (seen.empty() ? "(reply not observed)" : seen + " (rest not observed)");
+  return text + " -> " + (seen.empty() ? "?" : seen + ", the rest not observed");
 }
 
 lin::Result check_store_history(const std::vector<StoreOperation>& history, std::uint64_t budget) {

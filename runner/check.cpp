@@ -9,11 +9,14 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <thread>
 
 #include "check/history.hpp"
+#include "reports/history_page.hpp"
+#include "reports/output_file.hpp"
 #include "runner/command.hpp"
 #include "sim/time.hpp"
 
@@ -33,6 +36,7 @@ struct CheckOptions {
   std::uint64_t budget = 10'000'000;
   std::string timeout;
   bool json = false;
+  std::string html;
 };
 
 // ---------------------------------------------------------------- stopping a partition's search from outside
@@ -100,16 +104,86 @@ struct FileReport {
   std::vector<std::string> window_text;
   bool minimal = true;
   std::vector<std::pair<std::string, std::string>> unknown;  // key, why
+  std::optional<reports::HistoryPage> page;                  // --html, when not linearizable
 };
+
+// ---------------------------------------------------------------- the longest linearizable prefix (--html)
+
+std::string state_text(const lethe::StoreState& state) {
+  std::string text = "{";
+  for (const auto& [key, item] : state) text += fmt::format("{}{:#x}: {}", text.size() > 1 ? ", " : "", key, lethe::describe(std::optional<lethe::Item>(item)));
+  return text + "}";
+}
+template <class State>
+std::string state_text(const State& state) {
+  if constexpr (std::is_same_v<State, std::string>) {
+    return lethe::KvModel::describe_state(state);
+  } else {
+    return lethe::RegisterModel::describe_state(state);
+  }
+}
+
+// The longest sequence of the window's operations that respects real time and replays through the model with
+// every answered output matching (unanswered ones only where they change the state): what a search got through
+// before it could not go on. Depth-first with memoized (set, state); at most 64 operations and `budget` steps.
+template <class Model, class Input, class Output>
+std::vector<std::pair<std::size_t, typename Model::State>> longest_prefix(
+    const std::vector<const lin::Operation<Input, Output>*>& ops, std::uint64_t budget) {
+  using State = typename Model::State;
+  std::vector<std::pair<std::size_t, State>> best;
+  if (ops.size() > 64) return best;
+  std::vector<std::pair<std::size_t, State>> path;
+  std::map<std::uint64_t, std::vector<State>> seen;
+  std::uint64_t steps = 0;
+  auto search = [&](auto& self, std::uint64_t mask, const State& state) -> void {
+    for (std::size_t i = 0; i < ops.size() && steps < budget; ++i) {
+      if ((mask >> i) & 1U) continue;
+      bool ready = true;
+      for (std::size_t j = 0; j < ops.size() && ready; ++j) {
+        ready = j == i || ((mask >> j) & 1U) != 0 || ops[j]->returned_at == lin::kNever ||
+                ops[j]->returned_at >= ops[i]->invoked_at;
+      }
+      if (!ready) continue;
+      ++steps;
+      auto [next, output] = Model::step(state, ops[i]->input);
+      const bool answered = ops[i]->returned_at != lin::kNever;
+      if (answered ? !Model::output_matches(output, ops[i]->output) : next == state) continue;
+      const std::uint64_t next_mask = mask | (std::uint64_t{1} << i);
+      auto& states = seen[next_mask];
+      if (std::find(states.begin(), states.end(), next) != states.end()) continue;
+      states.push_back(next);
+      path.emplace_back(i, next);
+      if (path.size() > best.size()) best = path;
+      self(self, next_mask, path.back().second);
+      path.pop_back();
+    }
+  };
+  search(search, 0, Model::initial());
+  return best;
+}
+
+// An output of which nothing was observed: what an operation whose outcome is unknown is described with.
+lethe::RegisterOutput unobserved(const lethe::RegisterOutput&) { return lethe::RegisterOutput{false, std::nullopt, true}; }
+lethe::KvOutput unobserved(const lethe::KvOutput&) { return lethe::KvOutput{false, ""}; }
+lethe::ObservedReply unobserved(const lethe::ObservedReply&) { return lethe::ObservedReply{lethe::Reply{}, false, false}; }
+
+template <class Model, class Input, class Output>
+std::string describe_op(const lin::Operation<Input, Output>& op) {
+  if (op.returned_at != lin::kNever) return Model::describe(op.input, op.output);
+  return Model::describe(op.input, unobserved(op.output)) + " (outcome unknown)";
+}
 
 template <class Input, class Output>
 std::string key_name(const history::History<Input, Output>& recorded, std::uint64_t key) {
   if (recorded.raw_keys) return fmt::format("{:#x}", key);
-  return recorded.key_names.at(key);
+  return recorded.key_names.at(key);  // "" for a Jepsen history without keys
 }
 
 template <class Input, class Output>
 std::string partition_name(const history::History<Input, Output>& recorded, const lin::detail::Partition& partition) {
+  if (!recorded.raw_keys && recorded.key_names.size() == 1 && recorded.key_names.front().empty()) {
+    return "(none: one register)";
+  }
   std::string text;
   for (std::size_t index = 0; index < partition.keys.size() && index < 8; ++index) {
     text += (index == 0 ? "" : ", ") + fmt::format("\"{}\"", key_name(recorded, partition.keys[index]));
@@ -195,6 +269,38 @@ void check_partitions(const history::History<Input, Output>& recorded,
   if (!error.empty()) throw std::runtime_error(error);
 }
 
+template <class Model, class Input, class Output>
+reports::HistoryPage page_of(const history::History<Input, Output>& recorded, const lin::detail::Partition& partition,
+                             const std::vector<std::size_t>& window) {
+  reports::HistoryPage page;
+  page.key = partition_name(recorded, partition);
+  page.timed = recorded.timed;
+  page.initial_state = state_text(Model::initial());
+  std::map<std::size_t, std::size_t> drawn;  // history index -> index into page.ops
+  for (std::size_t index : partition.ops) {
+    const auto& op = recorded.ops[index];
+    const history::OpOrigin& origin = recorded.origins[index];
+    reports::HistoryPageOp entry;
+    entry.process = op.client;
+    entry.invoked_at = op.invoked_at;
+    entry.answered = op.returned_at != lin::kNever;
+    entry.returned_at = entry.answered ? op.returned_at : op.invoked_at;
+    entry.when = fmt::format("[{}, {}]", instant(recorded.timed, op.invoked_at, origin.invoke_line),
+                             instant(recorded.timed, op.returned_at, origin.return_line));
+    entry.text = describe_op<Model>(op);
+    entry.in_window = std::find(window.begin(), window.end(), index) != window.end();
+    entry.failing = !window.empty() && index == window.back();
+    drawn.emplace(index, page.ops.size());
+    page.ops.push_back(std::move(entry));
+  }
+  std::vector<const lin::Operation<Input, Output>*> ops;
+  for (std::size_t index : window) ops.push_back(&recorded.ops[index]);
+  for (const auto& [position, state] : longest_prefix<Model>(ops, 2'000'000)) {
+    page.prefix.push_back(reports::HistoryPageStep{drawn.at(window[position]), state_text(state)});
+  }
+  return page;
+}
+
 // The first round's budget per partition: a violation usually shows within it, and a hard linearizable partition
 // (or one that needs the whole budget) does not hold up a failing one found in another partition.
 constexpr std::uint64_t kFirstRoundSteps = 1U << 17;
@@ -243,11 +349,10 @@ FileReport check_history(const history::History<Input, Output>& recorded, const 
     for (std::size_t index : outcome.window) {
       const auto& op = recorded.ops[index];
       const history::OpOrigin& origin = recorded.origins[index];
-      const std::string described = Model::describe(op.input, op.output);
+      const std::string described = describe_op<Model>(op);
       report.window_text.push_back(fmt::format("process {:<3} [{}, {}]  {}", op.client,
                                                instant(recorded.timed, op.invoked_at, origin.invoke_line),
-                                               instant(recorded.timed, op.returned_at, origin.return_line),
-                                               op.returned_at == lin::kNever ? Model::describe(op.input, Output{}) + " (outcome unknown)" : described));
+                                               instant(recorded.timed, op.returned_at, origin.return_line), described));
       nlohmann::json entry{{"process", op.client}, {"invoke_line", origin.invoke_line}, {"op", described}};
       if (origin.return_line != 0) entry["return_line"] = origin.return_line;
       if (recorded.timed) entry["invoked_at"] = op.invoked_at;
@@ -255,6 +360,7 @@ FileReport check_history(const history::History<Input, Output>& recorded, const 
       entry["answered"] = op.returned_at != lin::kNever;
       report.window_json.push_back(std::move(entry));
     }
+    if (!options.html.empty()) report.page = page_of<Model>(recorded, partitions[failed], outcome.window);
     return report;
   }
   for (std::size_t index = 0; index < outcomes.size(); ++index) {
@@ -388,6 +494,21 @@ int check_file(const std::string& file, history::Format format, history::ModelKi
     return kExitBadInput;
   }
   report.file = file;
+  if (!options.html.empty()) {
+    if (!report.page) {
+      std::cerr << fmt::format("lethe check: --html: {} is {}: there is no failing window to draw\n", file,
+                               lin::to_string(report.verdict));
+    } else {
+      report.page->file = file;
+      report.page->summary = text_of(report).substr(0, text_of(report).find('\n'));
+      report.page->summary.erase(0, file.size() + 2);
+      report.page->explanation = text_of(report);
+      if (const auto error = reports::write_file(options.html, reports::history_page_html(*report.page)); !error.empty()) {
+        std::cerr << "lethe check: " << error << "\n";
+        return kExitBadInput;
+      }
+    }
+  }
   std::cout << (options.json ? json_of(report).dump() + "\n" : text_of(report));
   return exit_code_of(report.verdict);
 }
@@ -401,6 +522,10 @@ int command_check(const CheckOptions& options) {
   const auto model = parse_model(options.model);
   if (!model) {
     std::cerr << fmt::format("lethe check: --model {}: allowed: auto, store, register, kv\n", options.model);
+    return kExitBadInput;
+  }
+  if (!options.html.empty() && options.files.size() != 1) {
+    std::cerr << fmt::format("lethe check: --html draws one history: give one FILE ({} given)\n", options.files.size());
     return kExitBadInput;
   }
   if (options.budget == 0) {
@@ -437,6 +562,7 @@ ExtraCommand register_check(CLI::App& app) {
   command->add_option("--budget", options->budget, "Search steps per partition before it is unknown (default 10000000)");
   command->add_option("--timeout", options->timeout, "Wall-clock limit for all files, as a duration (5s, 500ms)");
   command->add_flag("--json", options->json, "One JSON object per file");
+  command->add_option("--html", options->html, "Draw the failing window of the (one) FILE as a self-contained page");
   return {command, [options] { return command_check(*options); }};
 }
 

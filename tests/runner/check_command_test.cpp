@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "support.hpp"
@@ -157,6 +159,70 @@ TEST(CheckCommand, ARunsStoreHistoryIsJudgedByCheckAsTheRunJudgedIt) {
     EXPECT_GT(verdict[0]["ops"].get<int>(), 0) << scenario;
     EXPECT_EQ(verdict[0]["model"], "store") << scenario;
   }
+}
+
+}  // namespace
+
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(CheckPage, ThePageOfAFailingHistoryMarksItsWindowItsFailingResponseAndTheLinearizablePrefix) {
+  const auto dir = temp_dir("CheckPage", "page");
+  const auto page = dir / "etcd_000.html";
+  const Outcome o = run_lethe("check " + kData + "jepsen/etcd_000.log --html " + page.string());
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  const std::string html = read_file(page);
+  ASSERT_FALSE(html.empty()) << o.out;
+  // One failing response, the window's other ops, and a prefix of steps with the state after each.
+  std::size_t failing = 0;
+  for (std::size_t at = html.find("<rect class=\"op window failing"); at != std::string::npos;
+       at = html.find("<rect class=\"op window failing", at + 1)) {
+    ++failing;
+  }
+  EXPECT_EQ(failing, 1u);
+  EXPECT_NE(html.find("<rect class=\"op window\""), std::string::npos);
+  EXPECT_NE(html.find("<td>1</td>"), std::string::npos);
+  EXPECT_NE(html.find("process 11"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  // The same input gives the same bytes.
+  const auto again = dir / "again.html";
+  run_lethe("check " + kData + "jepsen/etcd_000.log --html " + again.string());
+  EXPECT_EQ(read_file(again), html);
+  // A linearizable history has nothing to draw; several files are refused.
+  const Outcome ok = run_lethe("check " + kData + "jepsen/etcd_002.log --html " + (dir / "none.html").string());
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("there is no failing window to draw"), std::string::npos) << ok.out;
+  EXPECT_FALSE(fs::exists(dir / "none.html"));
+  const Outcome two = run_lethe("check " + kData + "jepsen/etcd_000.log " + kData + "jepsen/etcd_001.log --html x.html");
+  EXPECT_EQ(two.exit_code, 2) << two.out;
+}
+
+TEST(CheckPageSlow, HeadlessChromiumShowsANonBlankPageWhoseDomHoldsTheFailingOperation) {
+  std::string chromium;
+  for (const char* name : {"chromium", "chromium-browser"}) {
+    if (shell(std::string("command -v ") + name + " >/dev/null").exit_code == 0) chromium = name;
+  }
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it)";
+  const auto dir = temp_dir("CheckPageSlow", "chromium");
+  ASSERT_EQ(run_lethe("check " + kData + "jepsen/etcd_000.log --html " + (dir / "page.html").string()).exit_code, 1);
+  const std::string flags = " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+                            "--disable-background-networking --disable-component-update --disable-sync "
+                            "--user-data-dir=" + (dir / "profile").string();
+  const std::string url = " file://" + (dir / "page.html").string();
+  const auto png = dir / "shot.png";
+  const auto shot = shell("timeout 180 " + chromium + flags + " --screenshot=" + png.string() + " --window-size=1300,1000" + url);
+  ASSERT_TRUE(fs::exists(png)) << "exit " << shot.exit_code << ": " << shot.out;
+  const auto stats = shell(std::string("python3 ") + LETHE_SOURCE_DIR + "/tests/runner/png_stats.py " + png.string());
+  ASSERT_EQ(stats.exit_code, 0) << stats.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(stats.out, m, std::regex(R"(distinct=(\d+) nonwhite=([0-9.]+))"))) << stats.out;
+  EXPECT_GE(std::stoi(m[1]), 50) << stats.out;      // a blank page is one colour
+  EXPECT_GE(std::stod(m[2]), 0.05) << stats.out;    // lanes and bars cover a real share
+  // The browser's DOM (the SVG parsed into the page): the failing operation's bar.
+  const auto dom = shell("timeout 180 " + chromium + flags + " --dump-dom" + url + " 2>/dev/null");
+  EXPECT_TRUE(std::regex_search(dom.out, std::regex(R"(<g class="op window failing" id="op-\d+"><rect )"))) << dom.out.substr(0, 2000);
+  fs::remove_all(dir);
 }
 
 }  // namespace
