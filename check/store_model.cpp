@@ -104,6 +104,19 @@ std::string StoreModel::describe(const Op& op, const Reply& reply) {
   return text + " -> " + lethe::describe(reply);
 }
 
+std::string ObservedStoreModel::describe(const Op& op, const ObservedReply& reply) {
+  if (reply.applied_observed && reply.previous_observed) return StoreModel::describe(op, reply.reply);
+  std::string text = StoreModel::describe(op, reply.reply);
+  const std::size_t arrow = text.rfind(" -> ");
+  if (arrow != std::string::npos) text.resize(arrow);
+  std::string seen;
+  if (reply.applied_observed) seen = reply.reply.applied ? "applied" : "not applied";
+  if (reply.previous_observed) {
+    seen += (seen.empty() ? "" : ", ") + std::string("previous ") + lethe::describe(reply.reply.previous);
+  }
+  return text + " -> " + (seen.empty() ? "?" : seen + ", the rest not observed");
+}
+
 lin::Result check_store_history(const std::vector<StoreOperation>& history, std::uint64_t budget) {
   return lin::check<StoreModel, Op, Reply>(history, budget);
 }

@@ -35,6 +35,37 @@ struct StoreModel {
 
 using StoreChecker = lin::IncrementalChecker<StoreModel, Op, Reply>;
 
+// A reply of which a recorded history may have seen only part: a system whose write does not return the previous
+// item leaves previous_observed false, one that does not say whether a condition held leaves applied_observed
+// false. A part not observed matches whatever the model gives; the operation's effect is still searched for.
+struct ObservedReply {
+  Reply reply;
+  bool applied_observed = true;
+  bool previous_observed = true;  // reply.previous and reply.previous_parts
+  bool operator==(const ObservedReply&) const = default;
+};
+
+// StoreModel for recorded histories whose replies may be partly unobserved (ObservedReply).
+struct ObservedStoreModel {
+  using State = StoreState;
+  static State initial() { return {}; }
+  static std::pair<State, ObservedReply> step(const State& state, const Op& op) {
+    auto [next, reply] = StoreModel::step(state, op);
+    return {std::move(next), ObservedReply{std::move(reply), true, true}};
+  }
+  static std::uint64_t hash(const State& state) { return StoreModel::hash(state); }
+  static bool output_matches(const ObservedReply& a, const ObservedReply& b) {
+    if (a.applied_observed && b.applied_observed && a.reply.applied != b.reply.applied) return false;
+    if (!a.previous_observed || !b.previous_observed) return true;
+    return a.reply.previous == b.reply.previous && a.reply.previous_parts == b.reply.previous_parts;
+  }
+  static std::string describe(const Op& op, const ObservedReply& reply);
+  static bool read_only(const Op& op) { return StoreModel::read_only(op); }
+  static void merge(State& into, const State& from) { StoreModel::merge(into, from); }
+};
+
+using ObservedStoreOperation = lin::Operation<Op, ObservedReply>;
+
 lin::Result check_store_history(const std::vector<StoreOperation>& history, std::uint64_t budget = 10'000'000);
 
 }  // namespace lethe

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <system_error>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "reports/summary.hpp"
 #include "reports/timeline.hpp"
 #include "runner/bench.hpp"
+#include "runner/check.hpp"
 #include "runner/command.hpp"
 #include "runner/command_line.hpp"
 #include "runner/execute.hpp"
@@ -33,6 +35,8 @@
 #include "runner/report.hpp"
 #include "runner/shrink.hpp"
 #include "runner/tune.hpp"
+// After core/config.hpp: its enumerator Partitioner::Key would shadow lethe::Key otherwise.
+#include "check/history.hpp"
 
 namespace fs = std::filesystem;
 
@@ -90,6 +94,7 @@ struct RunOptions {
   bool json = false;
   std::string trace_path;
   std::string dot_path;
+  std::string history_path;
 };
 
 int command_run(const RunOptions& o) {
@@ -103,6 +108,8 @@ int command_run(const RunOptions& o) {
   std::unique_ptr<reports::OutputFile> trace_file;
   if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
   options.keep_trace = !o.dot_path.empty();
+  std::vector<lethe::StoreOperation> history;
+  if (!o.history_path.empty()) options.store_history = &history;
   lethe::WorldRecord record;
   if (stderr_is_terminal()) std::cerr << fmt::format("running {} seed {}...\n", config->scenario.name, o.seed);
   // The record (the whole ledger and trace) only for --dot; without it the world folds settled groups.
@@ -114,6 +121,14 @@ int command_run(const RunOptions& o) {
   }
   // Every file first: a verdict is printed only when everything it refers to was written.
   if (!finish_trace(trace_file)) return kExitBadInput;
+  if (!o.history_path.empty()) {
+    std::ostringstream lines;
+    lethe::history::write_store_history(lines, history);
+    if (const auto error = reports::write_file(o.history_path, lines.str()); !error.empty()) {
+      std::cerr << "lethe run: " << error << "\n";
+      return kExitBadInput;
+    }
+  }
   if (!o.dot_path.empty()) {
     if (run.result.explanations.empty()) {
       std::cerr << "lethe run: --dot: this run has no duplicate to draw (lethe replay --dot --message ID draws any)\n";
@@ -319,6 +334,7 @@ runner::ExtraCommand add_run_command(CLI::App& app) {
   command->add_option("--set", run->sets, "Override a scenario key: KEY=VALUE (repeatable)");
   command->add_flag("--json", run->json, "Print the result as one JSON object");
   command->add_option("--trace", run->trace_path, "Write the full trace as JSON lines");
+  command->add_option("--history", run->history_path, "Write the store's history as JSON lines (lethe check reads it)");
   command->add_option("--dot", run->dot_path, "Write a Graphviz timeline of the first duplicated message (.dot, or .svg / .png rendered by dot)");
   return {command, [run] { return command_run(*run); }};
 }
@@ -350,6 +366,7 @@ std::vector<runner::ExtraCommand> add_commands(CLI::App& app) {
   commands.push_back(runner::register_shrink(app));
   commands.push_back(runner::register_bench(app));
   commands.push_back(runner::register_live(app));
+  commands.push_back(runner::register_check(app));
   return commands;
 }
 

@@ -133,7 +133,8 @@ std::uint64_t Store::begin_call(std::uint32_t client, const std::shared_ptr<cons
     const StoreChecker::OpId id = recording_checker().invoke(client, op->keys(), simulation_.now(), *op);
     live_calls_.emplace(request, LiveCall{id, op, {}});
     feed_checker();
-  } else if (record_history_) {
+  }
+  if (keeps_whole_history()) {
     Call call;
     call.request = request;
     call.client = client;
@@ -160,7 +161,8 @@ void Store::finish_call(std::uint64_t request, std::uint32_t execution) {
     first_executions_.erase(first_executions_.find(call.executions.front().at));
     live_calls_.erase(live);
     feed_checker();
-  } else if (Call* call = find_call(request)) {
+  }
+  if (Call* call = keeps_whole_history() ? find_call(request) : nullptr) {
     call->returned_at = simulation_.now();
     call->answered_by = execution;
   }
@@ -213,6 +215,9 @@ Store::Response Store::serve(std::uint64_t request, const Op& op,
     call->executions.push_back(Execution{simulation_.now(), response.reply});
     response.execution = static_cast<std::uint32_t>(call->executions.size() - 1);
     if (response.execution > 0) ++stats_.duplicate_executions;
+  }
+  if (Call* call = record_history_ && incremental_ && keep_history_ ? find_call(request) : nullptr) {
+    call->executions.push_back(Execution{simulation_.now(), response.reply});
   }
   return response;
 }
@@ -401,7 +406,8 @@ void Store::run_sweeper(Key key, std::uint64_t token) {
   if (record_history_ && incremental_) {
     recording_checker().instant(kSweeperClient, op.keys(), now, op, reply);
     feed_checker();
-  } else if (record_history_) {
+  }
+  if (keeps_whole_history()) {
     server_only_.push_back(ServerOnly{kSweeperClient, now, op, reply});
   }
   if (!reply.applied) {

@@ -112,6 +112,11 @@ class StoreServer {
 
   // Off: no history is kept (for runs that do not check it). On by default.
   virtual void set_record_history(bool record) = 0;
+  // On: the whole history is kept for history() even while it is checked as recorded (`lethe run --history`).
+  // Off by default. REQUIRES: no call made yet.
+  virtual void set_keep_history(bool keep) = 0;
+  // The whole recorded history, ordered by invocation: empty unless kept (see the server's header comment).
+  virtual std::vector<StoreOperation> history() const = 0;
   // The verdict on the recorded history against the item schema's sequential specification (check/store_model):
   // lin::check of the whole history, or, checked as recorded, the checker's verdict (Unknown if the search at
   // some response needed more than `budget` steps). Once, after the run.
@@ -194,10 +199,11 @@ class Store final : public StoreServer {
   // item: with a TTL, as much as a record per message over the whole run). On by default.
   void set_record_history(bool record) override { record_history_ = record; }
   bool recording_history() const { return record_history_; }
+  void set_keep_history(bool keep) override { keep_history_ = keep; }
 
   // The history for the checker, ordered by invocation (ties: client calls in invocation order, then
-  // server-only operations in execution order).
-  std::vector<StoreOperation> history() const;
+  // server-only operations in execution order). While checking incrementally, empty unless set_keep_history.
+  std::vector<StoreOperation> history() const override;
   const std::vector<Eviction>& eviction_log() const { return evictions_; }
   const StoreStats& stats() const { return stats_; }
 
@@ -307,6 +313,9 @@ class Store final : public StoreServer {
   std::deque<std::pair<sim::Time, Key>> version_writes_;  // FIFO of version instants, for pruning
 
   bool record_history_ = true;
+  bool keep_history_ = false;
+  // The whole history goes to calls_ and server_only_ (always when not checked as recorded).
+  bool keeps_whole_history() const { return record_history_ && (!incremental_ || keep_history_); }
   bool incremental_ = false;
   lin::IncrementalBudget checker_budget_;
   std::unique_ptr<StoreChecker> checker_;  // incremental: made at the first call

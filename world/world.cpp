@@ -97,6 +97,7 @@ void World::wire_ledger() {
     }
   });
   if (!options_.check_linearizability) store.set_record_history(false);
+  if (options_.store_history != nullptr) store.set_keep_history(true);
   if (ledger_folding_.folding()) {
     topology_->sink().set_on_execute([this](const Execution& e) { ledger_folding_.record_execution(e); });
   }
@@ -173,6 +174,7 @@ RunResult World::run(WorldRecord* record) {
   RunResult result = judge_run(JudgeInput{config_, seed_, options_, *simulation_, *network_, *topology_, ledger_,
                                           ledger_folding_, observations_, *faults_});
   if (config_.saga.steps > 0) judge_sagas(SagaOracleInput{ledger_, config_.saga.steps}, result);
+  if (options_.store_history != nullptr) *options_.store_history = topology_->store().history();
   if (options_.on_phase) options_.on_phase(WorldPhase::Judged);
   if (record != nullptr) keep(*record);
   return result;

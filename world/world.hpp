@@ -28,6 +28,7 @@
 
 #include "core/config.hpp"
 #include "check/ledger.hpp"
+#include "check/store_model.hpp"
 #include "core/result.hpp"
 #include "sim/simulation.hpp"
 #include "sim/trace.hpp"
@@ -52,6 +53,9 @@ struct WorldOptions {
   bool fold_settled_groups = true;
   // Duplicate explanations kept in the result (the first of each cause always is): replay asks for all of them.
   std::size_t max_explanations = 1000;
+  // Set: the store's whole history (check/store_model.hpp) is kept and copied here after the run (`lethe run
+  // --history`); nothing the run does or decides changes. Needs check_linearizability (the history is recorded then).
+  std::vector<StoreOperation>* store_history = nullptr;
 };
 
 // Everything a run leaves behind for replay, explanation and reports.

@@ -1,0 +1,569 @@
+#include "runner/check.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "check/history.hpp"
+#include "reports/history_page.hpp"
+#include "reports/output_file.hpp"
+#include "runner/command.hpp"
+#include "sim/time.hpp"
+
+namespace runner {
+
+namespace {
+
+namespace history = lethe::history;
+namespace lin = lethe::lin;
+using Clock = std::chrono::steady_clock;
+
+struct CheckOptions {
+  std::vector<std::string> files;
+  std::string format = "auto";
+  std::string model = "auto";
+  unsigned jobs = 0;
+  std::uint64_t budget = 10'000'000;
+  std::string timeout;
+  bool json = false;
+  std::string html;
+};
+
+// ---------------------------------------------------------------- stopping a partition's search from outside
+
+struct Cancelled {};
+struct TimedOut {};
+
+// What the search of the partition on this thread answers to: a failure of an earlier partition, the deadline.
+struct StopContext {
+  std::size_t partition = 0;
+  const std::atomic<std::size_t>* first_failed = nullptr;
+  std::optional<Clock::time_point> deadline;
+  std::uint64_t calls = 0;
+
+  void poll() {
+    if ((++calls & 1023U) != 0) return;
+    if (first_failed->load(std::memory_order_relaxed) < partition) throw Cancelled{};
+    if (deadline && Clock::now() > *deadline) throw TimedOut{};
+  }
+};
+
+thread_local StopContext* current_stop = nullptr;
+
+// Model, whose step() gives way when the partition's search is no longer wanted (unwinding the search: it holds
+// only containers).
+template <class Model>
+struct Stoppable {
+  using State = typename Model::State;
+  static State initial() { return Model::initial(); }
+  template <class Input>
+  static auto step(const State& state, const Input& input) {
+    if (current_stop != nullptr) current_stop->poll();
+    return Model::step(state, input);
+  }
+  static std::uint64_t hash(const State& state) { return Model::hash(state); }
+  template <class Output>
+  static bool output_matches(const Output& a, const Output& b) { return Model::output_matches(a, b); }
+  template <class Input, class Output>
+  static std::string describe(const Input& input, const Output& output) { return Model::describe(input, output); }
+};
+
+// ---------------------------------------------------------------- checking one history
+
+enum class PartitionStatus { Linearizable, NotLinearizable, OutOfBudget, TimedOut, Cancelled };
+
+struct PartitionOutcome {
+  PartitionStatus status = PartitionStatus::Cancelled;
+  std::uint64_t steps = 0;
+  std::vector<std::size_t> window;  // indices into the history (NotLinearizable)
+  bool minimal = true;
+};
+
+struct FileReport {
+  std::string file;
+  std::string format;
+  std::string model;
+  lin::Verdict verdict = lin::Verdict::Linearizable;
+  std::size_t ops = 0;
+  std::size_t partitions = 0;
+  std::uint64_t steps = 0;
+  double elapsed_ms = 0;
+  std::string failing_key;
+  std::size_t failing_partition_ops = 0;
+  std::vector<nlohmann::json> window_json;
+  std::vector<std::string> window_text;
+  bool minimal = true;
+  std::vector<std::pair<std::string, std::string>> unknown;  // key, why
+  std::optional<reports::HistoryPage> page;                  // --html, when not linearizable
+};
+
+// ---------------------------------------------------------------- the longest linearizable prefix (--html)
+
+std::string state_text(const lethe::StoreState& state) {
+  std::string text = "{";
+  for (const auto& [key, item] : state) text += fmt::format("{}{:#x}: {}", text.size() > 1 ? ", " : "", key, lethe::describe(std::optional<lethe::Item>(item)));
+  return text + "}";
+}
+template <class State>
+std::string state_text(const State& state) {
+  if constexpr (std::is_same_v<State, std::string>) {
+    return lethe::KvModel::describe_state(state);
+  } else {
+    return lethe::RegisterModel::describe_state(state);
+  }
+}
+
+// The longest sequence of the window's operations that respects real time and replays through the model with
+// every answered output matching (unanswered ones only where they change the state): what a search got through
+// before it could not go on. Depth-first with memoized (set, state); at most 64 operations and `budget` steps.
+template <class Model, class Input, class Output>
+std::vector<std::pair<std::size_t, typename Model::State>> longest_prefix(
+    const std::vector<const lin::Operation<Input, Output>*>& ops, std::uint64_t budget) {
+  using State = typename Model::State;
+  std::vector<std::pair<std::size_t, State>> best;
+  if (ops.size() > 64) return best;
+  std::vector<std::pair<std::size_t, State>> path;
+  std::map<std::uint64_t, std::vector<State>> seen;
+  std::uint64_t steps = 0;
+  auto search = [&](auto& self, std::uint64_t mask, const State& state) -> void {
+    for (std::size_t i = 0; i < ops.size() && steps < budget; ++i) {
+      if ((mask >> i) & 1U) continue;
+      bool ready = true;
+      for (std::size_t j = 0; j < ops.size() && ready; ++j) {
+        ready = j == i || ((mask >> j) & 1U) != 0 || ops[j]->returned_at == lin::kNever ||
+                ops[j]->returned_at >= ops[i]->invoked_at;
+      }
+      if (!ready) continue;
+      ++steps;
+      auto [next, output] = Model::step(state, ops[i]->input);
+      const bool answered = ops[i]->returned_at != lin::kNever;
+      if (answered ? !Model::output_matches(output, ops[i]->output) : next == state) continue;
+      const std::uint64_t next_mask = mask | (std::uint64_t{1} << i);
+      auto& states = seen[next_mask];
+      if (std::find(states.begin(), states.end(), next) != states.end()) continue;
+      states.push_back(next);
+      path.emplace_back(i, next);
+      if (path.size() > best.size()) best = path;
+      self(self, next_mask, path.back().second);
+      path.pop_back();
+    }
+  };
+  search(search, 0, Model::initial());
+  return best;
+}
+
+// An output of which nothing was observed: what an operation whose outcome is unknown is described with.
+lethe::RegisterOutput unobserved(const lethe::RegisterOutput&) { return lethe::RegisterOutput{false, std::nullopt, true}; }
+lethe::KvOutput unobserved(const lethe::KvOutput&) { return lethe::KvOutput{false, ""}; }
+lethe::ObservedReply unobserved(const lethe::ObservedReply&) { return lethe::ObservedReply{lethe::Reply{}, false, false}; }
+
+template <class Model, class Input, class Output>
+std::string describe_op(const lin::Operation<Input, Output>& op) {
+  if (op.returned_at != lin::kNever) return Model::describe(op.input, op.output);
+  return Model::describe(op.input, unobserved(op.output)) + " (outcome unknown)";
+}
+
+template <class Input, class Output>
+std::string key_name(const history::History<Input, Output>& recorded, std::uint64_t key) {
+  if (recorded.raw_keys) return fmt::format("{:#x}", key);
+  return recorded.key_names.at(key);  // "" for a Jepsen history without keys
+}
+
+template <class Input, class Output>
+std::string partition_name(const history::History<Input, Output>& recorded, const lin::detail::Partition& partition) {
+  if (!recorded.raw_keys && recorded.key_names.size() == 1 && recorded.key_names.front().empty()) {
+    return "(none: one register)";
+  }
+  std::string text;
+  for (std::size_t index = 0; index < partition.keys.size() && index < 8; ++index) {
+    text += (index == 0 ? "" : ", ") + fmt::format("\"{}\"", key_name(recorded, partition.keys[index]));
+  }
+  if (partition.keys.size() > 8) text += fmt::format(", ... ({} keys)", partition.keys.size());
+  return text;
+}
+
+std::string instant(bool timed, lin::Time at, std::size_t line) {
+  if (at == lin::kNever) return line == 0 ? "no response" : fmt::format("line {}: unknown outcome", line);
+  return timed ? sim::format_human(at) : fmt::format("line {}", line);
+}
+
+template <class Model, class Input, class Output>
+PartitionOutcome check_partition(const history::History<Input, Output>& recorded, const lin::detail::Partition& partition,
+                                 std::uint64_t budget) {
+  std::vector<lin::Operation<Input, Output>> ops;
+  ops.reserve(partition.ops.size());
+  for (std::size_t index : partition.ops) ops.push_back(recorded.ops[index]);
+  const lin::Result result = lin::check<Stoppable<Model>, Input, Output>(ops, budget);
+  PartitionOutcome outcome;
+  outcome.steps = result.steps;
+  switch (result.verdict) {
+    case lin::Verdict::Linearizable: outcome.status = PartitionStatus::Linearizable; break;
+    case lin::Verdict::Unknown: outcome.status = PartitionStatus::OutOfBudget; break;
+    case lin::Verdict::NotLinearizable:
+      outcome.status = PartitionStatus::NotLinearizable;
+      for (std::size_t index : result.offending_ops) outcome.window.push_back(partition.ops[index]);
+      outcome.minimal = result.explanation.find("Not proven shortest") == std::string::npos;
+      break;
+  }
+  return outcome;
+}
+
+// Checks partitions[index] for each of `which` on up to options.jobs threads with `budget` steps each. A failing
+// partition cancels only those after it in key order, so the first failing one of `which` is decided the same
+// whatever the threads' timing.
+template <class Model, class Input, class Output>
+void check_partitions(const history::History<Input, Output>& recorded,
+                      const std::vector<lin::detail::Partition>& partitions, const std::vector<std::size_t>& which,
+                      std::uint64_t budget, unsigned jobs, std::optional<Clock::time_point> deadline,
+                      std::vector<PartitionOutcome>& outcomes) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> first_failed{SIZE_MAX};
+  std::mutex error_mutex;
+  std::string error;
+  auto work = [&] {
+    while (true) {
+      const std::size_t slot = next.fetch_add(1);
+      if (slot >= which.size()) return;
+      const std::size_t index = which[slot];
+      if (first_failed.load() < index) {  // a partition before it failed: not needed
+        outcomes[index] = PartitionOutcome{};
+        continue;
+      }
+      StopContext stop{index, &first_failed, deadline, 0};
+      current_stop = &stop;
+      PartitionOutcome outcome;
+      try {
+        outcome = check_partition<Model>(recorded, partitions[index], budget);
+      } catch (const Cancelled&) {
+        outcome.status = PartitionStatus::Cancelled;
+      } catch (const TimedOut&) {
+        outcome.status = PartitionStatus::TimedOut;
+      } catch (const std::exception& e) {
+        const std::lock_guard lock(error_mutex);
+        if (error.empty()) error = e.what();
+      }
+      current_stop = nullptr;
+      outcome.steps += outcomes[index].steps;  // an earlier round's steps count too
+      outcomes[index] = std::move(outcome);
+      if (outcomes[index].status == PartitionStatus::NotLinearizable) {
+        std::size_t seen = first_failed.load();
+        while (index < seen && !first_failed.compare_exchange_weak(seen, index)) {}
+      }
+    }
+  };
+  const unsigned threads = std::max(1U, std::min<unsigned>(jobs, static_cast<unsigned>(which.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& thread : pool) thread.join();
+  if (!error.empty()) throw std::runtime_error(error);
+}
+
+template <class Model, class Input, class Output>
+reports::HistoryPage page_of(const history::History<Input, Output>& recorded, const lin::detail::Partition& partition,
+                             const std::vector<std::size_t>& window) {
+  reports::HistoryPage page;
+  page.key = partition_name(recorded, partition);
+  page.timed = recorded.timed;
+  page.initial_state = state_text(Model::initial());
+  std::map<std::size_t, std::size_t> drawn;  // history index -> index into page.ops
+  for (std::size_t index : partition.ops) {
+    const auto& op = recorded.ops[index];
+    const history::OpOrigin& origin = recorded.origins[index];
+    reports::HistoryPageOp entry;
+    entry.process = op.client;
+    entry.invoked_at = op.invoked_at;
+    entry.answered = op.returned_at != lin::kNever;
+    entry.returned_at = entry.answered ? op.returned_at : op.invoked_at;
+    entry.when = fmt::format("[{}, {}]", instant(recorded.timed, op.invoked_at, origin.invoke_line),
+                             instant(recorded.timed, op.returned_at, origin.return_line));
+    entry.text = describe_op<Model>(op);
+    entry.in_window = std::find(window.begin(), window.end(), index) != window.end();
+    entry.failing = !window.empty() && index == window.back();
+    drawn.emplace(index, page.ops.size());
+    page.ops.push_back(std::move(entry));
+  }
+  std::vector<const lin::Operation<Input, Output>*> ops;
+  for (std::size_t index : window) ops.push_back(&recorded.ops[index]);
+  for (const auto& [position, state] : longest_prefix<Model>(ops, 2'000'000)) {
+    page.prefix.push_back(reports::HistoryPageStep{drawn.at(window[position]), state_text(state)});
+  }
+  return page;
+}
+
+// The first round's budget per partition: a violation usually shows within it, and a hard linearizable partition
+// (or one that needs the whole budget) does not hold up a failing one found in another partition.
+constexpr std::uint64_t kFirstRoundSteps = 1U << 17;
+
+template <class Model, class Input, class Output>
+FileReport check_history(const history::History<Input, Output>& recorded, const CheckOptions& options,
+                         std::optional<Clock::time_point> deadline) {
+  const auto started = Clock::now();
+  FileReport report;
+  report.ops = recorded.ops.size();
+  const std::vector<lin::detail::Partition> partitions = lin::detail::partition_by_key(recorded.ops);
+  report.partitions = partitions.size();
+  std::vector<PartitionOutcome> outcomes(partitions.size());
+  // Round 1: every partition with a small step budget; round 2: those it left undecided, with the whole budget.
+  // Both budgets count steps, not time, so which partition fails first in key order is the same on every run.
+  std::vector<std::size_t> which(partitions.size());
+  for (std::size_t index = 0; index < which.size(); ++index) which[index] = index;
+  const std::uint64_t first_budget = std::min(options.budget, kFirstRoundSteps);
+  check_partitions<Model>(recorded, partitions, which, first_budget, options.jobs, deadline, outcomes);
+  auto first_failed = [&outcomes] {
+    for (std::size_t index = 0; index < outcomes.size(); ++index) {
+      if (outcomes[index].status == PartitionStatus::NotLinearizable) return index;
+    }
+    return SIZE_MAX;
+  };
+  std::size_t failed = first_failed();
+  if (failed == SIZE_MAX && first_budget < options.budget) {
+    which.clear();
+    for (std::size_t index = 0; index < outcomes.size(); ++index) {
+      if (outcomes[index].status == PartitionStatus::OutOfBudget) which.push_back(index);
+    }
+    check_partitions<Model>(recorded, partitions, which, options.budget, options.jobs, deadline, outcomes);
+    failed = first_failed();
+  } else if (failed != SIZE_MAX && !outcomes[failed].minimal && first_budget < options.budget) {
+    // Shrink the window with the whole budget.
+    check_partitions<Model>(recorded, partitions, {failed}, options.budget, 1, deadline, outcomes);
+  }
+  for (const PartitionOutcome& outcome : outcomes) report.steps += outcome.steps;
+  report.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  if (failed != SIZE_MAX) {
+    const PartitionOutcome& outcome = outcomes[failed];
+    report.verdict = lin::Verdict::NotLinearizable;
+    report.failing_key = partition_name(recorded, partitions[failed]);
+    report.failing_partition_ops = partitions[failed].ops.size();
+    report.minimal = outcome.minimal;
+    for (std::size_t index : outcome.window) {
+      const auto& op = recorded.ops[index];
+      const history::OpOrigin& origin = recorded.origins[index];
+      const std::string described = describe_op<Model>(op);
+      report.window_text.push_back(fmt::format("process {:<3} [{}, {}]  {}", op.client,
+                                               instant(recorded.timed, op.invoked_at, origin.invoke_line),
+                                               instant(recorded.timed, op.returned_at, origin.return_line), described));
+      nlohmann::json entry{{"process", op.client}, {"invoke_line", origin.invoke_line}, {"op", described}};
+      if (origin.return_line != 0) entry["return_line"] = origin.return_line;
+      if (recorded.timed) entry["invoked_at"] = op.invoked_at;
+      if (recorded.timed && op.returned_at != lin::kNever) entry["returned_at"] = op.returned_at;
+      entry["answered"] = op.returned_at != lin::kNever;
+      report.window_json.push_back(std::move(entry));
+    }
+    if (!options.html.empty()) report.page = page_of<Model>(recorded, partitions[failed], outcome.window);
+    return report;
+  }
+  for (std::size_t index = 0; index < outcomes.size(); ++index) {
+    const PartitionOutcome& outcome = outcomes[index];
+    if (outcome.status == PartitionStatus::OutOfBudget) {
+      report.unknown.emplace_back(partition_name(recorded, partitions[index]),
+                                  fmt::format("the step budget of {} ran out", options.budget));
+    } else if (outcome.status == PartitionStatus::TimedOut || outcome.status == PartitionStatus::Cancelled) {
+      report.unknown.emplace_back(partition_name(recorded, partitions[index]),
+                                  fmt::format("the timeout of {} ran out", options.timeout));
+    }
+  }
+  if (!report.unknown.empty()) report.verdict = lin::Verdict::Unknown;
+  return report;
+}
+
+// ---------------------------------------------------------------- output
+
+std::string text_of(const FileReport& report) {
+  const std::string what = fmt::format("{}, {} model, {} ops, {} {}", report.format, report.model, report.ops,
+                                       report.partitions, report.partitions == 1 ? "partition" : "partitions");
+  if (report.verdict == lin::Verdict::Linearizable) return fmt::format("{}: linearizable ({})\n", report.file, what);
+  if (report.verdict == lin::Verdict::Unknown) {
+    std::string text = fmt::format("{}: unknown ({}): no partition failed, {} not decided:\n", report.file, what,
+                                   report.unknown.size());
+    for (const auto& [key, why] : report.unknown) text += fmt::format("  key {}: {}\n", key, why);
+    return text + "  (raise --budget or --timeout)\n";
+  }
+  std::string text = fmt::format("{}: not linearizable ({})\n  key {} ({} ops): the shortest failing window, {} ops "
+                                 "by invocation (ops invoked later count as unanswered):\n",
+                                 report.file, what, report.failing_key, report.failing_partition_ops,
+                                 report.window_text.size());
+  for (const std::string& line : report.window_text) text += "    " + line + "\n";
+  text += "  No order of these operations that respects real time explains every response";
+  text += report.minimal ? "; without the response of the last one they can be explained.\n"
+                         : " (not proven shortest: the step budget for shrinking ran out).\n";
+  return text;
+}
+
+nlohmann::json json_of(const FileReport& report) {
+  nlohmann::json object{{"file", report.file},         {"format", report.format},
+                        {"model", report.model},       {"verdict", std::string(lin::to_string(report.verdict))},
+                        {"ops", report.ops},           {"partitions", report.partitions},
+                        {"steps", report.steps},       {"elapsed_ms", report.elapsed_ms}};
+  if (report.verdict == lin::Verdict::NotLinearizable) {
+    object["failing"] = nlohmann::json{{"key", report.failing_key}, {"partition_ops", report.failing_partition_ops},
+                                       {"window", report.window_json}, {"minimal", report.minimal}};
+  }
+  if (report.verdict == lin::Verdict::Unknown) {
+    nlohmann::json unknown = nlohmann::json::array();
+    for (const auto& [key, why] : report.unknown) unknown.push_back({{"key", key}, {"why", why}});
+    object["unknown"] = std::move(unknown);
+  }
+  return object;
+}
+
+// ---------------------------------------------------------------- the command
+
+std::optional<history::Format> parse_format(const std::string& text) {
+  for (auto format : {history::Format::Auto, history::Format::Lethe, history::Format::JepsenEdn, history::Format::JepsenLog}) {
+    if (history::to_string(format) == text) return format;
+  }
+  return std::nullopt;
+}
+
+std::optional<history::ModelKind> parse_model(const std::string& text) {
+  for (auto model : {history::ModelKind::Auto, history::ModelKind::Store, history::ModelKind::Register, history::ModelKind::Kv}) {
+    if (history::to_string(model) == text) return model;
+  }
+  return std::nullopt;
+}
+
+int exit_code_of(lin::Verdict verdict) {
+  switch (verdict) {
+    case lin::Verdict::Linearizable: return kExitOk;
+    case lin::Verdict::NotLinearizable: return kExitExpectation;
+    case lin::Verdict::Unknown: return kExitUnknown;
+  }
+  return kExitInternal;
+}
+
+// The worst of two exit codes: internal error, bad input, not linearizable, unknown, linearizable.
+int worse(int a, int b) {
+  auto rank = [](int code) {
+    switch (code) {
+      case kExitInternal: return 4;
+      case kExitBadInput: return 3;
+      case kExitExpectation: return 2;
+      case kExitUnknown: return 1;
+      default: return 0;
+    }
+  };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+int check_file(const std::string& file, history::Format format, history::ModelKind model, const CheckOptions& options,
+               std::optional<Clock::time_point> deadline) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    std::cerr << fmt::format("lethe check: {}: cannot read the file\n", file);
+    return kExitBadInput;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  FileReport report;
+  try {
+    const history::Format used = format == history::Format::Auto ? history::detect_format(file, text) : format;
+    const history::AnyHistory recorded = history::read_history(file, text, used, model);
+    report = std::visit(
+        [&](const auto& h) -> FileReport {
+          using H = std::decay_t<decltype(h)>;
+          if constexpr (std::is_same_v<H, history::RegisterHistory>) {
+            FileReport r = check_history<lethe::RegisterModel>(h, options, deadline);
+            r.model = "register";
+            return r;
+          } else if constexpr (std::is_same_v<H, history::KvHistory>) {
+            FileReport r = check_history<lethe::KvModel>(h, options, deadline);
+            r.model = "kv";
+            return r;
+          } else {
+            FileReport r = check_history<lethe::ObservedStoreModel>(h, options, deadline);
+            r.model = "store";
+            return r;
+          }
+        },
+        recorded);
+    report.format = std::string(history::to_string(used));
+  } catch (const history::Error& e) {
+    std::cerr << "lethe check: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  report.file = file;
+  if (!options.html.empty()) {
+    if (!report.page) {
+      std::cerr << fmt::format("lethe check: --html: {} is {}: there is no failing window to draw\n", file,
+                               lin::to_string(report.verdict));
+    } else {
+      report.page->file = file;
+      report.page->summary = text_of(report).substr(0, text_of(report).find('\n'));
+      report.page->summary.erase(0, file.size() + 2);
+      report.page->explanation = text_of(report);
+      if (const auto error = reports::write_file(options.html, reports::history_page_html(*report.page)); !error.empty()) {
+        std::cerr << "lethe check: " << error << "\n";
+        return kExitBadInput;
+      }
+    }
+  }
+  std::cout << (options.json ? json_of(report).dump() + "\n" : text_of(report));
+  return exit_code_of(report.verdict);
+}
+
+int command_check(const CheckOptions& options) {
+  const auto format = parse_format(options.format);
+  if (!format) {
+    std::cerr << fmt::format("lethe check: --format {}: allowed: auto, lethe, jepsen-edn, jepsen-log\n", options.format);
+    return kExitBadInput;
+  }
+  const auto model = parse_model(options.model);
+  if (!model) {
+    std::cerr << fmt::format("lethe check: --model {}: allowed: auto, store, register, kv\n", options.model);
+    return kExitBadInput;
+  }
+  if (!options.html.empty() && options.files.size() != 1) {
+    std::cerr << fmt::format("lethe check: --html draws one history: give one FILE ({} given)\n", options.files.size());
+    return kExitBadInput;
+  }
+  if (options.budget == 0) {
+    std::cerr << "lethe check: --budget 0: expected at least 1 step\n";
+    return kExitBadInput;
+  }
+  std::optional<Clock::time_point> deadline;
+  if (!options.timeout.empty()) {
+    std::string error;
+    const auto timeout = sim::parse_duration(options.timeout, error);
+    if (!timeout) {
+      std::cerr << fmt::format("lethe check: --timeout {}: {}\n", options.timeout, error);
+      return kExitBadInput;
+    }
+    deadline = Clock::now() + std::chrono::nanoseconds(*timeout);
+  }
+  CheckOptions resolved = options;
+  if (resolved.jobs == 0) resolved.jobs = std::max(1U, std::thread::hardware_concurrency());
+  int code = kExitOk;
+  for (const std::string& file : options.files) code = worse(code, check_file(file, *format, *model, resolved, deadline));
+  return code;
+}
+
+}  // namespace
+
+ExtraCommand register_check(CLI::App& app) {
+  auto options = std::make_shared<CheckOptions>();
+  auto* command = app.add_subcommand(
+      "check", "Check recorded histories for linearizability (exit 0 yes, 1 no, 2 bad input, 3 internal, 4 unknown)");
+  command->add_option("FILE", options->files, "History files (lethe JSON lines, Jepsen EDN or Jepsen log)")->required();
+  command->add_option("--format", options->format, "auto (default), lethe, jepsen-edn, jepsen-log");
+  command->add_option("--model", options->model, "auto (default: store for lethe files, else from the ops), store, register, kv");
+  command->add_option("-j,--jobs", options->jobs, "Threads checking partitions (default: all cores)")->check(CLI::Range(0, 1024));
+  command->add_option("--budget", options->budget, "Search steps per partition before it is unknown (default 10000000)");
+  command->add_option("--timeout", options->timeout, "Wall-clock limit for all files, as a duration (5s, 500ms)");
+  command->add_flag("--json", options->json, "One JSON object per file");
+  command->add_option("--html", options->html, "Draw the failing window of the (one) FILE as a self-contained page");
+  return {command, [options] { return command_check(*options); }};
+}
+
+}  // namespace runner

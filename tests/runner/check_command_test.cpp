@@ -1,0 +1,228 @@
+// `lethe check` on recorded histories: Porcupine's test data as ground truth, bad input, unknown, and the
+// independence of the answer from the number of threads.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "support.hpp"
+
+namespace {
+
+using namespace test_support;  // shell, run_lethe, temp_dir, read_file (tests/runner/support.hpp)
+
+const std::string kData = "tests/data/porcupine/";
+
+// FILE -> "linearizable" / "not linearizable", from tests/data/porcupine/expected.txt (Porcupine's own tests).
+std::map<std::string, std::string> porcupine_expectations() {
+  std::map<std::string, std::string> expected;
+  std::istringstream in(read_file(std::string(LETHE_SOURCE_DIR) + "/" + kData + "expected.txt"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string file;
+    std::string verdict;
+    fields >> file >> verdict;
+    expected[kData + file] = verdict == "linearizable" ? "linearizable" : "not linearizable";
+  }
+  return expected;
+}
+
+std::vector<nlohmann::json> json_lines(const std::string& text) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] == '{') lines.push_back(nlohmann::json::parse(line));
+  }
+  return lines;
+}
+
+TEST(CheckCommand, EveryPorcupineHistoryGivesTheVerdictPorcupinesTestsExpect) {
+  const auto expected = porcupine_expectations();
+  ASSERT_EQ(expected.size(), 108u);  // 102 etcd logs (etcd_095.log is empty and untested there) and 6 kv files
+  std::string files;
+  for (const auto& [file, verdict] : expected) files += " " + file;
+  const Outcome o = run_lethe("check --json -j 2" + files);
+  EXPECT_EQ(o.exit_code, 1) << o.out.substr(0, 2000);
+  const auto lines = json_lines(o.out);
+  ASSERT_EQ(lines.size(), expected.size()) << o.out.substr(0, 2000);
+  std::size_t agree = 0;
+  for (const auto& line : lines) {
+    const std::string file = line["file"];
+    EXPECT_EQ(line["verdict"], expected.at(file)) << file;
+    agree += line["verdict"] == expected.at(file) ? 1 : 0;
+  }
+  EXPECT_EQ(agree, expected.size());
+}
+
+TEST(CheckCommand, C50BadIsProvenNotLinearizableWithAWindowInItsFailingKey) {
+  const Outcome o = run_lethe("check --json " + kData + "kv/c50-bad.txt");
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  const auto lines = json_lines(o.out);
+  ASSERT_EQ(lines.size(), 1u) << o.out;
+  EXPECT_EQ(lines[0]["verdict"], "not linearizable");
+  EXPECT_EQ(lines[0]["partitions"], 10);
+  EXPECT_EQ(lines[0]["failing"]["key"], "\"1\"");
+  EXPECT_TRUE(lines[0]["failing"]["minimal"].get<bool>());
+  EXPECT_FALSE(lines[0]["failing"]["window"].empty());
+}
+
+TEST(CheckCommand, TheAnswerAndItsWindowDoNotDependOnTheNumberOfThreads) {
+  const std::string files = " " + kData + "kv/c50-bad.txt " + kData + "kv/c10-bad.txt " + kData + "jepsen/etcd_000.log";
+  const Outcome one = run_lethe("check -j 1" + files);
+  const Outcome four = run_lethe("check -j 4" + files);
+  EXPECT_EQ(one.exit_code, 1);
+  EXPECT_EQ(four.exit_code, 1);
+  EXPECT_EQ(one.out, four.out);
+  EXPECT_NE(one.out.find("shortest failing window"), std::string::npos) << one.out;
+}
+
+TEST(CheckCommand, AnEmptyHistoryFileIsBadInputNamingTheFile) {
+  const Outcome o = run_lethe("check " + kData + "jepsen/etcd_095.log");
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find("etcd_095.log: the file is empty"), std::string::npos) << o.out;
+}
+
+TEST(CheckCommand, ARanOutBudgetIsUnknownNamingThePartitionsAndWhy) {
+  const Outcome o = run_lethe("check --budget 200 " + kData + "kv/c50-ok.txt");
+  EXPECT_EQ(o.exit_code, 4) << o.out;
+  EXPECT_NE(o.out.find("unknown"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("the step budget of 200 ran out"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("key \"0\""), std::string::npos) << o.out;
+}
+
+TEST(CheckCommand, BadInputExitsTwoNamingFileLineAndWhatWasExpected) {
+  const auto dir = temp_dir("CheckCommand", "bad-input");
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"truncated.edn", "{:process 0, :type :invoke, :f :get, :key \"1\", :value nil}\n{:process 0, :type :ok, :f :get",
+       "truncated.edn:2: truncated: the line ends before the closing '}'"},
+      {"unknown-op.edn", "{:process 0, :type :invoke, :f :frob, :key \"1\", :value nil}\n",
+       "unknown-op.edn:1: unknown operation :frob; allowed: :read, :write, :cas (register), :get, :put, :append (kv)"},
+      {"orphan.log", "INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 3\t:ok\t:read\t1\n",
+       "orphan.log:2: a response (:ok :read) of process 3 without an invocation"},
+      {"short.log", "INFO  jepsen.util - 0\t:invoke\n", "short.log:1: truncated: expected :F VALUE after the type"},
+      {"field.jsonl", "{\"client\":1,\"invoked_at\":5,\"returned_at\":6,\"op\":{\"kind\":\"get\",\"key\":1},\"reply\":{\"applied\":true,\"previus\":null}}\n",
+       "field.jsonl:1: unknown field \"previus\" in reply; allowed: applied, previous, previous_parts"},
+      {"kind.jsonl", "{\"client\":1,\"invoked_at\":5,\"op\":{\"kind\":\"gte\",\"key\":1}}\n",
+       "kind.jsonl:1: unknown op kind \"gte\"; allowed: get, put, delete, upsert, transaction, evict"},
+  };
+  for (const auto& [name, text, expected] : cases) {
+    const auto path = dir / name;
+    std::ofstream(path) << text;
+    const Outcome o = shell(std::string(LETHE_BINARY_DIR) + "/lethe check " + path.string());
+    EXPECT_EQ(o.exit_code, 2) << name << "\n" << o.out;
+    EXPECT_NE(o.out.find(expected), std::string::npos) << name << "\n" << o.out;
+  }
+  const Outcome model = run_lethe("check --model store " + kData + "kv/c01-ok.txt");
+  EXPECT_EQ(model.exit_code, 2) << model.out;
+  EXPECT_NE(model.out.find("allowed models: register, kv"), std::string::npos) << model.out;
+  const Outcome format = run_lethe("check --format edn " + kData + "kv/c01-ok.txt");
+  EXPECT_EQ(format.exit_code, 2) << format.out;
+  EXPECT_NE(format.out.find("allowed: auto, lethe, jepsen-edn, jepsen-log"), std::string::npos) << format.out;
+}
+
+}  // namespace
+
+namespace {
+
+// The last line of `lethe run --json` (a terminal may add progress lines before it).
+nlohmann::json result_line(const std::string& out) {
+  const auto lines = json_lines(out);
+  return lines.empty() ? nlohmann::json() : lines.back();
+}
+
+TEST(CheckCommand, ARunsStoreHistoryIsJudgedByCheckAsTheRunJudgedIt) {
+  const auto dir = temp_dir("CheckCommand", "run-history");
+  for (const std::string scenario : {"lost-ack-double-charge", "herd-takeover-conditional", "check-then-insert-race",
+                                     "poll-read-after-eviction"}) {
+    const auto file = dir / (scenario + ".jsonl");
+    const Outcome plain = run_lethe("run scenarios/" + scenario + ".toml --seed 2 --json");
+    const Outcome with = run_lethe("run scenarios/" + scenario + ".toml --seed 2 --json --history " + file.string());
+    const nlohmann::json plain_result = result_line(plain.out);
+    const nlohmann::json with_result = result_line(with.out);
+    ASSERT_TRUE(with_result.is_object()) << scenario << "\n" << with.out;
+    // Writing the history changes nothing the run does or decides.
+    EXPECT_EQ(with.exit_code, plain.exit_code) << scenario;
+    EXPECT_EQ(with_result, plain_result) << scenario;
+    ASSERT_TRUE(with_result["linearizable"].is_boolean()) << scenario << ": " << with_result.dump();
+    const Outcome checked = run_lethe("check --json " + file.string());
+    const auto verdict = json_lines(checked.out);
+    ASSERT_EQ(verdict.size(), 1u) << scenario << "\n" << checked.out;
+    EXPECT_EQ(verdict[0]["verdict"], with_result["linearizable"].get<bool>() ? "linearizable" : "not linearizable")
+        << scenario;
+    EXPECT_GT(verdict[0]["ops"].get<int>(), 0) << scenario;
+    EXPECT_EQ(verdict[0]["model"], "store") << scenario;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(CheckPage, ThePageOfAFailingHistoryMarksItsWindowItsFailingResponseAndTheLinearizablePrefix) {
+  const auto dir = temp_dir("CheckPage", "page");
+  const auto page = dir / "etcd_000.html";
+  const Outcome o = run_lethe("check " + kData + "jepsen/etcd_000.log --html " + page.string());
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  const std::string html = read_file(page);
+  ASSERT_FALSE(html.empty()) << o.out;
+  // One failing response, the window's other ops, and a prefix of steps with the state after each.
+  std::size_t failing = 0;
+  for (std::size_t at = html.find("<rect class=\"op window failing"); at != std::string::npos;
+       at = html.find("<rect class=\"op window failing", at + 1)) {
+    ++failing;
+  }
+  EXPECT_EQ(failing, 1u);
+  EXPECT_NE(html.find("<rect class=\"op window\""), std::string::npos);
+  EXPECT_NE(html.find("<td>1</td>"), std::string::npos);
+  EXPECT_NE(html.find("process 11"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  // The same input gives the same bytes.
+  const auto again = dir / "again.html";
+  run_lethe("check " + kData + "jepsen/etcd_000.log --html " + again.string());
+  EXPECT_EQ(read_file(again), html);
+  // A linearizable history has nothing to draw; several files are refused.
+  const Outcome ok = run_lethe("check " + kData + "jepsen/etcd_002.log --html " + (dir / "none.html").string());
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_NE(ok.out.find("there is no failing window to draw"), std::string::npos) << ok.out;
+  EXPECT_FALSE(fs::exists(dir / "none.html"));
+  const Outcome two = run_lethe("check " + kData + "jepsen/etcd_000.log " + kData + "jepsen/etcd_001.log --html x.html");
+  EXPECT_EQ(two.exit_code, 2) << two.out;
+}
+
+TEST(CheckPageSlow, HeadlessChromiumShowsANonBlankPageWhoseDomHoldsTheFailingOperation) {
+  std::string chromium;
+  for (const char* name : {"chromium", "chromium-browser"}) {
+    if (shell(std::string("command -v ") + name + " >/dev/null").exit_code == 0) chromium = name;
+  }
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it)";
+  const auto dir = temp_dir("CheckPageSlow", "chromium");
+  ASSERT_EQ(run_lethe("check " + kData + "jepsen/etcd_000.log --html " + (dir / "page.html").string()).exit_code, 1);
+  const std::string flags = " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+                            "--disable-background-networking --disable-component-update --disable-sync "
+                            "--user-data-dir=" + (dir / "profile").string();
+  const std::string url = " file://" + (dir / "page.html").string();
+  const auto png = dir / "shot.png";
+  const auto shot = shell("timeout 180 " + chromium + flags + " --screenshot=" + png.string() + " --window-size=1300,1000" + url);
+  ASSERT_TRUE(fs::exists(png)) << "exit " << shot.exit_code << ": " << shot.out;
+  const auto stats = shell(std::string("python3 ") + LETHE_SOURCE_DIR + "/tests/runner/png_stats.py " + png.string());
+  ASSERT_EQ(stats.exit_code, 0) << stats.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(stats.out, m, std::regex(R"(distinct=(\d+) nonwhite=([0-9.]+))"))) << stats.out;
+  EXPECT_GE(std::stoi(m[1]), 50) << stats.out;      // a blank page is one colour
+  EXPECT_GE(std::stod(m[2]), 0.05) << stats.out;    // lanes and bars cover a real share
+  // The browser's DOM (the SVG parsed into the page): the failing operation's bar.
+  const auto dom = shell("timeout 180 " + chromium + flags + " --dump-dom" + url + " 2>/dev/null");
+  EXPECT_TRUE(std::regex_search(dom.out, std::regex(R"(<g class="op window failing" id="op-\d+"><rect )"))) << dom.out.substr(0, 2000);
+  fs::remove_all(dir);
+}
+
+}  // namespace
