@@ -159,6 +159,15 @@ class Judge {
       return Cause::ProviderKeyExpired;
     }
     for (const auto* prior : earlier) {
+      if (prior->attempt == e.attempt && e.call_number < prior->call_number) {
+        // The earlier call was decided later (a slow original overtaken by its retry, or a retry the provider
+        // did not recognise as the same call: a new idempotency key).
+        why = fmt::format("{} called the provider (call #{}) and, without its response in time, again (call #{}); "
+                          "the provider executed call #{} at {} and then the slower call #{} too",
+                          who(e.attempt), e.call_number, prior->call_number, prior->call_number, t(prior->at),
+                          e.call_number);
+        return Cause::SinkRetry;
+      }
       if (prior->attempt == e.attempt) {
         why = fmt::format("{} called the provider again (call #{}) after a call whose response never arrived; "
                           "the provider had already executed call #{} at {}",
