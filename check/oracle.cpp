@@ -148,7 +148,26 @@ class Judge {
   }
 
   Cause classify(const ExecutionRecord& e, const std::vector<const ExecutionRecord*>& earlier, std::string& why) {
+    // An idempotent provider executes a key once while it keeps it: a duplicate a window or more after the
+    // execution that stored the key got through because the provider had pruned it, whatever the strategy did.
+    if (in_.provider_key_window && e.at - earlier.back()->at >= *in_.provider_key_window) {
+      why = fmt::format("{} called the provider at {}, {} after {} had executed it at {}: the provider keeps an "
+                        "idempotency key for {} (sink.idempotency_window), had pruned it, and started a new request",
+                        who(e.attempt), t(e.at), sim::format_human(e.at - earlier.back()->at),
+                        who(earlier.back()->attempt), t(earlier.back()->at),
+                        sim::format_human(*in_.provider_key_window));
+      return Cause::ProviderKeyExpired;
+    }
     for (const auto* prior : earlier) {
+      if (prior->attempt == e.attempt && e.call_number < prior->call_number) {
+        // The earlier call was decided later (a slow original overtaken by its retry, or a retry the provider
+        // did not recognise as the same call: a new idempotency key).
+        why = fmt::format("{} called the provider (call #{}) and, without its response in time, again (call #{}); "
+                          "the provider executed call #{} at {} and then the slower call #{} too",
+                          who(e.attempt), e.call_number, prior->call_number, prior->call_number, t(prior->at),
+                          e.call_number);
+        return Cause::SinkRetry;
+      }
       if (prior->attempt == e.attempt) {
         why = fmt::format("{} called the provider again (call #{}) after a call whose response never arrived; "
                           "the provider had already executed call #{} at {}",
@@ -285,7 +304,7 @@ class Judge {
 
   // A cause outside the strategy's declared windows (sink_retry, the sink's, aside) is a broken promise.
   void check_declared(Cause cause, const ExecutionRecord& e, const std::string& why) const {
-    if (cause == Cause::SinkRetry || declares_cause(strategy_, cause)) return;
+    if (cause == Cause::SinkRetry || cause == Cause::ProviderKeyExpired || declares_cause(strategy_, cause)) return;
     throw StrategyContractError(fmt::format("strategy \"{}\": a duplicate of message {} classed {}, a cause none of "
                                             "its registered duplicate windows names: {}",
                                             strategy_.name, e.id, to_string(cause), why));

@@ -5,6 +5,8 @@
 //     later one is a duplicate;
 //   - each duplicate gets exactly one cause (docs/results.md), so the causes sum
 //     to duplicate_effects:
+//       provider_key_expired  an idempotent provider had pruned the key (sink.idempotency_window): the
+//                             duplicate came at least the window after the execution before it
 //       sink_retry            the same attempt called the provider again (a retried call whose ACK was lost)
 //       unprotected           the strategy gives no guarantee (it checks nothing), or raced (two attempts both
 //                             found no record), or the attempt that ran the effect recorded no decision
@@ -13,9 +15,9 @@
 //       crash_after_effect    the record's owner died between its effect and its completion record
 //       takeover_while_alive  the owner was alive (work slower than max_processing_time, a pause, clock
 //                             skew, or on_max_wait = "process")
-//     Precedence when several could apply: sink_retry, then the attempt's own
+//     Precedence when several could apply: provider_key_expired, sink_retry, then the attempt's own
 //     decision (unprotected / expired / herd / crash / alive), as listed.
-//   - every cause but sink_retry is one the strategy's registry entry names in
+//   - every cause but the provider's two (provider_key_expired, sink_retry) is one the strategy's registry entry names in
 //     its duplicate windows (protocol/registry.hpp): another one throws
 //     StrategyContractError, as does an execution whose recorded decision is
 //     not one to run the effect on (std::logic_error). Whether the window was
@@ -35,6 +37,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/config.hpp"
@@ -50,6 +53,9 @@ struct OracleInput {
   std::function<std::string(std::uint32_t node)> node_name;
   std::function<std::string(ProcessorId)> processor_name;
   std::size_t max_explanations = 1000;  // beyond it only the first duplicate of each cause is explained
+  // An idempotent provider that prunes its keys this long after storing them (sink.idempotency_window);
+  // nullopt: no provider idempotency, or keys kept forever.
+  std::optional<sim::Duration> provider_key_window = std::nullopt;
 };
 
 // Fills the counting fields of `result` (effects .. recovery_latency, explanations).

@@ -67,6 +67,9 @@ enum class Takeover { Conditional, IfNotExists };        // "conditional" | "if-
 enum class Complete { Fenced, Blind };                   // "fenced" | "blind"
 enum class PollReadKind { Consistent, Eventual };        // "consistent" | "eventual(lag=...)"
 enum class PollWith { Read, StartWrite };                // "read" | "start-write"
+enum class KeyInProgress { Serialize, Conflict };        // "serialize" | "conflict"
+enum class OnConflict { Retry, Fail, NewKey };           // "retry" | "fail" | "new-key"
+enum class SinkPayload { Stable, PerAttempt };           // "stable" | "per-attempt"
 // How an expired record that is still present is judged (protocol.precedence):
 //   ExpiredWins:    as protocol.expired_wins says (true: ExpiredFirst, false: ExpiryIgnored);
 //   ExpiredFirst:   Expired > Completed > Timeout > Running (an expired record is new, whatever it says);
@@ -124,6 +127,28 @@ inline std::string to_string(PollReadKind v) {
   switch (v) {
     case PollReadKind::Consistent: return "consistent";
     case PollReadKind::Eventual: return "eventual";
+  }
+  return "?";
+}
+inline std::string to_string(KeyInProgress v) {
+  switch (v) {
+    case KeyInProgress::Serialize: return "serialize";
+    case KeyInProgress::Conflict: return "conflict";
+  }
+  return "?";
+}
+inline std::string to_string(OnConflict v) {
+  switch (v) {
+    case OnConflict::Retry: return "retry";
+    case OnConflict::Fail: return "fail";
+    case OnConflict::NewKey: return "new-key";
+  }
+  return "?";
+}
+inline std::string to_string(SinkPayload v) {
+  switch (v) {
+    case SinkPayload::Stable: return "stable";
+    case SinkPayload::PerAttempt: return "per-attempt";
   }
   return "?";
 }
@@ -285,10 +310,18 @@ struct TopologySection {
   Jitter client_jitter = Jitter::Full;  // default "full"
 };
 
+// One [[workload.redelivery.copy]]: the delay of one copy, in order (the first entry is copy 1's).
+struct RedeliveryCopy {
+  sim::Distribution delay = sim::Distribution::constant(0);  // required
+};
+
 struct RedeliverySection {
   double fraction = 0.0;                                     // default 0.0; probability
   int copies = 1;                                            // default 1; >= 1
   sim::Distribution delay = sim::Distribution::constant(0);  // default "0s"
+  // [[workload.redelivery.copy]], default none: copy i draws its delay from entry i, copies past the last
+  // entry from `delay` (the loader: at most `copies` entries).
+  std::vector<RedeliveryCopy> copy_delays;
 };
 
 struct WorkloadSection {
@@ -396,6 +429,11 @@ struct SinkSection {
   std::vector<SinkOutage> outages;                                      // [[sink.outage]], default none
   double fail = 0.0;                                                    // default 0.0; probability per call
   sim::Distribution fail_after = sim::Distribution::constant(0);        // default "0ms"
+  // The provider's idempotency keys (idempotent = true; world/sink.hpp, steps 4a-4c):
+  sim::Duration idempotency_window = kTtlNone;          // default "none" = kept forever; > 0
+  KeyInProgress in_progress = KeyInProgress::Serialize;  // default "serialize"
+  OnConflict on_conflict = OnConflict::Retry;            // default "retry" (what the worker's client does on 409)
+  SinkPayload payload = SinkPayload::Stable;             // default "stable"
 };
 
 struct ProducerSection {

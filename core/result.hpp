@@ -29,8 +29,9 @@ enum class Cause : std::uint8_t {
   CrashAfterEffect,
   Expired,
   SinkRetry,
+  ProviderKeyExpired,
 };
-inline constexpr std::size_t kCauseCount = 6;
+inline constexpr std::size_t kCauseCount = 7;
 struct CauseRow {
   std::string_view name;         // the key under "duplicates" (JSON, [expect], CSV)
   std::string_view description;  // one line, for the generated reference
@@ -43,6 +44,8 @@ inline constexpr std::array<CauseRow, kCauseCount> kCauses = {{
     {"crash_after_effect", "the owner died between the effect and its completion record"},
     {"expired", "the record was gone (TTL)"},
     {"sink_retry", "the same attempt retried a sink call whose ACK was lost"},
+    {"provider_key_expired", "the provider had pruned the idempotency key (sink.idempotency_window): a later "
+                             "call started a new request"},
 }};
 inline constexpr std::array<std::string_view, kCauseCount> kCauseNames = [] {
   std::array<std::string_view, kCauseCount> names{};

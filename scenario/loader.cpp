@@ -256,6 +256,7 @@ class Loader {
   void check(schema::Rule rule, const lethe::WorkloadSection& section);
   void check(schema::Rule rule, const lethe::ProtocolSection& section);
   void check(schema::Rule rule, const lethe::SagaSection& section);
+  void check(schema::Rule rule, const lethe::RedeliverySection& section);
   template <class Window>  // lethe::NetworkPartition, lethe::SinkOutage
   void check(schema::Rule rule, const Window& window);
 
@@ -1051,6 +1052,16 @@ void Loader::check(schema::Rule, const lethe::WorkloadSection& section) {
           fmt::format("found \"{}/s\"; allowed: a rate above 0 when workload.messages > 0, e.g. \"50/s\"",
                       section.rate.per_second));
   }
+}
+
+void Loader::check(schema::Rule, const lethe::RedeliverySection& section) {
+  if (!valid("workload.redelivery.copies")) return;
+  const std::size_t entries = section.copy_delays.size();
+  if (entries <= static_cast<std::size_t>(section.copies)) return;
+  error(where_in(current_, "copies"), "workload.redelivery.copies",
+        fmt::format("found {} with {} [[workload.redelivery.copy]] entries; allowed: at least as many copies as "
+                    "entries, e.g. copies = {} (entry i is the delay of copy i)",
+                    section.copies, entries, entries));
 }
 
 template <class Window>

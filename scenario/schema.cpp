@@ -108,6 +108,8 @@ std::string_view describe(Rule rule) {
       return "the keys the kind requires must be written (see \"Keys each protocol kind requires\")";
     case Rule::SagaRuns:
       return "steps is 0, or 2 to 8 with one processor and a protocol kind whose effect is a provider call";
+    case Rule::RedeliveryCopies:
+      return "at most `copies` [[workload.redelivery.copy]] entries (entry i is copy i; later copies use delay)";
   }
   return "";
 }

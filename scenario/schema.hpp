@@ -165,6 +165,7 @@ enum class Rule {
   WindowFits,      // at + for of an outage or partition stays representable
   ProtocolKind,    // the keys protocol.kind requires (keys_required_by)
   SagaRuns,        // sagas: one processor, a kind whose effect is a provider call
+  RedeliveryCopies,  // at most `copies` [[workload.redelivery.copy]] entries
 };
 // The rule in one sentence, for the reference page.
 std::string_view describe(Rule rule);
@@ -222,6 +223,11 @@ void visit_schema(V& v, Config& c) {
         "the share of messages the producer delivers again");
   v.key("copies", Integer{1, 1000}, c.workload.redelivery.copies, "extra copies of each such message");
   v.key("delay", Distribution{}, c.workload.redelivery.delay, "the delay of each copy after the first publish");
+  v.array("workload.redelivery.copy", c.workload.redelivery.copy_delays, [](auto& entry_visitor, auto& copy) {
+    entry_visitor.required_key("delay", Distribution{}, copy.delay,
+                               "this copy's delay after the first publish (entry i is copy i), instead of delay");
+  });
+  v.rule(Rule::RedeliveryCopies, c.workload.redelivery);
 
   v.table("network");
   v.key("latency", Distribution{}, c.network.latency, "one-way latency of every link unless a [[network.link]] says");
@@ -316,6 +322,21 @@ void visit_schema(V& v, Config& c) {
   v.key("fail", Probability{}, c.sink.fail,
         "an effect call fails for good: a non-retryable error (4xx), nothing executes, not retried");
   v.key("fail_after", Distribution{}, c.sink.fail_after, "how long a failing call takes before its error arrives");
+  v.key("idempotency_window", Duration{1, true}, c.sink.idempotency_window,
+        "idempotent: how long the provider keeps a key; a call after it starts a new request (\"none\": forever)");
+  v.key("in_progress",
+        Choice<lethe::KeyInProgress>{words_of({lethe::KeyInProgress::Serialize, lethe::KeyInProgress::Conflict})},
+        c.sink.in_progress,
+        "idempotent: a call whose key another call is still processing waits for its result, or gets a 409");
+  v.key("on_conflict",
+        Choice<lethe::OnConflict>{
+            words_of({lethe::OnConflict::Retry, lethe::OnConflict::Fail, lethe::OnConflict::NewKey})},
+        c.sink.on_conflict,
+        "the worker's client on a 409: retry the same key, fail the call for good, or retry under a new key");
+  v.key("payload", Choice<lethe::SinkPayload>{words_of({lethe::SinkPayload::Stable, lethe::SinkPayload::PerAttempt})},
+        c.sink.payload,
+        "idempotent: every call of a message sends the same parameters, or each attempt its own (a reused key "
+        "with other parameters gets a 422)");
   v.array("sink.outage", c.sink.outages, [](auto& entry_visitor, auto& outage) {
     entry_visitor.required_key("at", Duration{0}, outage.at, "when the provider starts failing every call");
     entry_visitor.required_key("for", Duration{1}, outage.for_duration, "how long it fails (retryable)");

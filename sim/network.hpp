@@ -12,7 +12,10 @@
 // RPC: call() sends a request from the calling fiber's node to a Service; the
 // service's handler runs atomically at one virtual instant (arrival + service
 // time: the instant the operation takes effect), and the response travels
-// back. An instant call (both legs on a link with constant zero latency and no
+// back. A handler with an arrive() member is also told when its request
+// reaches the server, before the service time (a server that tracks the
+// requests it is still working on needs it; a duplicated request arrives
+// twice). An instant call (both legs on a link with constant zero latency and no
 // loss, ack loss or duplication, no partition, both nodes up and the server
 // not paused, zero service time, not serial) runs the handler on the caller's
 // fiber and returns without parking: the same virtual instant and the same
@@ -182,6 +185,7 @@ auto Network::call(Service& service, Handler handle, Duration timeout, std::uint
     stats_.delivered += 1;
     trace.record(now, kinds::kSend, caller.id(), tag, server.id(), 0);
     trace.record(now, kinds::kDeliver, server.id(), tag, caller.id());
+    if constexpr (requires { handle.arrive(); }) handle.arrive();
     Response response = handle();
     if (instant(server, caller, true)) {
       stats_.sent += 1;
@@ -195,6 +199,7 @@ auto Network::call(Service& service, Handler handle, Duration timeout, std::uint
     auto on_request = [network, service_pointer, server_pointer, tag, respond, handle]() mutable {
       Simulation& sim = network->simulation_;
       Service& svc = *service_pointer;
+      if constexpr (requires { handle.arrive(); }) handle.arrive();
       const Duration service_ns = svc.service_time.is_constant() && svc.service_time.mean_ns() == 0.0
                                       ? 0
                                       : svc.service_time.sample(svc.rng);

@@ -52,6 +52,9 @@ void fill_coverage(const JudgeInput& in) {
   // fields.
   if (in.topology.sink().refused() > 0) counters["sink.refused"] = in.topology.sink().refused();
   if (in.topology.sink().failed() > 0) counters["sink.failed"] = in.topology.sink().failed();
+  if (in.topology.sink().conflicts() > 0) counters["sink.conflicts"] = in.topology.sink().conflicts();
+  if (in.topology.sink().mismatches() > 0) counters["sink.mismatches"] = in.topology.sink().mismatches();
+  if (in.topology.sink().keys_expired() > 0) counters["sink.keys_expired"] = in.topology.sink().keys_expired();
 }
 
 }  // namespace
@@ -72,6 +75,9 @@ RunResult judge_run(const JudgeInput& in) {
                                                                    : fmt::format("processor{}", p);
                     }};
   input.max_explanations = in.options.max_explanations;
+  if (config.sink.idempotent && config.sink.idempotency_window != kTtlNone) {
+    input.provider_key_window = config.sink.idempotency_window;
+  }
   judge(input, result);
   check_linearizability(in, result);
   fill_coverage(in);

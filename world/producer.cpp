@@ -106,7 +106,12 @@ void Producer::schedule_copies(MessageId id, sim::Rng& copies_rng) {
   const auto& redelivery = config_.workload.redelivery;
   if (redelivery.fraction <= 0.0 || !copies_rng.bernoulli(redelivery.fraction)) return;
   for (int copy = 1; copy <= redelivery.copies; ++copy) {
-    const sim::Duration delay = redelivery.delay.sample(copies_rng);
+    // Copy i draws from [[workload.redelivery.copy]] entry i when there is one (sequential redeliveries: the
+    // third call after the second completed), otherwise from `delay`; one draw per copy either way.
+    const auto entry = static_cast<std::size_t>(copy - 1);
+    const sim::Distribution& distribution =
+        entry < redelivery.copy_delays.size() ? redelivery.copy_delays[entry].delay : redelivery.delay;
+    const sim::Duration delay = distribution.sample(copies_rng);
     ++pending_copies_;
     simulation_.after(delay, [this, id, copy] {
       --pending_copies_;

@@ -70,11 +70,27 @@ bool Sink::take_token(sim::Time now) {
   return true;
 }
 
+bool Sink::arrive(const SinkRequest& request) {
+  if (!tracks_in_progress()) return false;
+  const IdempotencyKey key = key_of(request);
+  std::uint32_t& serving = in_service_[key];
+  const auto stored = idempotency_.find(key);
+  const bool has_result = stored != idempotency_.end() && !key_expired(stored->second, simulation_.now());
+  const bool busy = serving > 0 && !has_result;
+  ++serving;
+  return busy;
+}
+
 SinkResponse Sink::handle(const SinkRequest& request) {
   const sim::Time now = simulation_.now();
   sim::Trace& trace = simulation_.trace();
   const sim::NodeId provider = node_.id();
   ++calls_;
+  if (tracks_in_progress()) {
+    // This request is no longer in service, whatever follows.
+    const auto serving = in_service_.find(key_of(request));
+    if (serving != in_service_.end() && --serving->second == 0) in_service_.erase(serving);
+  }
   trace.record(now, sink_kinds::kCall, provider, request.id, request.attempt,
                pack_processor_call(request.processor, request.call_number));
 
@@ -87,13 +103,28 @@ SinkResponse Sink::handle(const SinkRequest& request) {
     return SinkResponse{true, 0};
   }
 
-  const auto key = std::make_pair(request.id, request.processor);
+  const IdempotencyKey key = key_of(request);
   if (section_.idempotent) {
+    if (request.key_busy) {
+      ++conflicts_;
+      trace.record(now, sink_kinds::kConflict, provider, request.id, request.attempt,
+                   pack_processor_call(request.processor, request.call_number));
+      return SinkResponse{.unavailable = false, .value = 0, .refused = false, .conflict = true};
+    }
     const auto found = idempotency_.find(key);
-    if (found != idempotency_.end()) {
+    if (found != idempotency_.end() && key_expired(found->second, now)) {
+      ++keys_expired_;
+      trace.record(now, sink_kinds::kKeyExpired, provider, request.id, request.attempt,
+                   static_cast<std::uint64_t>(now - found->second.stored_at));
+      idempotency_.erase(found);  // pruned: this call starts a new request
+    } else if (found != idempotency_.end() && found->second.payload != request.payload) {
+      ++mismatches_;
+      trace.record(now, sink_kinds::kMismatch, provider, request.id, request.attempt, found->second.payload);
+      return SinkResponse{.unavailable = false, .value = 0, .refused = false, .conflict = false, .mismatch = true};
+    } else if (found != idempotency_.end()) {
       ++replays_;
-      trace.record(now, sink_kinds::kReplay, provider, request.id, request.attempt, found->second);
-      return SinkResponse{false, found->second};
+      trace.record(now, sink_kinds::kReplay, provider, request.id, request.attempt, found->second.value);
+      return SinkResponse{false, found->second.value};
     }
   }
 
@@ -112,7 +143,7 @@ SinkResponse Sink::handle(const SinkRequest& request) {
   } else {
     executions_.push_back(execution);
   }
-  if (section_.idempotent) idempotency_.emplace(key, value);
+  if (section_.idempotent) idempotency_.emplace(key, StoredKey{value, now, request.payload});
   if (trace.detailed()) {
     trace.record_detail(now, sink_kinds::kExecute, provider, request.id, request.attempt, value,
                         section_.kind + " processor " + std::to_string(request.processor) + " call " +
@@ -131,6 +162,8 @@ SinkClient::SinkClient(Sink& sink, sim::Network& network, const SinkSection& sec
       policy_(section.backoff, section.jitter),
       rng_(rng),
       fail_(section.fail),
+      on_conflict_(section.on_conflict),
+      payload_(section.payload),
       fail_after_(section.fail_after),
       fail_rng_(rng.derive("sink.fail")) {
   require(timeout_ns_ > 0, "SinkClient: timeout must be > 0");
@@ -156,6 +189,16 @@ std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processo
   Sink* sink = &sink_;
   const int tries = retries_ + 1;
   int made = tries;  // tries made when the call gives up
+  std::uint32_t key_generation = 0;  // on_conflict = "new-key": the key the remaining tries use
+  // The parameters this call sends: the same for every call of the message, or rebuilt per attempt.
+  const std::uint64_t payload = payload_ == SinkPayload::PerAttempt ? attempt : 0;
+  // The request as the network carries it: told when it reaches the provider (Sink::arrive, for the 409).
+  struct Request {
+    Sink* sink;
+    SinkRequest request;
+    void arrive() { request.key_busy = sink->arrive(request); }
+    SinkResponse operator()() const { return sink->handle(request); }
+  };
   for (int try_number = 1; try_number <= tries; ++try_number) {
     if (try_number > 1) {
       const sim::Duration backoff_ns = policy.delay(try_number - 1, rng_);
@@ -163,10 +206,11 @@ std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processo
                                 static_cast<std::uint64_t>(backoff_ns));
       sim::sleep(backoff_ns);
     }
-    const SinkRequest request{id, processor, attempt, static_cast<std::uint32_t>(try_number), caller, token};
+    SinkRequest request{id, processor, attempt, static_cast<std::uint32_t>(try_number), caller, token};
+    request.key_generation = key_generation;
+    request.payload = payload;
     ++stats_.tries;
-    const std::optional<SinkResponse> response =
-        network_.call(sink_.service(), [sink, request] { return sink->handle(request); }, timeout_ns_, id);
+    const std::optional<SinkResponse> response = network_.call(sink_.service(), Request{sink, request}, timeout_ns_, id);
     if (!response.has_value()) {
       ++stats_.timeouts;
       continue;
@@ -179,6 +223,23 @@ std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processo
       ++stats_.refused;
       made = try_number;
       break;  // for good: another try would be refused too
+    }
+    if (response->mismatch) {
+      ++stats_.mismatches;
+      made = try_number;
+      break;  // for good: the key is bound to other parameters
+    }
+    if (response->conflict) {
+      ++stats_.conflicts;
+      if (on_conflict_ == OnConflict::Fail) {
+        made = try_number;
+        break;  // for good: the failed effect is the strategy's (the message is redelivered)
+      }
+      if (on_conflict_ == OnConflict::NewKey) {
+        ++key_generation;
+        simulation.trace().record(simulation.now(), sink_kinds::kNewKey, caller, id, attempt, key_generation);
+      }
+      continue;  // retry: the same key (a replay once the original stored its result), or the new one
     }
     ++stats_.successes;
     simulation.trace().record(simulation.now(), sink_kinds::kOk, caller, id, attempt, response->value);

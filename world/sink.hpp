@@ -21,9 +21,22 @@
 //      synchronized waves of retries that make a retry storm (with it, the 200
 //      clients of tests/world/sink_test.cpp need no more calls without jitter
 //      than with full jitter; with 100 ms, no jitter needs ~6x more);
-//   4. idempotent = true: a call whose (message id, processor) was executed
-//      before returns the first execution's value and records nothing (Stripe's
-//      Idempotency-Key; keys never expire here);
+//   4. idempotent = true: the call's idempotency key is (message id, processor,
+//      key generation; the generation is 0 unless the client made a new key, see
+//      on_conflict below). In this order:
+//      a. sink.in_progress = "conflict": a call that arrived (Sink::arrive, at the
+//         instant its request reached the provider) while another call with its
+//         key was in service and no result was stored under it gets a 409
+//         (the IETF Idempotency-Key draft), answered at the end of its own service
+//         time; nothing executes. "serialize" (the default): no 409; whichever
+//         call is decided first executes, the others replay its result;
+//      b. a key stored sink.idempotency_window ago or longer is pruned (Stripe
+//         prunes keys at least 24h old): the call starts a new request (step 5)
+//         and stores the key anew. "none" (the default): keys are kept forever;
+//      c. a stored key whose payload differs from the call's gets a 422 (a reused
+//         key with other parameters; Stripe's idempotency_error), nothing executes;
+//      d. otherwise a stored key returns the stored execution's value and records
+//         nothing (Stripe's Idempotency-Key);
 //   5. otherwise the EffectProvider of sink.kind decides: it refuses the call
 //      (recorded as sink.refuse, nothing executes; not retried by the caller),
 //      or the effect executes: one Execution is appended, with the provider's
@@ -43,7 +56,19 @@
 // (1 = the first try). So when a response is lost, a retry of the same attempt
 // executes the effect again at a non-idempotent provider: the lost-ACK double
 // charge (oracle cause `sink_retry`); with idempotent = true it does not.
-// A refused call is not retried (call() returns nullopt at once). A crash of
+// A refused call is not retried (call() returns nullopt at once). A 409 (in
+// progress) is handled as sink.on_conflict says: "retry" (the default; Stripe's
+// clients retry a 409): like a 503, a later try of the same key, which replays
+// the original's result once it is stored; "fail": the call fails for good
+// (nullopt, like sink.fail: the strategy's failed effect, the message is
+// redelivered and decided again); "new-key": the client takes the 409 as a
+// broken key and sends the remaining tries under a new key generation, which the
+// provider has never seen: it executes again (a double charge, cause sink_retry).
+// A 422 (payload mismatch) fails the call for good. sink.payload = "per-attempt":
+// the payload a call sends is its attempt id (the parameters are rebuilt per
+// delivery, e.g. with a fresh timestamp), so a redelivery reusing the key gets a
+// 422; "stable" (the default): every call of a message sends the same payload.
+// A crash of
 // the caller's node unwinds the call (sim::Crash propagates); calls already
 // sent still reach the provider.
 //
@@ -67,6 +92,10 @@
 //   sink.ok       caller    a = message id, b = attempt, c = value received
 //   sink.give_up  caller    a = message id, b = attempt, c = tries made
 //   sink.fail     caller    a = message id, b = attempt, c = the time the failing call took (ns)
+//   sink.conflict provider  a = message id, b = attempt, c = processor << 32 | call_number (a 409)
+//   sink.key_expired provider a = message id, b = attempt, c = the pruned key's age (ns)
+//   sink.mismatch provider  a = message id, b = attempt, c = the stored payload (a 422)
+//   sink.new_key  caller    a = message id, b = attempt, c = the new key generation
 //
 // Failing effects (sink.fail = P, sink.fail_after = DIST): each call() fails
 // with probability P, drawn from the client's own "sink.fail" stream (no draw
@@ -77,12 +106,13 @@
 // it is never retried, and it does not depend on time; Sink::failed() counts
 // them (coverage "sink.failed").
 //
-// Does not: model partial effects, idempotency-key
-// expiry, provider crashes, or a payload (result_size is the memo's business);
+// Does not: model partial effects, provider crashes, or a payload's content (it
+// is one number to compare; result_size is the memo's business);
 // a provider kind changes only what executing a call gives, not the steps
 // before it.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -117,6 +147,10 @@ inline constexpr sim::TraceKind kRetry{"sink.retry", "message", "attempt", "back
 inline constexpr sim::TraceKind kOk{"sink.ok", "message", "attempt", "value"};
 inline constexpr sim::TraceKind kGiveUp{"sink.give_up", "message", "attempt", "calls"};
 inline constexpr sim::TraceKind kFail{"sink.fail", "message", "attempt", "after_ns"};
+inline constexpr sim::TraceKind kConflict{"sink.conflict", "message", "attempt", "processor/call"};
+inline constexpr sim::TraceKind kKeyExpired{"sink.key_expired", "message", "attempt", "age_ns"};
+inline constexpr sim::TraceKind kMismatch{"sink.mismatch", "message", "attempt", "stored_payload"};
+inline constexpr sim::TraceKind kNewKey{"sink.new_key", "message", "attempt", "generation"};
 }  // namespace sink_kinds
 
 enum class RejectReason : std::uint8_t { Capacity = 1, Outage = 2 };
@@ -133,6 +167,9 @@ struct SinkRequest {
   std::uint32_t call_number = 1;
   sim::NodeId caller = 0;
   FencingToken fencing_token = kNoFencingToken;  // what the strategy passed to its effect (protocol/strategies.hpp)
+  std::uint32_t key_generation = 0;  // part of the idempotency key: 0, or the n-th new key (on_conflict "new-key")
+  std::uint64_t payload = 0;         // the call's parameters, as one number (sink.payload)
+  bool key_busy = false;             // set by Sink::arrive: another call was processing the key (-> 409)
 };
 
 // What the provider answers: a value, a retryable 503, or a refusal.
@@ -140,6 +177,8 @@ struct SinkResponse {
   bool unavailable = false;  // true: 503 (capacity or outage), `value` is meaningless
   std::uint64_t value = 0;
   bool refused = false;      // true: the provider refused the call for good, `value` is meaningless
+  bool conflict = false;     // true: 409, another call with the key was in progress (in_progress = "conflict")
+  bool mismatch = false;     // true: 422, the key was used with another payload (not retried)
 };
 
 // What an EffectProvider decides for one call.
@@ -209,6 +248,10 @@ class Sink {
   // Effect calls that failed with a non-retryable error (sink.fail), counted by the clients.
   std::uint64_t failed() const { return failed_; }
   void count_failure() { ++failed_; }
+  // 409s (in_progress = "conflict"), 422s (payload mismatch), and keys pruned after idempotency_window.
+  std::uint64_t conflicts() const { return conflicts_; }
+  std::uint64_t mismatches() const { return mismatches_; }
+  std::uint64_t keys_expired() const { return keys_expired_; }
   // The token bucket's depth in calls (0 when capacity is unlimited).
   std::uint64_t burst() const { return emission_interval_ns_ == 0 ? 0 : burst_calls_; }
   // Sets the bucket's depth. REQUIRES: calls >= 1, and no call has reached the provider yet.
@@ -226,6 +269,11 @@ class Sink {
   // Decides one call at the current instant (see the header comment). Runs on the
   // event loop, never blocks. Public so the network handler (and tests) can reach it.
   SinkResponse handle(const SinkRequest& request);
+  // The request has just reached the provider (before its service time). Returns whether another call with its
+  // key is in service with no result stored under it (the caller puts that in SinkRequest::key_busy). Only
+  // with idempotent = true and in_progress = "conflict"; otherwise false and nothing is kept. Every arrive()
+  // is followed by one handle() of the same request (the provider never crashes).
+  bool arrive(const SinkRequest& request);
 
  private:
   bool in_outage(sim::Time now) const;
@@ -242,7 +290,26 @@ class Sink {
   sim::Duration burst_tolerance_ns_ = 0;
   std::uint64_t burst_calls_ = 1;
   sim::Time theoretical_arrival_ = 0;
-  std::map<std::pair<MessageId, ProcessorId>, std::uint64_t> idempotency_;
+  struct IdempotencyKey {
+    MessageId id;
+    ProcessorId processor;
+    std::uint32_t generation;
+    auto operator<=>(const IdempotencyKey&) const = default;
+  };
+  struct StoredKey {
+    std::uint64_t value = 0;
+    sim::Time stored_at = 0;
+    std::uint64_t payload = 0;
+  };
+  static IdempotencyKey key_of(const SinkRequest& request) {
+    return IdempotencyKey{request.id, request.processor, request.key_generation};
+  }
+  bool tracks_in_progress() const { return section_.idempotent && section_.in_progress == KeyInProgress::Conflict; }
+  bool key_expired(const StoredKey& stored, sim::Time now) const {
+    return section_.idempotency_window != kTtlNone && now - stored.stored_at >= section_.idempotency_window;
+  }
+  std::map<IdempotencyKey, StoredKey> idempotency_;
+  std::map<IdempotencyKey, std::uint32_t> in_service_;  // in_progress = "conflict": requests arrived, not decided
   std::deque<Execution> executions_;
   std::function<void(const Execution&)> on_execute_;
   std::uint64_t calls_ = 0;
@@ -252,6 +319,9 @@ class Sink {
   std::uint64_t replays_ = 0;
   std::uint64_t refused_ = 0;
   std::uint64_t failed_ = 0;
+  std::uint64_t conflicts_ = 0;
+  std::uint64_t mismatches_ = 0;
+  std::uint64_t keys_expired_ = 0;
 };
 
 // What one SinkClient has seen, summed over its calls.
@@ -264,6 +334,8 @@ struct SinkClientStats {
   std::uint64_t unavailable = 0;  // tries answered 503
   std::uint64_t refused = 0;      // calls the provider refused (not retried)
   std::uint64_t failed = 0;       // calls that failed with a non-retryable error (sink.fail)
+  std::uint64_t conflicts = 0;    // tries answered 409
+  std::uint64_t mismatches = 0;   // calls answered 422 (not retried)
 };
 
 class SinkClient {
@@ -288,6 +360,8 @@ class SinkClient {
   RetryPolicy policy_;  // copied per call(): the decorrelated jitter's state is per call
   sim::Rng rng_;
   double fail_;
+  OnConflict on_conflict_;
+  SinkPayload payload_;
   sim::Distribution fail_after_;
   sim::Rng fail_rng_;   // sink.fail's draws only: the jitter's stream is the same with or without it
   SinkClientStats stats_;

@@ -143,6 +143,8 @@ TEST(ScenarioLibrary, EachFailureHasItsSignatureCause) {
       {"ttl-shorter-than-redelivery", lethe::Cause::Expired},
       {"herd-takeover-if-not-exists", lethe::Cause::HerdTakeover},
       {"lost-ack-double-charge", lethe::Cause::SinkRetry},
+      {"provider-key-expired", lethe::Cause::ProviderKeyExpired},
+      {"provider-conflict-new-key", lethe::Cause::SinkRetry},
   };
   for (const auto& s : signatures) {
     const auto config = load(s.scenario);
@@ -155,6 +157,7 @@ TEST(ScenarioLibrary, EachFailureHasItsSignatureCause) {
 
 TEST(ScenarioLibrary, TheFixedVariantsRemoveTheirFailure) {
   EXPECT_EQ(runner::run_seed(load("lost-ack-idempotent-gateway"), 1).result.duplicate_effects, 0u);
+  EXPECT_EQ(runner::run_seed(load("provider-conflict-retry"), 1).result.duplicate_effects, 0u);
   EXPECT_EQ(runner::run_seed(load("consumer-crash-before-ack-inbox"), 1).result.duplicate_effects, 0u);
   EXPECT_EQ(runner::run_seed(load("herd-takeover-conditional"), 1).result.duplicate_effects, 0u);
   EXPECT_EQ(runner::run_seed(load("slow-work-mpt-fixed"), 1).result.duplicate_effects, 0u);
