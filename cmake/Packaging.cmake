@@ -33,6 +33,6 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
-    "graphviz, gnuplot-nox, build-essential, cmake, pkg-config, libboost-fiber-dev, libboost-context-dev, libfmt-dev, libtomlplusplus-dev, nlohmann-json3-dev, libcli11-dev, libabsl-dev, libpq-dev, libhiredis-dev")
+    "graphviz, gnuplot-nox, build-essential, cmake, pkg-config, libboost-fiber-dev, libboost-context-dev, libfmt-dev, nlohmann-json3-dev, libcli11-dev, libabsl-dev, libpq-dev, libhiredis-dev")
 set(CPACK_STRIP_FILES ON)
 include(CPack)
