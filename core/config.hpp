@@ -85,6 +85,7 @@ enum class ProducerMode { Direct, DualWrite, Outbox };   // "direct" | "dual-wri
 enum class PollKind { Distribution, Backoff };           // a distribution | "backoff(base, factor, cap)"
 enum class PartitionGroup { Consumers, Store, Broker, Sink, Clients };
 enum class ExpectationOp { Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual };  // == != < <= > >=
+enum class ScheduleKind { Fifo, Random, Pct };          // "fifo" | "random" | "pct(depth=3)"
 
 // The word used in scenario files (the bare kind word for the kinds that take
 // arguments: "interval", "lazy", "eventual", "constant", "backoff", ...).
@@ -149,6 +150,14 @@ inline std::string to_string(SinkPayload v) {
   switch (v) {
     case SinkPayload::Stable: return "stable";
     case SinkPayload::PerAttempt: return "per-attempt";
+  }
+  return "?";
+}
+inline std::string to_string(ScheduleKind v) {
+  switch (v) {
+    case ScheduleKind::Fifo: return "fifo";
+    case ScheduleKind::Random: return "random";
+    case ScheduleKind::Pct: return "pct";
   }
   return "?";
 }
@@ -277,6 +286,19 @@ struct Backoff {
   sim::Duration cap = 0;    // Exponential: the largest delay (>= base)
 };
 
+// run.schedule: which of the fibers ready at one virtual instant runs first (sim::SchedulePolicy):
+// "fifo" | "random" | "pct(depth=3)".
+struct Schedule {
+  ScheduleKind kind = ScheduleKind::Fifo;
+  int depth = 3;  // Pct: 1..kMaxPctDepth (depth - 1 priority change points); 3 otherwise
+};
+inline constexpr int kMaxPctDepth = 100;
+// As written in a scenario file: "fifo", "random", "pct(depth=3)".
+inline std::string to_string(const Schedule& v) {
+  if (v.kind != ScheduleKind::Pct) return to_string(v.kind);
+  return "pct(depth=" + std::to_string(v.depth) + ")";
+}
+
 // ---------------------------------------------------------------- tables
 
 struct ScenarioSection {
@@ -289,6 +311,7 @@ struct RunSection {
   std::int64_t seeds = 20;                     // default 20; >= 1
   sim::Duration duration = 3'600'000'000'000;  // default "1h"; > 0
   bool drain = true;                           // default true
+  Schedule schedule;                           // default "fifo"
 };
 
 struct TopologySection {

@@ -9,9 +9,9 @@ namespace {
 using K = FieldKind;
 
 // The rows. [expect]'s "allowed" list follows this order; the JSON puts the extensions (the flag after
-// `expectable`) after the rest, in this order: coverage, swarm, memo_overwrites, store_peak_records,
+// `expectable`) after the rest, in this order: coverage, swarm, schedule, memo_overwrites, store_peak_records,
 // trace_events, linearizable_unknown, the saga fields.
-constexpr std::array<ResultField, 33> kResultFields = {{
+constexpr std::array<ResultField, 34> kResultFields = {{
     {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
     {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},
     {"trace_hash", K::Hash, false, false, "the determinism fingerprint: a hash of every trace record",
@@ -21,6 +21,9 @@ constexpr std::array<ResultField, 33> kResultFields = {{
      "\"coverage.pause\")",
      &RunResult::coverage},
     {"swarm", K::Words, false, true, "the fault kinds switched on for this seed (swarm mode)", &RunResult::swarm},
+    {"schedule", K::Words, false, true,
+     "run.schedule when it is not \"fifo\": [\"random\"] or [\"pct(depth=D)\"] (left out for fifo)",
+     &RunResult::schedule},
     {"sim_time", K::Time, true, false, "simulated nanoseconds at the end", &RunResult::sim_time},
     {"messages", K::Count, true, false, "distinct message ids published", &RunResult::messages},
     {"deliveries", K::Count, true, false, "deliveries to workers, copies and replays included",

@@ -128,6 +128,7 @@ struct RunResult {
   // Beyond the contract (extensions, documented in the README):
   std::map<std::string, std::uint64_t> coverage;   // fault point / crash point -> times it fired
   std::vector<std::string> swarm;                  // fault kinds switched on for this seed (swarm mode)
+  std::vector<std::string> schedule;               // run.schedule when it is not "fifo" (one word), empty for fifo
   std::uint64_t memo_overwrites = 0;               // completions that landed on a live record with another memoized result
   std::uint64_t store_peak_records = 0;            // the most items the store held at once (every table)
   std::vector<DuplicateExplanation> explanations;  // one per duplicate (capped)

@@ -183,6 +183,7 @@ class Loader {
   std::optional<lethe::Poll> parse_poll(const std::string& text, std::string& problem) const;
   std::optional<lethe::PollRead> parse_poll_read(const std::string& text, std::string& problem) const;
   std::optional<lethe::Backoff> parse_backoff(const std::string& text, std::string& problem) const;
+  std::optional<lethe::Schedule> parse_schedule(const std::string& text, std::string& problem) const;
   std::optional<lethe::Expectation> parse_expectation(const std::string& key, const std::string& text,
                                                       std::string& problem) const;
 
@@ -248,6 +249,10 @@ class Loader {
   std::optional<lethe::Backoff> parse_language(const std::string& text, std::string& problem,
                                                const lethe::Backoff&) const {
     return parse_backoff(text, problem);
+  }
+  std::optional<lethe::Schedule> parse_language(const std::string& text, std::string& problem,
+                                                const lethe::Schedule&) const {
+    return parse_schedule(text, problem);
   }
 
   // ---- the cross-field rules (schema::Rule), each where the table places it
@@ -921,6 +926,22 @@ std::optional<lethe::Backoff> Loader::parse_backoff(const std::string& value, st
     return backoff;
   }
   return std::nullopt;
+}
+
+std::optional<lethe::Schedule> Loader::parse_schedule(const std::string& value, std::string& problem) const {
+  if (value == "fifo") return lethe::Schedule{};
+  if (value == "random") return lethe::Schedule{lethe::ScheduleKind::Random};
+  std::optional<text::Call> call = text::parse_call(value);
+  if (!call || call->name != "pct") return std::nullopt;
+  std::optional<std::vector<std::string>> arguments = text::bind_arguments(*call, {"depth"}, problem);
+  if (!arguments) return std::nullopt;
+  std::optional<double> depth = text::parse_number((*arguments)[0]);
+  // The range first: a cast of a number out of int's range is undefined.
+  if (!depth || *depth < 1 || *depth > lethe::kMaxPctDepth || *depth != static_cast<double>(static_cast<int>(*depth))) {
+    problem = fmt::format("depth \"{}\" must be a whole number from 1 to {}", (*arguments)[0], lethe::kMaxPctDepth);
+    return std::nullopt;
+  }
+  return lethe::Schedule{lethe::ScheduleKind::Pct, static_cast<int>(*depth)};
 }
 
 std::optional<lethe::Expectation> Loader::parse_expectation(const std::string& key, const std::string& value,

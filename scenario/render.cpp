@@ -74,6 +74,11 @@ std::string toml_value(const schema::Language&, const lethe::Backoff& value) {
   return toml_word(lethe::to_string(value.kind));
 }
 
+std::string toml_value(const schema::Language&, const lethe::Schedule& value) {
+  if (value.kind != lethe::ScheduleKind::Pct) return toml_word(lethe::to_string(value.kind));
+  return toml_quote(lethe::to_string(value));
+}
+
 std::string toml_value(const schema::Groups&, schema::GroupPair<const lethe::PartitionGroup> value) {
   return toml_value(schema::Names{}, {lethe::to_string(value.first), lethe::to_string(value.second)});
 }

@@ -188,6 +188,10 @@ void visit_schema(V& v, Config& c) {
   v.key("duration", Duration{1}, c.run.duration, "the simulated-time cap for the workload");
   v.key("drain", Boolean{}, c.run.drain,
         "after the workload, heal every fault and run until in-flight work settles");
+  v.key("schedule", Language{"\"fifo\", \"random\" or \"pct(depth=N)\" with N from 1 to 100, e.g. \"pct(depth=3)\""},
+        c.run.schedule,
+        "which fiber runs first among those ready at the same virtual instant (timer ties, zero-latency calls, "
+        "wake-ups): fifo, random, or PCT priorities; virtual time is unchanged");
 
   v.table("topology");
   v.key("source", Choice<std::string>{source_kind_words()}, c.topology.source,

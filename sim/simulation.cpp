@@ -70,7 +70,15 @@ class KernelAlgorithm final : public boost::fibers::algo::algorithm {
       main_ = ctx;
     } else {
       LETHE_KERNEL_ASSERT_OR_ABORT(simulation_ != nullptr);
-      simulation_->ready_.push_back(ctx);
+      Simulation& simulation = *simulation_;
+      std::uint32_t slot = simulation.spawning_slot_;
+      if (slot != Simulation::kNoSlot) {
+        simulation.slots_[slot].context = ctx;  // a new fiber: Boost readies it inside its constructor
+      } else {
+        slot = simulation.slot_of(ctx);  // a fiber that yielded through Boost (not a kernel await point)
+        LETHE_KERNEL_ASSERT_OR_ABORT(slot != Simulation::kNoSlot);
+      }
+      simulation.ready_.push_back(Simulation::Ready{ctx, slot});
     }
   }
 
@@ -193,8 +201,25 @@ struct PooledStack {
 Simulation::Simulation(SimulationOptions options)
     : options_(options),
       stack_pool_(std::make_shared<StackPool>(options.stack_bytes)),
-      schedule_rng_(Rng::derive(options.seed, "kernel.schedule")) {
+      schedule_rng_(Rng::derive(options.seed, "kernel.schedule")),
+      pct_priority_rng_(Rng::derive(options.seed, "kernel.pct.priority")) {
   if (t_current != nullptr) throw std::logic_error("one Simulation per thread at a time");
+  if (options.policy == SchedulePolicy::Pct) {
+    if (options.pct_depth < 1) throw std::invalid_argument("Simulation: pct_depth must be at least 1");
+    const auto changes = static_cast<std::uint64_t>(options.pct_depth - 1);
+    if (changes > 0 && options.pct_steps == 0) {
+      throw std::invalid_argument("Simulation: pct_steps must be at least 1 when pct_depth is above 1");
+    }
+    // d - 1 distinct steps, uniform in 1..k (all of them when k < d - 1): rejection keeps each uniform.
+    Rng change_rng = Rng::derive(options.seed, "kernel.pct.change");
+    while (change_points_.size() < std::min(changes, options.pct_steps)) {
+      const auto step = static_cast<std::uint64_t>(change_rng.between(1, static_cast<std::int64_t>(options.pct_steps)));
+      if (std::find(change_points_.begin(), change_points_.end(), step) == change_points_.end()) {
+        change_points_.push_back(step);
+      }
+    }
+    std::sort(change_points_.begin(), change_points_.end());
+  }
   if (t_algorithm == nullptr) boost::fibers::use_scheduling_algorithm<KernelAlgorithm>();
   LETHE_KERNEL_ASSERT(t_algorithm != nullptr);
   algorithm_ = t_algorithm;
@@ -416,7 +441,14 @@ void Simulation::make_ready(std::uint32_t slot_index) {
     slot.deadline_armed = false;
     ++stale_timers_;
   }
-  ready_.push_back(slot.context);
+  ready_.push_back(Ready{slot.context, slot_index});
+}
+
+std::uint32_t Simulation::slot_of(boost::fibers::context* ctx) const {
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].in_use && slots_[i].context == ctx) return static_cast<std::uint32_t>(i);
+  }
+  return kNoSlot;
 }
 
 void Simulation::checkpoint() {
@@ -484,10 +516,11 @@ void Simulation::suspend_current(std::uint32_t self) {
     // Make the pick pick_next() would make; if it is this fiber, keep running
     // (no switch); otherwise remember the pick (Boost must never be asked to
     // resume the active context) so the random stream sees the same draws.
-    const auto self_position = std::find(ready_.begin(), ready_.end(), ctx);
+    const auto self_position =
+        std::find_if(ready_.begin(), ready_.end(), [ctx](const Ready& ready) { return ready.context == ctx; });
     if (self_position != ready_.end()) {
       const std::size_t chosen = choose_ready_index();
-      if (ready_[chosen] == ctx) {
+      if (ready_[chosen].context == ctx) {
         if (chosen == 0) {
           ready_.pop_front();
         } else {
@@ -503,8 +536,29 @@ void Simulation::suspend_current(std::uint32_t self) {
 }
 
 std::size_t Simulation::choose_ready_index() {
-  if (options_.policy == SchedulePolicy::Fifo || ready_.size() == 1) return 0;
-  return static_cast<std::size_t>(schedule_rng_.below(ready_.size()));
+  ++schedule_steps_;
+  switch (options_.policy) {
+    case SchedulePolicy::Fifo: return 0;
+    case SchedulePolicy::Random:
+      if (ready_.size() == 1) return 0;
+      return static_cast<std::size_t>(schedule_rng_.below(ready_.size()));
+    case SchedulePolicy::Pct: return choose_by_priority();
+  }
+  return 0;
+}
+
+std::size_t Simulation::choose_by_priority() {
+  // The highest priority wins; a tie (two equal 64-bit draws) goes to the one ready first.
+  std::size_t chosen = 0;
+  for (std::size_t i = 1; i < ready_.size(); ++i) {
+    if (slots_[ready_[i].slot].priority > slots_[ready_[chosen].slot].priority) chosen = i;
+  }
+  if (next_change_ < change_points_.size() && change_points_[next_change_] == schedule_steps_) {
+    // The fiber that runs this step ends it below every drawn priority: i for the i-th change point (1-based).
+    ++next_change_;
+    slots_[ready_[chosen].slot].priority = next_change_;
+  }
+  return chosen;
 }
 
 void Simulation::advance() {
@@ -575,7 +629,7 @@ boost::fibers::context* Simulation::pick_next() {
     index = choose_ready_index();
   }
   LETHE_KERNEL_ASSERT_OR_ABORT(index < ready_.size());
-  auto* ctx = ready_[index];
+  auto* ctx = ready_[index].context;
   if (index == 0) {
     ready_.pop_front();
   } else {
@@ -588,6 +642,14 @@ void Simulation::run_until(Time limit) {
   LETHE_KERNEL_ASSERT(!running_);
   LETHE_KERNEL_ASSERT(current_slot_ == kNoSlot);
   if (!failure_.empty()) throw InternalError(failure_);
+  if (!schedule_recorded_) {
+    schedule_recorded_ = true;
+    if (options_.policy != SchedulePolicy::Fifo) {
+      const bool pct = options_.policy == SchedulePolicy::Pct;
+      trace_.record(now_, kinds::kSchedule, 0, pct ? 2 : 1, pct ? static_cast<std::uint64_t>(options_.pct_depth) : 0,
+                    pct ? options_.pct_steps : 0);
+    }
+  }
   limit_ = limit;
   running_ = true;
   finished_ = false;
@@ -634,9 +696,16 @@ void Simulation::spawn_fiber(Node& node, std::function<void()> body) {
   slot.next_wait_id = ++wait_counter_;
   node.fiber_slots_.push_back(index);
   ++live_fibers_;
+  // Drawn priorities sit above every demoted one (1 .. d - 1): the top bits of a draw, offset by d.
+  if (options_.policy == SchedulePolicy::Pct) {
+    slot.priority = static_cast<std::uint64_t>(options_.pct_depth) + (pct_priority_rng_.next() >> 8);
+  }
   try {
+    spawning_slot_ = index;
     start_fiber(index, std::move(body));
+    spawning_slot_ = kNoSlot;
   } catch (...) {
+    spawning_slot_ = kNoSlot;
     // No fiber exists: give the slot back, or the destructor would wait for a fiber that never runs.
     node.fiber_slots_.pop_back();
     slots_[index] = FiberSlot{};

@@ -3,8 +3,9 @@
 // A Simulation owns virtual time, the timer queue, the nodes and their fibers,
 // and the trace. Every simulated activity is a Boost.Fiber fiber on the ONE
 // thread that runs the simulation, scheduled by a custom algorithm:
-//   - ready fibers run in FIFO order, or in a seeded-random order
-//     (SchedulePolicy::Random, to explore interleavings);
+//   - ready fibers run in FIFO order, in a seeded-random order (SchedulePolicy::Random), or by PCT priorities
+//     (SchedulePolicy::Pct), to explore other interleavings of fibers ready at the same virtual instant (the
+//     policy never changes when anything happens, only which of the fibers ready now runs first);
 //   - fibers block only through the kernel's await points (park(), sleep(),
 //     Channel, Signal, Network::call); virtual time advances to the earliest
 //     timer only when no fiber is ready;
@@ -68,7 +69,19 @@ struct InternalError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class SchedulePolicy { Fifo, Random };
+// Which ready fiber runs next. Each decision is one scheduling step (schedule_steps()).
+//   Fifo    the one that became ready first;
+//   Random  one drawn uniformly among the ready ones (stream "kernel.schedule");
+//   Pct     probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010) over the kernel's one thread:
+//           every fiber draws a random priority when it is spawned (its first readiness; stream
+//           "kernel.pct.priority"), the ready fiber of highest priority runs, and pct_depth - 1 change points
+//           are drawn once, distinct and uniform among the steps 1..pct_steps (stream "kernel.pct.change"):
+//           the fiber picked at the i-th change point then drops to priority i, below every drawn priority
+//           (and below the fibers demoted at earlier change points: later demotions rank above earlier ones,
+//           as in the paper). A bug that needs d ordering constraints among n fibers in k steps is hit with
+//           probability at least 1 / (n k^(d-1)) per run when pct_steps is about k.
+// Fifo draws nothing; Random and Pct draw only from their own streams, so no other stream shifts.
+enum class SchedulePolicy { Fifo, Random, Pct };
 
 using NodeId = std::uint32_t;
 using GroupId = std::uint32_t;
@@ -84,6 +97,11 @@ struct SimulationOptions {
   SchedulePolicy policy = SchedulePolicy::Fifo;
   std::size_t stack_bytes = 64 * 1024;
   bool fast_path = true;  // skip the dispatcher when the parking fiber is next anyway (traces are identical)
+  // Pct only: d (>= 1; d - 1 change points) and k, the number of steps the change points are drawn among
+  // (>= 1 when d > 1; an estimate of the run's schedule_steps(): change points past the run's end never happen).
+  // The constructor throws std::invalid_argument otherwise.
+  int pct_depth = 3;
+  std::uint64_t pct_steps = 0;
 };
 
 class Simulation {
@@ -144,6 +162,11 @@ class Simulation {
   void spawn_fiber(Node& node, std::function<void()> body);
   void kill_fibers_of(Node& node);
   std::uint64_t context_switches() const { return switches_; }
+  // Scheduling decisions so far: how many times a ready fiber was picked to run (one per await point a fiber
+  // left and per fiber start), whatever the policy; the same with and without the fast path.
+  std::uint64_t schedule_steps() const { return schedule_steps_; }
+  // Pct: the steps the change points were drawn at, ascending (empty for the other policies).
+  const std::vector<std::uint64_t>& pct_change_points() const { return change_points_; }
 
  private:
   friend class KernelAlgorithm;
@@ -158,6 +181,12 @@ class Simulation {
     bool timed_out = false;
     bool deadline_armed = false;  // its current wait has a timer in timers_
     bool in_use = false;
+    std::uint64_t priority = 0;  // Pct: higher runs first (drawn at spawn, lowered at a change point)
+  };
+  // A ready fiber: its context and its slot (the slot carries the Pct priority).
+  struct Ready {
+    boost::fibers::context* context;
+    std::uint32_t slot;
   };
   // Trivially copyable heap entry (32 bytes): a fiber wake-up (slot != kNoSlot, payload = wait id) or a
   // callback (slot == kNoSlot, payload = index into callbacks_).
@@ -239,7 +268,9 @@ class Simulation {
   void compact_timers();
   std::vector<std::function<void()>> callbacks_;
   std::vector<std::uint32_t> free_callbacks_;
-  std::deque<boost::fibers::context*> ready_;
+  std::deque<Ready> ready_;
+  std::uint32_t spawning_slot_ = kNoSlot;  // the slot of the fiber being constructed (Boost readies it at once)
+  std::uint32_t slot_of(boost::fibers::context* ctx) const;  // kNoSlot when no slot holds it
   std::vector<FiberSlot> slots_;
   std::vector<std::uint32_t> free_slots_;
   std::uint32_t current_slot_ = kNoSlot;
@@ -251,6 +282,12 @@ class Simulation {
   std::vector<std::string> group_names_;
   Trace trace_;
   Rng schedule_rng_;
+  std::uint64_t schedule_steps_ = 0;
+  Rng pct_priority_rng_;
+  std::vector<std::uint64_t> change_points_;  // Pct, ascending
+  std::size_t next_change_ = 0;               // the first change point not reached yet
+  bool schedule_recorded_ = false;            // the policy's trace record (not for Fifo) is written
+  std::size_t choose_by_priority();
   KernelAlgorithm* algorithm_ = nullptr;
   boost::fibers::context* main_waiting_ = nullptr;
   bool running_ = false;

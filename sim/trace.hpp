@@ -66,6 +66,9 @@ inline constexpr TraceKind kDropDown{"drop.down", "tag", "peer_node", "where"}; 
 inline constexpr TraceKind kDuplicate{"duplicate", "tag", "to_node", "response"};         // network duplicated a message
 inline constexpr TraceKind kRpcTimeout{"rpc.timeout", "tag"};
 inline constexpr TraceKind kLateResponse{"rpc.late", "tag"};       // response arrived after the caller gave up
+// The schedule policy, recorded once at the first run_until when it is not FIFO (so FIFO runs keep their hash):
+// policy 1 = random, 2 = pct (with its depth and step bound).
+inline constexpr TraceKind kSchedule{"schedule", "policy", "depth", "steps"};
 }  // namespace kinds
 
 struct TraceRecord {

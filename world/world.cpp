@@ -24,11 +24,12 @@ constexpr sim::Duration kCheckStep = sim::kSecond;
 
 class World {
  public:
-  World(const ScenarioConfig& config, std::uint64_t seed, const WorldOptions& options)
+  World(const ScenarioConfig& config, std::uint64_t seed, const WorldOptions& options,
+        const sim::SimulationOptions& kernel)
       : config_(config),
         seed_(seed),
         options_(options) {
-    simulation_ = std::make_unique<sim::Simulation>(sim::SimulationOptions{.seed = seed, .policy = options.policy});
+    simulation_ = std::make_unique<sim::Simulation>(kernel);
     network_ = std::make_unique<sim::Network>(*simulation_, simulation_->rng("network"));
     faults_ = std::make_unique<FaultInjector>(config_, *simulation_, observations_, ledger_folding_);
     if (options.keep_trace) simulation_->trace().keep_records(true);
@@ -41,6 +42,8 @@ class World {
   }
 
   RunResult run(WorldRecord* record);
+  // The workload and the drain only, nothing judged: how many scheduling steps they took.
+  std::uint64_t count_steps();
 
  private:
   // The parts, built and started in this order: fault switches, topology, hooks, workers, injectors, producer.
@@ -180,15 +183,57 @@ RunResult World::run(WorldRecord* record) {
   return result;
 }
 
+std::uint64_t World::count_steps() {
+  ledger_folding_.set_folding(options_.fold_settled_groups);
+  build();
+  simulate();
+  return simulation_->schedule_steps();
+}
+
+sim::SchedulePolicy policy_of(ScheduleKind kind) {
+  switch (kind) {
+    case ScheduleKind::Fifo: return sim::SchedulePolicy::Fifo;
+    case ScheduleKind::Random: return sim::SchedulePolicy::Random;
+    case ScheduleKind::Pct: return sim::SchedulePolicy::Pct;
+  }
+  return sim::SchedulePolicy::Fifo;
+}
+
+// k for PCT: the steps of the same seed under FIFO, a run that writes and judges nothing.
+std::uint64_t fifo_steps(const ScenarioConfig& config, std::uint64_t seed) {
+  WorldOptions quiet;
+  quiet.check_linearizability = false;
+  std::uint64_t steps = 0;
+  std::exception_ptr failure;
+  {
+    World world(config, seed, quiet, sim::SimulationOptions{.seed = seed});
+    try {
+      steps = world.count_steps();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }  // as in run_world: the fibers unwind with no exception in flight
+  if (failure) std::rethrow_exception(failure);
+  return steps;
+}
+
 }  // namespace
 
 RunResult run_world(const ScenarioConfig& config, std::uint64_t seed, const WorldOptions& options,
                     WorldRecord* record) {
+  const Schedule& schedule = config.run.schedule;
+  sim::SimulationOptions kernel{.seed = seed, .policy = policy_of(schedule.kind)};
+  if (schedule.kind == ScheduleKind::Pct) {
+    kernel.pct_depth = schedule.depth;
+    if (schedule.depth > 1) kernel.pct_steps = std::max<std::uint64_t>(1, fifo_steps(config, seed));
+  }
   std::exception_ptr failure;
   {
-    World world(config, seed, options);
+    World world(config, seed, options, kernel);
     try {
-      return world.run(record);
+      RunResult result = world.run(record);
+      if (schedule.kind != ScheduleKind::Fifo) result.schedule = {to_string(schedule)};
+      return result;
     } catch (...) {
       failure = std::current_exception();
     }

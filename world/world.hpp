@@ -45,7 +45,6 @@ struct WorldOptions {
   std::ostream* trace_out = nullptr;  // write the trace as JSON lines
   bool check_linearizability = true;
   std::uint64_t linearizability_budget = 20'000'000;
-  sim::SchedulePolicy policy = sim::SchedulePolicy::Fifo;
   std::function<void(WorldPhase)> on_phase;  // called at the end of each phase; must not touch the world
   // Fold every settled group into a summary as it settles (check/ledger.hpp): the ledger then grows with the
   // groups where something happened, not with every attempt. Never changes a result (tests compare both);
@@ -67,6 +66,10 @@ struct WorldRecord {
 };
 
 // Runs one seed of a scenario. Throws sim::InternalError on a broken invariant of lethe itself.
+// run.schedule picks the kernel's schedule policy. For "pct(depth=D)" with D > 1 the change points are drawn
+// among the scheduling steps of a first, FIFO run of the same scenario and seed (workload and drain only,
+// nothing judged, nothing written): k is then an estimate of the PCT run's own step count, and a PCT seed costs
+// about two runs.
 RunResult run_world(const ScenarioConfig& config, std::uint64_t seed, const WorldOptions& options = {},
                     WorldRecord* record = nullptr);
 

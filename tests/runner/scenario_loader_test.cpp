@@ -72,6 +72,7 @@ std::vector<std::string> differences(const ScenarioConfig& a, const ScenarioConf
   check("run.seeds", a.run.seeds == b.run.seeds);
   check("run.duration", a.run.duration == b.run.duration);
   check("run.drain", a.run.drain == b.run.drain);
+  check("run.schedule", a.run.schedule.kind == b.run.schedule.kind && a.run.schedule.depth == b.run.schedule.depth);
   check("topology.source", a.topology.source == b.topology.source);
   check("topology.consumers", a.topology.consumers == b.topology.consumers);
   check("topology.processors", a.topology.processors == b.topology.processors);

@@ -82,6 +82,7 @@ struct DurationKeys {
     return {"{}", "backoff(base=1ms, factor=2, cap={})"};
   }
   static std::vector<const char*> language_forms(const lethe::PollRead&) { return {"eventual(lag={})"}; }
+  static std::vector<const char*> language_forms(const lethe::Schedule&) { return {}; }  // holds no duration
   static std::vector<const char*> language_forms(const lethe::Backoff&) {
     return {"constant({})", "exponential(base=1ms, cap={})"};
   }

@@ -206,7 +206,7 @@ TEST(Kernel, ExceptionEscapingAFiberIsAnInternalError) {
 // A small busy world: nodes call each other over a lossy network, sleep for
 // random times and crash at random. Returns the trace hash.
 std::uint64_t busy_world_hash(std::uint64_t seed, sim::SchedulePolicy policy, bool fast_path = true) {
-  sim::Simulation simulation({.seed = seed, .policy = policy, .fast_path = fast_path});
+  sim::Simulation simulation({.seed = seed, .policy = policy, .fast_path = fast_path, .pct_depth = 3, .pct_steps = 600});
   sim::Network network(simulation, simulation.rng("network"));
   sim::LinkConfig link;
   link.latency = sim::Distribution::exponential(kMillisecond);
@@ -248,7 +248,7 @@ std::uint64_t busy_world_hash(std::uint64_t seed, sim::SchedulePolicy policy, bo
 }
 
 TEST(KernelDeterminism, SameSeedSameHashWithEachPolicy) {
-  for (auto policy : {sim::SchedulePolicy::Fifo, sim::SchedulePolicy::Random}) {
+  for (auto policy : {sim::SchedulePolicy::Fifo, sim::SchedulePolicy::Random, sim::SchedulePolicy::Pct}) {
     for (std::uint64_t seed : {1u, 2u, 99u}) {
       EXPECT_EQ(busy_world_hash(seed, policy), busy_world_hash(seed, policy));
     }
@@ -261,6 +261,8 @@ TEST(KernelDeterminism, FastPathDoesNotChangeTheTrace) {
               busy_world_hash(seed, sim::SchedulePolicy::Fifo, false));
     EXPECT_EQ(busy_world_hash(seed, sim::SchedulePolicy::Random, true),
               busy_world_hash(seed, sim::SchedulePolicy::Random, false));
+    EXPECT_EQ(busy_world_hash(seed, sim::SchedulePolicy::Pct, true),
+              busy_world_hash(seed, sim::SchedulePolicy::Pct, false));
   }
 }
 
