@@ -154,7 +154,7 @@ std::vector<std::pair<std::size_t, typename Model::State>> longest_prefix(
       states.push_back(next);
       path.emplace_back(i, next);
       if (path.size() > best.size()) best = path;
-      self(self, next_mask, path.back().second);
+      self(self, next_mask, next);  // not path.back(): the recursion's emplace_back may move path's elements
       path.pop_back();
     }
   };
