@@ -1,5 +1,7 @@
 #include "check/kv_model.hpp"
 
+#include "sim/random.hpp"
+
 #include <fmt/format.h>
 
 namespace lethe {
@@ -13,14 +15,7 @@ std::pair<KvModel::State, KvOutput> KvModel::step(const State& state, const KvIn
   return {state, KvOutput{}};
 }
 
-std::uint64_t KvModel::hash(const State& state) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a
-  for (const char c : state) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
+std::uint64_t KvModel::hash(const State& state) { return sim::hash_name(state); }
 
 std::string KvModel::describe_state(const State& state) { return fmt::format("'{}'", state); }
 

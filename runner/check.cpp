@@ -1,17 +1,17 @@
 #include "runner/check.hpp"
 
+#include "sim/regular_file.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fmt/format.h>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include "check/history.hpp"
@@ -456,16 +456,20 @@ int worse(int a, int b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
+// Histories are read whole; Porcupine's largest is under 1 MiB.
+constexpr std::uintmax_t kMaxHistoryBytes = std::uintmax_t{1} << 30;
+
 int check_file(const std::string& file, history::Format format, history::ModelKind model, const CheckOptions& options,
                std::optional<Clock::time_point> deadline) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    std::cerr << fmt::format("lethe check: {}: cannot read the file\n", file);
+  // Through read_regular_file: a FIFO would block and a device never end.
+  sim::FileReadFailure failure;
+  const std::optional<std::string> content = sim::read_regular_file(file, kMaxHistoryBytes, failure);
+  if (!content) {
+    std::cerr << fmt::format("lethe check: {}: {}; allowed: a regular file of at most {} MiB\n", file,
+                             sim::describe(failure, kMaxHistoryBytes), kMaxHistoryBytes >> 20);
     return kExitBadInput;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string& text = *content;
   FileReport report;
   try {
     const history::Format used = format == history::Format::Auto ? history::detect_format(file, text) : format;

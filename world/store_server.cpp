@@ -211,13 +211,14 @@ Store::Response Store::serve(std::uint64_t request, const Op& op,
       recording_checker().instant(kDuplicateClient, op.keys(), simulation_.now(), op, response.reply);
       feed_checker();
     }
-  } else if (Call* call = find_call(request)) {
-    call->executions.push_back(Execution{simulation_.now(), response.reply});
-    response.execution = static_cast<std::uint32_t>(call->executions.size() - 1);
-    if (response.execution > 0) ++stats_.duplicate_executions;
   }
-  if (Call* call = record_history_ && incremental_ && keep_history_ ? find_call(request) : nullptr) {
+  // The whole history: beside the incremental record only under set_keep_history, which numbers nothing.
+  if (Call* call = keeps_whole_history() ? find_call(request) : nullptr) {
     call->executions.push_back(Execution{simulation_.now(), response.reply});
+    if (!incremental_) {
+      response.execution = static_cast<std::uint32_t>(call->executions.size() - 1);
+      if (response.execution > 0) ++stats_.duplicate_executions;
+    }
   }
   return response;
 }

@@ -52,13 +52,10 @@ TEST(CheckCommand, EveryPorcupineHistoryGivesTheVerdictPorcupinesTestsExpect) {
   EXPECT_EQ(o.exit_code, 1) << o.out.substr(0, 2000);
   const auto lines = json_lines(o.out);
   ASSERT_EQ(lines.size(), expected.size()) << o.out.substr(0, 2000);
-  std::size_t agree = 0;
   for (const auto& line : lines) {
     const std::string file = line["file"];
     EXPECT_EQ(line["verdict"], expected.at(file)) << file;
-    agree += line["verdict"] == expected.at(file) ? 1 : 0;
   }
-  EXPECT_EQ(agree, expected.size());
 }
 
 TEST(CheckCommand, C50BadIsProvenNotLinearizableWithAWindowInItsFailingKey) {

@@ -227,9 +227,10 @@ struct ConflictRun {
   std::uint64_t tries = 0;
 };
 
-ConflictRun call_during_slow_original(lethe::OnConflict on_conflict) {
+ConflictRun call_during_slow_original(lethe::OnConflict on_conflict,
+                                     lethe::KeyInProgress in_progress = lethe::KeyInProgress::Conflict) {
   SinkSection section = idempotent_payment();
-  section.in_progress = lethe::KeyInProgress::Conflict;
+  section.in_progress = in_progress;
   section.on_conflict = on_conflict;
   section.latency = sim::Distribution::constant(300 * kMillisecond);
   section.timeout = 100 * kMillisecond;
@@ -256,21 +257,12 @@ TEST(SinkOnConflict, RetryTheSameKeyChargesOnceAndReturnsTheOriginalsCharge) {
 }
 
 TEST(SinkOnConflict, SerializeAnswersTheRetryWithTheOriginalsChargeWithout409) {
-  SinkSection section = idempotent_payment();
-  section.latency = sim::Distribution::constant(300 * kMillisecond);
-  section.timeout = 100 * kMillisecond;
-  section.retries = 3;
-  section.backoff = lethe::Backoff{lethe::BackoffKind::Constant, 100 * kMillisecond, 0, 0};
-  Provider p(section);
-  p.simulation.at(50 * kMillisecond,
-                  [&p] { p.sink.service().service_time = sim::Distribution::constant(5 * kMillisecond); });
-  lethe::SinkClient client(p.sink, p.network, section, p.simulation.rng("client"));
-  const auto result = client_call(p, client, 1001, 0);
+  const ConflictRun run = call_during_slow_original(lethe::OnConflict::Retry, lethe::KeyInProgress::Serialize);
   // Try 2 is decided at 206 ms, before the original (301 ms): it executes, and the original replays it.
-  EXPECT_EQ(p.sink.conflicts(), 0u);
-  EXPECT_EQ(p.sink.executions().size(), 1u);
-  EXPECT_EQ(client.stats().tries, 2u);
-  EXPECT_TRUE(result.has_value());
+  EXPECT_EQ(run.conflicts, 0u);
+  EXPECT_EQ(run.executions, 1u);
+  EXPECT_EQ(run.tries, 2u);
+  EXPECT_TRUE(run.result.has_value());
 }
 
 TEST(SinkOnConflict, FailGivesUpAtTheFirst409AndTheOriginalStillCharges) {
