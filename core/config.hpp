@@ -486,6 +486,29 @@ struct Expectation {
   int column = 0;
 };
 
+// One entry of [explore] (scenario/explore.hpp): a scenario key and what a seed draws its value from. The
+// loader checks that every value the entry can give loads as that key would with --set KEY=VALUE.
+struct ExploreEntry {
+  enum class Kind { Integers, Reals, Choices };
+  std::string key;      // a scenario key, dotted ("topology.consumers")
+  std::string written;  // the entry as written, for messages ("1..16")
+  Kind kind = Kind::Choices;
+  std::int64_t integer_low = 0;  // Integers: low..high, both included
+  std::int64_t integer_high = 0;
+  double real_low = 0.0;  // Reals: low..high
+  double real_high = 0.0;
+  std::vector<std::string> choices;  // Choices: each a --set value ("off": an optional key left out)
+  int line = 0;
+  int column = 0;
+};
+
+// [explore]: the ranges a seed draws its configuration from; empty = every seed runs the file as written.
+struct ExploreSection {
+  std::vector<ExploreEntry> entries;  // in file order
+  bool swarm = true;                  // each seed also switches fault kinds off at random (swarm testing)
+  int swarm_line = 0;                 // where `swarm` was written (0: default)
+};
+
 struct ScenarioConfig {
   ScenarioSection scenario;
   RunSection run;
@@ -499,6 +522,7 @@ struct ScenarioConfig {
   ProducerSection producer;
   SagaSection saga;
   std::vector<Expectation> expect;  // in file order, then --set ones
+  ExploreSection explore;           // not a table of the schema: scenario/explore.hpp reads and draws it
 
   // Where each key was written, by dotted key ("protocol.ttl",
   // "network.partition[0].at", "expect.duplicates.expired"); tables too

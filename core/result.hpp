@@ -144,6 +144,7 @@ struct RunResult {
   std::uint64_t saga_orphan_compensations = 0;     // compensations of a step that never ran
   std::uint64_t saga_late_steps = 0;               // step executions after that step's compensation
   std::vector<std::string> saga_violations;        // one line per violation, cause first (capped)
+  std::vector<std::string> drawn;                  // [explore]: the seed's drawn values, KEY=VALUE (empty without)
 
   // A numeric result field by its dotted name ("duplicates.expired", "wait_time.p99", "ok"); nullopt if the
   // name is not a numeric field of result_fields() or (linearizable) the value is absent.

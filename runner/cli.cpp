@@ -25,9 +25,11 @@
 #include "runner/command.hpp"
 #include "runner/command_line.hpp"
 #include "runner/execute.hpp"
+#include "runner/explore.hpp"
 #include "runner/live.hpp"
 #include "runner/output_path.hpp"
 #include "runner/progress.hpp"
+#include "scenario/explore.hpp"
 #include "scenario/loader.hpp"
 #include "scenario/text.hpp"
 #include "runner/sweep.hpp"
@@ -95,7 +97,34 @@ struct RunOptions {
   std::string trace_path;
   std::string dot_path;
   std::string history_path;
+  std::string save_drawn_path;
 };
+
+// [explore]: the seed's configuration replaces `config` (scenario/explore.hpp), its values go to `drawn`, and
+// --save-drawn writes it as a plain scenario. False (after saying why) on a draw that does not load or a file
+// that cannot be written.
+bool draw_configuration(const RunOptions& o, std::optional<lethe::ScenarioConfig>& config,
+                        std::vector<std::string>& drawn) {
+  scenario::Draw draw = scenario::draw_configuration(config->explore, o.seed);
+  auto loaded = scenario::load_drawn(o.file, o.sets, draw);
+  if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
+    std::cerr << fmt::format("lethe run: seed {} drew a configuration that does not load:\n", o.seed);
+    for (const auto& e : *errors) std::cerr << e.message << "\n";
+    return false;
+  }
+  config = std::get<lethe::ScenarioConfig>(std::move(loaded));
+  drawn = scenario::describe(draw);
+  if (o.save_drawn_path.empty()) return true;
+  std::string header = fmt::format("# Drawn from {} at seed {}:\n", o.file, o.seed);
+  for (const auto& word : drawn) header += "#   " + word + "\n";
+  header += fmt::format("# Reproduce: lethe run THIS_FILE --seed {}\n\n", o.seed);
+  if (const auto error = reports::write_file(o.save_drawn_path, header + runner::scenario_file_text(*config, o.file));
+      !error.empty()) {
+    std::cerr << "lethe run: " << error << "\n";
+    return false;
+  }
+  return true;
+}
 
 int command_run(const RunOptions& o) {
   if (const auto error = o.dot_path.empty() ? "" : runner::dot_path_error(o.dot_path); !error.empty()) {
@@ -104,6 +133,8 @@ int command_run(const RunOptions& o) {
   }
   auto config = load_or_report(o.file, o.sets);
   if (!config) return kExitBadInput;
+  std::vector<std::string> drawn;
+  if (scenario::explores(*config) && !draw_configuration(o, config, drawn)) return kExitBadInput;
   lethe::WorldOptions options;
   std::unique_ptr<reports::OutputFile> trace_file;
   if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
@@ -113,7 +144,8 @@ int command_run(const RunOptions& o) {
   lethe::WorldRecord record;
   if (stderr_is_terminal()) std::cerr << fmt::format("running {} seed {}...\n", config->scenario.name, o.seed);
   // The record (the whole ledger and trace) only for --dot; without it the world folds settled groups.
-  const auto run = runner::run_seed(*config, o.seed, options, o.dot_path.empty() ? nullptr : &record);
+  auto run = runner::run_seed(*config, o.seed, options, o.dot_path.empty() ? nullptr : &record);
+  run.result.drawn = drawn;
   if (!run.error.empty()) {
     std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\nreplay: {}\n", config->scenario.name, o.seed,
                              run.error, replay_command(o.file, o.seed, o.sets));
@@ -142,6 +174,7 @@ int command_run(const RunOptions& o) {
     std::cout << reports::to_json(run.result).dump() << "\n";
   } else {
     std::cout << reports::run_summary(run.result);
+    if (!drawn.empty()) std::cout << "  drawn: " << scenario::text::join(drawn, ", ") << "\n";
     std::cout << "  replay: " << replay_command(o.file, o.seed, o.sets) << " --explain\n";
   }
   return run.result.ok ? kExitOk : kExitExpectation;
@@ -166,8 +199,9 @@ std::vector<std::string> collect_scenarios(const std::vector<std::string>& paths
     if (fs::is_directory(p, ec)) {
       std::vector<std::string> found;
       for (auto it = fs::recursive_directory_iterator(p, ec); it != fs::recursive_directory_iterator(); ++it) {
-        // Benchmark scenarios (a folder named "bench") are run by scripts/bench-peers, not by suites.
-        if (it->is_directory() && it->path().filename() == "bench") {
+        // Benchmark scenarios (a folder named "bench") are run by scripts/bench-peers, and planted bugs (a
+        // folder named "explore") by lethe explore and scripts/bench-explore, not by suites.
+        if (it->is_directory() && (it->path().filename() == "bench" || it->path().filename() == "explore")) {
           it.disable_recursion_pending();
           continue;
         }
@@ -336,13 +370,15 @@ runner::ExtraCommand add_run_command(CLI::App& app) {
   command->add_option("--trace", run->trace_path, "Write the full trace as JSON lines");
   command->add_option("--history", run->history_path, "Write the store's history as JSON lines (lethe check reads it)");
   command->add_option("--dot", run->dot_path, "Write a Graphviz timeline of the first duplicated message (.dot, or .svg / .png rendered by dot)");
+  command->add_option("--save-drawn", run->save_drawn_path,
+                      "[explore]: write the seed's drawn configuration as a plain scenario file");
   return {command, [run] { return command_run(*run); }};
 }
 
 runner::ExtraCommand add_suite_command(CLI::App& app) {
   auto suite = std::make_shared<SuiteOptions>();
   auto* command = app.add_subcommand("suite", "Run every scenario over its seeds, in parallel");
-  command->add_option("PATHS", suite->paths, "Scenario files or folders (searched recursively; bench/ skipped)")->required();
+  command->add_option("PATHS", suite->paths, "Scenario files or folders (searched recursively; bench/ and explore/ skipped)")->required();
   command->add_option("--seeds", suite->seeds, "Seeds 1..N per scenario (default: each scenario's run.seeds)")
       ->check(CLI::Range(1, 1000000));
   command->add_option("-j,--jobs", suite->jobs, "Threads (default: all cores)")->check(CLI::Range(0, 1024));
@@ -367,6 +403,7 @@ std::vector<runner::ExtraCommand> add_commands(CLI::App& app) {
   commands.push_back(runner::register_bench(app));
   commands.push_back(runner::register_live(app));
   commands.push_back(runner::register_check(app));
+  commands.push_back(runner::register_explore(app));
   return commands;
 }
 

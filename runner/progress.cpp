@@ -60,15 +60,30 @@ void Progress::seed_done(bool failed) {
   if (mode_ != ProgressMode::Terminal) return;
   std::lock_guard<std::mutex> lock(mutex_);
   const std::size_t failures = failed_.load();
-  out_ << fmt::format("\r{}/{} seeds{}", done, total_, failures == 0 ? "" : fmt::format(", {} failed", failures))
+  const std::string total = total_ == kUnbounded ? "" : fmt::format("/{}", total_);
+  out_ << fmt::format("\r{}{} seeds{}{}", done, total, failures == 0 ? "" : fmt::format(", {} failed", failures),
+                      note_.empty() ? "" : ", " + note_)
        << std::flush;
+}
+
+void Progress::set_note(std::string note) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  note_ = std::move(note);
+}
+
+std::string Progress::current_line() const {
+  const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started_);
+  std::string text = total_ == kUnbounded
+                         ? fmt::format("{}: {} seeds, {} failed, {} elapsed", label_, done_.load(), failed_.load(),
+                                       reports::format_time(elapsed.count()))
+                         : line(label_, done_.load(), total_, failed_.load(), elapsed);
+  return note_.empty() ? text : text + ", " + note_;
 }
 
 void Progress::run_lines() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
-    const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started_);
-    out_ << line(label_, done_.load(), total_, failed_.load(), elapsed) << "\n" << std::flush;
+    out_ << current_line() << "\n" << std::flush;
     printed_ = true;
   }
 }
@@ -84,11 +99,7 @@ void Progress::finish() {
     wake_.notify_all();
     thread_.join();
     // A log that showed progress also shows where it ended.
-    if (printed_) {
-      const auto elapsed =
-          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - started_);
-      out_ << line(label_, done_.load(), total_, failed_.load(), elapsed) << "\n" << std::flush;
-    }
+    if (printed_) out_ << current_line() << "\n" << std::flush;
   }
   if (mode_ == ProgressMode::Terminal && done_.load() > 0) out_ << "\n";
 }

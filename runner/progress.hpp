@@ -40,7 +40,12 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
+  // A total of kUnbounded prints "N seeds" with no total or estimate (a batch that ends on a deadline).
+  static constexpr std::size_t kUnbounded = static_cast<std::size_t>(-1);
+
   void seed_done(bool failed);
+  // Text appended to every later line ("coverage 12/30 keys"); from the constructing thread.
+  void set_note(std::string note);
   // Ends the terminal line and stops the thread; idempotent.
   void finish();
 
@@ -50,6 +55,7 @@ class Progress {
 
  private:
   void run_lines();
+  std::string current_line() const;  // REQUIRES: mutex_ held
 
   std::string label_;
   std::size_t total_;
@@ -64,6 +70,7 @@ class Progress {
   bool stopping_ = false;
   bool finished_ = false;
   bool printed_ = false;  // a line was written (guarded by mutex_ until the thread is joined)
+  std::string note_;      // guarded by mutex_
   std::thread thread_;
 };
 

@@ -119,6 +119,15 @@ class Shrinker {
     }
   }
 
+  // The candidate with one probability set to `value`.
+  template <class Get>
+  bool try_candidate_with(const std::string& name, double value, Get get) {
+    lethe::ScenarioConfig candidate = result_.shrunk;
+    const double before = get(candidate);
+    get(candidate) = value;
+    return try_candidate(candidate, fmt::format("{} {} -> {}", name, before, value));
+  }
+
   template <class Mutate>
   void try_off(const std::string& step, Mutate mutate) {
     lethe::ScenarioConfig candidate = result_.shrunk;
@@ -127,6 +136,12 @@ class Shrinker {
   }
 
   void shrink_round() {
+    // The plainest schedule first: a failure that FIFO still shows needs no interleaving to explain it.
+    try_off("run.schedule " + lethe::to_string(result_.shrunk.run.schedule) + " -> fifo", [](lethe::ScenarioConfig& c) {
+      if (c.run.schedule.kind == lethe::ScheduleKind::Fifo) return false;
+      c.run.schedule = lethe::Schedule{};
+      return true;
+    });
     reduce_count<std::int64_t>("workload.messages", 1,
                                [](lethe::ScenarioConfig& c) { return &c.workload.messages; });
     reduce_count<int>("topology.consumers", 1, [](lethe::ScenarioConfig& c) { return &c.topology.consumers; });
@@ -162,13 +177,14 @@ class Shrinker {
       c.faults.swarm = false;
       return true;
     });
+    // A probability: 0 if the failure survives it, else halved while it does (down to a tenth).
     const auto zero = [this](const std::string& name, auto get) {
-      try_off(name + " = 0", [get](lethe::ScenarioConfig& c) {
-        double& value = get(c);
-        if (value == 0.0) return false;
-        value = 0.0;
-        return true;
-      });
+      const double original = get(result_.shrunk);
+      if (original == 0.0) return;
+      if (try_candidate_with(name, 0.0, get)) return;
+      while (!budget_spent() && get(result_.shrunk) / 2 >= original / 10) {
+        if (!try_candidate_with(name, get(result_.shrunk) / 2, get)) return;
+      }
     };
     zero("faults.crash_points.after_start_before_effect",
          [](lethe::ScenarioConfig& c) -> double& { return c.faults.crash_points.after_start_before_effect; });
@@ -262,9 +278,13 @@ std::string shrunk_scenario_text(const ShrinkResult& result, const std::string& 
     for (const auto& step : result.steps) header += "#   " + step + "\n";
   }
   if (result.budget_exhausted) header += fmt::format("# The run budget ({} runs) ran out: it may shrink further.\n", result.runs);
+  return header + "\n" + scenario_file_text(result.shrunk, original_file);
+}
+
+std::string scenario_file_text(const lethe::ScenarioConfig& config, const std::string& original_file) {
   std::error_code ec;
   const fs::path dir = fs::absolute(fs::path(original_file), ec).parent_path();
-  return header + "\n" + absolute_empirical_paths(scenario::render_scenario_toml(result.shrunk), dir);
+  return absolute_empirical_paths(scenario::render_scenario_toml(config), dir);
 }
 
 namespace {

@@ -8,12 +8,14 @@
 // header naming the seed, the original file and the failing expectation.
 //
 // The search, repeated until a whole round changes nothing (or the run budget is spent):
+//   run.schedule: "fifo" instead of "random" or "pct(depth=N)";
 //   workload.messages, topology.consumers, topology.clients, topology.partitions: halve while it still fails,
 //     then try smaller cuts (n - n/4, n - n/8, ..., n - 1);
 //   topology.processors: drop one at a time;
 //   each fault kind switched off one at a time: crash_every, pause_every, clock_skew, rebalance_every, swarm,
 //     each crash point, network loss / ack_loss / duplicate, each network partition, each sink outage, the
-//     producer's crash between commit and publish, producer-side redeliveries;
+//     producer's crash between commit and publish, producer-side redeliveries (a probability that must stay
+//     above 0 is halved instead while it still fails, down to a tenth of its value);
 //   run.duration: halve while it still fails (not below 1s);
 //   workload.redelivery.copies: reduce like the counts above.
 // A candidate counts only if its run completes without an internal error and the target expectation fails.
@@ -64,6 +66,10 @@ ShrinkResult shrink_scenario(const lethe::ScenarioConfig& config, const ShrinkOp
 // The file lethe shrink writes: a comment header, then scenario::render_scenario_toml(result.shrunk).
 std::string shrunk_scenario_text(const ShrinkResult& result, const std::string& original_file, std::uint64_t seed,
                                  const std::vector<std::string>& sets);
+
+// scenario::render_scenario_toml(config) with its relative `empirical(file=...)` paths made absolute against
+// the folder of `original_file` (the text may be saved anywhere).
+std::string scenario_file_text(const lethe::ScenarioConfig& config, const std::string& original_file);
 
 ExtraCommand register_shrink(CLI::App& app);
 

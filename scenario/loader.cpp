@@ -109,8 +109,8 @@ enum class Want { Integer, Number, Boolean, StringArray };
 
 class Loader {
  public:
-  Loader(std::string display_name, std::filesystem::path base_dir)
-      : display_name_(std::move(display_name)), base_dir_(std::move(base_dir)) {}
+  Loader(std::string display_name, std::filesystem::path base_dir, bool check_explore = true)
+      : display_name_(std::move(display_name)), base_dir_(std::move(base_dir)), check_explore_(check_explore) {}
 
   LoadResult load(std::string_view toml_text, const std::vector<std::string>& overrides);
 
@@ -266,6 +266,11 @@ class Loader {
   void check(schema::Rule rule, const Window& window);
 
   void read_expect(const Table& root);
+  // [explore] (scenario/explore.hpp): its entries into config_.explore, then (when everything else loaded)
+  // each value an entry can give loaded as --set KEY=VALUE would be.
+  void read_explore(const Table& root);
+  std::optional<lethe::ExploreEntry> read_explore_entry(const std::string& key, const toml::node& value);
+  void check_explore_values(std::string_view toml_text, const std::vector<std::string>& overrides);
   // `between` of a [[network.partition]] or [[network.link]]. `producer_clients`: the group "clients" is also
   // allowed when the source is not "clients" (the producer sits there).
   bool read_between(const Table& entry, std::string_view key, bool producer_clients, lethe::PartitionGroup& first,
@@ -275,6 +280,7 @@ class Loader {
 
   std::string display_name_;
   std::filesystem::path base_dir_;
+  bool check_explore_ = true;  // false in the loads that check one [explore] value (no recursion)
   ScenarioConfig config_;
   std::vector<Error> errors_;
   std::map<std::string, std::string> set_origin_;               // path -> "--set KEY=VALUE" that wrote it
@@ -757,6 +763,11 @@ bool Loader::read_distribution(const Table& table, std::string_view key, const s
                                std::optional<sim::Distribution>& out) {
   if (!has(table, key)) {
     get(table, key);
+    return true;
+  }
+  // "off" is the same as leaving the key out: [explore] draws it among the choices (scenario/explore.hpp).
+  if (const toml::node* node = get(table, key); node->is_string() && node->as_string()->get() == "off") {
+    out.reset();
     return true;
   }
   sim::Distribution value;
@@ -1276,6 +1287,138 @@ void Loader::read_expect(const Table& root) {
   }
 }
 
+// ---------------------------------------------------------------- [explore]
+
+namespace {
+constexpr char kExploreAllowed[] =
+    "an integer range \"LOW..HIGH\" (\"1..16\"), a real range (\"0..0.2\"), or an array of values "
+    "([\"exponential(mean=10s)\", \"off\"]), each a value the key takes with --set";
+
+std::optional<std::int64_t> whole_number(std::string_view text) {
+  std::optional<double> number = text::parse_number(text);
+  if (!number || text.find_first_of(".eE") != std::string_view::npos) return std::nullopt;
+  if (!(*number >= -9.0e18 && *number <= 9.0e18)) return std::nullopt;
+  return static_cast<std::int64_t>(*number);
+}
+
+// A choice written as a TOML string, integer, float or boolean, as --set would take it.
+std::optional<std::string> choice_text(const toml::node& item) {
+  if (item.is_string()) return item.as_string()->get();
+  if (item.is_integer()) return fmt::format("{}", item.as_integer()->get());
+  if (item.is_floating_point()) return text::format_number(item.as_floating_point()->get());
+  if (item.is_boolean()) return std::string(item.as_boolean()->get() ? "true" : "false");
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<lethe::ExploreEntry> Loader::read_explore_entry(const std::string& key, const toml::node& value) {
+  lethe::ExploreEntry entry;
+  entry.key = key;
+  if (const toml::array* array = value.as_array()) {
+    entry.kind = lethe::ExploreEntry::Kind::Choices;
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      std::optional<std::string> choice = choice_text(*array->get(i));
+      if (!choice || choice->empty()) return std::nullopt;
+      entry.choices.push_back(*choice);
+      entry.written += (i == 0 ? "" : ", ") + *choice;
+    }
+    entry.written = "[" + entry.written + "]";
+    return entry.choices.empty() ? std::nullopt : std::optional(entry);
+  }
+  if (!value.is_string()) return std::nullopt;
+  entry.written = value.as_string()->get();
+  const std::size_t dots = entry.written.find("..");
+  if (dots == std::string::npos) return std::nullopt;
+  const std::string low = text::trim(std::string_view(entry.written).substr(0, dots));
+  const std::string high = text::trim(std::string_view(entry.written).substr(dots + 2));
+  if (auto low_int = whole_number(low), high_int = whole_number(high); low_int && high_int) {
+    if (*low_int > *high_int) return std::nullopt;
+    entry.kind = lethe::ExploreEntry::Kind::Integers;
+    entry.integer_low = *low_int;
+    entry.integer_high = *high_int;
+    return entry;
+  }
+  std::optional<double> low_real = text::parse_number(low);
+  std::optional<double> high_real = text::parse_number(high);
+  if (!low_real || !high_real || !(*low_real <= *high_real)) return std::nullopt;
+  entry.kind = lethe::ExploreEntry::Kind::Reals;
+  entry.real_low = *low_real;
+  entry.real_high = *high_real;
+  return entry;
+}
+
+void Loader::read_explore(const Table& root) {
+  const toml::node* node = get(root, "explore");
+  if (node == nullptr) return;
+  if (!node->is_table()) {
+    error(where_node("explore", node), "explore",
+          fmt::format("found {}; allowed: a table, written [explore]", describe(*node)));
+    return;
+  }
+  for (auto&& [key, value] : *node->as_table()) {
+    const std::string name(key.str());
+    const std::string path = "explore." + name;
+    const Where where = where_node(path, &value);
+    if (name == "swarm") {
+      if (!value.is_boolean()) {
+        error(where, path, fmt::format("found {}; allowed: true or false", describe(value)));
+        continue;
+      }
+      config_.explore.swarm = value.as_boolean()->get();
+      config_.explore.swarm_line = where.line;
+      continue;
+    }
+    if (name.find('.') == std::string::npos) {
+      error(where_key(path, key), path,
+            "found a key that is not a scenario key; allowed: `swarm`, or a dotted scenario key written in quotes "
+            "(\"topology.consumers\" = \"1..16\")");
+      continue;
+    }
+    std::optional<lethe::ExploreEntry> entry = read_explore_entry(name, value);
+    if (!entry) {
+      error(where, path, fmt::format("found {}; allowed: {}", describe(value), kExploreAllowed));
+      continue;
+    }
+    entry->line = where.line;
+    entry->column = where.column;
+    config_.explore.entries.push_back(std::move(*entry));
+  }
+  // toml++ keeps a table's keys sorted by name; the draw and its messages follow the file.
+  std::stable_sort(config_.explore.entries.begin(), config_.explore.entries.end(),
+                   [](const lethe::ExploreEntry& a, const lethe::ExploreEntry& b) {
+                     return std::pair{a.line, a.column} < std::pair{b.line, b.column};
+                   });
+}
+
+// Every value an entry can give, loaded as the drawn configuration will be: the file with --set KEY=VALUE
+// first, then the command line's overrides. A range's values between its ends are as valid as its ends
+// (integer keys and probabilities are ranges themselves).
+void Loader::check_explore_values(std::string_view toml_text, const std::vector<std::string>& overrides) {
+  for (const lethe::ExploreEntry& entry : config_.explore.entries) {
+    std::vector<std::string> values = entry.choices;
+    if (entry.kind == lethe::ExploreEntry::Kind::Integers) {
+      values = {fmt::format("{}", entry.integer_low), fmt::format("{}", entry.integer_high)};
+    } else if (entry.kind == lethe::ExploreEntry::Kind::Reals) {
+      values = {text::format_number(entry.real_low), text::format_number(entry.real_high)};
+    }
+    for (const std::string& value : values) {
+      std::vector<std::string> with_value{entry.key + "=" + value};
+      with_value.insert(with_value.end(), overrides.begin(), overrides.end());
+      LoadResult loaded = Loader(display_name_, base_dir_, false).load(toml_text, with_value);
+      const auto* errors = std::get_if<std::vector<LoadError>>(&loaded);
+      if (errors == nullptr || errors->empty()) continue;
+      // The first message, without its "--set KEY=VALUE: " origin (the entry's position replaces it).
+      std::string why = errors->front().message;
+      const std::string origin = "--set " + with_value.front() + ": ";
+      if (why.rfind(origin, 0) == 0) why.erase(0, origin.size());
+      error(Where{entry.line, entry.column, ""}, "explore.\"" + entry.key + "\"",
+            fmt::format("found {}, whose value {} does not load ({}); allowed: {}", entry.written, value, why,
+                        kExploreAllowed));
+      break;
+    }
+  }
+}
+
 void Loader::check_unknown_keys() {
   // Every key the schema knows, by table, for suggestions across tables.
   std::vector<std::string> all_keys;
@@ -1340,7 +1483,9 @@ LoadResult Loader::load(std::string_view toml_text, const std::vector<std::strin
   root_ = Table{&root, "", ""};
   tables_to_check_.push_back(root_);
   schema::visit_schema(*this, config_);
+  read_explore(root_);
   check_unknown_keys();
+  if (errors_.empty() && check_explore_) check_explore_values(toml_text, overrides);
   if (!errors_.empty()) return finished_errors();
   return std::move(config_);
 }
@@ -1350,9 +1495,10 @@ LoadResult Loader::load(std::string_view toml_text, const std::vector<std::strin
 const std::vector<std::string>& expectation_keys() { return lethe::expectation_field_names(); }
 
 LoadResult load_scenario_text(std::string_view toml_text, const std::string& display_name,
-                              const std::filesystem::path& base_dir, const std::vector<std::string>& overrides) {
+                              const std::filesystem::path& base_dir, const std::vector<std::string>& overrides,
+                              bool check_explore) {
   try {
-    Loader loader(display_name, base_dir);
+    Loader loader(display_name, base_dir, check_explore);
     return loader.load(toml_text, overrides);
   } catch (const std::exception& failure) {
     // Not expected (every input error is reported above); never let it escape as a crash.
@@ -1361,7 +1507,8 @@ LoadResult load_scenario_text(std::string_view toml_text, const std::string& dis
   }
 }
 
-LoadResult load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+LoadResult load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+                         bool check_explore) {
   std::string display_name = file.string();
   sim::FileReadFailure failure;
   std::optional<std::string> content = sim::read_regular_file(file, kMaxScenarioBytes, failure);
@@ -1374,7 +1521,7 @@ LoadResult load_scenario(const std::filesystem::path& file, const std::vector<st
   }
   std::filesystem::path base_dir = file.parent_path();
   if (base_dir.empty()) base_dir = ".";
-  return load_scenario_text(*content, display_name, base_dir, overrides);
+  return load_scenario_text(*content, display_name, base_dir, overrides, check_explore);
 }
 
 }  // namespace scenario

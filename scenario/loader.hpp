@@ -56,11 +56,15 @@ inline constexpr std::uintmax_t kMaxScenarioBytes = std::uintmax_t{4} << 20;
 // Reads FILE (relative `empirical` paths resolve against its folder) and loads it. FILE must be a regular
 // file (not a device or FIFO: it is never waited on) of at most kMaxScenarioBytes, checked before reading.
 // The display name in messages is `file` as given.
-LoadResult load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides);
+// `check_explore` false skips checking each value [explore] can give (scenario/explore.hpp's load_drawn: the
+// file was checked once already).
+LoadResult load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+                         bool check_explore = true);
 
 // Loads TOML text; `display_name` prefixes messages, `base_dir` resolves `empirical` paths.
 LoadResult load_scenario_text(std::string_view toml_text, const std::string& display_name,
-                              const std::filesystem::path& base_dir, const std::vector<std::string>& overrides);
+                              const std::filesystem::path& base_dir, const std::vector<std::string>& overrides,
+                              bool check_explore = true);
 
 // Canonical TOML for a config (every key, defaults included; optional keys that are off are left out).
 std::string render_scenario_toml(const lethe::ScenarioConfig& config);

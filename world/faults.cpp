@@ -1,9 +1,19 @@
 #include "world/faults.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace lethe {
 namespace {
+
+template <class T>
+bool is_off(const std::optional<T>& field) {
+  return !field.has_value();
+}
+template <class T>
+bool is_off(const std::vector<T>& field) {
+  return field.empty();
+}
 
 constexpr sim::TraceKind kTraceCrashPoint{"crash_point", "message", "point", "attempt"};
 constexpr sim::TraceKind kTraceSkew{"skew", "skewed_node", "skew_ns"};
@@ -18,24 +28,63 @@ FaultInjector::FaultInjector(const ScenarioConfig& config, sim::Simulation& simu
       ledger_folding_(ledger_folding),
       rng_(simulation.rng("faults")) {}
 
+FaultSwitches draw_fault_switches(sim::Rng& rng, std::vector<std::string>& on) {
+  FaultSwitches switches;
+  auto flip = [&](bool& kind_on, const char* name) {
+    kind_on = rng.bernoulli(0.5);
+    if (kind_on) on.emplace_back(name);
+  };
+  flip(switches.crashes, "crashes");
+  flip(switches.crash_points, "crash_points");
+  flip(switches.pauses, "pauses");
+  flip(switches.clock_skew, "clock_skew");
+  flip(switches.rebalances, "rebalances");
+  flip(switches.partitions, "partitions");
+  flip(switches.loss, "loss");
+  flip(switches.ack_loss, "ack_loss");
+  flip(switches.duplication, "duplication");
+  flip(switches.producer_crashes, "producer_crashes");
+  return switches;
+}
+
+std::vector<std::string> switch_off_faults(ScenarioConfig& config, const FaultSwitches& switches) {
+  std::vector<std::string> off;
+  auto clear = [&](bool kind_on, const char* name, auto&&... fields) {
+    if (kind_on) return;
+    bool present = false;
+    auto reset = [&present](auto& field) {
+      using Field = std::decay_t<decltype(field)>;
+      if constexpr (std::is_same_v<Field, double>) {
+        present = present || field != 0.0;
+        field = 0.0;
+      } else {  // an optional key, or a list of windows
+        present = present || !is_off(field);
+        field = Field{};
+      }
+    };
+    (reset(fields), ...);
+    if (present) off.emplace_back(name);
+  };
+  FaultsSection& faults = config.faults;
+  clear(switches.crashes, "crashes", faults.crash_every);
+  clear(switches.crash_points, "crash_points", faults.crash_points.after_start_before_effect,
+        faults.crash_points.after_effect_before_complete, faults.crash_points.after_complete_before_ack);
+  clear(switches.pauses, "pauses", faults.pause_every);
+  clear(switches.clock_skew, "clock_skew", faults.clock_skew);
+  clear(switches.rebalances, "rebalances", faults.rebalance_every);
+  clear(switches.partitions, "partitions", config.network.partitions);
+  clear(switches.loss, "loss", config.network.loss);
+  clear(switches.ack_loss, "ack_loss", config.network.ack_loss);
+  clear(switches.duplication, "duplication", config.network.duplicate);
+  clear(switches.producer_crashes, "producer_crashes", config.producer.crash_between_commit_and_publish);
+  return off;
+}
+
 void FaultInjector::draw_swarm() {
   if (!config_.faults.swarm) return;
   // Each fault kind is on or off for this seed, with probability 1/2 (TigerBeetle/FoundationDB swarm testing).
   sim::Rng swarm = simulation_.rng("swarm");
-  auto flip = [&](bool& on, const char* name) {
-    on = swarm.bernoulli(0.5);
-    if (on) swarm_on_.emplace_back(name);
-  };
-  flip(switches_.crashes, "crashes");
-  flip(switches_.crash_points, "crash_points");
-  flip(switches_.pauses, "pauses");
-  flip(switches_.clock_skew, "clock_skew");
-  flip(switches_.rebalances, "rebalances");
-  flip(switches_.partitions, "partitions");
-  flip(switches_.loss, "loss");
-  flip(switches_.ack_loss, "ack_loss");
-  flip(switches_.duplication, "duplication");
-  flip(switches_.producer_crashes, "producer_crashes");
+  switches_ = draw_fault_switches(swarm, swarm_on_);
 }
 
 void FaultInjector::start(const FaultTargets& targets) {

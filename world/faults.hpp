@@ -47,6 +47,15 @@ struct FaultSwitches {
   bool producer_crashes = true;
 };
 
+// Swarm testing's draw: each fault kind on or off with probability 1/2, in FaultSwitches' order (one
+// bernoulli draw each from `rng`); the names of the kinds switched on are appended to `on`.
+FaultSwitches draw_fault_switches(sim::Rng& rng, std::vector<std::string>& on);
+
+// Removes from `config` every fault that a kind `switches` has off would never fire (optional keys left out,
+// probabilities 0, partitions removed), so a drawn configuration says it in plain keys. Returns the names of
+// the kinds that were in the configuration and are now off, in FaultSwitches' order.
+std::vector<std::string> switch_off_faults(ScenarioConfig& config, const FaultSwitches& switches);
+
 // What the injector acts on, once the topology exists.
 struct FaultTargets {
   sim::Node* chaos = nullptr;                      // runs the injectors (group "chaos": perfect, instant links)
