@@ -125,7 +125,7 @@ class Shrinker {
     lethe::ScenarioConfig candidate = result_.shrunk;
     const double before = get(candidate);
     get(candidate) = value;
-    return try_candidate(candidate, fmt::format("{} {} -> {}", name, before, value));
+    return try_candidate(candidate, value == 0.0 ? name + " = 0" : fmt::format("{} {} -> {}", name, before, value));
   }
 
   template <class Mutate>
