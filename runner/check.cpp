@@ -17,6 +17,7 @@
 #include "check/history.hpp"
 #include "reports/history_page.hpp"
 #include "reports/output_file.hpp"
+#include "runner/check_events.hpp"
 #include "runner/command.hpp"
 #include "sim/time.hpp"
 
@@ -37,6 +38,7 @@ struct CheckOptions {
   std::string timeout;
   bool json = false;
   std::string html;
+  bool events = false;
 };
 
 // ---------------------------------------------------------------- stopping a partition's search from outside
@@ -518,6 +520,13 @@ int check_file(const std::string& file, history::Format format, history::ModelKi
 }
 
 int command_check(const CheckOptions& options) {
+  if (options.events) {
+    if (options.format != "auto" || options.model != "auto" || !options.timeout.empty()) {
+      std::cerr << "lethe check: --events judges event logs: --format, --model and --timeout apply to histories only\n";
+      return kExitBadInput;
+    }
+    return check_events(CheckEventsOptions{options.files, options.json, options.html});
+  }
   const auto format = parse_format(options.format);
   if (!format) {
     std::cerr << fmt::format("lethe check: --format {}: allowed: auto, lethe, jepsen-edn, jepsen-log\n", options.format);
@@ -567,6 +576,8 @@ ExtraCommand register_check(CLI::App& app) {
   command->add_option("--timeout", options->timeout, "Wall-clock limit for all files, as a duration (5s, 500ms)");
   command->add_flag("--json", options->json, "One JSON object per file");
   command->add_option("--html", options->html, "Draw the failing window of the (one) FILE as a self-contained page");
+  command->add_flag("--events", options->events,
+                    "FILE... are a consumer's dedupe events (JSON lines): judge them as lethe run judges a run");
   return {command, [options] { return command_check(*options); }};
 }
 
