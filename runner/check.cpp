@@ -106,7 +106,7 @@ struct FileReport {
   std::vector<std::string> window_text;
   bool minimal = true;
   std::vector<std::pair<std::string, std::string>> unknown;  // key, why
-  std::optional<reports::HistoryPage> page;                  // --html, when not linearizable
+  std::optional<reports::HistoryPage> page;                  // --html, when not linearizable or linearizable
 };
 
 // ---------------------------------------------------------------- the longest linearizable prefix (--html)
@@ -303,6 +303,20 @@ reports::HistoryPage page_of(const history::History<Input, Output>& recorded, co
   return page;
 }
 
+// The page of a linearizable history: every operation of every partition, no window.
+template <class Model, class Input, class Output>
+reports::HistoryPage whole_page(const history::History<Input, Output>& recorded,
+                                const std::vector<lin::detail::Partition>& partitions) {
+  lin::detail::Partition all;
+  for (const lin::detail::Partition& partition : partitions) all.keys.insert(all.keys.end(), partition.keys.begin(), partition.keys.end());
+  std::sort(all.keys.begin(), all.keys.end());
+  all.ops.resize(recorded.ops.size());
+  for (std::size_t index = 0; index < all.ops.size(); ++index) all.ops[index] = index;
+  reports::HistoryPage page = page_of<Model>(recorded, all, {});
+  page.linearizable = true;
+  return page;
+}
+
 // The first round's budget per partition: a violation usually shows within it, and a hard linearizable partition
 // (or one that needs the whole budget) does not hold up a failing one found in another partition.
 constexpr std::uint64_t kFirstRoundSteps = 1U << 17;
@@ -376,6 +390,7 @@ FileReport check_history(const history::History<Input, Output>& recorded, const 
     }
   }
   if (!report.unknown.empty()) report.verdict = lin::Verdict::Unknown;
+  if (report.verdict == lin::Verdict::Linearizable && !options.html.empty()) report.page = whole_page<Model>(recorded, partitions);
   return report;
 }
 
@@ -502,7 +517,7 @@ int check_file(const std::string& file, history::Format format, history::ModelKi
   report.file = file;
   if (!options.html.empty()) {
     if (!report.page) {
-      std::cerr << fmt::format("lethe check: --html: {} is {}: there is no failing window to draw\n", file,
+      std::cerr << fmt::format("lethe check: --html: {} is {}: there is nothing to draw\n", file,
                                lin::to_string(report.verdict));
     } else {
       report.page->file = file;
@@ -575,7 +590,7 @@ ExtraCommand register_check(CLI::App& app) {
   command->add_option("--budget", options->budget, "Search steps per partition before it is unknown (default 10000000)");
   command->add_option("--timeout", options->timeout, "Wall-clock limit for all files, as a duration (5s, 500ms)");
   command->add_flag("--json", options->json, "One JSON object per file");
-  command->add_option("--html", options->html, "Draw the failing window of the (one) FILE as a self-contained page");
+  command->add_option("--html", options->html, "Draw the (one) FILE as a self-contained page: its failing window, or every operation when linearizable");
   command->add_flag("--events", options->events,
                     "FILE... are a consumer's dedupe events (JSON lines): judge them as lethe run judges a run");
   return {command, [options] { return command_check(*options); }};

@@ -76,7 +76,7 @@ std::string page_of(const CheckEventsOptions& options, const events::EventLog& l
   const DrawnTrace drawn = trace_of(log);
   std::string command = "lethe check --events";
   for (const std::string& file : options.files) command += " " + file;
-  reports::IncidentInput input{result, {}, drawn.node_names, command};
+  reports::IncidentInput input{result, {}, drawn.node_names, command, /*from_events=*/true};
   std::vector<std::uint64_t> ids;
   for (const auto& x : result.explanations) {
     if (ids.size() == kMessagesDrawn) break;
