@@ -582,7 +582,8 @@ int command_check(const CheckOptions& options) {
 ExtraCommand register_check(CLI::App& app) {
   auto options = std::make_shared<CheckOptions>();
   auto* command = app.add_subcommand(
-      "check", "Check recorded histories for linearizability (exit 0 yes, 1 no, 2 bad input, 3 internal, 4 unknown)");
+      "check", "Check recorded histories for linearizability (exit 0 yes, 1 no, 2 bad input, 3 internal, 4 unknown), "
+               "or with --events judge a consumer's dedupe events (exit 0 effectively once, 1 not)");
   command->add_option("FILE", options->files, "History files (lethe JSON lines, Jepsen EDN or Jepsen log)")->required();
   command->add_option("--format", options->format, "auto (default), lethe, jepsen-edn, jepsen-log");
   command->add_option("--model", options->model, "auto (default: store for lethe files, else from the ops), store, register, kv");
