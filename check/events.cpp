@@ -136,7 +136,11 @@ class Reader {
       if (!name.is_string() || name.get<std::string>().empty()) line.expected("processors", "an array of names");
       log_.processors.push_back(name.get<std::string>());
     }
-    if (line.has("saga_steps")) log_.saga_steps = static_cast<int>(std::min<std::uint64_t>(line.unsigned_field("saga_steps"), 64));
+    if (line.has("saga_steps")) {
+      const std::uint64_t steps = line.unsigned_field("saga_steps");
+      if (steps < 2 || steps > 8) line.expected("saga_steps", "2..8 (a saga's steps, as [saga] steps)");
+      log_.saga_steps = static_cast<int>(steps);
+    }
     log_.provider_key_window = line.optional_nanoseconds("provider_key_window");
     if (line.has("provider_calls")) log_.provider_calls = line.unsigned_field("provider_calls");
     if (line.has("scenario")) log_.scenario = line.text("scenario");
