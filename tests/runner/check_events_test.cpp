@@ -39,6 +39,10 @@ TEST(CheckEvents, ARunsEventLogIsJudgedFromTheCommandLineAsTheRunJudgedItself) {
   const Outcome text = run_lethe("check --events " + log);
   EXPECT_NE(text.out.find("what these events cannot tell apart:"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("[crash_after_effect] at "), std::string::npos) << text.out;
+  // lethe replay writes the same log, byte for byte (one seed, one log).
+  const std::string again = (dir / "replayed.jsonl").string();
+  ASSERT_EQ(run_lethe("replay scenarios/crash-window-after-effect.toml --seed 2 --events " + again).exit_code, 0);
+  EXPECT_EQ(read_file(again), read_file(log));
   // A clean run's log exits 0.
   ASSERT_EQ(run_lethe("run scenarios/mnemosyne-lossy-crashes.toml --events " + (dir / "clean.jsonl").string()).exit_code, 0);
   const Outcome clean = run_lethe("check --events " + (dir / "clean.jsonl").string());
