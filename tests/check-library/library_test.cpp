@@ -57,6 +57,23 @@ TEST(CheckLibrary, LinkedAloneItJudgesAConsumersEventLogWithTheOracle) {
   EXPECT_NE(r.explanations[0].because.find("attempt 1 on worker-a"), std::string::npos) << r.explanations[0].because;
 }
 
+TEST(CheckLibrary, AnEventLogSplitIntoOneFilePerNodeIsJudgedAsTheWholeLog) {
+  std::istringstream in(kCrashLog);
+  std::string run_line;
+  std::getline(in, run_line);
+  std::string first = run_line + "\n";   // publish and worker-a's lines
+  std::string second = run_line + "\n";  // worker-b's lines, the provider's execution among them
+  int number = 1;
+  for (std::string line; std::getline(in, line); ++number) (number < 6 ? first : second) += line + "\n";
+  const lethe::RunResult whole = lethe::events::judge_events(lethe::events::read_events({{"all", kCrashLog}}));
+  const lethe::RunResult split =
+      lethe::events::judge_events(lethe::events::read_events({{"b", second}, {"a", first}}));
+  EXPECT_EQ(split.duplicates, whole.duplicates);
+  EXPECT_EQ(split.recovery_latency.max, whole.recovery_latency.max);
+  ASSERT_EQ(split.explanations.size(), 1u);
+  EXPECT_EQ(split.explanations[0].because, whole.explanations[0].because);
+}
+
 TEST(CheckLibrary, AnEventLineWithAMissingFieldNamesTheFileLineAndField) {
   std::string log = kCrashLog;
   log.replace(log.find(R"("basis":"stale_takeover",)"), 25, "");
