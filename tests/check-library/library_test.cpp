@@ -74,6 +74,21 @@ TEST(CheckLibrary, AnEventLogSplitIntoOneFilePerNodeIsJudgedAsTheWholeLog) {
   EXPECT_EQ(split.explanations[0].because, whole.explanations[0].because);
 }
 
+TEST(CheckLibrary, WithoutTheProvidersLogTheWorkersEffectLinesStandInAndTheOutputSaysWhatThatHides) {
+  std::string log = kCrashLog;
+  for (std::size_t at = log.find("\"execution\""); at != std::string::npos; at = log.find("\"execution\"", at)) {
+    log.replace(at, 11, "\"effect\"");
+  }
+  const lethe::events::EventLog events = lethe::events::read_events({{"effects.jsonl", log}});
+  EXPECT_FALSE(events.provider_log);
+  const lethe::RunResult r = lethe::events::judge_events(events);
+  EXPECT_EQ(r.duplicates[static_cast<std::size_t>(lethe::Cause::CrashAfterEffect)], 1u);
+  EXPECT_EQ(r.sink_calls, 2u);  // the effect lines
+  const std::vector<std::string> limits = lethe::events::limits_of(events, r);
+  ASSERT_FALSE(limits.empty());
+  EXPECT_NE(limits.front().find("sink_retry cannot be told from a second execution"), std::string::npos) << limits.front();
+}
+
 TEST(CheckLibrary, AnEventLineWithAMissingFieldNamesTheFileLineAndField) {
   std::string log = kCrashLog;
   log.replace(log.find(R"("basis":"stale_takeover",)"), 25, "");
