@@ -169,6 +169,13 @@ class AttemptLog {
     records_.emplace_hint(records_.end(), id, record);
     return id;
   }
+  // Holds `record` under the id `id` that a recorded log gave it (ids given out later follow it).
+  // REQUIRES: id > issued() (ids only grow).
+  void add_with_id(AttemptId id, AttemptRecord record) {
+    record.attempt = id;
+    records_.emplace_hint(records_.end(), id, record);
+    next_ = id + 1;
+  }
   bool contains(AttemptId id) const { return records_.contains(id); }
   AttemptRecord& at(AttemptId id) { return records_.at(id); }
   const AttemptRecord& at(AttemptId id) const { return records_.at(id); }

@@ -80,13 +80,15 @@ class Recorder {
 // The ledger the oracle reads, shared by the workers.
 class SharedLedger {
  public:
-  AttemptId begin_attempt(MessageId id, std::uint32_t worker) {
+  AttemptId begin_attempt(MessageId id, std::uint32_t worker, sim::Time now) {
     std::lock_guard<std::mutex> lock(mutex_);
     lethe::AttemptRecord record;
     record.id = id;
     record.node = worker;
     ledger_.deliveries += 1;
-    return ledger_.attempts.add(record);
+    const AttemptId attempt = ledger_.attempts.add(record);
+    delivered_at_[attempt] = now;
+    return attempt;
   }
   void end_attempt(AttemptId attempt, const lethe::ProtectResult& result, sim::Time now) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -129,6 +131,11 @@ class SharedLedger {
     std::lock_guard<std::mutex> lock(mutex_);
     return std::move(ledger_);
   }
+  // When each attempt began (its delivery), for the event log.
+  lethe::BTreeMap<AttemptId, sim::Time> take_delivered_at() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::move(delivered_at_);
+  }
   std::set<AttemptId> slowed_attempts() {
     std::lock_guard<std::mutex> lock(mutex_);
     return slowed_;
@@ -137,6 +144,7 @@ class SharedLedger {
  private:
   std::mutex mutex_;
   lethe::Ledger ledger_;
+  lethe::BTreeMap<AttemptId, sim::Time> delivered_at_;
   std::uint64_t executions_ = 0;
   std::set<AttemptId> slowed_;  // attempts whose effect was made slow
 };
@@ -361,6 +369,7 @@ class Run {
   void stall_main();
   void supervise();
   std::set<MessageId> slow_owners(const lethe::Ledger& ledger);
+  lethe::events::EventLog event_log(const lethe::Ledger& ledger, const lethe::RunResult& result);
   std::vector<std::uint64_t> unexplained_messages(const lethe::Ledger& ledger, const lethe::RunResult& result);
   void record_error(const std::string& what) {
     {
@@ -386,6 +395,28 @@ class Run {
   std::atomic<bool> abandoned_{false};
   std::string abandoned_because_;  // written by supervise() before abandoned_ is set, read after the joins
 };
+
+// The run's dedupe events (check/events.hpp): the judged ledger, each attempt's delivery, and a crash line
+// for every attempt a kill stopped (one attempt runs at a time on a worker, so the crash ends just that one).
+lethe::events::EventLog Run::event_log(const lethe::Ledger& ledger, const lethe::RunResult& result) {
+  lethe::events::EventLog log;
+  log.protocol = settings_.protocol.kind;
+  log.processors = {"live"};
+  log.provider_calls = result.sink_calls;
+  log.scenario = result.scenario;
+  log.seed = result.seed;
+  for (int w = 0; w < settings_.workers; ++w) log.nodes.push_back(fmt::format("worker-{}", w));
+  log.ledger = ledger;
+  log.delivered_at = ledger_.take_delivered_at();
+  ledger.attempts.for_each([&log](const lethe::AttemptRecord& a) {
+    if (a.crashed_at) {
+      log.node_events.push_back(lethe::events::NodeEvent{lethe::events::NodeEventKind::Crash, *a.crashed_at, a.node, 0});
+    }
+  });
+  std::stable_sort(log.node_events.begin(), log.node_events.end(),
+                   [](const auto& x, const auto& y) { return x.at < y.at; });
+  return log;
+}
 
 std::set<MessageId> Run::slow_owners(const lethe::Ledger& ledger) {
   const lethe::ProtocolSection& protocol = settings_.protocol;
@@ -443,7 +474,7 @@ void Run::worker_main(std::uint32_t index) {
       2 * settings_.protocol.max_processing_time.value_or(50 * sim::kMillisecond));
   while (auto delivery = queue_.pop()) {
     const MessageId id = delivery->id;
-    const AttemptId attempt = ledger_.begin_attempt(id, index);
+    const AttemptId attempt = ledger_.begin_attempt(id, index, clock_.now());
     const lethe::Effect effect = [&](lethe::FencingToken) -> std::optional<std::uint64_t> {
       clock_.sleep(settings_.processing_time.sample(work));
       if (work.bernoulli(settings_.faults.slow)) {
@@ -594,6 +625,7 @@ LiveOutcome Run::execute() {
   if (check.verdict != lethe::lin::Verdict::Unknown) result.linearizable = check.verdict == lethe::lin::Verdict::Linearizable;
   if (settings_.keep_history) outcome.history = std::move(history);
   if (settings_.keep_history) outcome.ledger = ledger;
+  if (settings_.keep_events) outcome.events = event_log(ledger, result);
 
   outcome.unexplained_ids = unexplained_messages(ledger, result);
   outcome.unexplained_duplicates = outcome.unexplained_ids.size();

@@ -60,6 +60,7 @@
 
 #include "live/store.hpp"
 #include "core/config.hpp"
+#include "check/events.hpp"
 #include "check/ledger.hpp"
 #include "check/linearizability.hpp"
 #include "core/result.hpp"
@@ -100,6 +101,7 @@ struct LiveSettings {
   LiveFaults faults;
   std::uint64_t linearizability_budget = 20'000'000;
   bool keep_history = false;                          // copy the history and the ledger into the outcome
+  bool keep_events = false;                           // the run's dedupe events into the outcome (check/events.hpp)
 };
 
 struct LiveOutcome {
@@ -118,6 +120,7 @@ struct LiveOutcome {
   sim::Duration wall_time = 0;
   std::vector<lethe::StoreOperation> history;  // when keep_history
   lethe::Ledger ledger;                         // when keep_history: what the oracle judged
+  std::optional<lethe::events::EventLog> events;  // when keep_events
   std::vector<std::uint64_t> unexplained_ids;   // the messages of the unexplained duplicates
   // Why the run was abandoned before its end (the server stopped answering); empty when it ran to its end. An
   // abandoned run has no verdict: its figures say what happened until then (unfinished messages count as lost).

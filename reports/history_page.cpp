@@ -75,6 +75,20 @@ std::string prefix_table(const HistoryPage& page) {
   return html + "</table>";
 }
 
+// Every operation, one lane per process, and the verdict: no window, nothing failing.
+std::string linearizable_body(const HistoryPage& page) {
+  std::string html = fmt::format("<h1>{}</h1>\n<p class=\"verdict ok\">{}</p>\n", html_escape(page.file),
+                                 html_escape(page.summary));
+  html += fmt::format("<p>Linearizable: every partition has an order of its operations, each taking effect between "
+                      "its invocation and its response, that the model accepts. Keys {}; all {} operations, one lane "
+                      "per process, each a bar from its invocation to its response (dashed: outcome unknown).</p>\n",
+                      html_escape(page.key), page.ops.size());
+  html += "<p class=\"legend\"><span style=\"background:#c9d6e8\">operation</span></p>\n";
+  html += lanes_svg(page);
+  html += "\n<h2>Explanation</h2>\n<pre>" + html_escape(page.explanation) + "</pre>\n</body></html>\n";
+  return html;
+}
+
 }  // namespace
 
 std::string history_page_html(const HistoryPage& page) {
@@ -84,6 +98,7 @@ std::string history_page_html(const HistoryPage& page) {
 body { font: 14px/1.4 system-ui, sans-serif; margin: 20px; color: #222; }
 h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; }
 .verdict { color: #b00020; font-weight: 600; }
+.verdict.ok { color: #1b7a2e; }
 svg text.lane, svg text.axis { font: 12px monospace; fill: #444; }
 svg line.lane { stroke: #ddd; }
 svg rect.op { fill: #c9d6e8; stroke: #7f97b8; }
@@ -97,6 +112,7 @@ pre { background: #f6f6f6; padding: 10px; overflow-x: auto; }
 .legend span { display: inline-block; padding: 0 8px; margin-right: 8px; border: 1px solid #999; }
 </style></head><body>
 )";
+  if (page.linearizable) return html + linearizable_body(page);
   html += fmt::format("<h1>{}</h1>\n<p class=\"verdict\">{}</p>\n", html_escape(page.file), html_escape(page.summary));
   html += fmt::format("<p>Failing partition: key {} ({} operations). One lane per process; each operation is a bar "
                       "from its invocation to its response (dashed: outcome unknown).</p>\n",

@@ -4,7 +4,8 @@
 // checked history: one lane per process, each operation a bar from its invocation to its response (to the right
 // edge when its outcome is unknown), the shortest failing window highlighted and its last operation (the first
 // response nothing explains) in red; below, the longest linearizable prefix found, one row per step with the
-// model state after it, as Porcupine's visualization shows it.
+// model state after it, as Porcupine's visualization shows it. A linearizable history's page (linearizable set)
+// draws every operation of every partition the same way, with no window, and says it is linearizable.
 //
 // Renders only; the same input gives the same bytes. Text from the input is HTML-escaped.
 #pragma once
@@ -40,6 +41,7 @@ struct HistoryPage {
   std::vector<HistoryPageStep> prefix;       // the longest linearizable prefix found
   std::string initial_state;
   std::string explanation;       // the text explanation
+  bool linearizable = false;     // the whole history, linearizable: ops are every operation, no window, no prefix
 };
 
 std::string history_page_html(const HistoryPage& page);

@@ -311,6 +311,8 @@ std::string duplicate_list(const IncidentInput& in) {
       if (here) {
         out += fmt::format("<li><a href=\"#{}\">message {}</a> at {}: {}</li>\n", anchor(x.id), x.id, format_time(x.at),
                            e(x.because));
+      } else if (in.from_events) {
+        out += fmt::format("<li>message {} at {}: {}</li>\n", x.id, format_time(x.at), e(x.because));
       } else {
         out += fmt::format("<li>message {} at {}: {} Drawn by <code>{} --message {} --html message-{}.html</code></li>\n",
                            x.id, format_time(x.at), e(x.because), e(in.replay_command), x.id, x.id);
@@ -318,8 +320,11 @@ std::string duplicate_list(const IncidentInput& in) {
     }
     out += "</ul>\n";
     if (listed > kListedPerCause) {
-      out += fmt::format("<p class=\"note\">{} more: <code>{} --explain --cause {}</code></p>\n",
-                         listed - kListedPerCause, e(in.replay_command), lethe::to_string(cause));
+      out += in.from_events
+                 ? fmt::format("<p class=\"note\">{} more: <code>{}</code> prints them</p>\n",
+                               listed - kListedPerCause, e(in.replay_command))
+                 : fmt::format("<p class=\"note\">{} more: <code>{} --explain --cause {}</code></p>\n",
+                               listed - kListedPerCause, e(in.replay_command), lethe::to_string(cause));
     }
   }
   if (r.explanations.size() < r.duplicate_effects) {
@@ -374,11 +379,15 @@ std::string incident_html(const IncidentInput& in) {
   for (std::size_t c = 0; c < lethe::kCauseCount; ++c) {
     if (r.duplicates[c] > 0) causes += fmt::format(", {} {}", lethe::to_string(static_cast<lethe::Cause>(c)), r.duplicates[c]);
   }
+  const std::string source = in.from_events ? fmt::format("{} from the first delivery to the last event. Drawn from "
+                                                           "an event log by",
+                                                           format_time(r.sim_time))
+                                             : fmt::format("{} of virtual time. Trace {:016x}. Reproduce:",
+                                                           format_time(r.sim_time), r.trace_hash);
   out += fmt::format("<p>{} messages, {} effects, <b>{} duplicate effects</b>{}; {} lost, {} memo mismatches; "
-                     "{} of virtual time. Trace {:016x}. Reproduce: <code>{}</code></p>\n",
+                     "{} <code>{}</code></p>\n",
                      r.messages, r.effects, r.duplicate_effects, causes.empty() ? "" : " (" + causes.substr(2) + ")",
-                     r.lost_messages, r.memo_mismatches, format_time(r.sim_time), r.trace_hash,
-                     e(in.replay_command));
+                     r.lost_messages, r.memo_mismatches, source, e(in.replay_command));
   for (const auto& story : in.stories) out += story_section(story, in);
   out += duplicate_list(in);
   out += "</body>\n</html>\n";

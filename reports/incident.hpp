@@ -26,6 +26,8 @@ struct IncidentInput {
   std::vector<Story> stories;            // the messages drawn, the first one on top
   std::vector<std::string> node_names;
   std::string replay_command;            // "lethe replay FILE --seed N [--set ...]", to draw another message
+  bool from_events = false;              // drawn from an event log (lethe check --events): replay_command is the
+                                         // check command; no trace hash, no command that draws another message
 };
 
 std::string incident_html(const IncidentInput& input);

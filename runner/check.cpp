@@ -17,6 +17,7 @@
 #include "check/history.hpp"
 #include "reports/history_page.hpp"
 #include "reports/output_file.hpp"
+#include "runner/check_events.hpp"
 #include "runner/command.hpp"
 #include "sim/time.hpp"
 
@@ -37,6 +38,7 @@ struct CheckOptions {
   std::string timeout;
   bool json = false;
   std::string html;
+  bool events = false;
 };
 
 // ---------------------------------------------------------------- stopping a partition's search from outside
@@ -104,7 +106,7 @@ struct FileReport {
   std::vector<std::string> window_text;
   bool minimal = true;
   std::vector<std::pair<std::string, std::string>> unknown;  // key, why
-  std::optional<reports::HistoryPage> page;                  // --html, when not linearizable
+  std::optional<reports::HistoryPage> page;                  // --html, when not linearizable or linearizable
 };
 
 // ---------------------------------------------------------------- the longest linearizable prefix (--html)
@@ -301,6 +303,20 @@ reports::HistoryPage page_of(const history::History<Input, Output>& recorded, co
   return page;
 }
 
+// The page of a linearizable history: every operation of every partition, no window.
+template <class Model, class Input, class Output>
+reports::HistoryPage whole_page(const history::History<Input, Output>& recorded,
+                                const std::vector<lin::detail::Partition>& partitions) {
+  lin::detail::Partition all;
+  for (const lin::detail::Partition& partition : partitions) all.keys.insert(all.keys.end(), partition.keys.begin(), partition.keys.end());
+  std::sort(all.keys.begin(), all.keys.end());
+  all.ops.resize(recorded.ops.size());
+  for (std::size_t index = 0; index < all.ops.size(); ++index) all.ops[index] = index;
+  reports::HistoryPage page = page_of<Model>(recorded, all, {});
+  page.linearizable = true;
+  return page;
+}
+
 // The first round's budget per partition: a violation usually shows within it, and a hard linearizable partition
 // (or one that needs the whole budget) does not hold up a failing one found in another partition.
 constexpr std::uint64_t kFirstRoundSteps = 1U << 17;
@@ -374,6 +390,7 @@ FileReport check_history(const history::History<Input, Output>& recorded, const 
     }
   }
   if (!report.unknown.empty()) report.verdict = lin::Verdict::Unknown;
+  if (report.verdict == lin::Verdict::Linearizable && !options.html.empty()) report.page = whole_page<Model>(recorded, partitions);
   return report;
 }
 
@@ -500,7 +517,7 @@ int check_file(const std::string& file, history::Format format, history::ModelKi
   report.file = file;
   if (!options.html.empty()) {
     if (!report.page) {
-      std::cerr << fmt::format("lethe check: --html: {} is {}: there is no failing window to draw\n", file,
+      std::cerr << fmt::format("lethe check: --html: {} is {}: there is nothing to draw\n", file,
                                lin::to_string(report.verdict));
     } else {
       report.page->file = file;
@@ -518,6 +535,13 @@ int check_file(const std::string& file, history::Format format, history::ModelKi
 }
 
 int command_check(const CheckOptions& options) {
+  if (options.events) {
+    if (options.format != "auto" || options.model != "auto" || !options.timeout.empty()) {
+      std::cerr << "lethe check: --events judges event logs: --format, --model and --timeout apply to histories only\n";
+      return kExitBadInput;
+    }
+    return check_events(CheckEventsOptions{options.files, options.json, options.html});
+  }
   const auto format = parse_format(options.format);
   if (!format) {
     std::cerr << fmt::format("lethe check: --format {}: allowed: auto, lethe, jepsen-edn, jepsen-log\n", options.format);
@@ -558,7 +582,8 @@ int command_check(const CheckOptions& options) {
 ExtraCommand register_check(CLI::App& app) {
   auto options = std::make_shared<CheckOptions>();
   auto* command = app.add_subcommand(
-      "check", "Check recorded histories for linearizability (exit 0 yes, 1 no, 2 bad input, 3 internal, 4 unknown)");
+      "check", "Check recorded histories for linearizability (exit 0 yes, 1 no, 2 bad input, 3 internal, 4 unknown), "
+               "or with --events judge a consumer's dedupe events (exit 0 effectively once, 1 not)");
   command->add_option("FILE", options->files, "History files (lethe JSON lines, Jepsen EDN or Jepsen log)")->required();
   command->add_option("--format", options->format, "auto (default), lethe, jepsen-edn, jepsen-log");
   command->add_option("--model", options->model, "auto (default: store for lethe files, else from the ops), store, register, kv");
@@ -566,7 +591,9 @@ ExtraCommand register_check(CLI::App& app) {
   command->add_option("--budget", options->budget, "Search steps per partition before it is unknown (default 10000000)");
   command->add_option("--timeout", options->timeout, "Wall-clock limit for all files, as a duration (5s, 500ms)");
   command->add_flag("--json", options->json, "One JSON object per file");
-  command->add_option("--html", options->html, "Draw the failing window of the (one) FILE as a self-contained page");
+  command->add_option("--html", options->html, "Draw the (one) FILE as a self-contained page: its failing window, or every operation when linearizable");
+  command->add_flag("--events", options->events,
+                    "FILE... are a consumer's dedupe events (JSON lines): judge them as lethe run judges a run");
   return {command, [options] { return command_check(*options); }};
 }
 

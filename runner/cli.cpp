@@ -24,6 +24,7 @@
 #include "runner/check.hpp"
 #include "runner/command.hpp"
 #include "runner/command_line.hpp"
+#include "runner/events.hpp"
 #include "runner/execute.hpp"
 #include "runner/explore.hpp"
 #include "runner/live.hpp"
@@ -98,6 +99,7 @@ struct RunOptions {
   std::string dot_path;
   std::string history_path;
   std::string save_drawn_path;
+  std::string events_path;
 };
 
 // [explore]: the seed's configuration replaces `config` (scenario/explore.hpp), its values go to `drawn`, and
@@ -138,13 +140,14 @@ int command_run(const RunOptions& o) {
   lethe::WorldOptions options;
   std::unique_ptr<reports::OutputFile> trace_file;
   if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
-  options.keep_trace = !o.dot_path.empty();
+  const bool keep_record = !o.dot_path.empty() || !o.events_path.empty();
+  options.keep_trace = keep_record;
   std::vector<lethe::StoreOperation> history;
   if (!o.history_path.empty()) options.store_history = &history;
   lethe::WorldRecord record;
   if (stderr_is_terminal()) std::cerr << fmt::format("running {} seed {}...\n", config->scenario.name, o.seed);
-  // The record (the whole ledger and trace) only for --dot; without it the world folds settled groups.
-  auto run = runner::run_seed(*config, o.seed, options, o.dot_path.empty() ? nullptr : &record);
+  // The record (the whole ledger and trace) only for --dot and --events; without it the world folds settled groups.
+  auto run = runner::run_seed(*config, o.seed, options, keep_record ? &record : nullptr);
   run.result.drawn = drawn;
   if (!run.error.empty()) {
     std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\nreplay: {}\n", config->scenario.name, o.seed,
@@ -157,6 +160,12 @@ int command_run(const RunOptions& o) {
     std::ostringstream lines;
     lethe::history::write_store_history(lines, history);
     if (const auto error = reports::write_file(o.history_path, lines.str()); !error.empty()) {
+      std::cerr << "lethe run: " << error << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (!o.events_path.empty()) {
+    if (const auto error = runner::write_event_file(o.events_path, *config, record, run.result); !error.empty()) {
       std::cerr << "lethe run: " << error << "\n";
       return kExitBadInput;
     }
@@ -369,6 +378,7 @@ runner::ExtraCommand add_run_command(CLI::App& app) {
   command->add_flag("--json", run->json, "Print the result as one JSON object");
   command->add_option("--trace", run->trace_path, "Write the full trace as JSON lines");
   command->add_option("--history", run->history_path, "Write the store's history as JSON lines (lethe check reads it)");
+  command->add_option("--events", run->events_path, "Write the run's dedupe events as JSON lines (lethe check --events reads them)");
   command->add_option("--dot", run->dot_path, "Write a Graphviz timeline of the first duplicated message (.dot, or .svg / .png rendered by dot)");
   command->add_option("--save-drawn", run->save_drawn_path,
                       "[explore]: write the seed's drawn configuration as a plain scenario file");

@@ -4,11 +4,15 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string_view>
 
 #include "live/credentials.hpp"
 #include "live/run.hpp"
+#include "check/events.hpp"
+#include "check/history.hpp"
 #include "reports/json.hpp"
+#include "reports/output_file.hpp"
 #include "reports/summary.hpp"
 #include "scenario/loader.hpp"
 
@@ -55,6 +59,8 @@ struct LiveOptions {
   std::string key_prefix;
   bool json = false;
   bool list = false;
+  std::string history_path;
+  std::string events_path;
 };
 
 bool parse_duration_option(const std::string& name, const std::string& text, sim::Duration& out) {
@@ -220,13 +226,33 @@ std::string summary_text(const live::LiveSettings& s, const live::LiveOutcome& o
   return text + live_summary(s, o);
 }
 
+// --history and --events, written before any verdict is printed.
+int write_files(const LiveOptions& o, const live::LiveOutcome& outcome) {
+  std::string error;
+  if (!o.history_path.empty()) {
+    std::ostringstream lines;
+    lethe::history::write_store_history(lines, outcome.history);
+    error = reports::write_file(o.history_path, lines.str());
+  }
+  if (error.empty() && !o.events_path.empty() && outcome.events) {
+    std::ostringstream lines;
+    lethe::events::write_events(lines, *outcome.events);
+    error = reports::write_file(o.events_path, lines.str());
+  }
+  if (error.empty()) return kExitOk;
+  std::cerr << "lethe live: " << error << "\n";
+  return kExitBadInput;
+}
+
 int command_live(const LiveOptions& o) {
   if (o.list) {
     print_variants();
     return kExitOk;
   }
-  const auto settings = settings_from(o);
+  auto settings = settings_from(o);
   if (!settings) return kExitBadInput;
+  settings->keep_history = settings->keep_history || !o.history_path.empty();
+  settings->keep_events = !o.events_path.empty();
   live::LiveOutcome outcome;
   try {
     outcome = live::run_live(*settings);
@@ -237,6 +263,7 @@ int command_live(const LiveOptions& o) {
     std::cerr << "lethe live: " << e.what() << "\n";
     return kExitBadInput;
   }
+  if (const int rc = write_files(o, outcome); rc != kExitOk) return rc;
   if (o.json) {
     nlohmann::ordered_json j = reports::to_json(outcome.result);
     nlohmann::ordered_json l;
@@ -312,6 +339,8 @@ ExtraCommand register_live(CLI::App& app) {
   cmd->add_option("--set", o.sets, "Override a protocol key: protocol.KEY=VALUE (repeatable); defaults: mnemosyne, "
                                    "max_processing_time 300ms, ttl 1h, poll 5ms, max_wait 5s");
   cmd->add_flag("--json", o.json, "Print the result as one JSON object (lethe run's fields plus \"live\")");
+  cmd->add_option("--history", o.history_path, "Write the store's history as JSON lines (lethe check reads it)");
+  cmd->add_option("--events", o.events_path, "Write the run's dedupe events as JSON lines (lethe check --events reads them)");
   return ExtraCommand{cmd, [options] { return command_live(*options); }};
 }
 

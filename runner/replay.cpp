@@ -1,5 +1,7 @@
 #include "runner/replay.hpp"
 
+#include "runner/events.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -37,6 +39,7 @@ struct ReplayOptions {
   std::string dot_path;
   std::string html_path;
   std::string trace_path;
+  std::string events_path;
 };
 
 // Refuses what cannot work before the seed runs: a wrong extension, an unknown cause, a selection without
@@ -100,7 +103,7 @@ int write_html(const ReplayOptions& o, const lethe::RunResult& result, const let
 }
 
 // --explain, after the duplicates: why callers were handed a value other than the first execution's.
-void print_memo_mismatches(const ReplayOptions& o, const lethe::RunResult& r, std::size_t limit) {
+void print_memo_mismatches(const ExplainSelection& o, const lethe::RunResult& r, std::size_t limit) {
   if (r.memo_mismatches == 0 || o.cause) return;
   std::cout << fmt::format("\nwhy callers got another value than the first execution's: {} memo mismatches\n",
                            r.memo_mismatches);
@@ -117,7 +120,9 @@ void print_memo_mismatches(const ReplayOptions& o, const lethe::RunResult& r, st
 }
 
 // --explain: the summary by cause, then the sentences selected by --cause and --limit.
-void print_explanations(const ReplayOptions& o, const lethe::RunResult& r) {
+}  // namespace
+
+void print_explanations(const ExplainSelection& o, const lethe::RunResult& r) {
   std::cout << fmt::format("\nwhy each duplicate happened: {} duplicate effects\n", r.duplicate_effects);
   for (std::size_t c = 0; c < lethe::kCauseCount; ++c) {
     if (r.duplicates[c] == 0) continue;
@@ -128,7 +133,7 @@ void print_explanations(const ReplayOptions& o, const lethe::RunResult& r) {
                              first == r.explanations.end() ? std::string("?") : std::to_string(first->id),
                              first == r.explanations.end() ? std::string("?") : reports::format_time(first->at));
   }
-  const std::size_t limit = o.limit.value_or(kDefaultLimit);
+  const std::size_t limit = o.limit;
   std::size_t selected = 0;
   std::size_t shown = 0;
   std::string lines;
@@ -150,6 +155,8 @@ void print_explanations(const ReplayOptions& o, const lethe::RunResult& r) {
   }
   print_memo_mismatches(o, r, limit);
 }
+
+namespace {
 
 int command_replay(const ReplayOptions& o) {
   if (const auto error = options_error(o); !error.empty()) {
@@ -178,6 +185,12 @@ int command_replay(const ReplayOptions& o) {
   }
   if (trace_file) {
     if (const auto error = trace_file->finish(); !error.empty()) {
+      std::cerr << "lethe replay: " << error << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (!o.events_path.empty()) {
+    if (const auto error = write_event_file(o.events_path, *config, record, run.result); !error.empty()) {
       std::cerr << "lethe replay: " << error << "\n";
       return kExitBadInput;
     }
@@ -214,7 +227,7 @@ int command_replay(const ReplayOptions& o) {
     std::cout << fmt::format("\nstory of message {} ({} events, polls folded):\n", *o.message, story->events.size());
     std::cout << reports::timeline_text(*story, record.node_names);
   }
-  if (o.explain) print_explanations(o, run.result);
+  if (o.explain) print_explanations(ExplainSelection{o.message, o.cause, o.limit.value_or(kDefaultLimit)}, run.result);
   return run.result.ok ? kExitOk : kExitExpectation;
 }
 
@@ -280,6 +293,8 @@ ExtraCommand register_replay(CLI::App& app) {
   command->add_option("--dot", replay->options.dot_path,
                       "Write a Graphviz timeline of the message (.dot, or .svg / .png rendered by dot)");
   command->add_option("--trace", replay->options.trace_path, "Write the full trace as JSON lines");
+  command->add_option("--events", replay->options.events_path,
+                      "Write the run's dedupe events as JSON lines (lethe check --events reads them)");
   return {command, [replay] {
             if (replay->message->count() > 0) replay->options.message = replay->message_id;
             if (replay->cause_option->count() > 0) replay->options.cause = replay->cause;

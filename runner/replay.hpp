@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,16 @@ std::string dot_path_error(const std::string& path);
 // .dot kept beside them). Returns an exit code, after saying what went wrong on stderr.
 int write_message_dot(const std::vector<sim::TraceRecord>& trace, const std::vector<std::string>& node_names,
                       std::uint64_t message, const lethe::RunResult& result, const std::string& path);
+
+// Which --explain sentences to print: of one message, of one cause, at most `limit` of them.
+struct ExplainSelection {
+  std::optional<std::uint64_t> message;
+  std::optional<std::string> cause;
+  std::size_t limit = 1000;
+};
+
+// --explain: the duplicates by cause with the first of each, the selected sentences, then the memo mismatches.
+void print_explanations(const ExplainSelection& selection, const lethe::RunResult& result);
 
 ExtraCommand register_replay(CLI::App& app);
 

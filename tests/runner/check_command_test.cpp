@@ -186,39 +186,110 @@ TEST(CheckPage, ThePageOfAFailingHistoryMarksItsWindowItsFailingResponseAndTheLi
   const auto again = dir / "again.html";
   run_lethe("check " + kData + "jepsen/etcd_000.log --html " + again.string());
   EXPECT_EQ(read_file(again), html);
-  // A linearizable history has nothing to draw; several files are refused.
-  const Outcome ok = run_lethe("check " + kData + "jepsen/etcd_002.log --html " + (dir / "none.html").string());
-  EXPECT_EQ(ok.exit_code, 0) << ok.out;
-  EXPECT_NE(ok.out.find("there is no failing window to draw"), std::string::npos) << ok.out;
-  EXPECT_FALSE(fs::exists(dir / "none.html"));
+  // Several files are refused.
   const Outcome two = run_lethe("check " + kData + "jepsen/etcd_000.log " + kData + "jepsen/etcd_001.log --html x.html");
   EXPECT_EQ(two.exit_code, 2) << two.out;
 }
 
-TEST(CheckPageSlow, HeadlessChromiumShowsANonBlankPageWhoseDomHoldsTheFailingOperation) {
-  std::string chromium;
+TEST(CheckPage, ThePageOfALinearizableHistoryDrawsEveryOperationWithNoWindowAndSaysItIsLinearizable) {
+  const auto dir = temp_dir("CheckPage", "linearizable");
+  const auto page = dir / "etcd_002.html";
+  const Outcome o = run_lethe("check " + kData + "jepsen/etcd_002.log --html " + page.string());
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  const std::string html = read_file(page);
+  ASSERT_FALSE(html.empty()) << o.out;
+  EXPECT_NE(html.find("<p class=\"verdict ok\">linearizable"), std::string::npos) << html.substr(0, 3000);
+  EXPECT_NE(html.find("Linearizable: every partition has an order"), std::string::npos);
+  EXPECT_EQ(html.find("op window"), std::string::npos);  // nothing failing, no window
+  EXPECT_EQ(html.find("Longest linearizable prefix"), std::string::npos);
+  // Every operation of the history is a bar: as many as the check counted.
+  const auto verdict = json_lines(run_lethe("check " + kData + "jepsen/etcd_002.log --json").out).at(0);
+  std::size_t bars = 0;
+  for (std::size_t at = html.find("<rect class=\"op"); at != std::string::npos; at = html.find("<rect class=\"op", at + 1)) ++bars;
+  EXPECT_EQ(bars, verdict["ops"].get<std::size_t>());
+  fs::remove_all(dir);
+}
+
+// A page as headless Chromium shows it: how many colours its screenshot has, the share that is not white, and
+// the DOM after parsing. Empty `dom` when chromium is not installed.
+struct Shown {
+  int colours = 0;
+  double nonwhite = 0;
+  std::string dom;
+  std::string trouble;  // why there is no screenshot
+};
+
+std::string chromium() {
   for (const char* name : {"chromium", "chromium-browser"}) {
-    if (shell(std::string("command -v ") + name + " >/dev/null").exit_code == 0) chromium = name;
+    if (shell(std::string("command -v ") + name + " >/dev/null").exit_code == 0) return name;
   }
-  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it)";
-  const auto dir = temp_dir("CheckPageSlow", "chromium");
-  ASSERT_EQ(run_lethe("check " + kData + "jepsen/etcd_000.log --html " + (dir / "page.html").string()).exit_code, 1);
+  return "";
+}
+
+Shown show(const fs::path& dir, const fs::path& page, const fs::path& png) {
+  Shown shown;
   const std::string flags = " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
                             "--disable-background-networking --disable-component-update --disable-sync "
                             "--user-data-dir=" + (dir / "profile").string();
-  const std::string url = " file://" + (dir / "page.html").string();
-  const auto png = dir / "shot.png";
-  const auto shot = shell("timeout 180 " + chromium + flags + " --screenshot=" + png.string() + " --window-size=1300,1000" + url);
-  ASSERT_TRUE(fs::exists(png)) << "exit " << shot.exit_code << ": " << shot.out;
+  const std::string url = " file://" + page.string();
+  const auto shot = shell("timeout 180 " + chromium() + flags + " --screenshot=" + png.string() + " --window-size=1300,1000" + url);
+  if (!fs::exists(png)) {
+    shown.trouble = "exit " + std::to_string(shot.exit_code) + ": " + shot.out;
+    return shown;
+  }
   const auto stats = shell(std::string("python3 ") + LETHE_SOURCE_DIR + "/tests/runner/png_stats.py " + png.string());
-  ASSERT_EQ(stats.exit_code, 0) << stats.out;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(stats.out, m, std::regex(R"(distinct=(\d+) nonwhite=([0-9.]+))"))) << stats.out;
-  EXPECT_GE(std::stoi(m[1]), 50) << stats.out;      // a blank page is one colour
-  EXPECT_GE(std::stod(m[2]), 0.05) << stats.out;    // lanes and bars cover a real share
+  if (!std::regex_search(stats.out, m, std::regex(R"(distinct=(\d+) nonwhite=([0-9.]+))"))) {
+    shown.trouble = stats.out;
+    return shown;
+  }
+  shown.colours = std::stoi(m[1]);
+  shown.nonwhite = std::stod(m[2]);
+  shown.dom = shell("timeout 180 " + chromium() + flags + " --dump-dom" + url + " 2>/dev/null").out;
+  return shown;
+}
+
+TEST(CheckPageSlow, HeadlessChromiumShowsANonBlankPageWhoseDomHoldsTheFailingOperation) {
+  if (chromium().empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it)";
+  const auto dir = temp_dir("CheckPageSlow", "chromium");
+  ASSERT_EQ(run_lethe("check " + kData + "jepsen/etcd_000.log --html " + (dir / "page.html").string()).exit_code, 1);
+  const Shown shown = show(dir, dir / "page.html", dir / "shot.png");
+  ASSERT_TRUE(shown.trouble.empty()) << shown.trouble;
+  EXPECT_GE(shown.colours, 50);       // a blank page is one colour
+  EXPECT_GE(shown.nonwhite, 0.05);    // lanes and bars cover a real share
   // The browser's DOM (the SVG parsed into the page): the failing operation's bar.
-  const auto dom = shell("timeout 180 " + chromium + flags + " --dump-dom" + url + " 2>/dev/null");
-  EXPECT_TRUE(std::regex_search(dom.out, std::regex(R"(<g class="op window failing" id="op-\d+"><rect )"))) << dom.out.substr(0, 2000);
+  EXPECT_TRUE(std::regex_search(shown.dom, std::regex(R"(<g class="op window failing" id="op-\d+"><rect )"))) << shown.dom.substr(0, 2000);
+  fs::remove_all(dir);
+}
+
+TEST(CheckPageSlow, HeadlessChromiumShowsALinearizableHistorysPageWithItsOperationsAndNoFailingOne) {
+  if (chromium().empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it)";
+  const auto dir = temp_dir("CheckPageSlow", "linearizable");
+  ASSERT_EQ(run_lethe("check " + kData + "jepsen/etcd_002.log --html " + (dir / "page.html").string()).exit_code, 0);
+  const Shown shown = show(dir, dir / "page.html", dir / "shot.png");
+  ASSERT_TRUE(shown.trouble.empty()) << shown.trouble;
+  EXPECT_GE(shown.colours, 50);
+  EXPECT_GE(shown.nonwhite, 0.05);
+  EXPECT_TRUE(std::regex_search(shown.dom, std::regex(R"(<g class="op" id="op-0"><rect )"))) << shown.dom.substr(0, 2000);
+  EXPECT_EQ(shown.dom.find("op window"), std::string::npos);
+  EXPECT_NE(shown.dom.find("Linearizable: every partition"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(CheckPageSlow, HeadlessChromiumShowsTheIncidentPageOfAnEventLogWithItsDuplicateMarked) {
+  if (chromium().empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup installs it)";
+  const auto dir = temp_dir("CheckPageSlow", "events");
+  const std::string log = (dir / "events.jsonl").string();
+  ASSERT_EQ(run_lethe("run scenarios/lost-ack-double-charge.toml --events " + log).exit_code, 0);
+  ASSERT_EQ(run_lethe("check --events " + log + " --html " + (dir / "page.html").string()).exit_code, 1);
+  const Shown shown = show(dir, dir / "page.html", dir / "shot.png");
+  ASSERT_TRUE(shown.trouble.empty()) << shown.trouble;
+  EXPECT_GE(shown.colours, 50);
+  EXPECT_GE(shown.nonwhite, 0.05);
+  // The first duplicate (message 21, attempt 24, as lethe replay's page marks it) and the page's source.
+  EXPECT_TRUE(std::regex_search(shown.dom, std::regex(R"(<g class="duplicate" id="duplicate-21-24"><circle )")))
+      << shown.dom.substr(0, 2000);
+  EXPECT_NE(shown.dom.find("Drawn from an event log by"), std::string::npos);
   fs::remove_all(dir);
 }
 

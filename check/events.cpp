@@ -1,0 +1,591 @@
+// A consumer's dedupe events as JSON lines (check/events.hpp; docs/formats.md "Event logs").
+#include "check/events.hpp"
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <tuple>
+
+#include "check/oracle.hpp"
+#include "check/saga_oracle.hpp"
+#include "protocol/registry.hpp"
+#include "protocol/saga.hpp"
+#include "protocol/strategies.hpp"
+#include "sim/time.hpp"
+
+namespace lethe::events {
+
+namespace {
+
+using Json = nlohmann::json;
+using history::Error;
+
+constexpr std::array<std::string_view, 4> kNodeEventNames = {"crash", "restart", "pause", "skew"};
+constexpr std::array<Outcome, 3> kOutcomes = {Outcome::Executed, Outcome::Skipped, Outcome::Failed};
+constexpr int kBasisCount = static_cast<int>(Basis::InboxDuplicate) + 1;
+
+// ---------------------------------------------------------------- one line, its fields
+
+struct Line {
+  const std::string* file = nullptr;
+  std::size_t number = 0;
+  Json json;
+
+  [[noreturn]] void fail(const std::string& what) const { throw Error(*file, number, what); }
+  [[noreturn]] void expected(std::string_view field, std::string_view what) const {
+    if (!json.contains(field)) fail(fmt::format("field \"{}\" is missing: expected {}", field, what));
+    fail(fmt::format("field \"{}\": expected {}, found {}", field, what, json.at(std::string(field)).dump()));
+  }
+  bool has(std::string_view field) const { return json.contains(field) && !json.at(std::string(field)).is_null(); }
+
+  std::uint64_t unsigned_field(std::string_view field) const {
+    if (!has(field) || !json.at(std::string(field)).is_number_unsigned()) expected(field, "an unsigned integer");
+    return json.at(std::string(field)).get<std::uint64_t>();
+  }
+  // Times and durations: integer nanoseconds.
+  std::int64_t nanoseconds(std::string_view field) const {
+    const bool integer = has(field) && json.at(std::string(field)).is_number_integer();
+    if (!integer || (json.at(std::string(field)).is_number_unsigned() &&
+                     json.at(std::string(field)).get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))) {
+      expected(field, "integer nanoseconds");
+    }
+    return json.at(std::string(field)).get<std::int64_t>();
+  }
+  std::optional<std::int64_t> optional_nanoseconds(std::string_view field) const {
+    return has(field) ? std::optional(nanoseconds(field)) : std::nullopt;
+  }
+  std::string text(std::string_view field) const {
+    if (!has(field) || !json.at(std::string(field)).is_string() || json.at(std::string(field)).get<std::string>().empty()) {
+      expected(field, "a non-empty string");
+    }
+    return json.at(std::string(field)).get<std::string>();
+  }
+  bool boolean(std::string_view field, bool fallback) const {
+    if (!has(field)) return fallback;
+    if (!json.at(std::string(field)).is_boolean()) expected(field, "true or false");
+    return json.at(std::string(field)).get<bool>();
+  }
+  std::string kind() const { return text("event"); }
+};
+
+// ---------------------------------------------------------------- building the log
+
+class Reader {
+ public:
+  EventLog read(const std::vector<EventFile>& files) {
+    std::vector<Line> lines = parse(files);
+    if (lines.empty()) throw Error(files.empty() ? std::string("(no file)") : files.front().name, 0,
+                                   "no event: expected a run line ({\"event\":\"run\", ...}) first");
+    read_run(lines.front());
+    for (std::size_t i = 1; i < lines.size(); ++i) {
+      if (lines[i].kind() == "run") check_same_run(lines.front(), lines[i]);
+    }
+    read_deliveries(lines);
+    for (std::size_t i = 1; i < lines.size(); ++i) apply(lines[i]);
+    apply_crashes();
+    close();
+    return std::move(log_);
+  }
+
+ private:
+  std::vector<Line> parse(const std::vector<EventFile>& files) {
+    std::vector<Line> lines;
+    for (const EventFile& file : files) {
+      names_.push_back(file.name);
+    }
+    for (std::size_t f = 0; f < files.size(); ++f) {
+      std::size_t number = 0;
+      std::size_t begin = 0;
+      const std::string_view text = files[f].text;
+      while (begin < text.size()) {
+        std::size_t end = text.find('\n', begin);
+        if (end == std::string_view::npos) end = text.size();
+        ++number;
+        std::string_view content = text.substr(begin, end - begin);
+        begin = end + 1;
+        if (content.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+        Line line{&names_[f], number, Json::parse(content, nullptr, false)};
+        if (line.json.is_discarded() || !line.json.is_object()) {
+          line.fail("not a JSON object: expected one event per line ({\"event\": KIND, ...})");
+        }
+        if (lines.empty() && line.kind() != "run") {
+          line.fail(fmt::format("the first event is \"{}\": expected the run line ({{\"event\":\"run\", ...}})",
+                                line.kind()));
+        }
+        lines.push_back(std::move(line));
+      }
+    }
+    return lines;
+  }
+
+  void read_run(const Line& line) {
+    log_.protocol = line.text("protocol");
+    if (find_strategy(log_.protocol) == nullptr) {
+      line.fail(fmt::format("field \"protocol\": unknown strategy \"{}\"; allowed: {}", log_.protocol,
+                            fmt::join(strategy_names(), ", ")));
+    }
+    if (!line.json.contains("processors") || !line.json["processors"].is_array() || line.json["processors"].empty()) {
+      line.expected("processors", "a non-empty array of processor names");
+    }
+    for (const Json& name : line.json["processors"]) {
+      if (!name.is_string() || name.get<std::string>().empty()) line.expected("processors", "an array of names");
+      log_.processors.push_back(name.get<std::string>());
+    }
+    if (line.has("saga_steps")) {
+      const std::uint64_t steps = line.unsigned_field("saga_steps");
+      if (steps < 2 || steps > 8) line.expected("saga_steps", "2..8 (a saga's steps, as [saga] steps)");
+      log_.saga_steps = static_cast<int>(steps);
+    }
+    log_.provider_key_window = line.optional_nanoseconds("provider_key_window");
+    if (line.has("provider_calls")) log_.provider_calls = line.unsigned_field("provider_calls");
+    if (line.has("scenario")) log_.scenario = line.text("scenario");
+    if (line.has("seed")) log_.seed = line.unsigned_field("seed");
+    for (ProcessorId p = 0; p < log_.processors.size(); ++p) processor_ids_.emplace(log_.processors[p], p);
+    if (log_.saga_steps > 0) {
+      for (int s = 0; s < log_.saga_steps; ++s) {
+        processor_ids_.emplace(saga_call_name(static_cast<ProcessorId>(s)), static_cast<ProcessorId>(s));
+        processor_ids_.emplace(saga_call_name(compensation_processor(s)), compensation_processor(s));
+      }
+    }
+  }
+
+  static void check_same_run(const Line& first, const Line& again) {
+    if (again.json != first.json) {
+      again.fail(fmt::format("a second run line that differs from the first ({}:{}): expected one run per log",
+                             *first.file, first.number));
+    }
+  }
+
+  ProcessorId processor(const Line& line) const {
+    const std::string name = line.text("processor");
+    const auto it = processor_ids_.find(name);
+    if (it == processor_ids_.end()) {
+      std::vector<std::string> allowed;
+      for (const auto& [known, id] : processor_ids_) allowed.push_back(known);
+      line.fail(fmt::format("field \"processor\": unknown processor \"{}\"; allowed (the run line's): {}", name,
+                            fmt::join(allowed, ", ")));
+    }
+    return it->second;
+  }
+
+  std::uint32_t node(const Line& line) {
+    const std::string name = line.text("node");
+    const auto [it, added] = node_ids_.emplace(name, static_cast<std::uint32_t>(log_.nodes.size()));
+    if (added) log_.nodes.push_back(name);
+    return it->second;
+  }
+
+  // Every attempt, in attempt-id order, before anything refers to one.
+  void read_deliveries(const std::vector<Line>& lines) {
+    std::vector<std::pair<AttemptId, const Line*>> deliveries;
+    for (const Line& line : lines) {
+      if (line.kind() == "delivery") deliveries.emplace_back(line.unsigned_field("attempt"), &line);
+    }
+    std::stable_sort(deliveries.begin(), deliveries.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (std::size_t i = 0; i < deliveries.size(); ++i) {
+      const Line& line = *deliveries[i].second;
+      const AttemptId attempt = deliveries[i].first;
+      if (attempt == 0) line.expected("attempt", "an attempt id of at least 1");
+      if (i > 0 && deliveries[i - 1].first == attempt) {
+        const Line& before = *deliveries[i - 1].second;
+        line.fail(fmt::format("field \"attempt\": attempt {} was delivered already ({}:{}): expected one delivery "
+                              "line per attempt",
+                              attempt, *before.file, before.number));
+      }
+      AttemptRecord record;
+      record.id = line.unsigned_field("id");
+      record.processor = processor(line);
+      record.node = node(line);
+      log_.ledger.attempts.add_with_id(attempt, record);
+      log_.delivered_at[attempt] = line.nanoseconds("at");
+    }
+  }
+
+  AttemptRecord& attempt(const Line& line) {
+    const AttemptId id = line.unsigned_field("attempt");
+    if (!log_.ledger.has_attempt(id)) {
+      line.fail(fmt::format("field \"attempt\": attempt {} has no delivery line: expected a delivery of it", id));
+    }
+    return log_.ledger.attempt(id);
+  }
+
+  void apply(const Line& line) {
+    const std::string kind = line.kind();
+    if (kind == "run" || kind == "delivery") return;
+    if (kind == "publish") return publish(line);
+    if (kind == "decision") return decision(line);
+    if (kind == "wait") return wait(line);
+    if (kind == "outcome") return outcome(line);
+    if (kind == "completion") return completion(line);
+    if (kind == "effect") return effect(line);
+    if (kind == "execution") return execution(line);
+    if (kind == "evict") return evict(line);
+    if (kind == "memo_overwrite") return memo_overwrite(line);
+    if (kind == "ack") return ack(line);
+    for (std::size_t k = 0; k < kNodeEventNames.size(); ++k) {
+      if (kind == kNodeEventNames[k]) return node_event(line, static_cast<NodeEventKind>(k));
+    }
+    line.fail(fmt::format("field \"event\": unknown kind \"{}\"; allowed: run, publish, delivery, decision, wait, "
+                          "outcome, completion, effect, execution, evict, memo_overwrite, ack, crash, restart, "
+                          "pause, skew",
+                          kind));
+  }
+
+  void publish(const Line& line) {
+    log_.ledger.expected.add(line.unsigned_field("id"), static_cast<ProcessorId>(log_.processors.size()));
+    ++log_.ledger.messages;
+  }
+
+  static Basis basis(const Line& line) {
+    const std::string name = line.text("basis");
+    for (int b = 0; b < kBasisCount; ++b) {
+      if (name == to_string(static_cast<Basis>(b))) return static_cast<Basis>(b);
+    }
+    std::vector<std::string> allowed;
+    for (int b = 0; b < kBasisCount; ++b) allowed.emplace_back(to_string(static_cast<Basis>(b)));
+    line.fail(fmt::format("field \"basis\": unknown basis \"{}\"; allowed: {}", name, fmt::join(allowed, ", ")));
+  }
+
+  void decision(const Line& line) {
+    AttemptRecord& record = attempt(line);
+    DecisionNote note{record.id, record.processor, record.attempt, basis(line), std::nullopt, 0};
+    const sim::Time at = line.nanoseconds("at");
+    note.local_time = line.optional_nanoseconds("local_time").value_or(at);
+    if (line.has("seen")) {
+      if (!line.json["seen"].is_object()) line.expected("seen", "an object {owner, started_at, expires_on}");
+      Line seen{line.file, line.number, line.json["seen"]};
+      Item item;
+      if (seen.has("owner")) item.owner = seen.unsigned_field("owner");
+      item.started_at = seen.optional_nanoseconds("started_at");
+      item.expires_on = seen.optional_nanoseconds("expires_on");
+      note.seen = item;
+    }
+    log_.ledger.decided(note, at);
+    ++log_.decision_lines;
+  }
+
+  void wait(const Line& line) {
+    const AttemptRecord& record = attempt(line);
+    log_.ledger.waits.push_back(WaitRecord{record.id, record.processor, record.attempt, line.nanoseconds("waited")});
+  }
+
+  void outcome(const Line& line) {
+    AttemptRecord& record = attempt(line);
+    const std::string name = line.text("outcome");
+    const auto it = std::find_if(kOutcomes.begin(), kOutcomes.end(),
+                                 [&name](Outcome o) { return name == to_string(o); });
+    if (it == kOutcomes.end()) line.expected("outcome", "executed, skipped or failed");
+    record.outcome = static_cast<std::int8_t>(*it);
+    record.ended_at = line.nanoseconds("at");
+    if (line.has("value")) record.set_returned_value(line.unsigned_field("value"));
+  }
+
+  void completion(const Line& line) {
+    AttemptRecord& record = attempt(line);
+    const sim::Time at = line.nanoseconds("at");
+    if (!line.boolean("applied", true)) return;
+    record.completion_applied = true;
+    record.completed_at = at;
+  }
+
+  ExecutionRecord call_of(const Line& line) {
+    const AttemptRecord& record = attempt(line);
+    ExecutionRecord e;
+    e.id = record.id;
+    e.processor = record.processor;
+    e.attempt = record.attempt;
+    e.node = record.node;
+    e.at = line.nanoseconds("at");
+    e.value = line.unsigned_field("value");
+    e.call_number = line.has("call") ? static_cast<std::uint32_t>(line.unsigned_field("call")) : 1;
+    if (e.call_number == 0) line.expected("call", "a call number of at least 1");
+    if (line.has("id") && line.unsigned_field("id") != e.id) {
+      line.fail(fmt::format("field \"id\": {} differs from message {} of attempt {}'s delivery",
+                            line.unsigned_field("id"), e.id, e.attempt));
+    }
+    return e;
+  }
+
+  void effect(const Line& line) {
+    effects_.push_back(call_of(line));
+    ++log_.effect_lines;
+  }
+
+  void execution(const Line& line) {
+    log_.ledger.executions.push_back(call_of(line));
+    log_.provider_log = true;
+  }
+
+  void evict(const Line& line) {
+    log_.ledger.evictions.push_back(
+        EvictionRecord{make_key(Table::Dedupe, processor(line), line.unsigned_field("id")), line.nanoseconds("at")});
+  }
+
+  // The store's reply showed a completion replacing another memoized result (the writer need not be delivered
+  // in this log: it is the owner token the write carried).
+  void memo_overwrite(const Line& line) {
+    log_.ledger.memo_overwrites.push_back(MemoOverwrite{line.unsigned_field("id"), processor(line),
+                                                        line.unsigned_field("attempt"), line.nanoseconds("at"),
+                                                        line.unsigned_field("replaced"), line.unsigned_field("written")});
+  }
+
+  void ack(const Line& line) {
+    log_.acks.push_back(AckEvent{line.nanoseconds("at"), line.unsigned_field("id"), processor(line), node(line),
+                                 line.boolean("accepted", true)});
+  }
+
+  void node_event(const Line& line, NodeEventKind kind) {
+    NodeEvent event{kind, line.nanoseconds("at"), node(line), 0};
+    if (kind == NodeEventKind::Pause) event.amount = line.nanoseconds("duration");
+    if (kind == NodeEventKind::Skew) event.amount = line.nanoseconds("skew");
+    log_.node_events.push_back(event);
+  }
+
+  // A crash ends every attempt of its node delivered at or before it that has not ended (nor crashed already).
+  void apply_crashes() {
+    std::vector<NodeEvent> crashes;
+    for (const NodeEvent& e : log_.node_events) {
+      if (e.kind == NodeEventKind::Crash) crashes.push_back(e);
+    }
+    std::stable_sort(crashes.begin(), crashes.end(), [](const NodeEvent& x, const NodeEvent& y) { return x.at < y.at; });
+    for (const NodeEvent& crash : crashes) {
+      log_.ledger.attempts.for_each([&](AttemptRecord& a) {
+        if (a.node != crash.node || a.ended_at || a.crashed_at) return;
+        if (log_.delivered_at.at(a.attempt) <= crash.at) a.crashed_at = crash.at;
+      });
+    }
+  }
+
+  // Without the provider's log, the workers' calls stand in for it; every executed attempt marked.
+  void close() {
+    if (!log_.provider_log) log_.ledger.executions.assign(effects_.begin(), effects_.end());
+    for (const ExecutionRecord& e : log_.ledger.executions) log_.ledger.attempt(e.attempt).executed = true;
+  }
+
+  EventLog log_;
+  std::deque<std::string> names_;  // the file names the lines point to (stable addresses)
+  std::map<std::string, ProcessorId> processor_ids_;
+  std::map<std::string, std::uint32_t> node_ids_;
+  std::vector<ExecutionRecord> effects_;
+};
+
+// ---------------------------------------------------------------- writing
+
+using OrderedJson = nlohmann::ordered_json;
+
+// One event line with its place in the order write_events promises.
+struct Entry {
+  sim::Time at;
+  int kind;
+  std::size_t sequence;
+  OrderedJson json;
+};
+
+class Writer {
+ public:
+  explicit Writer(const EventLog& log) : log_(log) {}
+
+  void write(std::ostream& out) {
+    out << run_line().dump() << "\n";
+    publishes();
+    attempts();
+    executions();
+    store_events();
+    node_events();
+    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& x, const Entry& y) {
+      return std::tie(x.at, x.kind, x.sequence) < std::tie(y.at, y.kind, y.sequence);
+    });
+    for (const Entry& entry : entries_) out << entry.json.dump() << "\n";
+  }
+
+ private:
+  enum Order { kPublish, kDelivery, kDecision, kWait, kExecution, kEffect, kCompletion, kOverwrite, kOutcome,
+               kEvict, kAck, kNode };
+
+  OrderedJson run_line() const {
+    OrderedJson run = {{"event", "run"}, {"protocol", log_.protocol}, {"processors", log_.processors}};
+    if (log_.saga_steps > 0) run["saga_steps"] = log_.saga_steps;
+    if (log_.provider_key_window) run["provider_key_window"] = *log_.provider_key_window;
+    if (log_.provider_calls) run["provider_calls"] = *log_.provider_calls;
+    if (!log_.scenario.empty()) run["scenario"] = log_.scenario;
+    if (log_.seed != 0) run["seed"] = log_.seed;
+    return run;
+  }
+
+  void add(sim::Time at, Order kind, OrderedJson json) {
+    entries_.push_back(Entry{at, kind, entries_.size(), std::move(json)});
+  }
+  std::string node(std::uint32_t id) const { return id < log_.nodes.size() ? log_.nodes[id] : fmt::format("node{}", id); }
+
+  void publishes() {
+    // Published ids carry no time in the ledger: each is owed from the start.
+    log_.ledger.expected.for_each([this](MessageId id, ProcessorId p) {
+      if (p == 0) add(INT64_MIN, kPublish, OrderedJson{{"event", "publish"}, {"id", id}});
+    });
+  }
+
+  void attempts() {
+    log_.ledger.attempts.for_each([this](const AttemptRecord& a) {
+      const auto delivered = log_.delivered_at.find(a.attempt);
+      const sim::Time at = delivered == log_.delivered_at.end() ? 0 : delivered->second;
+      add(at, kDelivery, OrderedJson{{"event", "delivery"}, {"at", at}, {"id", a.id}, {"processor", processor_name(log_, a.processor)},
+                              {"node", node(a.node)}, {"attempt", a.attempt}});
+      decision(a);
+      if (a.completion_applied && a.completed_at) {
+        add(*a.completed_at, kCompletion, OrderedJson{{"event", "completion"}, {"at", *a.completed_at}, {"attempt", a.attempt},
+                                               {"applied", true}});
+      }
+      if (a.ended_at && a.outcome >= 0) {
+        OrderedJson outcome = {{"event", "outcome"}, {"at", *a.ended_at}, {"attempt", a.attempt},
+                        {"outcome", to_string(static_cast<Outcome>(a.outcome))}};
+        if (a.has_returned_value) outcome["value"] = a.returned;
+        add(*a.ended_at, kOutcome, std::move(outcome));
+      }
+    });
+    for (const WaitRecord& w : log_.ledger.waits) {
+      const auto delivered = log_.delivered_at.find(w.attempt);
+      const sim::Time at = delivered == log_.delivered_at.end() ? 0 : delivered->second;
+      add(at, kWait, OrderedJson{{"event", "wait"}, {"at", at}, {"attempt", w.attempt}, {"waited", w.waited}});
+    }
+  }
+
+  void decision(const AttemptRecord& a) {
+    const std::optional<ProcessDecision> d = log_.ledger.process_decision(a);
+    if (!d) return;
+    OrderedJson json = {{"event", "decision"}, {"at", d->at}, {"attempt", a.attempt}, {"basis", to_string(d->basis)},
+                 {"local_time", d->local_time}};
+    if (d->seen) {
+      OrderedJson seen = OrderedJson::object();
+      if (d->seen_owner != 0) seen["owner"] = d->seen_owner;
+      if (d->seen_started_at) seen["started_at"] = *d->seen_started_at;
+      if (d->seen_expires_on) seen["expires_on"] = *d->seen_expires_on;
+      json["seen"] = std::move(seen);
+    }
+    add(d->at, kDecision, std::move(json));
+  }
+
+  void executions() {
+    for (const ExecutionRecord& e : log_.ledger.executions) {
+      add(e.at, kExecution, OrderedJson{{"event", "execution"}, {"at", e.at}, {"id", e.id}, {"attempt", e.attempt},
+                                 {"call", e.call_number}, {"value", e.value}});
+    }
+  }
+
+  void store_events() {
+    for (const EvictionRecord& e : log_.ledger.evictions) {
+      add(e.at, kEvict, OrderedJson{{"event", "evict"}, {"at", e.at}, {"id", key_message(e.key)},
+                             {"processor", processor_name(log_, key_processor(e.key))}});
+    }
+    for (const MemoOverwrite& m : log_.ledger.memo_overwrites) {
+      add(m.at, kOverwrite, OrderedJson{{"event", "memo_overwrite"}, {"at", m.at}, {"id", m.id},
+                                 {"processor", processor_name(log_, m.processor)}, {"attempt", m.attempt},
+                                 {"replaced", m.replaced}, {"written", m.written}});
+    }
+    for (const AckEvent& a : log_.acks) {
+      add(a.at, kAck, OrderedJson{{"event", "ack"}, {"at", a.at}, {"id", a.id}, {"processor", processor_name(log_, a.processor)},
+                           {"node", node(a.node)}, {"accepted", a.accepted}});
+    }
+  }
+
+  void node_events() {
+    for (const NodeEvent& e : log_.node_events) {
+      OrderedJson json = {{"event", to_string(e.kind)}, {"at", e.at}, {"node", node(e.node)}};
+      if (e.kind == NodeEventKind::Pause) json["duration"] = e.amount;
+      if (e.kind == NodeEventKind::Skew) json["skew"] = e.amount;
+      add(e.at, kNode, std::move(json));
+    }
+  }
+
+  const EventLog& log_;
+  std::vector<Entry> entries_;
+};
+
+}  // namespace
+
+std::string_view to_string(NodeEventKind kind) { return kNodeEventNames[static_cast<std::size_t>(kind)]; }
+
+EventLog read_events(const std::vector<EventFile>& files) { return Reader().read(files); }
+
+void write_events(std::ostream& out, const EventLog& log) { Writer(log).write(out); }
+
+std::string processor_name(const EventLog& log, ProcessorId processor) {
+  if (log.saga_steps > 0) return saga_call_name(processor);
+  return processor < log.processors.size() ? log.processors[processor] : fmt::format("processor{}", processor);
+}
+
+namespace {
+// From the first delivery to the last instant an attempt ended, completed or a provider executed.
+sim::Duration span_of(const EventLog& log) {
+  if (log.delivered_at.empty()) return 0;
+  sim::Time first = INT64_MAX;
+  sim::Time last = INT64_MIN;
+  for (const auto& [attempt, at] : log.delivered_at) {
+    first = std::min(first, at);
+    last = std::max(last, at);
+  }
+  log.ledger.attempts.for_each([&last](const AttemptRecord& a) {
+    last = std::max({last, a.ended_at.value_or(last), a.completed_at.value_or(last), a.crashed_at.value_or(last)});
+  });
+  for (const ExecutionRecord& e : log.ledger.executions) last = std::max(last, e.at);
+  return last - first;
+}
+}  // namespace
+
+RunResult judge_events(const EventLog& log) {
+  RunResult result;
+  result.scenario = log.scenario;
+  result.seed = log.seed;
+  const std::uint64_t calls =
+      log.provider_calls.value_or(log.effect_lines > 0 ? log.effect_lines : log.ledger.executions.size());
+  OracleInput input{log.ledger, log.protocol, calls,
+                    [&log](std::uint32_t node) {
+                      return node < log.nodes.size() ? log.nodes[node] : fmt::format("node{}", node);
+                    },
+                    [&log](ProcessorId p) { return processor_name(log, p); }};
+  input.provider_key_window = log.provider_key_window;
+  judge(input, result);
+  if (log.saga_steps > 0) judge_sagas(SagaOracleInput{log.ledger, log.saga_steps}, result);
+  result.deliveries = log.ledger.attempts.size();
+  result.sim_time = span_of(log);
+  return result;
+}
+
+std::vector<std::string> limits_of(const EventLog& log, const RunResult& result) {
+  std::vector<std::string> limits;
+  const auto has = [&log](NodeEventKind kind) {
+    return std::any_of(log.node_events.begin(), log.node_events.end(),
+                       [kind](const NodeEvent& e) { return e.kind == kind; });
+  };
+  if (!log.provider_log) {
+    limits.emplace_back("no execution lines (the provider's own log): the workers' effect lines stand in, so a call "
+                        "the provider executed but whose answer was lost is missing, and sink_retry cannot be told "
+                        "from a second execution");
+  }
+  if (result.duplicates[static_cast<std::size_t>(Cause::TakeoverWhileAlive)] > 0) {
+    limits.emplace_back(has(NodeEventKind::Pause) || has(NodeEventKind::Skew)
+                            ? "takeover_while_alive is not split by reason: its sentence names slow work, a pause or "
+                              "clock skew together; the log's pause and skew lines are drawn on the --html page, to "
+                              "tell them apart by eye"
+                            : "takeover_while_alive is not split by reason: the log has no pause or skew lines, so "
+                              "slow work, a pause and clock skew look alike");
+  }
+  if (log.ledger.evictions.empty() && result.duplicates[static_cast<std::size_t>(Cause::Unprotected)] > 0) {
+    limits.emplace_back("no evict lines: a record that TTL removed looks like one that was never written, so "
+                        "expired duplicates may be classed unprotected");
+  }
+  if (log.decision_lines == 0 && log.ledger.attempts.size() > 0) {
+    limits.emplace_back("no decision lines: every duplicate of an attempt without a recorded decision is classed "
+                        "unprotected");
+  }
+  limits.emplace_back("deliveries counts the attempts (one per processor of a delivery), not the hand-overs to a "
+                      "worker; linearizable needs the store's history (lethe check FILE)");
+  return limits;
+}
+
+}  // namespace lethe::events
