@@ -10,8 +10,8 @@ using K = FieldKind;
 
 // The rows. [expect]'s "allowed" list follows this order; the JSON puts the extensions (the flag after
 // `expectable`) after the rest, in this order: coverage, swarm, schedule, memo_overwrites, store_peak_records,
-// trace_events, linearizable_unknown, the saga fields.
-constexpr std::array<ResultField, 34> kResultFields = {{
+// trace_events, linearizable_unknown, the saga fields, not_reproducible.
+constexpr std::array<ResultField, 35> kResultFields = {{
     {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
     {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},
     {"trace_hash", K::Hash, false, false, "the determinism fingerprint: a hash of every trace record",
@@ -75,6 +75,9 @@ constexpr std::array<ResultField, 34> kResultFields = {{
      "step executions after that step's compensation: the compensation raced a late step", &RunResult::saga_late_steps},
     {"saga_violations", K::Words, false, true, "each saga violation, cause first (at most 100)",
      &RunResult::saga_violations},
+    {"not_reproducible", K::Words, false, true,
+     "why the same seed may not give the same run: external nodes without the turn protocol (left out otherwise)",
+     &RunResult::not_reproducible},
 }};
 
 const ResultField* find_field(std::string_view name) {

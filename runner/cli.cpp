@@ -24,6 +24,8 @@
 #include "runner/check.hpp"
 #include "runner/command.hpp"
 #include "runner/command_line.hpp"
+#include "external/child_process.hpp"
+#include "runner/determinism.hpp"
 #include "runner/execute.hpp"
 #include "runner/live.hpp"
 #include "runner/output_path.hpp"
@@ -95,6 +97,7 @@ struct RunOptions {
   std::string trace_path;
   std::string dot_path;
   std::string history_path;
+  bool check_determinism = false;
 };
 
 int command_run(const RunOptions& o) {
@@ -104,6 +107,7 @@ int command_run(const RunOptions& o) {
   }
   auto config = load_or_report(o.file, o.sets);
   if (!config) return kExitBadInput;
+  if (o.check_determinism) return runner::check_determinism(*config, o.seed, o.file, o.sets);
   lethe::WorldOptions options;
   std::unique_ptr<reports::OutputFile> trace_file;
   if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
@@ -114,6 +118,10 @@ int command_run(const RunOptions& o) {
   if (stderr_is_terminal()) std::cerr << fmt::format("running {} seed {}...\n", config->scenario.name, o.seed);
   // The record (the whole ledger and trace) only for --dot; without it the world folds settled groups.
   const auto run = runner::run_seed(*config, o.seed, options, o.dot_path.empty() ? nullptr : &record);
+  if (run.bad_input) {
+    std::cerr << fmt::format("lethe: {}: seed {}: {}\n", o.file, o.seed, run.error);
+    return kExitBadInput;
+  }
   if (!run.error.empty()) {
     std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\nreplay: {}\n", config->scenario.name, o.seed,
                              run.error, replay_command(o.file, o.seed, o.sets));
@@ -270,6 +278,7 @@ int command_suite(const SuiteOptions& o) {
   std::string failures;
   for (const auto& c : load_cases) failures += fmt::format("ERROR {}: did not load (messages above)\n", c.file);
   bool any_error = false;
+  bool any_bad_node = false;
   bool any_failure = false;
   std::string json_lines;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -284,7 +293,8 @@ int command_suite(const SuiteOptions& o) {
     const std::string replay = replay_command(file, jobs[i].seed, o.sets);
     if (!run.error.empty()) {
       ++row.errors;
-      any_error = true;
+      any_error = any_error || !run.bad_input;
+      any_bad_node = any_bad_node || run.bad_input;
       row.failed_seeds.push_back(jobs[i].seed);
       failures += fmt::format("ERROR {} seed {}: {}\n  replay: {}\n", row.scenario, jobs[i].seed, run.error, replay);
     } else if (!run.result.ok) {
@@ -318,7 +328,7 @@ int command_suite(const SuiteOptions& o) {
   std::cout << reports::suite_table(rows);
   if (!failures.empty()) std::cout << "\n" << failures;
   if (any_error) return kExitInternal;
-  if (!load_cases.empty()) return kExitBadInput;
+  if (!load_cases.empty() || any_bad_node) return kExitBadInput;
   return any_failure ? kExitExpectation : kExitOk;
 }
 
@@ -336,6 +346,8 @@ runner::ExtraCommand add_run_command(CLI::App& app) {
   command->add_option("--trace", run->trace_path, "Write the full trace as JSON lines");
   command->add_option("--history", run->history_path, "Write the store's history as JSON lines (lethe check reads it)");
   command->add_option("--dot", run->dot_path, "Write a Graphviz timeline of the first duplicated message (.dot, or .svg / .png rendered by dot)");
+  command->add_flag("--check-determinism", run->check_determinism,
+                    "Run the seed twice and compare; name the first line where an external node behaved differently");
   return {command, [run] { return command_run(*run); }};
 }
 
@@ -451,6 +463,8 @@ int run_command_line(int argc, char** argv) {
   app.set_version_flag("--version", version_line(), "Print the version and exit");
   auto commands = add_commands(app);
   if (const auto parsed = parse(app, argc, argv)) return *parsed;
+  // External consumer nodes are child processes: none outlives lethe, a SIGINT or SIGTERM included.
+  lethe::external::install_child_reaper_signal_handlers();
   try {
     for (auto& command : commands) {
       if (command.command->parsed()) return check_standard_output(command.run());

@@ -164,6 +164,7 @@ TEST(ResultFieldTable, EveryNameExpectMayUseIsAnsweredByFieldAndTheJsonKeysAreTh
   result.saga_violations = {"stuck: saga 1 never ran a step"};  // written only when a saga broke something
   result.linearizable_unknown = {"unknown: budget"};  // written only when the check ran out of budget
   result.schedule = {"random"};  // written only when run.schedule is not fifo
+  result.not_reproducible = {"external node billing-0 speaks no turn protocol"};  // written only then
   const nlohmann::ordered_json json = reports::to_json(result);
   std::vector<std::string> rows;
   for (const lethe::ResultField& field : lethe::result_fields()) {
