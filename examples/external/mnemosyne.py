@@ -38,11 +38,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
-from lethe_node import Node, Reject, RPCError, dedupe_key  # noqa: E402
+from lethe_node import Node, Reject, RPCError, dedupe_key, parse_duration  # noqa: E402
 
 TIME_MAX = 2**63 - 1
-STORE_ATTEMPTS = 3  # tries of one store step whose reply was lost (protocol/strategies.hpp kStoreAttemptsPerStep)
-UNITS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9}
 SETTINGS = {  # flag name: (environment variable, default)
     "max-processing-time": ("LETHE_MAX_PROCESSING_TIME", "5s"),
     "ttl": ("LETHE_TTL", "7d"),
@@ -51,16 +49,14 @@ SETTINGS = {  # flag name: (environment variable, default)
 }
 
 
-def parse_duration(name: str, text: str) -> int:
+def duration(name: str, text: str) -> int:
     if name == "ttl" and text == "none":
         return TIME_MAX
-    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
-    unit = text[len(number):]
-    if not number.isdigit() or unit not in UNITS:
-        print(f"mnemosyne.py: {name} = {text!r}; expected an integer with a unit ({', '.join(UNITS)})"
-              + (' or "none"' if name == "ttl" else ""), file=sys.stderr)
+    try:
+        return parse_duration(text)
+    except ValueError as error:
+        print(f"mnemosyne.py: {name}: {error}" + (' or "none"' if name == "ttl" else ""), file=sys.stderr)
         sys.exit(2)
-    return int(number) * UNITS[unit]
 
 
 def settings() -> dict:
@@ -71,7 +67,7 @@ def settings() -> dict:
     out = {}
     for flag, (variable, default) in SETTINGS.items():
         text = given[flag.replace("-", "_")] or os.environ.get(variable) or default
-        out[flag.replace("-", "_")] = parse_duration(flag, text)
+        out[flag.replace("-", "_")] = duration(flag, text)
     return out
 
 
@@ -97,17 +93,6 @@ def decide(seen, now: int) -> str:
     if started_at > now:
         return "wait"  # negative age (clock skew): recent
     return "takeover" if now - started_at >= CONFIG["max_processing_time"] else "wait"
-
-
-async def step(op: dict):
-    """One store step: (reply, tries); reply None when every try went unanswered."""
-    for tries in range(1, STORE_ATTEMPTS + 1):
-        try:
-            return await node.store_op(op), tries
-        except RPCError as error:
-            if error.code not in (0, 11):
-                raise
-    return None, STORE_ATTEMPTS
 
 
 def ours(reply, tries: int, attempt: int) -> bool:
@@ -145,7 +130,7 @@ def completion(key, attempt: int, claim: str, seen, decided_at: int, now: int, v
 
 async def run(body, key, claim: str, seen, decided_at: int):
     value = await node.effect(body)  # an error rejects the delivery: the record stays in flight
-    reply, _ = await step(completion(key, body["attempt"], claim, seen, decided_at, node.now(), value))
+    reply, _ = await node.store_step(completion(key, body["attempt"], claim, seen, decided_at, node.now(), value))
     if reply is None or not reply.get("applied"):
         node.log(f"message {body['message']} attempt {body['attempt']}: the completion did not land")
     return value
@@ -173,7 +158,7 @@ async def deliver(body):
     wait_began = None
     while True:  # one start write per iteration
         start_at = node.now()
-        reply, tries = await step(start_write(key, attempt, start_at))
+        reply, tries = await node.store_step(start_write(key, attempt, start_at))
         if reply is None:
             raise Reject("the store did not answer the start write")
         if ours(reply, tries, attempt):
@@ -185,7 +170,7 @@ async def deliver(body):
                 return seen.get("memoized")
             if decision == "takeover":
                 takeover_at = node.now()
-                taken, tries = await step(takeover_write(key, attempt, seen, takeover_at))
+                taken, tries = await node.store_step(takeover_write(key, attempt, seen, takeover_at))
                 if taken is None:
                     raise Reject("the store did not answer the takeover")
                 if taken.get("applied") or ours(taken, tries, attempt):

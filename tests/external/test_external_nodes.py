@@ -242,7 +242,7 @@ class Mnemosyne(NodeCase):
         lethe = ScriptedLethe([sys.executable, str(EXAMPLES / "mnemosyne.py"), "--poll", "fast"])
         self.addCleanup(lethe.kill)
         self.assertEqual(lethe.proc.wait(timeout=10), 2)
-        self.assertIn("poll = 'fast'", lethe.stderr())
+        self.assertIn("poll: 'fast' is not a duration", lethe.stderr())
 
 
 class HarnessSelfCheck(unittest.TestCase):

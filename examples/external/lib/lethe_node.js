@@ -47,6 +47,19 @@ function dedupeKey(processor, message, table = "dedupe") {
   return { table, processor, message };
 }
 
+const UNITS = { ns: 1n, us: 1000n, ms: 1000000n, s: 1000000000n, m: 60000000000n, h: 3600000000000n,
+                d: 86400000000000n };
+
+// Nanoseconds of "250ms", "5s", "7d" (an integer and one of ns, us, ms, s, m, h, d) as a Number; throws
+// otherwise. Exact up to 2^53 ns (104 days); a longer duration is rounded to a double.
+function parseDuration(text) {
+  const match = /^([0-9]+)([a-z]+)$/.exec(String(text));
+  if (match === null || !(match[2] in UNITS)) {
+    throw new Error(`${JSON.stringify(text)} is not a duration: an integer with a unit (${Object.keys(UNITS).join(", ")})`);
+  }
+  return Number(BigInt(match[1]) * UNITS[match[2]]);
+}
+
 class Node {
   constructor({ input = process.stdin, output = process.stdout, error = process.stderr } = {}) {
     this._input = input;
@@ -97,6 +110,20 @@ class Node {
   // One lethe-store operation (docs/formats.md "Store histories"); resolves to its `reply` object.
   async storeOp(op) {
     return (await this.rpc("lethe-store", { type: "op", op })).reply;
+  }
+
+  // storeOp, tried again while the reply is lost (error 0) or the store is unavailable (11), as lethe's
+  // built-in strategies do: resolves to {reply, tries}; reply null when no try was answered. After tries > 1
+  // an earlier try may have landed: the reply's `previous` tells (e.g. owner === our attempt).
+  async storeStep(op, tries = 3) {
+    for (let attempt = 1; attempt <= tries; ++attempt) {
+      try {
+        return { reply: await this.storeOp(op), tries: attempt };
+      } catch (error) {
+        if (!(error instanceof RPCError) || (error.code !== TIMEOUT && error.code !== TEMPORARILY_UNAVAILABLE)) throw error;
+      }
+    }
+    return { reply: null, tries };
   }
 
   // lin-kv read: the value; RPCError 20 when the key does not exist.
@@ -234,7 +261,7 @@ class Node {
 }
 
 module.exports = {
-  Node, RPCError, Reject, dedupeKey,
+  Node, RPCError, Reject, dedupeKey, parseDuration,
   TIMEOUT, NOT_SUPPORTED, TEMPORARILY_UNAVAILABLE, CRASH, KEY_DOES_NOT_EXIST, KEY_ALREADY_EXISTS,
   PRECONDITION_FAILED,
 };

@@ -36,7 +36,8 @@ import sys
 import traceback
 from typing import Any, Awaitable, Callable, Coroutine
 
-__all__ = ["Node", "RPCError", "Reject", "dedupe_key"]
+__all__ = ["Node", "RPCError", "Reject", "dedupe_key", "parse_duration", "TIMEOUT", "NOT_SUPPORTED", "TEMPORARILY_UNAVAILABLE", "CRASH",
+           "KEY_DOES_NOT_EXIST", "KEY_ALREADY_EXISTS", "PRECONDITION_FAILED"]
 
 TIMEOUT, NOT_SUPPORTED, TEMPORARILY_UNAVAILABLE, CRASH = 0, 10, 11, 13
 KEY_DOES_NOT_EXIST, KEY_ALREADY_EXISTS, PRECONDITION_FAILED = 20, 21, 22
@@ -61,6 +62,18 @@ class Reject(Exception):
 def dedupe_key(processor: str, message: int, table: str = "dedupe") -> dict:
     """The lethe-store key of (processor, message) in a table: "dedupe", "inbox", "domain" or "outbox"."""
     return {"table": table, "processor": processor, "message": message}
+
+
+_UNITS = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9}
+
+
+def parse_duration(text: str) -> int:
+    """Nanoseconds of "250ms", "5s", "7d" (an integer and one of ns, us, ms, s, m, h, d); ValueError otherwise."""
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = text[len(number):]
+    if not number.isdigit() or unit not in _UNITS:
+        raise ValueError(f"{text!r} is not a duration: an integer with a unit ({', '.join(_UNITS)})")
+    return int(number) * _UNITS[unit]
 
 
 class _Wait:
@@ -123,6 +136,18 @@ class Node:
     async def store_op(self, op: dict) -> dict:
         """One lethe-store operation (docs/formats.md "Store histories"); returns its `reply` object."""
         return (await self.rpc("lethe-store", {"type": "op", "op": op}))["reply"]
+
+    async def store_step(self, op: dict, tries: int = 3) -> tuple[dict | None, int]:
+        """store_op, tried again while the reply is lost (error 0) or the store is unavailable (11), as lethe's
+        built-in strategies do: (reply, tries used); reply None when no try was answered. After tries > 1
+        an earlier try may have landed: the reply's `previous` tells (e.g. owner == our attempt)."""
+        for attempt in range(1, tries + 1):
+            try:
+                return await self.store_op(op), attempt
+            except RPCError as error:
+                if error.code not in (TIMEOUT, TEMPORARILY_UNAVAILABLE):
+                    raise
+        return None, tries
 
     async def kv_read(self, key, service: str = "lin-kv"):
         """lin-kv read: the value; RPCError 20 when the key does not exist."""
