@@ -50,6 +50,25 @@ class ScriptedLethe:
         self.proc.stdin.flush()
         return self._read_turn()
 
+    def line_quiet(self, src: str, body: dict, quiet_s: float = 0.3) -> list[dict]:
+        """For a plain Maelstrom node (no turn markers): write a line, collect what comes until quiet_s of silence."""
+        self.turn_number += 1
+        line = {"src": src, "dest": self.node_id, "body": body, "turn": self.turn_number, "time_ns": self.time_ns}
+        self.proc.stdin.write((json.dumps(line, separators=(",", ":")) + "\n").encode())
+        self.proc.stdin.flush()
+        out = []
+        while True:
+            while b"\n" in self._buffer:
+                line, self._buffer = self._buffer.split(b"\n", 1)
+                out.append(json.loads(line))
+            ready, _, _ = select.select([self._fd], [], [], quiet_s)
+            if not ready:
+                return out
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                return out
+            self._buffer += chunk
+
     def init(self, incarnation: int = 1) -> list[dict]:
         return self.turn("lethe", {"type": "init", "msg_id": self._msg_id(), "node_id": self.node_id,
                                    "node_ids": [self.node_id],

@@ -245,6 +245,177 @@ class Mnemosyne(NodeCase):
         self.assertIn("poll: 'fast' is not a duration", lethe.stderr())
 
 
+class LinKvReadThenWrite(NodeCase):
+    """examples/external/linkv_read_then_write.py: read, effect, write; a present key skips."""
+    ARGV = [sys.executable, str(EXAMPLES / "linkv_read_then_write.py")]
+
+    def test_absent_key_runs_the_effect_then_writes_its_value(self):
+        read = self.assertOnly(self.lethe.deliver(14, 307), "lin-kv", type="read", key="billing/14")
+        effect = self.assertOnly(self.lethe.error(read, 20, "key does not exist"), "sink", type="effect")
+        write = self.assertOnly(self.lethe.reply(effect, {"type": "effect_ok", "value": 3}), "lin-kv",
+                                type="write", key="billing/14", value=3)
+        self.assertAck(self.lethe.reply(write, {"type": "write_ok"}), 3)
+
+    def test_present_key_skips_with_its_value(self):
+        read = self.assertOnly(self.lethe.deliver(14, 307), "lin-kv", type="read")
+        self.assertAck(self.lethe.reply(read, {"type": "read_ok", "value": 9}), 9)
+
+    def test_two_attempts_that_both_read_before_either_writes_both_run_the_effect(self):
+        first = self.assertOnly(self.lethe.deliver(14, 1), "lin-kv", type="read")
+        second = self.assertOnly(self.lethe.deliver(14, 2), "lin-kv", type="read")
+        self.assertOnly(self.lethe.error(first, 20), "sink", type="effect", attempt=1)
+        self.assertOnly(self.lethe.error(second, 20), "sink", type="effect", attempt=2)
+
+    def test_a_read_timeout_rejects(self):
+        read = self.assertOnly(self.lethe.deliver(14, 307), "lin-kv", type="read")
+        self.assertReject(self.lethe.error(read, 0, "timeout"), self.lethe.last_delivery)
+
+
+class LinKvCas(NodeCase):
+    """examples/external/linkv_cas.py: claim by cas with create_if_not_exists before the effect."""
+    ARGV = [sys.executable, str(EXAMPLES / "linkv_cas.py")]
+
+    def claim(self, out, attempt):
+        return self.assertOnly(out, "lin-kv", type="cas", key="billing/14", to=f"claimed:{attempt}",
+                               create_if_not_exists=True)
+
+    def test_a_won_claim_runs_the_effect_and_writes_done(self):
+        cas = self.claim(self.lethe.deliver(14, 307), 307)
+        effect = self.assertOnly(self.lethe.reply(cas, {"type": "cas_ok"}), "sink", type="effect")
+        write = self.assertOnly(self.lethe.reply(effect, {"type": "effect_ok", "value": 5}), "lin-kv",
+                                type="write", key="billing/14", value="done:5")
+        self.assertAck(self.lethe.reply(write, {"type": "write_ok"}), 5)
+
+    def test_a_lost_claim_on_a_done_key_skips_with_its_value(self):
+        cas = self.claim(self.lethe.deliver(14, 307), 307)
+        read = self.assertOnly(self.lethe.error(cas, 22, "precondition failed"), "lin-kv", type="read")
+        self.assertAck(self.lethe.reply(read, {"type": "read_ok", "value": "done:5"}), 5)
+        self.assertFalse([r for r in self.lethe.requests.values() if r["dest"] == "sink"])
+
+    def test_a_lost_claim_on_a_key_another_attempt_holds_rejects_without_an_effect(self):
+        cas = self.claim(self.lethe.deliver(14, 307), 307)
+        read = self.assertOnly(self.lethe.error(cas, 22), "lin-kv", type="read")
+        self.assertReject(self.lethe.reply(read, {"type": "read_ok", "value": "claimed:9"}), self.lethe.last_delivery)
+        self.assertFalse([r for r in self.lethe.requests.values() if r["dest"] == "sink"])
+
+    def test_a_timed_out_claim_that_landed_is_recognised_as_ours(self):
+        cas = self.claim(self.lethe.deliver(14, 307), 307)
+        again = self.claim(self.lethe.error(cas, 0, "timeout"), 307)
+        read = self.assertOnly(self.lethe.error(again, 22), "lin-kv", type="read")
+        self.assertOnly(self.lethe.reply(read, {"type": "read_ok", "value": "claimed:307"}), "sink", type="effect")
+
+
+@unittest.skipIf(NODE is None, "nodejs is not installed (scripts/setup installs it)")
+class CheckThenInsert(NodeCase):
+    """examples/external/check_then_insert.js: get, effect, blind put."""
+    ARGV = [NODE or "node", str(EXAMPLES / "check_then_insert.js")]
+    ENV = {"LETHE_TTL": "1h"}
+
+    def test_no_record_runs_the_effect_then_puts_a_completed_record(self):
+        get = self.assertOnly(self.lethe.deliver(14, 307, time_ns=10 * S), "lethe-store", type="op",
+                              op={"kind": "get", "key": KEY})
+        out = self.lethe.reply(get, {"type": "op_ok", "reply": {"applied": True, "previous": None}})
+        effect = self.assertOnly(out, "sink", type="effect", attempt=307)
+        put = self.assertOnly(self.lethe.reply(effect, {"type": "effect_ok", "value": 4}, time_ns=11 * S),
+                              "lethe-store", type="op", op={"kind": "put", "key": KEY, "item": {
+                                  "started_at": 10 * S, "completed_at": 11 * S, "expires_on": 11 * S + 3600 * S,
+                                  "owner": 307, "memoized": 4}})
+        self.assertAck(self.lethe.reply(put, {"type": "op_ok", "reply": {"applied": True, "previous": None}}), 4)
+
+    def test_a_completed_record_skips_with_its_memoized_value(self):
+        get = self.assertOnly(self.lethe.deliver(14, 307, time_ns=10 * S), "lethe-store", type="op")
+        done = {"started_at": 1, "completed_at": 2, "owner": 3, "memoized": 6}
+        self.assertAck(self.lethe.reply(get, {"type": "op_ok", "reply": {"applied": True, "previous": done}}), 6)
+
+    def test_two_attempts_that_both_check_before_either_inserts_both_run_the_effect(self):
+        first = self.assertOnly(self.lethe.deliver(14, 1), "lethe-store", type="op")
+        second = self.assertOnly(self.lethe.deliver(14, 2), "lethe-store", type="op")
+        absent = {"type": "op_ok", "reply": {"applied": True, "previous": None}}
+        self.assertOnly(self.lethe.reply(first, absent), "sink", type="effect", attempt=1)
+        self.assertOnly(self.lethe.reply(second, absent), "sink", type="effect", attempt=2)
+
+
+@unittest.skipIf(NODE is None, "nodejs is not installed (scripts/setup installs it)")
+class UniqueConstraint(NodeCase):
+    """examples/external/unique_constraint.js: insert with require_absent first; on conflict skip."""
+    ARGV = [NODE or "node", str(EXAMPLES / "unique_constraint.js")]
+    ENV = {"LETHE_TTL": "1h"}
+
+    def insert(self, attempt, at=10 * S):
+        return self.assertOnly(self.lethe.deliver(14, attempt, time_ns=at), "lethe-store", type="op", op={
+            "kind": "upsert", "key": KEY, "condition": {"require_absent": True},
+            "update": {"started_at": {"set": at}, "owner": {"set": attempt}}})
+
+    def test_a_landed_insert_runs_the_effect_and_completes_fenced_on_the_owner(self):
+        out = self.lethe.reply(self.insert(307), {"type": "op_ok", "reply": {"applied": True, "previous": None}})
+        effect = self.assertOnly(out, "sink", type="effect", attempt=307)
+        done = self.assertOnly(self.lethe.reply(effect, {"type": "effect_ok", "value": 2}, time_ns=11 * S),
+                               "lethe-store", type="op", op={
+                                   "kind": "upsert", "key": KEY,
+                                   "condition": {"owner_equals": 307, "require_not_completed": True},
+                                   "update": {"completed_at": {"set": 11 * S}, "expires_on": {"set": 3611 * S},
+                                              "memoized": {"set": 2}}})
+        self.assertAck(self.lethe.reply(done, {"type": "op_ok", "reply": {"applied": True, "previous": None}}), 2)
+
+    def test_a_conflict_skips_without_an_effect(self):
+        insert = self.insert(307)
+        other = {"started_at": 1, "owner": 9}
+        self.assertAck(self.lethe.reply(insert, {"type": "op_ok", "reply": {"applied": False, "previous": other}}),
+                       None)
+        self.assertFalse([r for r in self.lethe.requests.values() if r["dest"] == "sink"])
+
+    def test_a_conflict_with_a_completed_record_acks_its_memoized_value(self):
+        done = {"started_at": 1, "completed_at": 2, "owner": 9, "memoized": 12}
+        self.assertAck(self.lethe.reply(self.insert(307),
+                                        {"type": "op_ok", "reply": {"applied": False, "previous": done}}), 12)
+
+    def test_a_conflict_with_our_own_earlier_insert_goes_on_as_the_owner(self):
+        insert = self.insert(307)
+        again = self.assertOnly(self.lethe.error(insert, 0, "timeout"), "lethe-store", type="op")
+        mine = {"started_at": 10 * S, "owner": 307}
+        out = self.lethe.reply(again, {"type": "op_ok", "reply": {"applied": False, "previous": mine}})
+        self.assertOnly(out, "sink", type="effect", attempt=307)
+
+
+class Nondeterministic(unittest.TestCase):
+    """examples/external/nondeterministic.py: the same transcript twice gives different requests."""
+
+    def first_requests(self):
+        lethe = ScriptedLethe([sys.executable, str(EXAMPLES / "nondeterministic.py")])
+        self.addCleanup(lethe.kill)
+        lethe.init()
+        sleep = lethe.deliver(14, 307, time_ns=S)[0]
+        effect = lethe.reply(sleep, {"type": "sleep_ok"}, time_ns=2 * S)[0]
+        return sleep["body"]["duration_ns"], effect["body"]["idempotency_key"]
+
+    def test_two_runs_of_one_transcript_send_different_requests(self):
+        first, second = self.first_requests(), self.first_requests()
+        self.assertNotEqual(first[0], second[0])  # unseeded random (equal with probability 1/49,000,001)
+        self.assertNotEqual(first[1], second[1])  # the real clock
+
+
+class PlainMaelstrom(unittest.TestCase):
+    """examples/external/plain_maelstrom.py: no lethe_turns, no turn markers, a complete exchange."""
+
+    def test_runs_without_turn_markers(self):
+        lethe = ScriptedLethe([sys.executable, str(EXAMPLES / "plain_maelstrom.py")], checks=False)
+        self.addCleanup(lethe.kill)
+        out = lethe.line_quiet("lethe", {"type": "init", "msg_id": 1, "node_id": "billing-0",
+                                         "node_ids": ["billing-0"], "lethe": {"protocol": 1}})
+        self.assertEqual(out, [{"src": "billing-0", "dest": "lethe", "body": {"type": "init_ok", "in_reply_to": 1}}])
+        deliver = {"type": "deliver", "msg_id": 2, "message": 14, "processor": "billing", "attempt": 7,
+                   "delivery": 1, "payload": None}
+        [read] = lethe.line_quiet("source", deliver)
+        self.assertEqual(read["body"]["type"], "read")
+        [effect] = lethe.line_quiet("lin-kv", {"type": "error", "code": 20, "in_reply_to": read["body"]["msg_id"]})
+        self.assertEqual(effect["dest"], "sink")
+        [write] = lethe.line_quiet("sink", {"type": "effect_ok", "value": 3, "in_reply_to": effect["body"]["msg_id"]})
+        self.assertEqual(write["body"], {"type": "write", "key": "billing/14", "value": 3, "msg_id": 3})
+        [ack] = lethe.line_quiet("lin-kv", {"type": "write_ok", "in_reply_to": 3})
+        self.assertEqual(ack["body"], {"type": "deliver_ok", "in_reply_to": 2, "value": 3})
+        self.assertFalse(any(e["body"]["type"] == "turn_end" for e in out + [read, effect, write, ack]))
+
+
 class HarnessSelfCheck(unittest.TestCase):
     """The scripted side catches a node that breaks the turn protocol (so the tests above can fail)."""
 
