@@ -139,10 +139,10 @@ MS = 10**6
 KEY = {"table": "dedupe", "processor": "billing", "message": 14}
 
 
-class Mnemosyne(NodeCase):
-    """examples/external/mnemosyne.py: the ops of each row of the decision table, in order."""
-    ARGV = [sys.executable, str(EXAMPLES / "mnemosyne.py"), "--max-processing-time", "5s", "--poll", "100ms"]
+class MnemosyneContract:
+    """examples/external/mnemosyne.{py,js}: the ops of each row of the decision table, in order."""
     ENV = {"LETHE_TTL": "1h", "LETHE_MAX_WAIT": "1s"}
+    BAD_POLL_ERROR = ""
 
     def start(self, attempt=307, at=10 * S):
         out = self.lethe.deliver(14, attempt, time_ns=at)
@@ -239,10 +239,21 @@ class Mnemosyne(NodeCase):
         self.assertReject(self.lethe.error(effect, 11, "provider unavailable"), self.lethe.last_delivery)
 
     def test_bad_settings_exit_2_naming_the_setting(self):
-        lethe = ScriptedLethe([sys.executable, str(EXAMPLES / "mnemosyne.py"), "--poll", "fast"])
+        lethe = ScriptedLethe(self.ARGV[:2] + ["--poll", "fast"])
         self.addCleanup(lethe.kill)
         self.assertEqual(lethe.proc.wait(timeout=10), 2)
-        self.assertIn("poll: 'fast' is not a duration", lethe.stderr())
+        self.assertIn(self.BAD_POLL_ERROR, lethe.stderr())
+
+
+class MnemosynePython(MnemosyneContract, NodeCase):
+    ARGV = [sys.executable, str(EXAMPLES / "mnemosyne.py"), "--max-processing-time", "5s", "--poll", "100ms"]
+    BAD_POLL_ERROR = "poll: 'fast' is not a duration"
+
+
+@unittest.skipIf(NODE is None, "nodejs is not installed (scripts/setup installs it)")
+class MnemosyneJavaScript(MnemosyneContract, NodeCase):
+    ARGV = [NODE or "node", str(EXAMPLES / "mnemosyne.js"), "--max-processing-time", "5s", "--poll", "100ms"]
+    BAD_POLL_ERROR = 'poll: "fast" is not a duration'
 
 
 class LinKvReadThenWrite(NodeCase):
