@@ -68,7 +68,8 @@ class Node {
     this._handlers = new Map();
     this._waiting = new Map();  // msg_id of an outstanding request -> resolve function of its promise
     this._pending = [];  // this turn's output lines
-    this._lines = [];  // lines read but not handled yet
+    this._lines = [];  // lines read; those from _nextLine on are not handled yet
+    this._nextLine = 0;
     this._partial = "";
     this._busy = false;  // a turn is open
     this._nextMsgId = 0;
@@ -171,9 +172,13 @@ class Node {
 
   // ---- the loop --------------------------------------------------------------------------------------
   _next() {
-    if (this._busy || this._lines.length === 0) return;
+    if (this._busy || this._nextLine === this._lines.length) return;
     this._busy = true;
-    const envelope = JSON.parse(this._lines.shift());
+    const envelope = JSON.parse(this._lines[this._nextLine++]);
+    if (this._nextLine === this._lines.length) {
+      this._lines = [];
+      this._nextLine = 0;
+    }
     this._open(envelope);
     setImmediate(() => this._close(envelope));  // after every microtask the line set off
   }

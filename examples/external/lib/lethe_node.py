@@ -43,7 +43,7 @@ TIMEOUT, NOT_SUPPORTED, TEMPORARILY_UNAVAILABLE, CRASH = 0, 10, 11, 13
 KEY_DOES_NOT_EXIST, KEY_ALREADY_EXISTS, PRECONDITION_FAILED = 20, 21, 22
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-_loads = json.loads
+_loads = json.JSONDecoder().decode  # of a str: skips json.loads's encoding detection
 
 
 class RPCError(Exception):
@@ -102,6 +102,7 @@ class Node:
         self._next_msg_id = 0
         self._time_ns = 0
         self.node_id = ""
+        self._turn_end_prefix = self._marker_prefix()
         self.node_ids: list[str] = []
         self.seed = 0
         self.incarnation = 0
@@ -185,7 +186,7 @@ class Node:
             if not line:
                 return
             if line.strip():
-                self._turn(_loads(line))
+                self._turn(_loads(line.decode()))
 
     # ---- the loop --------------------------------------------------------------------------------------
     def _turn(self, envelope: dict) -> None:
@@ -201,8 +202,7 @@ class Node:
             self._dispatch(envelope["src"], body)
         turn = envelope.get("turn")
         if turn is not None:
-            self._pending.append(_dumps({"src": self.node_id, "dest": "lethe",
-                                         "body": {"type": "turn_end", "turn": turn}}))
+            self._pending.append(f'{self._turn_end_prefix}{turn}}}}}')
         if self._pending:
             self._pending.append("")
             self._out.write("\n".join(self._pending).encode())
@@ -216,7 +216,12 @@ class Node:
         self.seed = meta.get("seed", 0)
         self.incarnation = meta.get("incarnation", 0)
         self.processors = meta.get("processors", [])
+        self._turn_end_prefix = self._marker_prefix()
         self.send(src, {"type": "init_ok", "in_reply_to": body["msg_id"], "lethe_turns": True})
+
+    def _marker_prefix(self) -> str:
+        """The turn marker up to its number (written per turn without a JSON encoder)."""
+        return f'{{"src":{_dumps(self.node_id)},"dest":"lethe","body":{{"type":"turn_end","turn":'
 
     def _dispatch(self, src: str, body: dict) -> None:
         type_ = body.get("type")
