@@ -50,13 +50,14 @@ class ScriptedLethe:
         self.proc.stdin.flush()
         return self._read_turn()
 
-    def line_quiet(self, src: str, body: dict, quiet_s: float = 0.3) -> list[dict]:
-        """For a plain Maelstrom node (no turn markers): write a line, collect what comes until quiet_s of silence."""
+    def line_quiet(self, src: str, body: dict, expect: int = 1, quiet_s: float = 0.2) -> list[dict]:
+        """For a plain Maelstrom node (no turn markers): write a line, read `expect` lines (waiting up to
+        TURN_TIMEOUT_S), then whatever else comes before quiet_s of silence."""
         self.turn_number += 1
         line = {"src": src, "dest": self.node_id, "body": body, "turn": self.turn_number, "time_ns": self.time_ns}
         self.proc.stdin.write((json.dumps(line, separators=(",", ":")) + "\n").encode())
         self.proc.stdin.flush()
-        out = []
+        out = [json.loads(self._read_line()) for _ in range(expect)]
         while True:
             while b"\n" in self._buffer:
                 line, self._buffer = self._buffer.split(b"\n", 1)

@@ -31,6 +31,7 @@ Contract:
 """
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 import traceback
@@ -113,6 +114,8 @@ class Node:
         """Register `async def handler(body)` for requests of this type; usable as a decorator."""
         if handler is None:
             return lambda h: self.on(type_, h) or h
+        if not inspect.iscoroutinefunction(handler):
+            raise TypeError(f"the handler of {type_!r} must be an async def function")
         self._handlers[type_] = handler
         return handler
 
