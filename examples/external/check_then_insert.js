@@ -18,17 +18,12 @@ const { Node, Reject, dedupeKey, parseDuration } = require(path.join(__dirname, 
 const TTL = parseDuration(process.env.LETHE_TTL || "7d");
 const node = new Node();
 
-// A store step: tried again while its reply is lost; no answer at all rejects the delivery (redelivered later).
-async function storeStep(op) {
-  const { reply } = await node.storeStep(op);
-  if (reply === null) throw new Reject("the store did not answer");
-  return reply;
-}
-
 node.on("deliver", async (body) => {
   const key = dedupeKey(body.processor, body.message);
   const readAt = node.now();
-  const seen = (await storeStep({ kind: "get", key })).previous;
+  const { reply: read } = await node.storeStep({ kind: "get", key });
+  if (read === null) throw new Reject("the store did not answer the check");  // redelivered later
+  const seen = read.previous;
   const expired = seen && seen.expires_on !== undefined && seen.expires_on !== null && seen.expires_on <= readAt;
   if (seen && seen.completed_at !== undefined && seen.completed_at !== null && !expired) {
     return seen.memoized ?? null;  // checked: done before
@@ -37,8 +32,9 @@ node.on("deliver", async (body) => {
   const now = node.now();
   const item = { started_at: readAt, completed_at: now, expires_on: now + TTL, owner: body.attempt };
   if (value !== null && value !== undefined) item.memoized = value;
-  await storeStep({ kind: "put", key, item });  // insert, blind: nothing stops a second inserter
-  return value;
+  const { reply: put } = await node.storeStep({ kind: "put", key, item });  // blind: nothing stops a second one
+  if (put === null) node.log(`message ${body.message}: the insert was not answered`);
+  return value;  // the effect happened, whether or not the insert landed
 });
 
 node.run();

@@ -22,19 +22,13 @@ const { Node, Reject, dedupeKey, parseDuration } = require(path.join(__dirname, 
 const TTL = parseDuration(process.env.LETHE_TTL || "7d");
 const node = new Node();
 
-// A store step: tried again while its reply is lost; no answer at all rejects the delivery (redelivered later).
-async function storeStep(op) {
-  const { reply } = await node.storeStep(op);
-  if (reply === null) throw new Reject("the store did not answer");
-  return reply;
-}
-
 node.on("deliver", async (body) => {
   const key = dedupeKey(body.processor, body.message);
-  const insert = await storeStep({
+  const { reply: insert } = await node.storeStep({
     kind: "upsert", key, condition: { require_absent: true },
     update: { started_at: { set: node.now() }, owner: { set: body.attempt } },
   });
+  if (insert === null) throw new Reject("the store did not answer the insert");  // redelivered later
   const previous = insert.previous;
   const ours = insert.applied || (previous && previous.owner === body.attempt);
   if (!ours) return previous && previous.completed_at !== undefined ? (previous.memoized ?? null) : null;
@@ -42,7 +36,9 @@ node.on("deliver", async (body) => {
   const now = node.now();
   const update = { completed_at: { set: now }, expires_on: { set: now + TTL } };
   if (value !== null && value !== undefined) update.memoized = { set: value };
-  await storeStep({ kind: "upsert", key, condition: { owner_equals: body.attempt, require_not_completed: true }, update });
+  const condition = { owner_equals: body.attempt, require_not_completed: true };
+  const { reply: done } = await node.storeStep({ kind: "upsert", key, condition, update });
+  if (done === null || !done.applied) node.log(`message ${body.message}: the completion did not land`);
   return value;
 });
 
