@@ -31,11 +31,8 @@ Contract:
 """
 from __future__ import annotations
 
-import inspect
 import json
 import sys
-import traceback
-from typing import Any, Awaitable, Callable, Coroutine
 
 __all__ = ["Node", "RPCError", "Reject", "dedupe_key", "parse_duration", "TIMEOUT", "NOT_SUPPORTED", "TEMPORARILY_UNAVAILABLE", "CRASH",
            "KEY_DOES_NOT_EXIST", "KEY_ALREADY_EXISTS", "PRECONDITION_FAILED"]
@@ -43,6 +40,7 @@ __all__ = ["Node", "RPCError", "Reject", "dedupe_key", "parse_duration", "TIMEOU
 TIMEOUT, NOT_SUPPORTED, TEMPORARILY_UNAVAILABLE, CRASH = 0, 10, 11, 13
 KEY_DOES_NOT_EXIST, KEY_ALREADY_EXISTS, PRECONDITION_FAILED = 20, 21, 22
 
+_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE (importing inspect costs more than the rest of this module)
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _loads = json.JSONDecoder().decode  # of a str: skips json.loads's encoding detection
 
@@ -96,9 +94,9 @@ class Node:
         self._in = stdin or sys.stdin.buffer
         self._out = stdout or sys.stdout.buffer
         self._err = stderr or sys.stderr
-        self._handlers: dict[str, Callable[[dict], Awaitable[Any]]] = {}
-        self._waiting: dict[int, Coroutine] = {}  # msg_id of an outstanding request -> the coroutine awaiting it
-        self._meta: dict[Coroutine, tuple] = {}  # coroutine -> (request type, src, msg_id) it answers
+        self._handlers: dict = {}  # request type -> async def handler(body)
+        self._waiting: dict = {}  # msg_id of an outstanding request -> the coroutine awaiting it
+        self._meta: dict = {}  # coroutine -> (request type, src, msg_id) it answers
         self._pending: list[str] = []  # this turn's output lines
         self._next_msg_id = 0
         self._time_ns = 0
@@ -114,7 +112,7 @@ class Node:
         """Register `async def handler(body)` for requests of this type; usable as a decorator."""
         if handler is None:
             return lambda h: self.on(type_, h) or h
-        if not inspect.iscoroutinefunction(handler):
+        if not getattr(getattr(handler, "__code__", None), "co_flags", 0) & _CO_COROUTINE:
             raise TypeError(f"the handler of {type_!r} must be an async def function")
         self._handlers[type_] = handler
         return handler
@@ -167,7 +165,7 @@ class Node:
             body["create_if_not_exists"] = True
         await self.rpc(service, body)
 
-    async def effect(self, body: dict, **extra) -> Any:
+    async def effect(self, body: dict, **extra):
         """Call the sink for a delivery's (message, processor, attempt); extra: idempotency_key, fencing_token."""
         request = {"type": "effect", "message": body["message"], "processor": body["processor"],
                    "attempt": body["attempt"], **extra}
@@ -240,7 +238,7 @@ class Node:
         self._meta[coro] = (type_, src, body.get("msg_id"))
         self._step(coro, None)
 
-    def _step(self, coro: Coroutine, value) -> None:
+    def _step(self, coro, value) -> None:
         """Run `coro` until it awaits a reply (registered in _waiting) or finishes (its reply is queued)."""
         try:
             awaited = coro.send(value)
@@ -253,7 +251,7 @@ class Node:
         except Exception as error:  # noqa: BLE001 - any handler failure becomes an error reply
             self._finish(coro, None, error)
 
-    def _finish(self, coro: Coroutine, result, error) -> None:
+    def _finish(self, coro, result, error) -> None:
         type_, src, msg_id = self._meta.pop(coro)
         if msg_id is None:
             if error is not None:
@@ -271,5 +269,7 @@ class Node:
         self.send(src, {"type": "error", "in_reply_to": msg_id, "code": code, "text": str(error) or type(error).__name__})
 
     def _print_traceback(self, error: BaseException) -> None:
+        import traceback  # only on a failure: keeps the start of a (re)started node short
+
         traceback.print_exception(error, file=self._err)
         self._err.flush()
