@@ -11,6 +11,11 @@ node.on("deliver", async (body) => {
   if (payload === "fail") throw new Error("the handler failed");
   if (payload === "reject") throw new Reject("not now");
   if (payload === "asyncio") await new Promise(() => {});  // never settles: stays blocked, like a lost reply
+  if (payload === "both" || payload === "both-fail") {
+    const failing = async () => { throw new Error("a gathered promise failed"); };
+    const [value] = await Promise.all([node.effect(body), payload === "both" ? node.sleep(5) : failing()]);
+    return value;
+  }
   const value = await node.effect(body);
   if (payload === "sleep") {
     await node.sleep(1000);

@@ -12,11 +12,12 @@ from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[2]
 M = [
- ("examples/external/lib/lethe_node.py", '"body": {"type": "turn_end", "turn": turn}', '"body": {"type": "turn_end", "turn": turn + 1}', "PythonLibrary"),
+ ("examples/external/lib/lethe_node.py", "f'{self._turn_end_prefix}{turn}}}}}'", "f'{self._turn_end_prefix}{turn + 1}}}}}'", "PythonLibrary"),
  ("examples/external/lib/lethe_node.py", 'code = TEMPORARILY_UNAVAILABLE if type_', 'code = CRASH if type_', "PythonLibrary"),
  ("examples/external/lib/lethe_node.py", '        self._next_msg_id += 1\n', '', "PythonLibrary"),
  ("examples/external/lib/lethe_node.py", '"lethe_turns": True', '"lethe_turns": False', "PythonLibrary"),
  ("examples/external/lib/lethe_node.py", '            self._waiting[awaited.msg_id] = coro\n', '            self._waiting[awaited.msg_id] = coro\n            self._out.write(b"\\n")\n', "PythonLibrary.test_delivery"),
+ ("examples/external/lib/lethe_node.py", 'gather.remaining -= 1', 'gather.remaining -= 2', "PythonLibrary"),
  ("examples/external/lib/lethe_node.js", 'setImmediate(() => this._close(envelope));', 'this._close(envelope);', "JavaScriptLibrary"),
  ("examples/external/lib/lethe_node.js", 'code: NOT_SUPPORTED,', 'code: CRASH,', "JavaScriptLibrary"),
  ("examples/external/lib/lethe_node.js", 'const msgId = ++this._nextMsgId;', 'const msgId = this._nextMsgId + 1;', "JavaScriptLibrary"),

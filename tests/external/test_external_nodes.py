@@ -89,6 +89,13 @@ class LibraryContract:
         out = self.lethe.reply(first, {"type": "effect_ok", "value": 1})
         self.assertOnly(out, "source", type="deliver_ok", value=1, in_reply_to=first_delivery["msg_id"])
 
+    def test_two_calls_of_one_handler_leave_in_one_turn_and_resume_it_when_both_are_back(self):
+        out = self.lethe.deliver(5, 50, payload="both")
+        self.assertEqual([(e["dest"], e["body"]["type"]) for e in out], [("sink", "effect"), ("clock", "sleep")])
+        effect, sleep = out
+        self.assertEqual(self.lethe.reply(sleep, {"type": "sleep_ok"}), [])
+        self.assertAck(self.lethe.reply(effect, {"type": "effect_ok", "value": 6}), 6)
+
     def test_a_timeout_of_the_sink_rejects_the_delivery_with_error_11(self):
         effect = self.effect_of(self.lethe.deliver(3, 5), 5)
         self.assertReject(self.lethe.error(effect, 0, "timeout"), self.lethe.last_delivery)
@@ -119,6 +126,12 @@ class LibraryContract:
 class PythonLibrary(LibraryContract, NodeCase):
     ARGV = [sys.executable, str(HERE / "echo_node.py")]
 
+    def test_gather_with_a_failing_coroutine_rejects_once_every_call_is_back(self):
+        effect = self.effect_of(self.lethe.deliver(5, 50, payload="both-fail"), 50)
+        delivery = self.lethe.last_delivery
+        self.assertReject(self.lethe.reply(effect, {"type": "effect_ok", "value": 6}), delivery)
+        self.assertIn("a gathered coroutine failed", self.lethe.stderr())
+
     def test_awaiting_a_foreign_awaitable_fails_the_delivery(self):
         self.assertReject(self.lethe.deliver(3, 5, payload="asyncio"), self.lethe.last_delivery)
         self.assertIn("may await only", self.lethe.stderr())
@@ -127,6 +140,12 @@ class PythonLibrary(LibraryContract, NodeCase):
 @unittest.skipIf(NODE is None, "nodejs is not installed (scripts/setup installs it)")
 class JavaScriptLibrary(LibraryContract, NodeCase):
     ARGV = [NODE or "node", str(HERE / "echo_node.js")]
+
+    def test_promise_all_with_a_failing_promise_rejects_in_the_same_turn(self):
+        out = self.lethe.deliver(5, 50, payload="both-fail")
+        self.assertEqual([(e["dest"], e["body"]["type"]) for e in out], [("sink", "effect"), ("source", "error")])
+        self.assertEqual(out[1]["body"]["code"], 11)
+        self.assertEqual(self.lethe.reply(out[0], {"type": "effect_ok", "value": 6}), [])  # nobody awaits it
 
     def test_a_handler_blocked_on_a_promise_that_never_settles_still_ends_the_turn(self):
         self.assertEqual(self.lethe.deliver(3, 5, payload="asyncio"), [])

@@ -87,6 +87,22 @@ class _Wait:
         return (yield self)
 
 
+class _Gather:
+    """What node.gather yields: 'run these coroutines, resume me with their results'."""
+
+    __slots__ = ("children", "results", "error", "remaining", "parent")
+
+    def __init__(self, children: list):
+        self.children = children
+        self.results = [None] * len(children)
+        self.error = None
+        self.remaining = len(children)
+        self.parent = None
+
+    def __await__(self):
+        return (yield self)
+
+
 class Node:
     """One consumer node. Attributes after init: node_id, node_ids, seed, incarnation, processors."""
 
@@ -96,7 +112,7 @@ class Node:
         self._err = stderr or sys.stderr
         self._handlers: dict = {}  # request type -> async def handler(body)
         self._waiting: dict = {}  # msg_id of an outstanding request -> the coroutine awaiting it
-        self._meta: dict = {}  # coroutine -> (request type, src, msg_id) it answers
+        self._meta: dict = {}  # coroutine -> (request type, src, msg_id) it answers, or (_Gather, index)
         self._pending: list[str] = []  # this turn's output lines
         self._next_msg_id = 0
         self._time_ns = 0
@@ -130,6 +146,14 @@ class Node:
         if reply.get("type") == "error":
             raise RPCError(reply.get("code", CRASH), reply.get("text", ""))
         return reply
+
+    async def gather(self, *coroutines) -> list:
+        """Run coroutines (node.rpc, node.effect, your own async functions...) concurrently: the requests each
+        writes before its first wait leave in this turn. Returns their results in order once all have
+        finished; if any raised, raises the first such exception (by position) then."""
+        if not coroutines:
+            return []
+        return await _Gather(list(coroutines))
 
     async def sleep(self, duration_ns: int) -> None:
         """Sleep `duration_ns` of the node's clock (answered by lethe's clock service in virtual time)."""
@@ -238,21 +262,31 @@ class Node:
         self._meta[coro] = (type_, src, body.get("msg_id"))
         self._step(coro, None)
 
-    def _step(self, coro, value) -> None:
-        """Run `coro` until it awaits a reply (registered in _waiting) or finishes (its reply is queued)."""
+    def _step(self, coro, value, error: BaseException | None = None) -> None:
+        """Run `coro` until it awaits a reply (registered in _waiting) or a gather, or finishes (_finish)."""
         try:
-            awaited = coro.send(value)
-            while not isinstance(awaited, _Wait):
+            awaited = coro.send(value) if error is None else coro.throw(error)
+            while not isinstance(awaited, (_Wait, _Gather)):
                 awaited = coro.throw(TypeError(
                     f"a lethe node may await only node.rpc/node.sleep and their helpers, not {awaited!r}"))
-            self._waiting[awaited.msg_id] = coro
+            if isinstance(awaited, _Wait):
+                self._waiting[awaited.msg_id] = coro
+                return
+            awaited.parent = coro
+            for index, child in enumerate(awaited.children):
+                self._meta[child] = (awaited, index)
+                self._step(child, None)
         except StopIteration as done:
             self._finish(coro, done.value, None)
         except Exception as error:  # noqa: BLE001 - any handler failure becomes an error reply
             self._finish(coro, None, error)
 
     def _finish(self, coro, result, error) -> None:
-        type_, src, msg_id = self._meta.pop(coro)
+        owner = self._meta.pop(coro)
+        if isinstance(owner[0], _Gather):
+            self._child_finished(owner[0], owner[1], result, error)
+            return
+        type_, src, msg_id = owner
         if msg_id is None:
             if error is not None:
                 self._print_traceback(error)
@@ -267,6 +301,14 @@ class Node:
             self._print_traceback(error)
         code = TEMPORARILY_UNAVAILABLE if type_ == "deliver" else error.code if isinstance(error, RPCError) else CRASH
         self.send(src, {"type": "error", "in_reply_to": msg_id, "code": code, "text": str(error) or type(error).__name__})
+
+    def _child_finished(self, gather: _Gather, index: int, result, error) -> None:
+        gather.results[index] = result
+        if error is not None and (gather.error is None or index < gather.error[0]):
+            gather.error = (index, error)
+        gather.remaining -= 1
+        if gather.remaining == 0:
+            self._step(gather.parent, gather.results, gather.error[1] if gather.error else None)
 
     def _print_traceback(self, error: BaseException) -> None:
         import traceback  # only on a failure: keeps the start of a (re)started node short
