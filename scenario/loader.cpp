@@ -1115,6 +1115,14 @@ void Loader::check(schema::Rule, const lethe::ExternalSection& section) {
   std::error_code failed;  // an empty base_dir (a text without a file) stays empty: the nodes then run in lethe's
   const std::filesystem::path base = base_dir_.empty() ? base_dir_ : std::filesystem::absolute(base_dir_, failed);
   config_.external.base_dir = failed ? base_dir_.string() : base.lexically_normal().string();
+  // Paths relative to the scenario file become absolute, so that a rendered copy elsewhere (lethe shrink's
+  // output) still runs the same program in the same folder.
+  if (!config_.external.base_dir.empty() && !section.command.empty()) {
+    const std::filesystem::path folder = config_.external.base_dir;
+    config_.external.cwd = (folder / section.cwd).lexically_normal().string();
+    std::string& program = config_.external.command.front();
+    if (program.find('/') != std::string::npos) program = (folder / program).lexically_normal().string();
+  }
   if (!valid("protocol.kind") || !valid("external.command")) return;
   const bool external = config_.protocol.kind == "external";
   if (external && section.command.empty()) {
