@@ -70,6 +70,9 @@ def on_deliver(delivery, now):
         os._exit(3)
     if MODE == "hang":
         sys.stdout.flush()
+        if os.environ.get("RAW_NODE_LOG"):  # the signal test waits for a node that hangs
+            with open(os.environ["RAW_NODE_LOG"], "a") as log:
+                log.write(f"{node_id} hangs\n")
         import time
         time.sleep(3600)
     if MODE == "random":

@@ -158,15 +158,17 @@ class BadNodes(unittest.TestCase):
 class Signals(unittest.TestCase):
     def test_no_node_process_survives_lethe_killed_by_sigterm_or_sigint(self):
         for sig in (signal.SIGTERM, signal.SIGINT):
-            with self.subTest(signal=sig.name):
+            with self.subTest(signal=sig.name), tempfile.TemporaryDirectory() as scratch:
                 mark = uuid.uuid4().hex
-                env = dict(os.environ, LETHE_TEST_MARK=mark)
-                # Hanging nodes and a long node_timeout: lethe is still running when the signal comes.
+                log = Path(scratch) / "log"
+                env = dict(os.environ, LETHE_TEST_MARK=mark, RAW_NODE_LOG=str(log))
+                # Hanging nodes and a long node_timeout: lethe is still running when the signal comes, and a
+                # node sleeps in its handler (it would outlive lethe unless lethe kills it).
                 process = subprocess.Popen([LETHE, "run", str(EFFECT), "--set", command("hang"), "--set",
                                             "external.node_timeout=1h"], env=env, stdout=subprocess.DEVNULL,
                                            stderr=subprocess.DEVNULL)
                 deadline = time.time() + 60
-                while len(marked_processes(mark)) < 2 and time.time() < deadline:
+                while not (log.exists() and "hangs" in log.read_text()) and time.time() < deadline:
                     time.sleep(0.1)
                 children = [pid for pid in marked_processes(mark) if pid != process.pid]
                 self.assertTrue(children, "the nodes never started")
