@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "check/history.hpp"
+#include "check/store_json.hpp"
 
 namespace lethe::history {
 
@@ -279,6 +280,13 @@ class LineReader {
 };
 
 }  // namespace
+
+Json store_op_to_json(const Op& op) { return op_json(op); }
+Json store_reply_to_json(const Reply& reply, bool transaction) { return reply_json(reply, transaction); }
+Op store_op_from_json(const Json& object) {
+  static const std::string kWhere = "op";
+  return LineReader(kWhere, 0).op(object);
+}
 
 void write_store_history(std::ostream& out, const std::vector<StoreOperation>& history) {
   for (const StoreOperation& operation : history) {

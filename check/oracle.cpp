@@ -194,6 +194,12 @@ class Judge {
                         who(prior->attempt), t(pd->at), t(pd->local_time), t(prior->at), t(e.at));
       return Cause::TakeoverWhileAlive;
     }
+    if (!d && strategy_.decisions_inferred) {
+      why = fmt::format("{} ran the effect, and its store traffic before it shows no decision lethe recognises (no "
+                        "applied start write on its record): the observations cannot tell which clause broke",
+                        who(e.attempt));
+      return Cause::NotAttributable;
+    }
     if (!d) {
       why = fmt::format("{} ran the effect without a recorded decision", who(e.attempt));
       return Cause::Unprotected;

@@ -3,7 +3,7 @@
 #
 #   P/bin/lethe
 #   P/lib/liblethe_*.a
-#   P/include/lethe/<folder>/*.hpp        sim core protocol check world scenario reports runner live
+#   P/include/lethe/<folder>/*.hpp        sim core protocol check external world scenario reports runner live
 #   P/share/lethe/scenarios/              every scenario of scenarios/
 #   P/lib/cmake/lethe/                    find_package(lethe CONFIG): lethe::lethe and one target per library
 #   P/lib/pkgconfig/lethe.pc              pkg-config --cflags --libs lethe
@@ -16,10 +16,10 @@ include(CMakePackageConfigHelpers)
 
 set(LETHE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/lethe)
 set(LETHE_INSTALL_SCENARIOSDIR ${CMAKE_INSTALL_DATADIR}/lethe/scenarios)
-set(LETHE_HEADER_FOLDERS sim core protocol check world scenario reports runner live)
+set(LETHE_HEADER_FOLDERS sim core protocol check external world scenario reports runner live)
 
 # The libraries by their exported names (lethe::<name>), each after every library it depends on.
-set(LETHE_PACKAGE_LIBRARIES sim_values sim core protocol check world scenario reports live runner)
+set(LETHE_PACKAGE_LIBRARIES sim_values sim core protocol check external world scenario reports live runner)
 
 foreach(name ${LETHE_PACKAGE_LIBRARIES})
   set_target_properties(lethe_${name} PROPERTIES EXPORT_NAME ${name})

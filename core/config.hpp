@@ -477,6 +477,16 @@ struct SagaSection {
 // nested ones, e.g. "duplicates.expired"). `percent`: NUMBER ended in % and is
 // a percentage of `messages` (then `number` is the percentage, e.g. 5 for 5%).
 // For time fields NUMBER may be written as a duration; `number` is then in ns.
+// [external]: the consumer nodes are OS processes (protocol.kind = "external"; docs/external.md).
+struct ExternalSection {
+  std::vector<std::string> command;          // no default: required when protocol.kind = "external"
+  std::vector<std::string> env;              // default []; "NAME=VALUE" entries added to lethe's environment
+  std::string cwd;                           // default "" = the scenario file's folder; relative to it
+  sim::Duration node_timeout = 10'000'000'000;  // default "10s"; > 0; wall-clock limit for one reaction
+  sim::Duration quiet_period = 50'000'000;      // default "50ms"; > 0; wall clock that ends a plain node's turn
+  std::string base_dir;  // not a key: the scenario file's folder (the loader sets it), "" = lethe's own
+};
+
 struct Expectation {
   std::string key;
   ExpectationOp op = ExpectationOp::Equal;
@@ -521,6 +531,7 @@ struct ScenarioConfig {
   SinkSection sink;
   ProducerSection producer;
   SagaSection saga;
+  ExternalSection external;
   std::vector<Expectation> expect;  // in file order, then --set ones
   ExploreSection explore;           // not a table of the schema: scenario/explore.hpp reads and draws it
 

@@ -10,8 +10,8 @@ using K = FieldKind;
 
 // The rows. [expect]'s "allowed" list follows this order; the JSON puts the extensions (the flag after
 // `expectable`) after the rest, in this order: coverage, swarm, schedule, memo_overwrites, store_peak_records,
-// trace_events, linearizable_unknown, the saga fields, drawn.
-constexpr std::array<ResultField, 35> kResultFields = {{
+// trace_events, linearizable_unknown, the saga fields, drawn, not_reproducible.
+constexpr std::array<ResultField, 36> kResultFields = {{
     {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
     {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},
     {"trace_hash", K::Hash, false, false, "the determinism fingerprint: a hash of every trace record",
@@ -78,6 +78,9 @@ constexpr std::array<ResultField, 35> kResultFields = {{
     {"drawn", K::Words, false, true,
      "[explore]: the values this seed drew, \"KEY=VALUE\", then \"swarm_off=KIND,...\" (left out without [explore])",
      &RunResult::drawn},
+    {"not_reproducible", K::Words, false, true,
+     "why the same seed may not give the same run: external nodes without the turn protocol (left out otherwise)",
+     &RunResult::not_reproducible},
 }};
 
 const ResultField* find_field(std::string_view name) {

@@ -30,8 +30,9 @@ enum class Cause : std::uint8_t {
   Expired,
   SinkRetry,
   ProviderKeyExpired,
+  NotAttributable,
 };
-inline constexpr std::size_t kCauseCount = 7;
+inline constexpr std::size_t kCauseCount = 8;
 struct CauseRow {
   std::string_view name;         // the key under "duplicates" (JSON, [expect], CSV)
   std::string_view description;  // one line, for the generated reference
@@ -46,6 +47,8 @@ inline constexpr std::array<CauseRow, kCauseCount> kCauses = {{
     {"sink_retry", "the same attempt retried a sink call whose ACK was lost"},
     {"provider_key_expired", "the provider had pruned the idempotency key (sink.idempotency_window): a later "
                              "call started a new request"},
+    {"not_attributable", "an external node ran the effect and what lethe observed of it (its store traffic) does "
+                         "not tell which clause broke"},
 }};
 inline constexpr std::array<std::string_view, kCauseCount> kCauseNames = [] {
   std::array<std::string_view, kCauseCount> names{};
@@ -145,6 +148,7 @@ struct RunResult {
   std::uint64_t saga_late_steps = 0;               // step executions after that step's compensation
   std::vector<std::string> saga_violations;        // one line per violation, cause first (capped)
   std::vector<std::string> drawn;                  // [explore]: the seed's drawn values, KEY=VALUE (empty without)
+  std::vector<std::string> not_reproducible;       // why a seed may not repeat (external nodes without turns)
 
   // A numeric result field by its dotted name ("duplicates.expired", "wait_time.p99", "ok"); nullopt if the
   // name is not a numeric field of result_fields() or (linearizable) the value is absent.

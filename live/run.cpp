@@ -676,6 +676,9 @@ std::string validate(const LiveSettings& s) {
     return "protocol.kind = \"" + s.protocol.kind + "\" needs store transactions, which live mode does not run";
   }
   if (strategy->saga) return "protocol.kind = \"" + s.protocol.kind + "\" drives sagas, which live mode does not run";
+  if (strategy->decisions_inferred) {
+    return "protocol.kind = \"" + s.protocol.kind + "\" runs external processes in the simulated world only";
+  }
   if (s.protocol.poll_read.kind == lethe::PollReadKind::Eventual) {
     return "protocol.poll_read = \"eventual\" needs a read replica, which live mode does not have";
   }

@@ -18,5 +18,6 @@ StrategyInfo record_after_strategy();
 StrategyInfo mnemosyne_strategy();
 StrategyInfo inbox_strategy();
 StrategyInfo saga_state_strategy();
+StrategyInfo external_strategy();
 
 }  // namespace lethe

@@ -26,6 +26,7 @@ Registry<StrategyInfo> builtins() {
   add(registry, mnemosyne_strategy());
   add(registry, inbox_strategy());
   add(registry, saga_state_strategy());
+  add(registry, external_strategy());
   return registry;
 }
 

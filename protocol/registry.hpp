@@ -88,6 +88,9 @@ struct StrategyInfo {
   // The effect is the Table::Domain mutation of a store transaction, not a call of `effect`: the simulated world
   // counts executions from the store, and live mode (no transactions) refuses the strategy.
   bool effect_in_store_transaction = false;
+  // Its decisions are inferred from what lethe observes (protocol.kind "external"): an execution without one is
+  // not_attributable (the observations cannot tell which clause broke), not unprotected.
+  bool decisions_inferred = false;
   // Set for a strategy that orchestrates whole sagas itself (protocol/saga.hpp); its `factory` is then for
   // plain messages, which the loader refuses for it (saga.steps must be set). Empty: a saga run protects each
   // step and compensation with the strategy made by `factory`.

@@ -263,7 +263,8 @@ constexpr std::size_t kMaxHeatmaps = 6;
 constexpr std::size_t kMaxSeries = 8;
 constexpr std::size_t kMaxBars = 60;
 constexpr std::array<const char*, lethe::kCauseCount> kCauseColors = {"#7f7f7f", "#d62728", "#ff7f0e",
-                                                                      "#9467bd", "#1f77b4", "#2ca02c", "#8c564b"};
+                                                                      "#9467bd", "#1f77b4", "#2ca02c", "#8c564b",
+                                                                      "#bcbd22"};
 constexpr std::array<const char*, kMaxSeries> kSeriesColors = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                                                "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 

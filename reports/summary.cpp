@@ -56,6 +56,7 @@ std::string run_summary(const lethe::RunResult& r, bool live) {
     if (count == 0 && key.ends_with(".fired")) never += (never.empty() ? "" : ", ") + key;
   }
   if (!never.empty()) out += fmt::format("  fault points that never fired: {}\n", never);
+  for (const auto& why : r.not_reproducible) out += fmt::format("  NOT GUARANTEED REPRODUCIBLE: {}\n", why);
   if (!r.expectations.empty()) {
     out += "  expectations:\n";
     for (const auto& e : r.expectations) {

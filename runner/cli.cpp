@@ -24,6 +24,8 @@
 #include "runner/check.hpp"
 #include "runner/command.hpp"
 #include "runner/command_line.hpp"
+#include "external/child_process.hpp"
+#include "runner/determinism.hpp"
 #include "runner/events.hpp"
 #include "runner/execute.hpp"
 #include "runner/explore.hpp"
@@ -100,6 +102,7 @@ struct RunOptions {
   std::string history_path;
   std::string save_drawn_path;
   std::string events_path;
+  bool check_determinism = false;
 };
 
 // [explore]: the seed's configuration replaces `config` (scenario/explore.hpp), its values go to `drawn`, and
@@ -137,6 +140,7 @@ int command_run(const RunOptions& o) {
   if (!config) return kExitBadInput;
   std::vector<std::string> drawn;
   if (scenario::explores(*config) && !draw_configuration(o, config, drawn)) return kExitBadInput;
+  if (o.check_determinism) return runner::check_determinism(*config, o.seed, o.file, o.sets);
   lethe::WorldOptions options;
   std::unique_ptr<reports::OutputFile> trace_file;
   if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
@@ -149,6 +153,10 @@ int command_run(const RunOptions& o) {
   // The record (the whole ledger and trace) only for --dot and --events; without it the world folds settled groups.
   auto run = runner::run_seed(*config, o.seed, options, keep_record ? &record : nullptr);
   run.result.drawn = drawn;
+  if (run.bad_input) {
+    std::cerr << fmt::format("lethe: {}: seed {}: {}\n", o.file, o.seed, run.error);
+    return kExitBadInput;
+  }
   if (!run.error.empty()) {
     std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\nreplay: {}\n", config->scenario.name, o.seed,
                              run.error, replay_command(o.file, o.seed, o.sets));
@@ -313,6 +321,7 @@ int command_suite(const SuiteOptions& o) {
   std::string failures;
   for (const auto& c : load_cases) failures += fmt::format("ERROR {}: did not load (messages above)\n", c.file);
   bool any_error = false;
+  bool any_bad_node = false;
   bool any_failure = false;
   std::string json_lines;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -327,7 +336,8 @@ int command_suite(const SuiteOptions& o) {
     const std::string replay = replay_command(file, jobs[i].seed, o.sets);
     if (!run.error.empty()) {
       ++row.errors;
-      any_error = true;
+      any_error = any_error || !run.bad_input;
+      any_bad_node = any_bad_node || run.bad_input;
       row.failed_seeds.push_back(jobs[i].seed);
       failures += fmt::format("ERROR {} seed {}: {}\n  replay: {}\n", row.scenario, jobs[i].seed, run.error, replay);
     } else if (!run.result.ok) {
@@ -361,7 +371,7 @@ int command_suite(const SuiteOptions& o) {
   std::cout << reports::suite_table(rows);
   if (!failures.empty()) std::cout << "\n" << failures;
   if (any_error) return kExitInternal;
-  if (!load_cases.empty()) return kExitBadInput;
+  if (!load_cases.empty() || any_bad_node) return kExitBadInput;
   return any_failure ? kExitExpectation : kExitOk;
 }
 
@@ -382,6 +392,8 @@ runner::ExtraCommand add_run_command(CLI::App& app) {
   command->add_option("--dot", run->dot_path, "Write a Graphviz timeline of the first duplicated message (.dot, or .svg / .png rendered by dot)");
   command->add_option("--save-drawn", run->save_drawn_path,
                       "[explore]: write the seed's drawn configuration as a plain scenario file");
+  command->add_flag("--check-determinism", run->check_determinism,
+                    "Run the seed twice and compare; name the first line where an external node behaved differently");
   return {command, [run] { return command_run(*run); }};
 }
 
@@ -498,6 +510,8 @@ int run_command_line(int argc, char** argv) {
   app.set_version_flag("--version", version_line(), "Print the version and exit");
   auto commands = add_commands(app);
   if (const auto parsed = parse(app, argc, argv)) return *parsed;
+  // External consumer nodes are child processes: none outlives lethe, a SIGINT or SIGTERM included.
+  lethe::external::install_child_reaper_signal_handlers();
   try {
     for (auto& command : commands) {
       if (command.command->parsed()) return check_standard_output(command.run());

@@ -71,6 +71,9 @@ SeedRun run_seed(const lethe::ScenarioConfig& config, std::uint64_t seed, const 
   try {
     run.result = lethe::run_world(config, seed, options, record);
     check_expectations(config, run.result);
+  } catch (const lethe::ExternalNodeError& e) {
+    run.error = e.what();
+    run.bad_input = true;
   } catch (const sim::InternalError& e) {
     run.error = e.what();
   } catch (const std::bad_alloc&) {

@@ -20,7 +20,8 @@ namespace runner {
 // lethe (sim::InternalError or any other exception) is returned in `error`.
 struct SeedRun {
   lethe::RunResult result;
-  std::string error;  // non-empty: lethe's own invariant broke (exit code 3)
+  std::string error;  // non-empty: lethe's own invariant broke (exit code 3), or bad_input
+  bool bad_input = false;  // the error is a bad external node (lethe::ExternalNodeError): exit code 2
 };
 SeedRun run_seed(const lethe::ScenarioConfig& config, std::uint64_t seed, const lethe::WorldOptions& options = {},
                  lethe::WorldRecord* record = nullptr);

@@ -193,7 +193,8 @@ class Loader {
   }
   bool read_value(const Table& table, std::string_view key, const schema::Name& type, std::string& out);
   bool read_value(const Table& table, std::string_view key, const schema::Names& type, std::vector<std::string>& out) {
-    return read_strings(table, key, out, type.at_least_one);
+    return read_strings(table, key, out, type.at_least_one, type.distinct,
+                        type.distinct ? "" : schema::allowed(type));
   }
   template <class T>
   bool read_value(const Table& table, std::string_view key, const schema::Integer& type, T& out) {
@@ -262,6 +263,7 @@ class Loader {
   void check(schema::Rule rule, const lethe::ProtocolSection& section);
   void check(schema::Rule rule, const lethe::SagaSection& section);
   void check(schema::Rule rule, const lethe::RedeliverySection& section);
+  void check(schema::Rule rule, const lethe::ExternalSection& section);
   template <class Window>  // lethe::NetworkPartition, lethe::SinkOutage
   void check(schema::Rule rule, const Window& window);
 
@@ -1117,6 +1119,38 @@ void Loader::check(schema::Rule, const lethe::ProtocolSection& section) {
     missing(current_, required.key, kind_where,
             fmt::format("it is required when protocol.kind is \"{}\"{} ({}): {}, e.g. {} = {}", kind_word, kind_note,
                         required.why, required.what, required.key, required.example));
+  }
+}
+
+void Loader::check(schema::Rule, const lethe::ExternalSection& section) {
+  std::error_code failed;  // an empty base_dir (a text without a file) stays empty: the nodes then run in lethe's
+  const std::filesystem::path base = base_dir_.empty() ? base_dir_ : std::filesystem::absolute(base_dir_, failed);
+  config_.external.base_dir = failed ? base_dir_.string() : base.lexically_normal().string();
+  // Paths relative to the scenario file become absolute, so that a rendered copy elsewhere (lethe shrink's
+  // output) still runs the same program in the same folder.
+  if (!config_.external.base_dir.empty() && !section.command.empty()) {
+    const std::filesystem::path folder = config_.external.base_dir;
+    config_.external.cwd = (folder / section.cwd).lexically_normal().string();
+    std::string& program = config_.external.command.front();
+    if (program.find('/') != std::string::npos) program = (folder / program).lexically_normal().string();
+  }
+  if (!valid("protocol.kind") || !valid("external.command")) return;
+  const bool external = config_.protocol.kind == "external";
+  if (external && section.command.empty()) {
+    const Table& protocol = tables_.count("protocol") != 0 ? tables_.at("protocol") : root_;
+    missing(current_, "command", current_.node != nullptr ? where_table(current_) : where_in(protocol, "kind"),
+            "protocol.kind = \"external\" needs external.command, the program each consumer node runs, e.g. "
+            "command = [\"python3\", \"consumer.py\"] (docs/external.md)");
+  }
+  if (!external && !section.command.empty()) {
+    error(where_in(current_, "command"), "external.command",
+          fmt::format("is set but protocol.kind is \"{}\"; allowed only with protocol.kind = \"external\"",
+                      config_.protocol.kind));
+  }
+  if (external && config_.saga.steps > 0 && valid("saga.steps")) {
+    error(where_in(current_, "command"), "saga.steps",
+          fmt::format("found {}; allowed with protocol.kind = \"external\": 0 (external nodes run plain messages)",
+                      config_.saga.steps));
   }
 }
 

@@ -61,6 +61,7 @@ std::string quoted_words(const std::vector<std::string>& words) {
 std::string allowed(const Text&) { return "a string"; }
 std::string allowed(const Name&) { return "a non-empty string"; }
 std::string allowed(const Names& type) {
+  if (!type.distinct) return "an array of non-empty strings (a program, then its arguments), e.g. [\"python3\", \"consumer.py\"]";
   return type.at_least_one ? "an array of one or more distinct non-empty strings, e.g. [\"billing\"]"
                            : "an array of distinct non-empty strings, e.g. [\"incident\", \"payments\"]";
 }
@@ -110,6 +111,9 @@ std::string_view describe(Rule rule) {
       return "steps is 0, or 2 to 8 with one processor and a protocol kind whose effect is a provider call";
     case Rule::RedeliveryCopies:
       return "at most `copies` [[workload.redelivery.copy]] entries (entry i is copy i; later copies use delay)";
+    case Rule::ExternalNodes:
+      return "command is required when protocol.kind is \"external\" (and set only then); external nodes run "
+             "plain messages (saga.steps = 0)";
   }
   return "";
 }

@@ -83,6 +83,7 @@ struct Name {    // a non-empty string that must be written
 };
 struct Names {  // an array of distinct non-empty strings
   bool at_least_one = false;
+  bool distinct = true;  // false: an entry may repeat (a command's arguments)
 };
 struct Integer {
   std::int64_t min = 0;
@@ -166,6 +167,7 @@ enum class Rule {
   ProtocolKind,    // the keys protocol.kind requires (keys_required_by)
   SagaRuns,        // sagas: one processor, a kind whose effect is a provider call
   RedeliveryCopies,  // at most `copies` [[workload.redelivery.copy]] entries
+  ExternalNodes,     // protocol.kind "external" needs external.command, and runs plain messages
 };
 // The rule in one sentence, for the reference page.
 std::string_view describe(Rule rule);
@@ -363,6 +365,18 @@ void visit_schema(V& v, Config& c) {
   v.key("decline_last", Probability{}, c.saga.decline_last,
         "the same for the last step, instead of decline (0: decline applies to it too)");
   v.rule(Rule::SagaRuns, c.saga);
+
+  v.table("external");
+  v.key("command", Names{false, false}, c.external.command,
+        "protocol.kind = \"external\": the program each consumer node runs and its arguments (a program path "
+        "with '/' is relative to the scenario file; a bare name is looked up in PATH)");
+  v.key("env", Names{}, c.external.env, "\"NAME=VALUE\" entries added to the nodes' environment");
+  v.key("cwd", Text{}, c.external.cwd, "the nodes' working directory, relative to the scenario file (\"\": its folder)");
+  v.key("node_timeout", Duration{1}, c.external.node_timeout,
+        "wall-clock limit for one reaction of a node (its turn); beyond it the run stops with exit code 2");
+  v.key("quiet_period", Duration{1}, c.external.quiet_period,
+        "a node without lethe_turns in init_ok: wall-clock silence that ends its turn (not reproducible)");
+  v.rule(Rule::ExternalNodes, c.external);
 
   v.expect(c.expect, "\"RESULT_FIELD\" = \"OP NUMBER\", checked for every seed");
 }

@@ -9,6 +9,7 @@
 
 #include "protocol/saga.hpp"
 #include "protocol/strategies.hpp"
+#include "world/external_node.hpp"
 #include "world/saga.hpp"
 
 namespace lethe {
@@ -63,33 +64,29 @@ class WorkerHooks final : public ProtocolHooks {
   sim::Node& node_;
 };
 
-// One attempt of `strategy` on (id, processor), begun and ended in the ledger and traced.
+// One attempt of `strategy` on (id, processor): the effect is the domain's processing time
+// (workload.processing_time), then the provider call.
 ProtectResult attempt_once(const WorkerEnvironment& environment, Strategy& strategy, SinkClient& sink,
                            sim::Rng& work, MessageId id, ProcessorId processor, sim::Node& node) {
-  sim::Simulation& simulation = environment.simulation;
-  const AttemptId attempt = environment.ledger_folding.begin(id, processor, node.id());
-  simulation.trace().record(simulation.now(), kTraceAttempt, node.id(), id, processor, attempt);
-  // The effect: the domain's processing time (workload.processing_time), then the provider call. protect()
-  // runs it in this fiber, before returning: the closure refers to this frame, so it is one pointer (no
-  // allocation for the std::function).
+  // The closures refer to this frame, so each is one pointer (no allocation for the std::functions).
   struct EffectCall {
     const sim::Distribution* processing_time;
+    Strategy* strategy;
     SinkClient* sink;
     sim::Rng* work;
     MessageId id;
     ProcessorId processor;
     AttemptId attempt;
-  } call{&environment.config.workload.processing_time, &sink, &work, id, processor, attempt};
-  const Effect effect = [frame = &call](FencingToken token) {
-    sim::sleep(frame->processing_time->sample(*frame->work));
-    return frame->sink->call(frame->id, frame->processor, frame->attempt, token);
-  };
-  const ProtectResult result = strategy.protect(id, processor, attempt, effect);
-  const AttemptRecord record = environment.ledger_folding.end(attempt, result, simulation.now());
-  simulation.trace().record(simulation.now(), kTraceOutcome, record.node, record.id, attempt,
-                            static_cast<std::uint64_t>(result.outcome));
-  environment.observations.active(simulation.now());
-  return result;
+  } call{&environment.config.workload.processing_time, &strategy, &sink, &work, id, processor, 0};
+  return run_attempt(environment, id, processor, node, [frame = &call](AttemptId attempt) {
+    frame->attempt = attempt;
+    // protect() runs the effect in this fiber, before returning.
+    const Effect effect = [frame](FencingToken token) {
+      sim::sleep(frame->processing_time->sample(*frame->work));
+      return frame->sink->call(frame->id, frame->processor, frame->attempt, token);
+    };
+    return frame->strategy->protect(frame->id, frame->processor, attempt, effect);
+  });
 }
 
 // A worker incarnation as its source sees it: the strategies it runs, and what it does around an ack.
@@ -97,7 +94,8 @@ class WorkerLoop final : public SourceWorker {
  public:
   WorkerLoop(const WorkerEnvironment& environment, std::size_t index, WorkerHooks& hooks,
              std::vector<std::unique_ptr<Strategy>>& strategies, std::vector<ProcessorId> processors,
-             SinkClient& sink, sim::Rng& work, SagaOrchestrator* saga, SagaCalls* saga_calls)
+             SinkClient& sink, sim::Rng& work, SagaOrchestrator* saga, SagaCalls* saga_calls,
+             ExternalNode* external = nullptr)
       : environment_(environment),
         slot_(environment.topology.workers()[index]),
         index_(index),
@@ -107,11 +105,13 @@ class WorkerLoop final : public SourceWorker {
         sink_(sink),
         work_(work),
         saga_(saga),
-        saga_calls_(saga_calls) {}
+        saga_calls_(saga_calls),
+        external_(external) {}
 
   std::size_t index() const override { return index_; }
   sim::Node& node() override { return *slot_.node; }
   Handled handle(MessageId id) override {
+    if (external_ != nullptr) return external_->handle(id);
     // A saga is driven by its orchestrator, whose calls are attempts of their own.
     if (saga_ != nullptr) return Handled{saga_->run(id, *saga_calls_) != SagaOutcome::Failed, std::nullopt};
     Handled handled{true, std::nullopt};
@@ -123,7 +123,10 @@ class WorkerLoop final : public SourceWorker {
     }
     return handled;
   }
-  void before_ack(MessageId id) override { hooks_.crash_point(CrashPoint::AfterCompleteBeforeAck, id, 0); }
+  // An external node's completion point is recognised from its traffic (world/external_node.hpp).
+  void before_ack(MessageId id) override {
+    if (external_ == nullptr) hooks_.crash_point(CrashPoint::AfterCompleteBeforeAck, id, 0);
+  }
   void acknowledged(MessageId id, bool accepted) override {
     environment_.simulation.trace().record(sim::now(), kTraceAck, node().id(), id, slot_.processor, accepted);
     environment_.observations.active(sim::now());
@@ -141,29 +144,39 @@ class WorkerLoop final : public SourceWorker {
   sim::Rng& work_;
   SagaOrchestrator* saga_;  // null: plain messages
   SagaCalls* saga_calls_;
+  ExternalNode* external_;  // null: the strategies run in lethe
 };
 
 }  // namespace
+
+ProtectResult run_attempt(const WorkerEnvironment& environment, MessageId id, ProcessorId processor, sim::Node& node,
+                          const std::function<ProtectResult(AttemptId)>& protect) {
+  sim::Simulation& simulation = environment.simulation;
+  const AttemptId attempt = environment.ledger_folding.begin(id, processor, node.id());
+  simulation.trace().record(simulation.now(), kTraceAttempt, node.id(), id, processor, attempt);
+  const ProtectResult result = protect(attempt);
+  const AttemptRecord record = environment.ledger_folding.end(attempt, result, simulation.now());
+  simulation.trace().record(simulation.now(), kTraceOutcome, record.node, record.id, attempt,
+                            static_cast<std::uint64_t>(result.outcome));
+  environment.observations.active(simulation.now());
+  return result;
+}
 
 void Workers::main(std::size_t index) {
   const WorkerEnvironment& environment = environment_;
   Topology& topology = environment.topology;
   sim::Simulation& simulation = environment.simulation;
   sim::Node& self = *topology.workers()[index].node;
+  if (environment.config.protocol.kind == "external") {
+    external_main(index);
+    return;
+  }
   SimClock clock(self);
   const std::unique_ptr<StoreClient> store_client = topology.store().connect(self);
   SinkClient sink_client(topology.sink(), environment.network, environment.config.sink,
                          simulation.rng(fmt::format("sink-client:{}:{}", self.name(), self.incarnation())));
   WorkerHooks hooks(environment, self);
-  // Shared workers run every processor's strategy; the others their own processor's.
-  std::vector<ProcessorId> processors;
-  if (topology.worker_layout() == WorkerLayout::Shared) {
-    for (std::size_t p = 0; p < environment.config.topology.processors.size(); ++p) {
-      processors.push_back(static_cast<ProcessorId>(p));
-    }
-  } else {
-    processors.push_back(topology.workers()[index].processor);
-  }
+  std::vector<ProcessorId> processors = processors_of(index);
   std::vector<std::unique_ptr<Strategy>> strategies;
   for (std::size_t i = 0; i < processors.size(); ++i) {
     strategies.push_back(make_strategy(environment.config.protocol, *store_client, clock, hooks,
@@ -181,6 +194,39 @@ void Workers::main(std::size_t index) {
   WorkerLoop loop(environment, index, hooks, strategies, std::move(processors), sink_client, work, saga.get(),
                   &saga_calls);
   topology.source().consume(loop);
+}
+
+// Shared workers run every processor; the others their own processor.
+std::vector<ProcessorId> Workers::processors_of(std::size_t index) const {
+  std::vector<ProcessorId> processors;
+  if (environment_.topology.worker_layout() == WorkerLayout::Shared) {
+    for (std::size_t p = 0; p < environment_.config.topology.processors.size(); ++p) {
+      processors.push_back(static_cast<ProcessorId>(p));
+    }
+  } else {
+    processors.push_back(environment_.topology.workers()[index].processor);
+  }
+  return processors;
+}
+
+void Workers::external_main(std::size_t index) {
+  const WorkerEnvironment& environment = environment_;
+  sim::Simulation& simulation = environment.simulation;
+  sim::Node& self = *environment.topology.workers()[index].node;
+  ExternalNodeParts parts;
+  parts.store = environment.topology.store().connect(self);
+  parts.sink = std::make_unique<SinkClient>(
+      environment.topology.sink(), environment.network, environment.config.sink,
+      simulation.rng(fmt::format("sink-client:{}:{}", self.name(), self.incarnation())));
+  const auto hooks = std::make_shared<WorkerHooks>(environment, self);
+  parts.hooks = hooks;
+  SinkClient& sink = *parts.sink;
+  ExternalNode node(environment, external_, self, std::move(parts), processors_of(index));
+  sim::Rng unused_work = simulation.rng(fmt::format("work:{}:{}", self.name(), self.incarnation()));
+  std::vector<std::unique_ptr<Strategy>> no_strategies;
+  WorkerLoop loop(environment, index, *hooks, no_strategies, processors_of(index), sink, unused_work, nullptr,
+                  nullptr, &node);
+  environment.topology.source().consume(loop);
 }
 
 }  // namespace lethe

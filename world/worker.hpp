@@ -17,11 +17,14 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 #include "core/config.hpp"  // first: its Partitioner::Key would shadow protocol/store_ops.hpp's Key
 #include "check/ledger.hpp"
+#include "protocol/strategies.hpp"
 #include "sim/network.hpp"
 #include "sim/simulation.hpp"
+#include "world/external_shared.hpp"
 #include "world/faults.hpp"
 #include "world/ledger_folding.hpp"
 #include "world/observations.hpp"
@@ -41,15 +44,26 @@ struct WorkerEnvironment {
   FaultInjector& faults;
 };
 
+// One attempt of (id, processor) on `node`, begun and ended in the ledger and traced ("attempt", "outcome"):
+// `protect` runs it, given the attempt's id. Throws sim::Crash when the node dies meanwhile.
+ProtectResult run_attempt(const WorkerEnvironment& environment, MessageId id, ProcessorId processor, sim::Node& node,
+                          const std::function<ProtectResult(AttemptId)>& protect);
+
 class Workers {
  public:
   explicit Workers(WorkerEnvironment environment) : environment_(environment) {}
 
   // The main of worker `index`'s current incarnation: never returns; throws sim::Crash when the worker dies.
   void main(std::size_t index);
+  // What the run's external nodes share (protocol.kind = "external"): the first bad node's error among it.
+  ExternalShared& external() { return external_; }
 
  private:
+  std::vector<ProcessorId> processors_of(std::size_t index) const;
+  void external_main(std::size_t index);  // protocol.kind = "external": the node is the user's process
+
   WorkerEnvironment environment_;
+  ExternalShared external_;
 };
 
 }  // namespace lethe

@@ -1,6 +1,7 @@
 #include "world/world.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <exception>
 #include <memory>
 
@@ -14,6 +15,7 @@
 #include "world/observations.hpp"
 #include "world/producer.hpp"
 #include "world/topology.hpp"
+#include "world/external_node.hpp"
 #include "world/worker.hpp"
 
 namespace lethe {
@@ -51,6 +53,7 @@ class World {
   void wire_ledger();
   // The workload until done or run.duration, then (run.drain) the drain: faults healed, in-flight work settles.
   void simulate();
+  void simulate_until_done();
   bool workload_done() const;
   void heal();
   void keep(WorldRecord& record);  // what replay and reports read
@@ -123,6 +126,7 @@ void World::build() {
   wire_ledger();
   workers_ = std::make_unique<Workers>(WorkerEnvironment{config_, *simulation_, *network_, *topology_, ledger_,
                                                          ledger_folding_, observations_, *faults_});
+  workers_->external().lines = options_.external_lines;
   const std::vector<WorkerSlot>& workers = topology_->workers();
   for (std::size_t i = 0; i < workers.size(); ++i) workers[i].node->set_main([this, i] { workers_->main(i); });
   faults_->start(topology_->fault_targets());
@@ -141,6 +145,16 @@ void World::build() {
 }
 
 void World::simulate() {
+  try {
+    simulate_until_done();
+  } catch (const sim::InternalError&) {
+    // A bad external node stopped the run: the scenario's consumer, not lethe, is at fault (exit code 2).
+    if (!workers_->external().failure.empty()) throw ExternalNodeError(workers_->external().failure);
+    throw;
+  }
+}
+
+void World::simulate_until_done() {
   auto& sim = *simulation_;
   const sim::Time workload_end = config_.run.duration;
   sim::Time check = 0;
@@ -177,6 +191,11 @@ RunResult World::run(WorldRecord* record) {
   RunResult result = judge_run(JudgeInput{config_, seed_, options_, *simulation_, *network_, *topology_, ledger_,
                                           ledger_folding_, observations_, *faults_});
   if (config_.saga.steps > 0) judge_sagas(SagaOracleInput{ledger_, config_.saga.steps}, result);
+  for (const std::string& node : workers_->external().plain_nodes) {
+    result.not_reproducible.push_back(fmt::format("external node {} speaks no turn protocol (no lethe_turns in "
+                                                  "init_ok): its turns end after external.quiet_period of silence",
+                                                  node));
+  }
   if (options_.store_history != nullptr) *options_.store_history = topology_->store().history();
   if (options_.on_phase) options_.on_phase(WorldPhase::Judged);
   if (record != nullptr) keep(*record);

@@ -32,6 +32,7 @@
 #include "core/result.hpp"
 #include "sim/simulation.hpp"
 #include "sim/trace.hpp"
+#include "world/external_shared.hpp"
 
 namespace lethe {
 
@@ -55,6 +56,9 @@ struct WorldOptions {
   // Set: the store's whole history (check/store_model.hpp) is kept and copied here after the run (`lethe run
   // --history`); nothing the run does or decides changes. Needs check_linearizability (the history is recorded then).
   std::vector<StoreOperation>* store_history = nullptr;
+  // Set (protocol.kind = "external"): every line exchanged with the nodes, in order (`lethe run
+  // --check-determinism` compares two runs' lines). Nothing the run does changes.
+  std::vector<ExternalLine>* external_lines = nullptr;
 };
 
 // Everything a run leaves behind for replay, explanation and reports.

@@ -165,6 +165,7 @@ TEST(ResultFieldTable, EveryNameExpectMayUseIsAnsweredByFieldAndTheJsonKeysAreTh
   result.linearizable_unknown = {"unknown: budget"};  // written only when the check ran out of budget
   result.schedule = {"random"};  // written only when run.schedule is not fifo
   result.drawn = {"topology.consumers=3"};  // written only when [explore] drew the configuration
+  result.not_reproducible = {"external node billing-0 speaks no turn protocol"};  // written only then
   const nlohmann::ordered_json json = reports::to_json(result);
   std::vector<std::string> rows;
   for (const lethe::ResultField& field : lethe::result_fields()) {

@@ -1,0 +1,95 @@
+// external/child_process.hpp — one OS child process spoken to in lines over pipes: the plumbing of external
+// consumer nodes (world/external_node.hpp speaks the protocol over it).
+//
+// This folder is outside the deterministic folders on purpose: it spawns processes, reads pipes and waits with
+// wall-clock timeouts. Nothing here decides anything the simulation does: a wall-clock timeout only ever turns
+// into a ChildProcessError (the run stops with exit code 2), never into a simulated event, and what is read is
+// the child's output, whose order the child alone decides.
+//
+// Lifetime guarantees (no orphan survives lethe):
+//   - the child runs in its own process group, with PR_SET_PDEATHSIG = SIGKILL: when the thread that spawned it
+//     ends (lethe's process included), the kernel kills it;
+//   - the destructor SIGKILLs the whole group and reaps the child;
+//   - every live child is listed in a signal-safe table: kill_all_children() (async-signal-safe) SIGKILLs every
+//     group, for lethe's SIGINT / SIGTERM handlers (install_child_reaper_signal_handlers).
+// stderr is drained continuously (whenever stdout is polled) and its last 4 KiB are kept.
+//
+// Threads: one ChildProcess is used by one thread; several threads may each own their own.
+// Does not: parse what it reads (lines are opaque), or restart anything.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace lethe::external {
+
+// Spawning failed, the child closed its pipes or exited, or a write failed. what() says which.
+struct ChildProcessError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ChildSpec {
+  std::vector<std::string> argv;  // argv[0]: a path (with '/') or a name looked up in PATH
+  std::vector<std::string> env;   // "NAME=VALUE", added to (and overriding) lethe's own environment
+  std::string cwd;                // "" = lethe's
+};
+
+class ChildProcess {
+ public:
+  // Spawns the child with three pipes. Throws ChildProcessError when it cannot be started (exec failing is
+  // reported here too: the child tells through a close-on-exec pipe).
+  explicit ChildProcess(const ChildSpec& spec);
+  ~ChildProcess();  // SIGKILL to the group, then waitpid
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  // Writes `line` and a '\n'. Throws ChildProcessError when the child no longer reads (it exited).
+  void write_line(const std::string& line);
+  // The next line the child wrote (without its '\n'), waiting at most `timeout` of wall-clock time.
+  // nullopt: nothing within the timeout. Throws ChildProcessError when stdout closed (the child exited).
+  std::optional<std::string> read_line(std::chrono::milliseconds timeout);
+  // SIGKILL to the group and reap (idempotent).
+  void kill();
+
+  int pid() const { return pid_; }
+  // The last 4 KiB of what the child wrote to stderr (drained now, without waiting).
+  std::string stderr_tail();
+  // "exited with status N" / "killed by signal N" / "running".
+  std::string status();
+
+ private:
+  void drain_stderr();
+  bool reap(bool wait);
+
+  int pid_ = -1;
+  int stdin_fd_ = -1;
+  int stdout_fd_ = -1;
+  int stderr_fd_ = -1;
+  std::vector<char> chunk_ = std::vector<char>(65536);  // on the heap: callers run on small fiber stacks
+  std::string out_buffer_;
+  std::string err_tail_;
+  std::optional<int> wait_status_;
+};
+
+// A wall-clock budget: what is left of it since it was made. Only ever used to stop a run on a node that takes too
+// long (the simulation never reads it).
+class WallBudget {
+ public:
+  explicit WallBudget(std::chrono::milliseconds budget);
+  std::chrono::milliseconds left() const;  // <= 0: spent
+
+ private:
+  std::chrono::steady_clock::time_point deadline_;
+};
+
+// SIGKILLs the group of every live child. Async-signal-safe.
+void kill_all_children();
+// Installs SIGINT and SIGTERM handlers that kill every live child, then die of the signal as before; and ignores
+// SIGPIPE (a write to a dead child is an error, not a death). Idempotent.
+void install_child_reaper_signal_handlers();
+
+}  // namespace lethe::external

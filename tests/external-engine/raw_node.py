@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""A consumer node written against the wire protocol alone (docs/external.md), for lethe's own tests.
+
+Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NODE incarnation K"). Modes:
+  effect            on each delivery: call the sink, acknowledge with its value (no record: unprotected)
+  record            the two-phase record: a conditional start write on the dedupe record, the effect, the
+                    completion; a completed record is skipped with its memoized value
+  random            like effect, but sleeps a random (unseeded) time first: not deterministic
+  plain             like effect, without lethe_turns in init_ok (a plain Maelstrom node)
+  garbage           writes a line that is not JSON on its first delivery
+  unknown-type      sends a request of an unknown type to the store
+  reply-to-nothing  answers a delivery lethe never sent
+  wrong-src         writes a message whose src is another node
+  exit              exits on its first delivery
+  hang              never ends its first delivery's turn
+"""
+import json
+import os
+import random
+import sys
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "effect"
+node_id = None
+next_id = 1000
+waiting = {}  # msg_id of a request -> (continuation, the delivery's body)
+
+
+def send(dest, body):
+    sys.stdout.write(json.dumps({"src": node_id, "dest": dest, "body": body}) + "\n")
+
+
+def request(dest, body, continuation, delivery):
+    global next_id
+    next_id += 1
+    body["msg_id"] = next_id
+    waiting[next_id] = (continuation, delivery)
+    send(dest, body)
+
+
+def ack(delivery, value):
+    send("source", {"type": "deliver_ok", "in_reply_to": delivery["msg_id"], "value": value})
+
+
+def effect(delivery, then):
+    request("sink", {"type": "effect", "message": delivery["message"], "processor": delivery["processor"],
+                     "attempt": delivery["attempt"]}, then, delivery)
+
+
+def key_of(delivery):
+    return {"table": "dedupe", "processor": delivery["processor"], "message": delivery["message"]}
+
+
+def on_deliver(delivery, now):
+    if MODE == "garbage":
+        sys.stdout.write("this is not a message\n")
+        return
+    if MODE == "unknown-type":
+        request("lethe-store", {"type": "frobnicate"}, None, delivery)
+        return
+    if MODE == "reply-to-nothing":
+        send("source", {"type": "deliver_ok", "in_reply_to": 999999, "value": 1})
+        return
+    if MODE == "wrong-src":
+        sys.stdout.write(json.dumps({"src": "someone-else", "dest": "source",
+                                     "body": {"type": "deliver_ok", "in_reply_to": delivery["msg_id"]}}) + "\n")
+        return
+    if MODE == "exit":
+        sys.stderr.write("raw_node: exiting on purpose\n")
+        sys.stderr.flush()
+        os._exit(3)
+    if MODE == "hang":
+        sys.stdout.flush()
+        if os.environ.get("RAW_NODE_LOG"):  # the signal test waits for a node that hangs
+            with open(os.environ["RAW_NODE_LOG"], "a") as log:
+                log.write(f"{node_id} hangs\n")
+        import time
+        time.sleep(3600)
+    if MODE == "random":
+        request("clock", {"type": "sleep", "duration_ns": random.randint(1, 10**9)},
+                lambda reply, d: effect(d, lambda r, d2: ack(d2, r.get("value"))), delivery)
+        return
+    if MODE == "record":
+        start = {"kind": "upsert", "key": key_of(delivery),
+                 "condition": {"require_absent": True},
+                 "update": {"started_at": {"set": now}, "owner": {"set": delivery["attempt"]}}}
+        request("lethe-store", {"type": "op", "op": start}, after_start, delivery)
+        return
+    effect(delivery, lambda reply, d: ack(d, reply.get("value")))
+
+
+def after_start(reply, delivery):
+    if reply["type"] != "op_ok":
+        send("source", {"type": "error", "in_reply_to": delivery["msg_id"], "code": 11, "text": "store"})
+        return
+    result = reply["reply"]
+    previous = result.get("previous")
+    if not result["applied"]:
+        if previous and "completed_at" in previous:
+            ack(delivery, previous.get("memoized"))
+        else:
+            send("source", {"type": "error", "in_reply_to": delivery["msg_id"], "code": 11, "text": "in flight"})
+        return
+    effect(delivery, after_effect)
+
+
+def after_effect(reply, delivery):
+    if reply["type"] != "effect_ok":
+        send("source", {"type": "error", "in_reply_to": delivery["msg_id"], "code": 11, "text": "effect"})
+        return
+    value = reply["value"]
+    complete = {"kind": "upsert", "key": key_of(delivery), "condition": {"owner_equals": delivery["attempt"]},
+                "update": {"completed_at": {"set": NOW[0]}, "memoized": {"set": value}}}
+    request("lethe-store", {"type": "op", "op": complete}, lambda r, d: ack(d, value), delivery)
+
+
+NOW = [0]
+
+
+def main():
+    global node_id
+    for line in sys.stdin:
+        envelope = json.loads(line)
+        body = envelope["body"]
+        turn = envelope["turn"]
+        NOW[0] = envelope["time_ns"]
+        if body["type"] == "init":
+            node_id = body["node_id"]
+            if os.environ.get("RAW_NODE_LOG"):  # the test of crashes and restarts reads it
+                with open(os.environ["RAW_NODE_LOG"], "a") as log:
+                    log.write(f"{node_id} incarnation {body['lethe']['incarnation']}\n")
+            reply = {"type": "init_ok", "in_reply_to": body["msg_id"]}
+            if MODE != "plain":
+                reply["lethe_turns"] = True
+            send(envelope["src"], reply)
+        elif body["type"] == "deliver":
+            on_deliver(body, envelope["time_ns"])
+        elif "in_reply_to" in body and body["in_reply_to"] in waiting:
+            continuation, delivery = waiting.pop(body["in_reply_to"])
+            continuation(body, delivery)
+        if MODE != "plain":
+            send("lethe", {"type": "turn_end", "turn": turn})
+        sys.stdout.flush()
+
+
+main()

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""lethe's engine side of external nodes (docs/external.md), end to end with the lethe binary.
+
+Usage: test_engine.py LETHE. Runs tests/external-engine/raw_node.py (the wire protocol alone) as the consumer
+nodes of small scenarios: a run end to end, crashes and restarts, the crash points, determinism and its check,
+plain Maelstrom nodes, every kind of bad node (exit code 2 and a message naming the node, the last line sent,
+what was expected and the stderr tail), and that no node process survives, lethe killed by SIGTERM or SIGINT
+included.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import uuid
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LETHE = None
+EFFECT = HERE / "raw-effect.toml"
+RECORD = HERE / "raw-record.toml"
+
+
+def marked_processes(mark):
+    """The pids of live processes whose environment carries `mark` (lethe's children inherit it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        if f"LETHE_TEST_MARK={mark}".encode() in environ.split(b"\0") and "State:\tZ" not in status:
+            found.append(int(entry.name))
+    return found
+
+
+def lethe(*args, mark=None, extra_env=None, timeout=300):
+    env = dict(os.environ)
+    env["LETHE_TEST_MARK"] = mark or uuid.uuid4().hex
+    env.update(extra_env or {})
+    return subprocess.run([LETHE, *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def command(mode):
+    return f"external.command=python3,raw_node.py,{mode}"
+
+
+class EndToEnd(unittest.TestCase):
+    def test_a_node_runs_end_to_end_and_the_same_seed_gives_the_same_trace(self):
+        first = lethe("run", EFFECT, "--seed", 2, "--json")
+        second = lethe("run", EFFECT, "--seed", 2, "--json")
+        self.assertEqual(first.returncode, 0, first.stderr)
+        a, b = json.loads(first.stdout), json.loads(second.stdout)
+        self.assertEqual(a["trace_hash"], b["trace_hash"])
+        self.assertEqual(a["messages"], 40)
+        self.assertEqual(a["lost_messages"], 0)
+        self.assertEqual(a["effects"], 40 + a["duplicate_effects"])
+        # The node checks nothing: every duplicate is unprotected, none is left unattributed.
+        self.assertEqual(a["duplicates"]["unprotected"], a["duplicate_effects"])
+
+    def test_a_crashed_node_restarts_as_a_fresh_process_with_the_next_incarnation(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            log = Path(scratch) / "inits"
+            run = lethe("run", EFFECT, "--json", extra_env={"RAW_NODE_LOG": str(log)})
+            self.assertEqual(run.returncode, 0, run.stderr)
+            inits = log.read_text().split("\n")
+        by_node = {}
+        for line in filter(None, inits):
+            node, _, incarnation = line.split()
+            by_node.setdefault(node, []).append(int(incarnation))
+        self.assertTrue(by_node)
+        for node, incarnations in by_node.items():
+            self.assertEqual(incarnations, list(range(1, len(incarnations) + 1)), node)
+        self.assertTrue(any(len(i) > 1 for i in by_node.values()), by_node)
+
+    def test_the_named_crash_points_are_recognised_from_the_record_nodes_traffic(self):
+        run = lethe("run", RECORD, "--json", "--set", "faults.crash_every=1h",
+                    *[arg for point in ("after_start_before_effect", "after_effect_before_complete",
+                                        "after_complete_before_ack")
+                      for arg in ("--set", f"faults.crash_points.{point}=0.3")])
+        self.assertIn(run.returncode, (0, 1), run.stderr)
+        result = json.loads(run.stdout)
+        for point in ("after_start_before_effect", "after_effect_before_complete", "after_complete_before_ack"):
+            self.assertGreaterEqual(result["coverage"][f"crash_point.{point}.fired"], 1, point)
+        self.assertTrue(result["linearizable"])
+
+    def test_a_plain_maelstrom_node_runs_and_is_marked_not_reproducible(self):
+        run = lethe("run", EFFECT, "--json", "--set", command("plain"), "--set", "faults.crash_every=1h")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        result = json.loads(run.stdout)
+        self.assertEqual(result["lost_messages"], 0)
+        self.assertTrue(any("no lethe_turns" in why for why in result["not_reproducible"]), result)
+
+
+class Determinism(unittest.TestCase):
+    def test_the_check_passes_a_deterministic_node(self):
+        run = lethe("run", EFFECT, "--check-determinism")
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertIn("deterministic:", run.stdout)
+
+    def test_the_check_names_the_first_line_where_a_random_node_differed(self):
+        run = lethe("run", EFFECT, "--check-determinism", "--set", command("random"))
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        self.assertIn("NOT deterministic", run.stdout)
+        self.assertRegex(run.stdout, r"node \S+ \(incarnation \d+\), turn \d+")
+        self.assertIn("run 1:", run.stdout)
+        self.assertIn("run 2:", run.stdout)
+
+
+BAD_NODES = {
+    "garbage": "not a message",
+    "unknown-type": "unknown type",
+    "reply-to-nothing": "never sent",
+    "wrong-src": "src",
+    "exit": "exiting on purpose",
+    "hang": "node_timeout",
+}
+
+
+class BadNodes(unittest.TestCase):
+    def test_each_bad_node_stops_the_run_with_exit_2_naming_it_and_leaves_no_process(self):
+        for mode, says in BAD_NODES.items():
+            with self.subTest(mode=mode):
+                mark = uuid.uuid4().hex
+                run = lethe("run", EFFECT, "--set", command(mode), "--set", "external.node_timeout=1s", mark=mark)
+                self.assertEqual(run.returncode, 2, run.stderr)
+                self.assertIn(says, run.stderr)
+                self.assertRegex(run.stderr, r"external node [a-z]+-\d")
+                self.assertIn("last line lethe sent: {", run.stderr)
+                self.assertIn("expected", run.stderr)
+                self.assertIn("stderr tail", run.stderr)
+                self.assertEqual(marked_processes(mark), [])
+
+    def test_a_program_that_cannot_start_is_bad_input(self):
+        run = lethe("run", EFFECT, "--set", "external.command=./no-such-program")
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn("cannot start", run.stderr)
+
+    def test_the_scenario_keys_are_checked(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            missing = Path(scratch) / "missing.toml"
+            missing.write_text(EFFECT.read_text().replace('command = ["python3", "raw_node.py", "effect"]', ""))
+            run = lethe("run", missing)
+            self.assertEqual(run.returncode, 2)
+            self.assertIn("external.command", run.stderr)
+            self.assertIn("missing", run.stderr)
+        run = lethe("run", EFFECT, "--set", "protocol.kind=none")
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("allowed only with protocol.kind = \"external\"", run.stderr)
+
+
+class Signals(unittest.TestCase):
+    def test_no_node_process_survives_lethe_killed_by_sigterm_or_sigint(self):
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with self.subTest(signal=sig.name), tempfile.TemporaryDirectory() as scratch:
+                mark = uuid.uuid4().hex
+                log = Path(scratch) / "log"
+                env = dict(os.environ, LETHE_TEST_MARK=mark, RAW_NODE_LOG=str(log))
+                # Hanging nodes and a long node_timeout: lethe is still running when the signal comes, and a
+                # node sleeps in its handler (it would outlive lethe unless lethe kills it).
+                process = subprocess.Popen([LETHE, "run", str(EFFECT), "--set", command("hang"), "--set",
+                                            "external.node_timeout=1h"], env=env, stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.DEVNULL)
+                deadline = time.time() + 60
+                while not (log.exists() and "hangs" in log.read_text()) and time.time() < deadline:
+                    time.sleep(0.1)
+                children = [pid for pid in marked_processes(mark) if pid != process.pid]
+                self.assertTrue(children, "the nodes never started")
+                process.send_signal(sig)
+                process.wait(timeout=30)
+                self.assertEqual(process.returncode, -sig)
+                deadline = time.time() + 10
+                while marked_processes(mark) and time.time() < deadline:
+                    time.sleep(0.1)
+                self.assertEqual(marked_processes(mark), [])
+
+
+if __name__ == "__main__":
+    LETHE = sys.argv.pop(1)
+    unittest.main(verbosity=2)

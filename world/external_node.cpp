@@ -1,0 +1,586 @@
+#include "world/external_node.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
+
+#include "check/history.hpp"
+#include "check/store_json.hpp"
+#include "external/child_process.hpp"
+#include "sim/channel.hpp"
+#include "sim/random.hpp"
+
+namespace lethe {
+
+using Json = nlohmann::json;
+
+namespace {
+
+constexpr sim::TraceKind kTraceLine{"node_line", "turn", "hash", "sent"};
+constexpr std::uint64_t kInitMessage = 1;
+constexpr int kProtocolVersion = 1;
+
+// Maelstrom's error codes (docs/external.md).
+constexpr int kErrorTimeout = 0;
+constexpr int kErrorUnavailable = 11;
+constexpr int kErrorMalformed = 12;
+constexpr int kErrorKeyMissing = 20;
+constexpr int kErrorPrecondition = 22;
+
+Json error_body(int code, std::string text) {
+  return Json{{"type", "error"}, {"code", code}, {"text", std::move(text)}};
+}
+
+bool is_service(const std::string& name) {
+  return name == "lethe-store" || name == "sink" || name == "clock" || name == "lin-kv";
+}
+
+// The write of an op (or of one transaction part) on one key, with what the store answered about that key.
+struct KeyWrite {
+  Key key = 0;
+  bool is_read = false;
+  bool applied = false;
+  bool sets_owner = false;      // a start write: it sets owner or started_at
+  bool sets_completed = false;  // a completion: it sets completed_at
+  std::optional<Item> previous;
+};
+
+bool sets(Assign mode) { return mode == Assign::Set || mode == Assign::SetIfAbsent; }
+
+std::vector<KeyWrite> key_writes(const Op& op, const Reply& reply) {
+  std::vector<KeyWrite> writes;
+  switch (op.kind) {
+    case OpKind::Get: writes.push_back(KeyWrite{op.key, true, reply.applied, false, false, reply.previous}); break;
+    case OpKind::Put:
+      writes.push_back(KeyWrite{op.key, false, reply.applied, op.item.owner != 0 || op.item.started_at.has_value(),
+                                op.item.completed_at.has_value(), reply.previous});
+      break;
+    case OpKind::Upsert:
+      writes.push_back(KeyWrite{op.key, false, reply.applied,
+                                sets(op.update.owner_mode) || sets(op.update.started_at_mode),
+                                sets(op.update.completed_at_mode), reply.previous});
+      break;
+    case OpKind::Transaction:
+      for (std::size_t i = 0; i < op.parts.size(); ++i) {
+        const TransactionPart& part = op.parts[i];
+        writes.push_back(KeyWrite{part.key, false, reply.applied,
+                                  sets(part.update.owner_mode) || sets(part.update.started_at_mode),
+                                  sets(part.update.completed_at_mode),
+                                  i < reply.previous_parts.size() ? reply.previous_parts[i] : std::nullopt});
+      }
+      break;
+    case OpKind::Delete:
+    case OpKind::Evict: break;
+  }
+  return writes;
+}
+
+}  // namespace
+
+// One process of one node incarnation, shared by the node's fibers (each holds it while it serves a request).
+class ExternalSession final : public std::enable_shared_from_this<ExternalSession> {
+ public:
+  ExternalSession(const WorkerEnvironment& environment, ExternalShared& shared, sim::Node& self,
+                  ExternalNodeParts parts, std::vector<ProcessorId> processors)
+      : environment_(environment),
+        shared_(shared),
+        self_(self),
+        store_(std::move(parts.store)),
+        sink_(std::move(parts.sink)),
+        hooks_(std::move(parts.hooks)),
+        processors_(std::move(processors)),
+        work_(environment.simulation.rng(fmt::format("work:{}:{}", self.name(), self.incarnation()))) {}
+
+  void start();
+  ProtectResult deliver(MessageId id, ProcessorId processor, AttemptId attempt);
+
+ private:
+  // One delivery awaiting the node's reply.
+  struct Delivery {
+    MessageId id = 0;
+    ProcessorId processor = 0;
+    AttemptId attempt = 0;
+    bool answered = false;
+    bool ok = false;
+    std::optional<std::uint64_t> value;
+    bool store_touched = false;  // the node read or wrote the message's record during this attempt
+    bool read_absent = false;    // its latest read of the record found none (a check before an insert)
+    bool decided = false;        // a process-type decision was inferred
+    bool effect_called = false;
+    sim::Signal signal;
+  };
+
+  // Writes `body` from `src` as the next turn and reads the node's reaction to its end.
+  void turn(const std::string& src, Json body);
+  // What the node wrote: true when it was the turn's end.
+  bool dispatch(const std::string& line, std::uint64_t turn);
+  void answer_delivery(const Json& body, const std::string& line);
+  // A crash point the traffic reached: the named point of one attempt.
+  struct CrashAt {
+    CrashPoint point;
+    MessageId id;
+    AttemptId attempt;
+  };
+  void serve(const std::string& service, const Json& body);
+  Json serve_store(const Json& body, std::optional<CrashAt>& crash);
+  Json serve_sink(const Json& body, std::optional<CrashAt>& crash);
+  Json serve_linkv(const Json& body);
+  void infer(const Op& op, const Reply& reply, std::optional<CrashAt>& crash);
+  Delivery* open_delivery(MessageId id, ProcessorId processor);
+  void decide(Delivery& delivery, Basis basis, const std::optional<Item>& seen);
+  Json convert_keys(Json op) const;
+  ProcessorId processor_of(const Json& value) const;
+  std::uint64_t intern(std::map<std::string, std::uint64_t>& table, const Json& value);
+  Json linkv_value(std::uint64_t owner) const;  // the JSON value numbered `owner`; null when none is
+  std::optional<std::string> read_line(std::chrono::milliseconds timeout);
+  void record_line(std::uint64_t turn, bool sent, const std::string& text);
+  [[noreturn]] void fail(const std::string& what, const std::string& expected);
+
+  const WorkerEnvironment& environment_;
+  ExternalShared& shared_;
+  sim::Node& self_;
+  // Owned here, not by the worker's main fiber: a request's fiber may outlive it while the node crashes.
+  std::unique_ptr<StoreClient> store_;
+  std::unique_ptr<SinkClient> sink_;
+  std::shared_ptr<ProtocolHooks> hooks_;
+  std::vector<ProcessorId> processors_;
+  sim::Rng work_;  // workload.processing_time of the effect calls
+  std::unique_ptr<external::ChildProcess> process_;
+  bool turns_ = true;         // init_ok said lethe_turns
+  bool initialized_ = false;  // init_ok came
+  std::uint64_t turn_ = 0;
+  std::uint64_t next_message_ = kInitMessage + 1;
+  std::string last_sent_;
+  std::map<std::uint64_t, Delivery> deliveries_;  // by the deliver's msg_id
+};
+
+// ---------------------------------------------------------------- the process and its turns
+
+void ExternalSession::fail(const std::string& what, const std::string& expected) {
+  const std::string status = process_ ? process_->status() : "not started";
+  std::string tail = process_ ? process_->stderr_tail() : "";
+  if (tail.empty()) tail = "(empty)";
+  std::string text = fmt::format(
+      "external node {} (incarnation {}, process {}): {}; expected {}\n  last line lethe sent: {}\n  stderr tail:\n{}",
+      self_.name(), self_.incarnation() + 1, status, what, expected, last_sent_.empty() ? "(none)" : last_sent_, tail);
+  if (process_) process_->kill();
+  if (shared_.failure.empty()) shared_.failure = text;
+  throw ExternalNodeError(text);
+}
+
+void ExternalSession::record_line(std::uint64_t turn, bool sent, const std::string& text) {
+  environment_.simulation.trace().record(environment_.simulation.now(), kTraceLine, self_.id(), turn,
+                                         sim::hash_name(text), sent ? 1 : 0);
+  if (shared_.lines != nullptr) shared_.lines->push_back(ExternalLine{self_.name(), self_.incarnation(), turn, sent, text});
+}
+
+std::optional<std::string> ExternalSession::read_line(std::chrono::milliseconds timeout) {
+  try {
+    return process_->read_line(timeout);
+  } catch (const external::ChildProcessError& e) {
+    fail(fmt::format("{} ({})", e.what(), process_->status()), "its reaction and a turn_end");
+  }
+}
+
+void ExternalSession::start() {
+  const ExternalSection& settings = environment_.config.external;
+  external::ChildSpec spec;
+  spec.argv = settings.command;
+  const std::filesystem::path base = std::filesystem::path(settings.base_dir.empty() ? std::string(".") : settings.base_dir);
+  if (spec.argv.front().find('/') != std::string::npos) spec.argv.front() = (base / spec.argv.front()).string();
+  spec.env = settings.env;
+  spec.cwd = (base / settings.cwd).lexically_normal().string();
+  try {
+    process_ = std::make_unique<external::ChildProcess>(spec);
+  } catch (const external::ChildProcessError& e) {
+    fail(e.what(), fmt::format("a program lethe can run (external.command {})", Json(settings.command).dump()));
+  }
+  Json node_ids = Json::array();
+  for (const WorkerSlot& slot : environment_.topology.workers()) node_ids.push_back(slot.node->name());
+  Json processors = Json::array();
+  for (ProcessorId p : processors_) processors.push_back(environment_.config.topology.processors[p]);
+  turn("lethe", Json{{"type", "init"},
+                     {"msg_id", kInitMessage},
+                     {"node_id", self_.name()},
+                     {"node_ids", node_ids},
+                     {"lethe", {{"protocol", kProtocolVersion},
+                                {"seed", environment_.simulation.seed()},
+                                {"incarnation", self_.incarnation() + 1},
+                                {"processors", processors}}}});
+  if (!initialized_) fail("ended its first turn without init_ok", "init_ok with in_reply_to 1, then turn_end");
+}
+
+void ExternalSession::turn(const std::string& src, Json body) {
+  const std::uint64_t turn = ++turn_;
+  const Json envelope{{"src", src}, {"dest", self_.name()}, {"body", std::move(body)}, {"turn", turn},
+                      {"time_ns", self_.local_now()}};
+  last_sent_ = envelope.dump();
+  record_line(turn, true, last_sent_);
+  try {
+    process_->write_line(last_sent_);
+  } catch (const external::ChildProcessError& e) {
+    fail(fmt::format("{} ({})", e.what(), process_->status()), "it to read the line");
+  }
+  const ExternalSection& settings = environment_.config.external;
+  const auto node_timeout = std::chrono::milliseconds(settings.node_timeout / 1'000'000);
+  const auto quiet = std::chrono::milliseconds(std::max<sim::Duration>(1, settings.quiet_period / 1'000'000));
+  const external::WallBudget budget(node_timeout);
+  for (;;) {
+    const std::chrono::milliseconds left = budget.left();
+    if (left.count() <= 0) {
+      fail(fmt::format("no turn_end within external.node_timeout ({} ms of wall-clock time)", node_timeout.count()),
+           fmt::format("{{\"type\":\"turn_end\",\"turn\":{}}} to \"lethe\"", turn));
+    }
+    const bool exact = turns_ || !initialized_;  // a plain node's turns end by silence, once it answered init
+    const auto wait = exact ? left : std::min(quiet, left);
+    const std::optional<std::string> line = read_line(wait);
+    if (!line.has_value()) {
+      if (exact) continue;  // the timeout check above reports it
+      return;                             // a plain Maelstrom node: the quiet period ended its turn
+    }
+    record_line(turn, false, *line);
+    if (dispatch(*line, turn)) return;
+  }
+}
+
+// ---------------------------------------------------------------- what the node writes
+
+bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
+  Json envelope = Json::parse(line, nullptr, false);
+  if (envelope.is_discarded() || !envelope.is_object() || !envelope.contains("body") || !envelope["body"].is_object() ||
+      !envelope.contains("dest") || !envelope["dest"].is_string() || !envelope["body"].contains("type") ||
+      !envelope["body"]["type"].is_string()) {
+    fail(fmt::format("wrote a line that is not a message: {}", line.substr(0, 300)),
+         "one JSON object per line: {\"src\", \"dest\", \"body\": {\"type\", ...}}");
+  }
+  if (!envelope.contains("src") || envelope["src"] != self_.name()) {
+    fail(fmt::format("wrote a message whose src is {}: {}", envelope.value("src", Json()).dump(), line.substr(0, 300)),
+         fmt::format("\"src\": \"{}\" (its node id)", self_.name()));
+  }
+  const std::string dest = envelope["dest"].get<std::string>();
+  const Json& body = envelope["body"];
+  const std::string type = body["type"].get<std::string>();
+  if (turn == 1 && type == "init_ok") {
+    if (!body.contains("in_reply_to") || body["in_reply_to"] != kInitMessage) {
+      fail(fmt::format("answered init with {}", line.substr(0, 300)), "init_ok with in_reply_to 1");
+    }
+    turns_ = body.value("lethe_turns", false) == true;
+    initialized_ = true;
+    if (!turns_) shared_.plain_nodes.insert(self_.name());
+    return false;  // a turn-speaking node ends the init turn with turn_end; a plain one with silence
+  }
+  if (dest == "lethe") {
+    if (type != "turn_end" || !body.contains("turn") || body["turn"] != turn) {
+      fail(fmt::format("wrote {} to lethe", line.substr(0, 300)),
+           fmt::format("{{\"type\":\"turn_end\",\"turn\":{}}} (the turn of the line it reacted to)", turn));
+    }
+    return true;
+  }
+  if (dest == "source") {
+    answer_delivery(body, line);
+    return false;
+  }
+  if (!is_service(dest)) {
+    fail(fmt::format("wrote to an unknown destination \"{}\": {}", dest, line.substr(0, 300)),
+         "a service (lethe-store, sink, clock, lin-kv), \"source\" (a delivery's reply) or \"lethe\" (turn_end)");
+  }
+  if (!body.contains("msg_id") || !body["msg_id"].is_number_unsigned()) {
+    fail(fmt::format("sent a request without an integer msg_id: {}", line.substr(0, 300)),
+         "a body with \"msg_id\": N (N >= 0) on every request");
+  }
+  // The request leaves at this turn's virtual instant; its reply is a later turn.
+  self_.spawn([session = shared_from_this(), dest, body] { session->serve(dest, body); });
+  return false;
+}
+
+void ExternalSession::answer_delivery(const Json& body, const std::string& line) {
+  const std::string type = body["type"].get<std::string>();
+  const auto found = body.contains("in_reply_to") && body["in_reply_to"].is_number_unsigned()
+                         ? deliveries_.find(body["in_reply_to"].get<std::uint64_t>())
+                         : deliveries_.end();
+  if (found == deliveries_.end() || found->second.answered) {
+    fail(fmt::format("answered a delivery lethe never sent (or answered twice): {}", line.substr(0, 300)),
+         "deliver_ok or error with in_reply_to = the msg_id of a deliver not yet answered");
+  }
+  Delivery& delivery = found->second;
+  if (type == "deliver_ok") {
+    const Json value = body.value("value", Json());
+    if (!value.is_null() && !value.is_number_unsigned()) {
+      fail(fmt::format("acknowledged with value {}: {}", value.dump(), line.substr(0, 300)),
+           "\"value\": an integer >= 0 or null");
+    }
+    delivery.ok = true;
+    if (value.is_number_unsigned()) delivery.value = value.get<std::uint64_t>();
+  } else if (type != "error") {
+    fail(fmt::format("answered a delivery with type \"{}\": {}", type, line.substr(0, 300)), "deliver_ok or error");
+  }
+  delivery.answered = true;
+  delivery.signal.notify_one();
+}
+
+// ---------------------------------------------------------------- deliveries
+
+ProtectResult ExternalSession::deliver(MessageId id, ProcessorId processor, AttemptId attempt) {
+  const std::uint64_t message = next_message_++;
+  Delivery& delivery = deliveries_[message];
+  delivery.id = id;
+  delivery.processor = processor;
+  delivery.attempt = attempt;
+  const std::uint32_t delivery_number = ++shared_.deliveries[group_key(id, processor)];
+  turn("source", Json{{"type", "deliver"},
+                      {"msg_id", message},
+                      {"message", id},
+                      {"processor", environment_.config.topology.processors[processor]},
+                      {"attempt", attempt},
+                      {"delivery", delivery_number},
+                      {"payload", nullptr}});
+  while (!delivery.answered) delivery.signal.wait();
+  ProtectResult result;
+  result.outcome = !delivery.ok ? Outcome::Failed : delivery.effect_called ? Outcome::Executed : Outcome::Skipped;
+  result.value = delivery.value;
+  deliveries_.erase(message);
+  return result;
+}
+
+// ---------------------------------------------------------------- services
+
+void ExternalSession::serve(const std::string& service, const Json& body) {
+  std::optional<CrashAt> crash;
+  Json reply;
+  const std::string type = body["type"].get<std::string>();
+  if (service == "lethe-store" && type == "op") {
+    reply = serve_store(body, crash);
+  } else if (service == "sink" && type == "effect") {
+    reply = serve_sink(body, crash);
+  } else if (service == "clock" && type == "sleep") {
+    if (!body.contains("duration_ns") || !body["duration_ns"].is_number_integer()) {
+      reply = error_body(kErrorMalformed, "sleep needs \"duration_ns\": an integer");
+    } else {
+      sim::sleep(body["duration_ns"].get<sim::Duration>());
+      reply = Json{{"type", "sleep_ok"}};
+    }
+  } else if (service == "lin-kv" && (type == "read" || type == "write" || type == "cas")) {
+    reply = serve_linkv(body);
+  } else {
+    fail(fmt::format("sent a request of unknown type \"{}\" to {}", type, service),
+         "lethe-store: op; sink: effect; clock: sleep; lin-kv: read, write, cas");
+  }
+  reply["in_reply_to"] = body["msg_id"];
+  // A named crash point, recognised from the traffic: the node dies before it reads the reply.
+  if (crash.has_value()) hooks_->crash_point(crash->point, crash->id, crash->attempt);
+  turn(service, std::move(reply));
+}
+
+Json ExternalSession::serve_store(const Json& body, std::optional<CrashAt>& crash) {
+  if (!body.contains("op")) return error_body(kErrorMalformed, "op needs \"op\": an operation of lethe's store history");
+  Op op;
+  try {
+    op = history::store_op_from_json(convert_keys(body["op"]));
+  } catch (const std::exception& e) {
+    return error_body(kErrorMalformed, e.what());
+  }
+  if (op.kind == OpKind::Evict) return error_body(kErrorMalformed, "evict is the store's own sweeper's operation");
+  const std::optional<Reply> reply = store_->execute(op);
+  if (!reply.has_value()) return error_body(kErrorTimeout, "timeout");
+  infer(op, *reply, crash);
+  return Json{{"type", "op_ok"}, {"reply", history::store_reply_to_json(*reply, op.kind == OpKind::Transaction)}};
+}
+
+Json ExternalSession::serve_sink(const Json& body, std::optional<CrashAt>& crash) {
+  if (!body.contains("message") || !body["message"].is_number_unsigned() || !body.contains("attempt") ||
+      !body["attempt"].is_number_unsigned()) {
+    return error_body(kErrorMalformed, "effect needs \"message\", \"processor\" and \"attempt\"");
+  }
+  const MessageId id = body["message"].get<MessageId>();
+  const ProcessorId processor = processor_of(body.value("processor", Json()));
+  const AttemptId attempt = body["attempt"].get<AttemptId>();
+  Delivery* delivery = open_delivery(id, processor);
+  if (delivery == nullptr || delivery->attempt != attempt) {
+    return error_body(kErrorMalformed, fmt::format("attempt {} is not an open delivery of message {} for processor "
+                                                   "{} on this node", attempt, id, processor));
+  }
+  // An effect with no store traffic on the record before it: the node checked nothing. After a read that found
+  // none (and no start write): it decided on an absent record, as check-then-insert does.
+  if (!delivery->decided && !delivery->store_touched) decide(*delivery, Basis::Unprotected, std::nullopt);
+  if (!delivery->decided && delivery->read_absent) decide(*delivery, Basis::Absent, std::nullopt);
+  delivery->effect_called = true;
+  const FencingToken token = body.value("fencing_token", Json(kNoFencingToken)).is_number_unsigned()
+                                 ? body.value("fencing_token", Json(kNoFencingToken)).get<FencingToken>()
+                                 : kNoFencingToken;
+  const std::uint64_t timeouts = sink_->stats().timeouts;
+  sim::sleep(environment_.config.workload.processing_time.sample(work_));
+  const std::optional<std::uint64_t> value = sink_->call(id, processor, attempt, token);
+  if (!value.has_value()) {
+    return sink_->stats().timeouts > timeouts ? error_body(kErrorTimeout, "timeout")
+                                             : error_body(kErrorUnavailable, "the provider refused or was unavailable");
+  }
+  crash = CrashAt{CrashPoint::AfterEffectBeforeComplete, id, attempt};
+  return Json{{"type", "effect_ok"}, {"value", *value}};
+}
+
+// lin-kv over the store: key i is the domain record (processor 0xffff, message i), its value the owner field
+// (value j is owner j), both numbered in the order the run first sees them.
+Json ExternalSession::serve_linkv(const Json& body) {
+  if (!body.contains("key")) return error_body(kErrorMalformed, "lin-kv requests need \"key\"");
+  const Key key = make_key(Table::Domain, 0xffffu, intern(shared_.linkv_keys, body["key"]));
+  const std::string type = body["type"].get<std::string>();
+  if (type == "read") {
+    const std::optional<Reply> reply = store_->execute(get_op(key));
+    if (!reply.has_value()) return error_body(kErrorTimeout, "timeout");
+    if (!reply->previous.has_value()) return error_body(kErrorKeyMissing, "key does not exist");
+    return Json{{"type", "read_ok"}, {"value", linkv_value(reply->previous->owner)}};
+  }
+  if (!body.contains(type == "write" ? "value" : "to") || (type == "cas" && !body.contains("from"))) {
+    return error_body(kErrorMalformed, type == "write" ? "write needs \"value\"" : "cas needs \"from\" and \"to\"");
+  }
+  Update update;
+  update.owner_mode = Assign::Set;
+  update.owner = intern(shared_.linkv_values, body[type == "write" ? "value" : "to"]);
+  if (type == "write") {
+    const std::optional<Reply> reply = store_->execute(upsert_op(key, Condition{}, update));
+    if (!reply.has_value()) return error_body(kErrorTimeout, "timeout");
+    return Json{{"type", "write_ok"}};
+  }
+  Condition condition;
+  condition.owner_equals = intern(shared_.linkv_values, body["from"]);
+  const std::optional<Reply> reply = store_->execute(upsert_op(key, condition, update));
+  if (!reply.has_value()) return error_body(kErrorTimeout, "timeout");
+  if (reply->applied) return Json{{"type", "cas_ok"}};
+  if (reply->previous.has_value()) {
+    return error_body(kErrorPrecondition, fmt::format("expected {}, found {}", body["from"].dump(),
+                                                      linkv_value(reply->previous->owner).dump()));
+  }
+  if (!body.value("create_if_not_exists", false)) return error_body(kErrorKeyMissing, "key does not exist");
+  Condition absent;
+  absent.require_absent = true;
+  const std::optional<Reply> created = store_->execute(upsert_op(key, absent, update));
+  if (!created.has_value()) return error_body(kErrorTimeout, "timeout");
+  if (created->applied) return Json{{"type", "cas_ok"}};
+  return error_body(kErrorPrecondition, "the key was created meanwhile");
+}
+
+Json ExternalSession::linkv_value(std::uint64_t owner) const {
+  if (owner == 0 || owner > shared_.linkv_value_text.size()) return Json();  // not a lin-kv write's record
+  return Json::parse(shared_.linkv_value_text[owner - 1]);
+}
+
+std::uint64_t ExternalSession::intern(std::map<std::string, std::uint64_t>& table, const Json& value) {
+  const std::string text = value.dump();
+  const auto [entry, added] = table.try_emplace(text, table.size() + 1);
+  if (added && &table == &shared_.linkv_values) shared_.linkv_value_text.push_back(text);
+  return entry->second;
+}
+
+// ---------------------------------------------------------------- what lethe infers from the store traffic
+
+ExternalSession::Delivery* ExternalSession::open_delivery(MessageId id, ProcessorId processor) {
+  Delivery* found = nullptr;
+  for (auto& [message, delivery] : deliveries_) {
+    if (!delivery.answered && delivery.id == id && delivery.processor == processor) found = &delivery;
+  }
+  return found;  // the latest one
+}
+
+void ExternalSession::decide(Delivery& delivery, Basis basis, const std::optional<Item>& seen) {
+  if (is_process_basis(basis)) delivery.decided = true;
+  hooks_->decided(DecisionNote{delivery.id, delivery.processor, delivery.attempt, basis, seen, self_.local_now()});
+}
+
+void ExternalSession::infer(const Op& op, const Reply& reply, std::optional<CrashAt>& crash) {
+  for (const KeyWrite& write : key_writes(op, reply)) {
+    const Table table = key_table(write.key);
+    if (table != Table::Dedupe && table != Table::Inbox) continue;
+    Delivery* delivery = open_delivery(key_message(write.key), key_processor(write.key));
+    if (delivery == nullptr) continue;
+    delivery->store_touched = true;
+    const std::optional<Item>& seen = write.previous;
+    if (write.is_read) delivery->read_absent = !seen.has_value();
+    const bool completed = seen.has_value() && seen->completed_at.has_value();
+    if (write.applied && write.sets_completed && !write.is_read) {
+      hooks_->completed(delivery->id, delivery->processor, delivery->attempt, true);
+      crash = CrashAt{CrashPoint::AfterCompleteBeforeAck, delivery->id, delivery->attempt};
+    } else if (!write.applied && write.sets_owner && seen.has_value() && seen->owner == delivery->attempt &&
+               !completed) {
+      // An earlier try of this attempt's start write landed (its reply was lost): the record is ours.
+      decide(*delivery, Basis::Absent, std::nullopt);
+      crash = CrashAt{CrashPoint::AfterStartBeforeEffect, delivery->id, delivery->attempt};
+    } else if (write.applied && write.sets_owner && !write.is_read) {
+      const bool expired = completed && seen->expires_on.has_value() && *seen->expires_on <= self_.local_now();
+      decide(*delivery, !seen.has_value() ? Basis::Absent : !completed ? Basis::StaleTakeover
+                        : expired         ? Basis::ExpiredCompleted
+                                          : Basis::Unprotected,
+             seen);
+      crash = CrashAt{CrashPoint::AfterStartBeforeEffect, delivery->id, delivery->attempt};
+    } else if ((write.is_read || !write.applied) && seen.has_value() && !delivery->decided) {
+      decide(*delivery, completed ? Basis::Completed : table == Table::Inbox ? Basis::InboxDuplicate
+                                                                              : Basis::InFlightRecent,
+             seen);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- keys
+
+ProcessorId ExternalSession::processor_of(const Json& value) const {
+  if (value.is_number_unsigned()) return static_cast<ProcessorId>(value.get<std::uint64_t>());
+  const auto& names = environment_.config.topology.processors;
+  for (std::size_t p = 0; p < names.size(); ++p) {
+    if (value.is_string() && value.get<std::string>() == names[p]) return static_cast<ProcessorId>(p);
+  }
+  return processors_.empty() ? 0 : processors_.front();
+}
+
+// {"table", "processor", "message"} keys to the store's integer keys (protocol/store_ops.hpp make_key).
+Json ExternalSession::convert_keys(Json op) const {
+  const auto convert = [this](Json& key) {
+    if (!key.is_object()) return;
+    static const std::map<std::string, Table> kTables{
+        {"dedupe", Table::Dedupe}, {"inbox", Table::Inbox}, {"domain", Table::Domain}, {"outbox", Table::Outbox}};
+    const auto table = kTables.find(key.value("table", std::string()));
+    if (table == kTables.end() || !key.contains("message") || !key["message"].is_number_unsigned()) {
+      throw std::invalid_argument(fmt::format("key {} needs \"table\" (dedupe, inbox, domain or outbox), "
+                                              "\"processor\" and \"message\"", key.dump()));
+    }
+    key = make_key(table->second, processor_of(key.value("processor", Json())), key["message"].get<MessageId>());
+  };
+  if (op.is_object() && op.contains("key")) convert(op["key"]);
+  if (op.is_object() && op.contains("parts") && op["parts"].is_array()) {
+    for (Json& part : op["parts"]) {
+      if (part.is_object() && part.contains("key")) convert(part["key"]);
+    }
+  }
+  return op;
+}
+
+// ---------------------------------------------------------------- ExternalNode
+
+ExternalNode::ExternalNode(const WorkerEnvironment& environment, ExternalShared& shared, sim::Node& self,
+                           ExternalNodeParts parts, std::vector<ProcessorId> processors)
+    : session_(std::make_shared<ExternalSession>(environment, shared, self, std::move(parts), processors)),
+      processors_(std::move(processors)),
+      environment_(environment),
+      self_(self) {
+  session_->start();
+}
+
+ExternalNode::~ExternalNode() = default;
+
+Handled ExternalNode::handle(MessageId id) {
+  Handled handled{true, std::nullopt};
+  for (std::size_t i = 0; i < processors_.size(); ++i) {
+    ExternalSession* session = session_.get();
+    const ProcessorId processor = processors_[i];
+    const ProtectResult result = run_attempt(environment_, id, processor, self_, [session, id, processor](AttemptId attempt) {
+      return session->deliver(id, processor, attempt);
+    });
+    if (result.outcome == Outcome::Failed) handled.ok = false;
+    if (i == 0) handled.value = result.value;
+  }
+  return handled;
+}
+
+}  // namespace lethe

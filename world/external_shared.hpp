@@ -1,0 +1,40 @@
+// world/external_shared.hpp — what the external nodes of one run share (world/external_node.hpp), and one line
+// exchanged with a node, as kept for `lethe run --check-determinism` (WorldOptions::external_lines).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace lethe {
+
+// A bad external node: the scenario's consumer broke the protocol (run_world throws it; the runner exits with
+// code 2).
+struct ExternalNodeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ExternalLine {
+  std::string node;               // the consumer node's name
+  std::uint32_t incarnation = 0;  // the node's incarnation (0 before its first restart)
+  std::uint64_t turn = 0;         // the turn the line opened (sent) or belongs to (received)
+  bool sent = false;              // true: lethe wrote it; false: the node wrote it
+  std::string text;
+};
+
+// What every external node of one run shares: lin-kv's interning of JSON keys and values (first seen, first
+// numbered), the first failure (the world rethrows it), and the lines exchanged when asked for.
+struct ExternalShared {
+  std::map<std::string, std::uint64_t> linkv_keys;    // JSON text -> index (1, 2, ...)
+  std::map<std::string, std::uint64_t> linkv_values;  // JSON text -> index (1, 2, ...)
+  std::vector<std::string> linkv_value_text;          // index - 1 -> JSON text
+  std::map<std::uint64_t, std::uint32_t> deliveries;  // group_key -> deliveries so far (`delivery` of deliver)
+  std::string failure;                                // the first ExternalNodeError's text
+  std::set<std::string> plain_nodes;                  // nodes whose init_ok had no lethe_turns (not reproducible)
+  std::vector<ExternalLine>* lines = nullptr;         // set: every line exchanged (WorldOptions::external_lines)
+};
+
+}  // namespace lethe
