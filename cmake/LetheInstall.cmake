@@ -5,6 +5,7 @@
 #   P/lib/liblethe_*.a
 #   P/include/lethe/<folder>/*.hpp        sim core protocol check external world scenario reports runner live
 #   P/share/lethe/scenarios/              every scenario of scenarios/
+#   P/share/lethe/examples/external/      the node libraries and example nodes (the external scenarios run them)
 #   P/lib/cmake/lethe/                    find_package(lethe CONFIG): lethe::lethe and one target per library
 #   P/lib/pkgconfig/lethe.pc              pkg-config --cflags --libs lethe
 #
@@ -49,6 +50,8 @@ foreach(folder ${LETHE_HEADER_FOLDERS})
 endforeach()
 install(FILES ${PROJECT_BINARY_DIR}/generated/core/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lethe/core)
 install(DIRECTORY scenarios/ DESTINATION ${LETHE_INSTALL_SCENARIOSDIR})
+# Beside scenarios/, so that an external scenario's command ("../examples/external/...") runs from the install.
+install(DIRECTORY examples/external/ DESTINATION ${CMAKE_INSTALL_DATADIR}/lethe/examples/external)
 
 install(EXPORT lethe-targets NAMESPACE lethe:: DESTINATION ${LETHE_INSTALL_CMAKEDIR} FILE lethe-targets.cmake)
 configure_package_config_file(cmake/lethe-config.cmake.in ${PROJECT_BINARY_DIR}/lethe-config.cmake

@@ -2,8 +2,9 @@
 # `cmake --install` installs (cmake/LetheInstall.cmake: the binary, libraries, headers, CMake package, lethe.pc,
 # the scenario library under /usr/share/lethe/scenarios), plus the docs under /usr/share/doc/lethe and the man
 # page. Depends: the Debian 12 runtime libraries the binary links, as dpkg-shlibdeps finds them; Recommends: the
-# programs lethe runs for pictures (dot, gnuplot) and the -dev packages the installed headers include, which
-# building against the package needs. scripts/deb-check builds, installs, uses and removes it.
+# programs lethe runs for pictures (dot, gnuplot), the interpreters of the example external nodes (python3,
+# nodejs) and the -dev packages the installed headers include, which building against the package needs.
+# scripts/deb-check builds, installs, uses and removes it.
 # REQUIRES: cmake/LetheInstall.cmake included before (GNUInstallDirs), docs/lethe.1 (scripts/man-page).
 
 # The man page, compressed as Debian wants it (gzip -9n: no name or time stamp, so the same bytes every build).
@@ -33,6 +34,6 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
-    "graphviz, gnuplot-nox, build-essential, cmake, pkg-config, libboost-fiber-dev, libboost-context-dev, libfmt-dev, nlohmann-json3-dev, libcli11-dev, libabsl-dev, libpq-dev, libhiredis-dev")
+    "graphviz, gnuplot-nox, python3, nodejs, build-essential, cmake, pkg-config, libboost-fiber-dev, libboost-context-dev, libfmt-dev, nlohmann-json3-dev, libcli11-dev, libabsl-dev, libpq-dev, libhiredis-dev")
 set(CPACK_STRIP_FILES ON)
 include(CPack)
