@@ -220,3 +220,23 @@ TEST(ShrinkSlow, ShrinkTriesTheFifoScheduleAndKeepsItWhenTheFailureSurvives) {
   ASSERT_TRUE(kept.original_fails) << kept.why;
   EXPECT_EQ(kept.shrunk.run.schedule.kind, lethe::ScheduleKind::Random);
 }
+
+// The seeds of 1..20 that fail scenarios/explore/priority-ladder.toml under one schedule policy, read from the
+// suite's summary line ("N passed, M failed").
+int priority_ladder_failures(const std::string& policy) {
+  const auto o = run_lethe("suite scenarios/explore/priority-ladder.toml --seeds 20 --set 'run.schedule=" + policy + "'");
+  std::smatch m;
+  if (!std::regex_search(o.out, m, std::regex(R"(20 seeds: \d+ passed, (\d+) failed)"))) {
+    ADD_FAILURE() << o.out;
+    return -1;
+  }
+  return std::stoi(m[1]);
+}
+
+TEST(ExploreSlow, PriorityLadderFailsEverySeedUnderPctDepthOneAndNoneOfTheFirstTwentyUnderFifoOrRandom) {
+  // Six same-instant ties must all go against the insert: PCT's fixed priorities do that on every seed, random
+  // about one seed in 2^6 (its first of 1..200 is 42), FIFO never.
+  EXPECT_EQ(priority_ladder_failures("pct(depth=1)"), 20);
+  EXPECT_EQ(priority_ladder_failures("fifo"), 0);
+  EXPECT_EQ(priority_ladder_failures("random"), 0);
+}
