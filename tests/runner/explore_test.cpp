@@ -221,10 +221,10 @@ TEST(ShrinkSlow, ShrinkTriesTheFifoScheduleAndKeepsItWhenTheFailureSurvives) {
   EXPECT_EQ(kept.shrunk.run.schedule.kind, lethe::ScheduleKind::Random);
 }
 
-// The seeds of 1..20 that fail scenarios/explore/priority-ladder.toml under one schedule policy, read from the
-// suite's summary line ("N passed, M failed").
-int priority_ladder_failures(const std::string& policy) {
-  const auto o = run_lethe("suite scenarios/explore/priority-ladder.toml --seeds 20 --set 'run.schedule=" + policy + "'");
+// The seeds of 1..20 that fail scenarios/explore/NAME.toml with one --set, read from the suite's summary line
+// ("N passed, M failed").
+int explore_suite_failures(const std::string& name, const std::string& setting) {
+  const auto o = run_lethe("suite scenarios/explore/" + name + ".toml --seeds 20 --set '" + setting + "'");
   std::smatch m;
   if (!std::regex_search(o.out, m, std::regex(R"(20 seeds: \d+ passed, (\d+) failed)"))) {
     ADD_FAILURE() << o.out;
@@ -236,7 +236,15 @@ int priority_ladder_failures(const std::string& policy) {
 TEST(ExploreSlow, PriorityLadderFailsEverySeedUnderPctDepthOneAndNoneOfTheFirstTwentyUnderFifoOrRandom) {
   // Six same-instant ties must all go against the insert: PCT's fixed priorities do that on every seed, random
   // about one seed in 2^6 (its first of 1..200 is 42), FIFO never.
-  EXPECT_EQ(priority_ladder_failures("pct(depth=1)"), 20);
-  EXPECT_EQ(priority_ladder_failures("fifo"), 0);
-  EXPECT_EQ(priority_ladder_failures("random"), 0);
+  EXPECT_EQ(explore_suite_failures("priority-ladder", "run.schedule=pct(depth=1)"), 20);
+  EXPECT_EQ(explore_suite_failures("priority-ladder", "run.schedule=fifo"), 0);
+  EXPECT_EQ(explore_suite_failures("priority-ladder", "run.schedule=random"), 0);
+}
+
+TEST(ExploreSlow, HerdNeedsManyConsumersFailsOnlyWithTwelveOrMoreConsumers) {
+  // The herd on the stale record grows with the consumers waiting on it: with 11 or fewer it never exceeds the
+  // expectation (the file's own 4 included), with 16 it does on some seeds.
+  EXPECT_EQ(explore_suite_failures("herd-needs-many-consumers", "topology.consumers=4"), 0);
+  EXPECT_EQ(explore_suite_failures("herd-needs-many-consumers", "topology.consumers=11"), 0);
+  EXPECT_GE(explore_suite_failures("herd-needs-many-consumers", "topology.consumers=16"), 1);
 }
