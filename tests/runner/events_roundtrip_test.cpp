@@ -97,7 +97,8 @@ std::vector<std::filesystem::path> library() {
   return files;
 }
 
-TEST(EventLogRoundTrip, EveryLibraryScenarioSeed1GivesTheSameResultFieldsFromItsOwnEventLog) {
+// Slow: every scenario of the library (over seven minutes under the sanitizers, which run the other round trips).
+TEST(EventLogRoundTripSlow, EveryLibraryScenarioSeed1GivesTheSameResultFieldsFromItsOwnEventLog) {
   const auto files = library();
   ASSERT_GE(files.size(), 40u);
   std::size_t with_duplicates = 0;
