@@ -8,5 +8,10 @@ fail=0
 for what in "real clock read" "std::rand" "random_device" "std distribution" "real-time sleep" "threads are banned" "iteration over unordered container 'table'"; do
   grep -qF "$what" <<< "$out" || { echo "tidy missed: $what"; fail=1; }
 done
+for what in "seventy_one_lines is 71 lines (a new function may have at most 70)" \
+            "a_hundred_and_one_lines is 101 lines (the limit is 100): split it"; do
+  grep -qF "$what" <<< "$out" || { echo "tidy missed: $what"; fail=1; }
+done
+if grep -qF "seventy_lines is" <<< "$out"; then echo "tidy flagged a function of exactly 70 lines"; fail=1; fi
 [ $fail -eq 0 ] && echo "tidy self-test: ok"
 exit $fail
