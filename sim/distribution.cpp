@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "sim/assert.hpp"
 #include "sim/regular_file.hpp"
 
 namespace sim {
@@ -25,13 +26,10 @@ constexpr std::string_view kForms =
     "\"lognormal(median=200ms, p99=2s)\", \"pareto(scale=100ms, shape=1.5)\", \"empirical(file=latencies.csv)\" "
     "or \"empirical(file=latencies.csv, unit=ms)\"";
 
-void require(bool condition, const char* message) {
-  if (!condition) throw std::invalid_argument(message);
-}
 
 // Nearest whole nanosecond (ties away from zero), clamped to the int64 range.
 Duration to_nanoseconds(double value) {
-  require(!std::isnan(value), "Distribution: NaN value");
+  LETHE_ASSERT(!std::isnan(value), "Distribution: NaN value");
   if (value >= kTwoToThe63) return kTimeMax;
   if (value <= -kTwoToThe63) return std::numeric_limits<Duration>::min();
   return static_cast<Duration>(std::llround(value));
@@ -378,7 +376,7 @@ Distribution Distribution::constant(Duration value) {
 }
 
 Distribution Distribution::exponential(Duration mean) {
-  require(mean >= 0, "Distribution::exponential: mean must be >= 0");
+  LETHE_ASSERT(mean >= 0, "Distribution::exponential: mean must be >= 0");
   Distribution result;
   result.kind_ = Kind::kExponential;
   result.first_ = mean;
@@ -495,7 +493,7 @@ double Distribution::survival(Duration x) const {
 }
 
 Duration Distribution::quantile(double q) const {
-  require(q >= 0 && q <= 1, "Distribution::quantile: q must be in [0, 1]");
+  LETHE_ASSERT(q >= 0 && q <= 1, "Distribution::quantile: q must be in [0, 1]");
   const auto first = static_cast<double>(first_);
   const auto second = static_cast<double>(second_);
   switch (kind_) {

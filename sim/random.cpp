@@ -4,6 +4,8 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "sim/assert.hpp"
+
 namespace sim {
 namespace {
 
@@ -18,9 +20,6 @@ constexpr std::uint64_t rotate_left(std::uint64_t value, int shift) {
   return (value << shift) | (value >> (64 - shift));
 }
 
-void require(bool condition, const char* message) {
-  if (!condition) throw std::invalid_argument(message);
-}
 
 }  // namespace
 
@@ -69,7 +68,7 @@ std::uint64_t Rng::next() {
 }
 
 std::uint64_t Rng::below(std::uint64_t bound) {
-  require(bound > 0, "Rng::below: bound must be > 0");
+  LETHE_ASSERT(bound > 0, "Rng::below: bound must be > 0");
   Uint128 product = static_cast<Uint128>(next()) * bound;
   auto low_bits = static_cast<std::uint64_t>(product);
   if (low_bits < bound) {
@@ -84,7 +83,7 @@ std::uint64_t Rng::below(std::uint64_t bound) {
 }
 
 std::int64_t Rng::between(std::int64_t low, std::int64_t high) {
-  require(low <= high, "Rng::between: low must be <= high");
+  LETHE_ASSERT(low <= high, "Rng::between: low must be <= high");
   const std::uint64_t span = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
   const std::uint64_t offset = span == UINT64_MAX ? next() : below(span + 1);
   return static_cast<std::int64_t>(static_cast<std::uint64_t>(low) + offset);
@@ -93,20 +92,20 @@ std::int64_t Rng::between(std::int64_t low, std::int64_t high) {
 double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
 bool Rng::bernoulli(double probability) {
-  require(!std::isnan(probability), "Rng::bernoulli: probability is NaN");
+  LETHE_ASSERT(!std::isnan(probability), "Rng::bernoulli: probability is NaN");
   // uniform() is in [0, 1): p <= 0 is never above it and p >= 1 always is, with the draw still consumed.
   return uniform() < probability;
 }
 
 double Rng::exponential(double mean) {
-  require(std::isfinite(mean) && mean >= 0, "Rng::exponential: mean must be finite and >= 0");
+  LETHE_ASSERT(std::isfinite(mean) && mean >= 0, "Rng::exponential: mean must be finite and >= 0");
   // log1p(-u) with u in [0, 1) is finite and <= 0.
   return -mean * std::log1p(-uniform());
 }
 
 double Rng::normal(double mean, double standard_deviation) {
-  require(std::isfinite(mean), "Rng::normal: mean must be finite");
-  require(std::isfinite(standard_deviation) && standard_deviation >= 0,
+  LETHE_ASSERT(std::isfinite(mean), "Rng::normal: mean must be finite");
+  LETHE_ASSERT(std::isfinite(standard_deviation) && standard_deviation >= 0,
           "Rng::normal: standard deviation must be finite and >= 0");
   const double radius_uniform = uniform();
   const double angle_uniform = uniform();
@@ -116,16 +115,16 @@ double Rng::normal(double mean, double standard_deviation) {
 }
 
 double Rng::lognormal_median_p99(double median, double p99) {
-  require(std::isfinite(median) && std::isfinite(p99), "Rng::lognormal_median_p99: median and p99 must be finite");
-  require(median > 0, "Rng::lognormal_median_p99: median must be > 0");
-  require(p99 >= median, "Rng::lognormal_median_p99: p99 must be >= median");
+  LETHE_ASSERT(std::isfinite(median) && std::isfinite(p99), "Rng::lognormal_median_p99: median and p99 must be finite");
+  LETHE_ASSERT(median > 0, "Rng::lognormal_median_p99: median must be > 0");
+  LETHE_ASSERT(p99 >= median, "Rng::lognormal_median_p99: p99 must be >= median");
   const double sigma = std::log(p99 / median) / kNormalQuantile99;
   return std::exp(std::log(median) + normal(0.0, sigma));
 }
 
 double Rng::pareto(double scale, double shape) {
-  require(std::isfinite(scale) && scale > 0, "Rng::pareto: scale must be finite and > 0");
-  require(std::isfinite(shape) && shape > 0, "Rng::pareto: shape must be finite and > 0");
+  LETHE_ASSERT(std::isfinite(scale) && scale > 0, "Rng::pareto: scale must be finite and > 0");
+  LETHE_ASSERT(std::isfinite(shape) && shape > 0, "Rng::pareto: shape must be finite and > 0");
   const double survival = 1.0 - uniform();  // in (0, 1]
   return scale * std::pow(survival, -1.0 / shape);
 }

@@ -18,6 +18,7 @@
 #include <system_error>
 #include <unistd.h>
 
+#include "sim/assert.hpp"
 #include "sim/node.hpp"
 
 namespace sim {
@@ -203,13 +204,12 @@ Simulation::Simulation(SimulationOptions options)
       stack_pool_(std::make_shared<StackPool>(options.stack_bytes)),
       schedule_rng_(Rng::derive(options.seed, "kernel.schedule")),
       pct_priority_rng_(Rng::derive(options.seed, "kernel.pct.priority")) {
-  if (t_current != nullptr) throw std::logic_error("one Simulation per thread at a time");
+  LETHE_ASSERT(t_current == nullptr, "one Simulation per thread at a time");
   if (options.policy == SchedulePolicy::Pct) {
-    if (options.pct_depth < 1) throw std::invalid_argument("Simulation: pct_depth must be at least 1");
+    LETHE_ASSERT(options.pct_depth >= 1, "Simulation: pct_depth must be at least 1");
     const auto changes = static_cast<std::uint64_t>(options.pct_depth - 1);
-    if (changes > 0 && options.pct_steps == 0) {
-      throw std::invalid_argument("Simulation: pct_steps must be at least 1 when pct_depth is above 1");
-    }
+    LETHE_ASSERT(changes == 0 || options.pct_steps > 0,
+                 "Simulation: pct_steps must be at least 1 when pct_depth is above 1");
     // d - 1 distinct steps, uniform in 1..k (all of them when k < d - 1): rejection keeps each uniform.
     Rng change_rng = Rng::derive(options.seed, "kernel.pct.change");
     while (change_points_.size() < std::min(changes, options.pct_steps)) {
@@ -794,7 +794,7 @@ void sleep_until(Time time) {
 // --- Node ---
 
 void Node::start() {
-  if (!main_) throw std::logic_error("Node::start: no main function set for " + name_);
+  LETHE_ASSERT(main_, "Node::start REQUIRES a main function set (node " + name_ + ")");
   simulation_.trace().record(simulation_.now(), kinds::kSpawn, id_, incarnation_);
   simulation_.spawn_fiber(*this, main_);
 }
