@@ -18,3 +18,23 @@ add_custom_target(man-page
 add_test(NAME man_page_is_current
          COMMAND ${LETHE_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/man-page $<TARGET_FILE:lethe> --check
                  ${PROJECT_SOURCE_DIR}/docs/lethe.1)
+
+# docs/cli.md against the binary (scripts/cli-doc-check): every option of every command has a row in its
+# command's table and every row names a real option; the exit-code rows start with what `lethe --help` says.
+add_test(NAME cli_doc_lists_every_option
+         COMMAND ${LETHE_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/cli-doc-check $<TARGET_FILE:lethe>
+                 ${PROJECT_SOURCE_DIR}/docs/cli.md)
+
+# `cmake --build build --target docs` regenerates every generated file of docs/: the scenario reference and the
+# result fields (scenario-reference), the result schema (the schema test with LETHE_UPDATE_SCHEMA=1) and the man
+# page (man-page). Each has a test that fails while the committed file is stale.
+if(TARGET lethe_reference)
+  add_custom_target(docs
+    COMMAND ${CMAKE_COMMAND} -E env LETHE_UPDATE_SCHEMA=1 $<TARGET_FILE:runner_tests>
+            --gtest_filter=ResultSchema.TheCommittedSchemaIsWhatTheResultFieldTableGives
+    COMMAND ${LETHE_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/man-page $<TARGET_FILE:lethe> --write
+            ${PROJECT_SOURCE_DIR}/docs/lethe.1
+    DEPENDS scenario-reference runner_tests lethe
+    COMMENT "Writing docs/scenario-reference.md, docs/result-fields.md, docs/result.schema.json and docs/lethe.1"
+    VERBATIM)
+endif()

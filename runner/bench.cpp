@@ -133,7 +133,7 @@ ExtraCommand register_bench(CLI::App& app) {
       "bench", "Run a scenario for speed and print events/s as the peer simulators do (scripts/bench-peers)");
   command->add_option("FILE", options->file, "Scenario file (TOML), e.g. scenarios/bench/dedupe-basic.toml")
       ->required();
-  command->add_option("--seed", options->seed, "First seed (default 1)");
+  command->add_option("--seed", options->seed, "First seed (default 1)")->check(runner::seed_check());
   command->add_option("--seeds", options->seeds, "Seeds to run: N .. N+K-1 (default 1)")->check(CLI::Range(1, 100000));
   command->add_option("-j,--jobs", options->jobs, "Threads (default 1)")->check(CLI::Range(1, 1024));
   command->add_option("--set", options->sets, "Override a scenario key: KEY=VALUE (repeatable)")

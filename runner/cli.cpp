@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +13,8 @@
 #include <mutex>
 #include <sstream>
 #include <system_error>
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/version.hpp"
@@ -122,7 +125,7 @@ bool draw_configuration(const RunOptions& o, std::optional<lethe::ScenarioConfig
   if (o.save_drawn_path.empty()) return true;
   std::string header = fmt::format("# Drawn from {} at seed {}:\n", o.file, o.seed);
   for (const auto& word : drawn) header += "#   " + word + "\n";
-  header += fmt::format("# Reproduce: lethe run THIS_FILE --seed {}\n\n", o.seed);
+  header += fmt::format("# Reproduce: {} run THIS_FILE --seed {}\n\n", runner::program_name(), o.seed);
   if (const auto error = reports::write_file(o.save_drawn_path, header + runner::scenario_file_text(*config, o.file));
       !error.empty()) {
     std::cerr << "lethe run: " << error << "\n";
@@ -205,8 +208,20 @@ struct SuiteOptions {
   unsigned jobs = 0;
   std::string junit_path;
   std::string json_path;
+  bool json_to_stdout = false;  // --json without FILE: the JSON lines on stdout, the table on stderr
   std::vector<std::string> sets;
 };
+
+// The files before the table: no verdict is printed for results that did not reach their files. Returns
+// whether every file was written (after saying on stderr which one was not).
+bool write_suite_files(const SuiteOptions& o, const std::string& json_lines,
+                       const std::vector<reports::JunitCase>& cases) {
+  std::string error;
+  if (!o.json_path.empty()) error = reports::write_file(o.json_path, json_lines);
+  if (error.empty() && !o.junit_path.empty()) error = reports::write_file(o.junit_path, reports::junit_xml(cases));
+  if (!error.empty()) std::cerr << "lethe suite: " << error << "\n";
+  return error.empty();
+}
 
 std::vector<std::string> collect_scenarios(const std::vector<std::string>& paths, bool& ok) {
   std::vector<std::string> files;
@@ -353,23 +368,13 @@ int command_suite(const SuiteOptions& o) {
       ++row.passed;
     }
     cases.push_back(reports::JunitCase{row.scenario, file, run.result, run.error, replay, seconds[i], ""});
-    if (!o.json_path.empty()) json_lines += reports::to_json(run.result).dump() + "\n";
+    if (!o.json_path.empty() || o.json_to_stdout) json_lines += reports::to_json(run.result).dump() + "\n";
   }
-  // The files before the table: no verdict is printed for results that did not reach their files.
-  if (!o.json_path.empty()) {
-    if (const auto error = reports::write_file(o.json_path, json_lines); !error.empty()) {
-      std::cerr << "lethe suite: " << error << "\n";
-      return kExitBadInput;
-    }
-  }
-  if (!o.junit_path.empty()) {
-    if (const auto error = reports::write_file(o.junit_path, reports::junit_xml(cases)); !error.empty()) {
-      std::cerr << "lethe suite: " << error << "\n";
-      return kExitBadInput;
-    }
-  }
-  std::cout << reports::suite_table(rows);
-  if (!failures.empty()) std::cout << "\n" << failures;
+  if (!write_suite_files(o, json_lines, cases)) return kExitBadInput;
+  if (o.json_to_stdout) std::cout << json_lines;
+  std::ostream& summary = o.json_to_stdout ? std::cerr : std::cout;
+  summary << reports::suite_table(rows);
+  if (!failures.empty()) summary << "\n" << failures;
   if (any_error) return kExitInternal;
   if (!load_cases.empty() || any_bad_node) return kExitBadInput;
   return any_failure ? kExitExpectation : kExitOk;
@@ -383,7 +388,7 @@ runner::ExtraCommand add_run_command(CLI::App& app) {
   auto run = std::make_shared<RunOptions>();
   auto* command = app.add_subcommand("run", "Run one seed of a scenario and print its result");
   command->add_option("FILE", run->file, "Scenario file (TOML)")->required();
-  command->add_option("--seed", run->seed, "Seed (default 1)");
+  command->add_option("--seed", run->seed, "Seed (default 1)")->check(runner::seed_check());
   command->add_option("--set", run->sets, "Override a scenario key: KEY=VALUE (repeatable)");
   command->add_flag("--json", run->json, "Print the result as one JSON object");
   command->add_option("--trace", run->trace_path, "Write the full trace as JSON lines");
@@ -403,11 +408,18 @@ runner::ExtraCommand add_suite_command(CLI::App& app) {
   command->add_option("PATHS", suite->paths, "Scenario files or folders (searched recursively; bench/ and explore/ skipped)")->required();
   command->add_option("--seeds", suite->seeds, "Seeds 1..N per scenario (default: each scenario's run.seeds)")
       ->check(CLI::Range(1, 1000000));
-  command->add_option("-j,--jobs", suite->jobs, "Threads (default: all cores)")->check(CLI::Range(0, 1024));
+  command->add_option("-j,--jobs", suite->jobs, "Threads (default: the CPUs lethe may run on)")->check(CLI::Range(0, 1024));
   command->add_option("--junit", suite->junit_path, "Write JUnit XML (one testcase per scenario and seed)");
-  command->add_option("--json", suite->json_path, "Write every result as JSON lines");
+  // --json alone is run's --json (JSON on stdout, the table on stderr); with FILE it writes them there.
+  auto* json = command->add_option("--json", suite->json_path,
+                                   "Print every result as JSON lines instead of the table (which goes to stderr), "
+                                   "or with FILE write them to FILE")
+                   ->expected(0, 1);
   command->add_option("--set", suite->sets, "Override a key in every scenario: KEY=VALUE (repeatable)");
-  return {command, [suite] { return command_suite(*suite); }};
+  return {command, [suite, json] {
+            suite->json_to_stdout = json->count() > 0 && suite->json_path.empty();
+            return command_suite(*suite);
+          }};
 }
 
 // Every subcommand, in the order `lethe --help` lists them; the extra commands (runner/<name>.cpp) one line each.
@@ -477,20 +489,35 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    if (const auto hint = suggestion(app, argc, argv); !hint.empty()) std::cerr << hint << "\n";
+    // A near miss says only what it is: CLI11's own sentence ("A subcommand is required") would come first.
+    if (const auto hint = suggestion(app, argc, argv); !hint.empty()) {
+      std::cerr << hint << "\n";
+    } else {
+      app.exit(e);
+    }
     return kExitBadInput;
   }
 }
 
+// True when standard output is a pipe or socket whose reader has gone (`lethe ... | head -1`): poll() reports
+// POLLERR on the write end of a pipe with no reader left.
+bool reader_has_stopped() {
+  struct stat info {};
+  if (::fstat(STDOUT_FILENO, &info) != 0 || !(S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode))) return false;
+  pollfd out{STDOUT_FILENO, POLLOUT, 0};
+  return ::poll(&out, 1, 0) == 1 && (out.revents & POLLERR) != 0;
+}
+
 // Standard output is a file too (`lethe suite ... > results.txt` on a full disk): a verdict that did not reach
-// it is not a success. Keeps an internal error's 3; anything else becomes 2.
+// it is not a success. Keeps an internal error's 3; anything else becomes 2. A reader that stopped reading is
+// not an error (as for `git log | head`): the command's own exit code stands and nothing is said.
 int check_standard_output(int exit_code) {
   errno = 0;
   std::cout.flush();
   const bool flushed = std::fflush(stdout) == 0;
   if (flushed && std::ferror(stdout) == 0 && std::cout.good()) return exit_code;
   const int error = errno;
+  if (error == EPIPE || reader_has_stopped()) return exit_code;
   std::cerr << "lethe: cannot write standard output"
             << (error != 0 ? ": " + std::error_code(error, std::generic_category()).message() : std::string()) << "\n";
   return exit_code == kExitInternal ? exit_code : kExitBadInput;
@@ -503,8 +530,11 @@ namespace runner {
 std::string version_line() { return fmt::format("lethe {}", lethe::kVersion); }
 
 int run_command_line(int argc, char** argv) {
-  CLI::App app{"lethe: deterministic simulation of effectively-once message processing.\n"
-               "Exit codes: 0 expectations held, 1 an expectation failed, 2 bad input, 3 internal error."};
+  if (argc > 0) set_program_name(argv[0]);
+  // A write to a pipe whose reader left fails with EPIPE instead of killing lethe (check_standard_output then
+  // ends quietly), --help included.
+  std::signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"lethe: deterministic simulation of effectively-once message processing.\n" + exit_codes_line()};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Help for every command");
   app.set_version_flag("--version", version_line(), "Print the version and exit");

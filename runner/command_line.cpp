@@ -5,8 +5,22 @@
 
 namespace runner {
 
+namespace {
+std::string& stored_program_name() {
+  static std::string name = "lethe";
+  return name;
+}
+}  // namespace
+
+void set_program_name(const std::string& argv0) {
+  const std::string base = argv0.substr(argv0.find_last_of('/') + 1);  // npos + 1 == 0: no slash
+  if (!base.empty()) stored_program_name() = base;
+}
+
+const std::string& program_name() { return stored_program_name(); }
+
 std::string replay_command(const std::string& file, std::uint64_t seed, const std::vector<std::string>& sets) {
-  std::string command = "lethe replay " + shell_quote(file) + " --seed " + std::to_string(seed);
+  std::string command = shell_quote(program_name()) + " replay " + shell_quote(file) + " --seed " + std::to_string(seed);
   for (const auto& s : sets) command += " --set " + shell_quote(s);
   return command;
 }

@@ -17,7 +17,12 @@ namespace runner {
 
 using reports::shell_quote;  // reports/report.hpp: the one definition
 std::string this_command_line();
-// `lethe replay FILE --seed N --set K=V...`, each word quoted as needed: the line printed under every failure.
+// The name the running program was started as (argv[0]'s last path component, "lethe" until set), so a hint
+// printed by a program built on the library (runner::run_command_line from its own main) names that program,
+// which knows its own strategies, rather than the stock lethe. run_command_line sets it.
+void set_program_name(const std::string& argv0);
+const std::string& program_name();
+// `PROGRAM replay FILE --seed N --set K=V...`, each word quoted as needed: the line printed under every failure.
 std::string replay_command(const std::string& file, std::uint64_t seed, const std::vector<std::string>& sets);
 
 }  // namespace runner

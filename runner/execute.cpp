@@ -5,6 +5,7 @@
 #include <exception>
 #include <fmt/format.h>
 #include <new>
+#include <sched.h>
 #include <sys/resource.h>
 #include <thread>
 
@@ -107,6 +108,12 @@ void parallel_for(std::size_t count, unsigned threads, const std::function<void(
 }
 
 unsigned default_jobs() {
+  // The CPUs this process may run on (taskset, a container's cpuset), not every CPU of the machine.
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 0) {
+    return static_cast<unsigned>(CPU_COUNT(&allowed));
+  }
   const unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : n;
 }

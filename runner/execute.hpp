@@ -35,7 +35,8 @@ void check_expectations(const lethe::ScenarioConfig& config, lethe::RunResult& r
 // Runs f(i) for i in [0, count) on `threads` threads (>= 1); blocks until all finished.
 void parallel_for(std::size_t count, unsigned threads, const std::function<void(std::size_t)>& f);
 
-// Number of threads to use for -j 0 (all cores).
+// Number of threads to use for -j 0: the CPUs this process may run on (its affinity mask, as `taskset` and
+// container cpusets set it), at least 1.
 unsigned default_jobs();
 
 }  // namespace runner

@@ -247,7 +247,7 @@ std::string drawn_header(const ExploreOptions& o, const SeedJob& job) {
   std::string header = fmt::format("# Drawn by lethe explore from {} at seed {} (campaign {}, {}).\n", o.file,
                                    job.seed, o.campaign, o.no_steer ? "not steered" : "steered");
   for (const std::string& word : scenario::describe(job.draw)) header += "#   " + word + "\n";
-  header += fmt::format("# Reproduce: lethe run THIS_FILE --seed {}\n", job.seed);
+  header += fmt::format("# Reproduce: {} run THIS_FILE --seed {}\n", program_name(), job.seed);
   return header;
 }
 
@@ -333,7 +333,7 @@ ExtraCommand register_explore(CLI::App& app) {
                     ->check(CLI::Range(std::uint64_t{1}, kCampaignSeeds - 1));
   command->add_option("--for", o->for_text, "Stop starting seeds after this wall-clock time (\"10m\")")
       ->excludes(seeds);
-  command->add_option("-j,--jobs", o->jobs, "Threads (default: all cores)")->check(CLI::Range(0, 1024));
+  command->add_option("-j,--jobs", o->jobs, "Threads (default: the CPUs lethe may run on)")->check(CLI::Range(0, 1024));
   command->add_option("--out", o->out_dir, "Folder for drawn.toml and shrunk.toml (default explore-out)");
   command->add_option("--campaign", o->campaign, "Campaign number C: seeds (C-1)*10^9 + 1, + 2, ... (default 1)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}));

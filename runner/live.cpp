@@ -335,7 +335,7 @@ ExtraCommand register_live(CLI::App& app) {
   cmd->add_option("--server-timeout", o.server_timeout,
                   "Abandon the run (exit 2) when the server answers nothing for this long, plus --stall-for when "
                   "stalls are on (default 3s)");
-  cmd->add_option("--seed", o.seed, "Seed of the workload and the fault draws (default 1)");
+  cmd->add_option("--seed", o.seed, "Seed of the workload and the fault draws (default 1)")->check(runner::seed_check());
   cmd->add_option("--set", o.sets, "Override a protocol key: protocol.KEY=VALUE (repeatable); defaults: mnemosyne, "
                                    "max_processing_time 300ms, ttl 1h, poll 5ms, max_wait 5s");
   cmd->add_flag("--json", o.json, "Print the result as one JSON object (lethe run's fields plus \"live\")");

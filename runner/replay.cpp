@@ -284,7 +284,7 @@ ExtraCommand register_replay(CLI::App& app) {
   auto replay = std::make_shared<Replay>();
   auto* command = app.add_subcommand("replay", "Reproduce one seed bit for bit and explain it");
   command->add_option("FILE", replay->options.file, "Scenario file (TOML)")->required();
-  command->add_option("--seed", replay->options.seed, "Seed")->required();
+  command->add_option("--seed", replay->options.seed, "Seed")->required()->check(runner::seed_check());
   command->add_option("--set", replay->options.sets, "Override a scenario key: KEY=VALUE (repeatable)");
   replay->message = command->add_option("--message", replay->message_id, "Print the story of this message id");
   command->add_flag("--explain", replay->options.explain,

@@ -270,7 +270,7 @@ std::string shrunk_scenario_text(const ShrinkResult& result, const std::string& 
   if (!sets.empty()) header += fmt::format("# Original overrides:{}\n", set_words);
   header += fmt::format("# Failing expectation: {}; originally {}.\n", expectation_text(result.final),
                         expectation_text(result.original));
-  header += fmt::format("# Reproduce: lethe run THIS_FILE --seed {}\n", seed);
+  header += fmt::format("# Reproduce: {} run THIS_FILE --seed {}\n", program_name(), seed);
   if (result.steps.empty()) {
     header += "# Nothing could be removed: every reduction tried made the expectation hold.\n";
   } else {
@@ -344,7 +344,7 @@ ExtraCommand register_shrink(CLI::App& app) {
   auto o = std::make_shared<ShrinkCommandOptions>();
   auto* command = app.add_subcommand("shrink", "Find a smaller scenario that fails the same expectation at the same seed");
   command->add_option("FILE", o->file, "Scenario file (TOML)")->required();
-  command->add_option("--seed", o->seed, "The failing seed")->required();
+  command->add_option("--seed", o->seed, "The failing seed")->required()->check(runner::seed_check());
   command->add_option("--set", o->sets, "Override a scenario key: KEY=VALUE (repeatable)")->expected(1)->take_all();
   command->add_option("--expect", o->expect, "The expectation key to keep failing (default: the first failing one)");
   command->add_option("--max-runs", o->max_runs, "Budget of simulation runs (default 300)")->check(CLI::Range(1, 1000000));
