@@ -23,7 +23,7 @@ const std::string kPassing = "scenarios/lost-ack-idempotent-gateway.toml";  // s
 
 TEST(Cli, SeedsOutsideZeroToTwoToTheSixtyFourMinusOneAreBadInputOnEveryCommand) {
   for (const std::string seed : {"-1", "99999999999999999999", "18446744073709551616", "+3", "1e3", ""}) {
-    for (const std::string command : {"run " + kPassing + " --seed '" + seed + "'",
+    for (const std::string& command : {"run " + kPassing + " --seed '" + seed + "'",
                                       "replay " + kPassing + " --seed '" + seed + "'",
                                       "shrink " + kPassing + " --seed '" + seed + "'"}) {
       const Outcome o = run_lethe(command);
