@@ -381,8 +381,8 @@ Failure failure_of(const history::History<Input, Output>& recorded, const lin::d
   return failure;
 }
 
-// Round 1: every partition with a small step budget; round 2: those it left undecided, and the failing ones whose
-// window is not proven shortest, with the whole budget. Both budgets count steps, not time, so the verdicts do not
+// Round 1: every partition with a small step budget; round 2, with the whole budget: the failing ones whose
+// window is not proven shortest, and, when none failed, those round 1 left undecided. Both budgets count steps, not time, so the verdicts do not
 // depend on the threads' timing.
 template <class Model, class Input, class Output>
 void run_rounds(const history::History<Input, Output>& recorded, const std::vector<lin::detail::Partition>& partitions,
@@ -392,10 +392,15 @@ void run_rounds(const history::History<Input, Output>& recorded, const std::vect
   const std::uint64_t first_budget = std::min(options.budget, kFirstRoundSteps);
   check_partitions<Model>(recorded, partitions, which, first_budget, options.jobs, deadline, outcomes);
   if (first_budget >= options.budget) return;
+  // Once a key has failed, the undecided ones stay undecided (the verdict is known; deciding them could take the
+  // whole budget each): only failing windows not yet proven shortest get the whole budget.
+  const bool failed = std::any_of(outcomes.begin(), outcomes.end(), [](const PartitionOutcome& outcome) {
+    return outcome.status == PartitionStatus::NotLinearizable;
+  });
   which.clear();
   for (std::size_t index = 0; index < outcomes.size(); ++index) {
     const PartitionOutcome& outcome = outcomes[index];
-    if (outcome.status == PartitionStatus::OutOfBudget ||
+    if ((outcome.status == PartitionStatus::OutOfBudget && !failed) ||
         (outcome.status == PartitionStatus::NotLinearizable && !outcome.minimal)) {
       which.push_back(index);
     }
@@ -423,7 +428,10 @@ FileReport check_history(const history::History<Input, Output>& recorded, const 
       if (!first_failed) first_failed = index;
       report.failures.push_back(failure_of<Model>(recorded, partitions[index], outcome));
     } else if (outcome.status == PartitionStatus::OutOfBudget) {
-      report.unknown.emplace_back(key, fmt::format("the step budget of {} ran out", options.budget));
+      report.unknown.emplace_back(key, outcome.steps < options.budget
+                                           ? fmt::format("not decided in the first round ({} steps); not searched "
+                                                         "further once a key failed", kFirstRoundSteps)
+                                           : fmt::format("the step budget of {} ran out", options.budget));
     } else if (outcome.status == PartitionStatus::TimedOut || outcome.status == PartitionStatus::Cancelled) {
       report.unknown.emplace_back(key, fmt::format("the timeout of {} ran out", options.timeout));
     }
