@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "check/oracle.hpp"
+#include "check/store_json.hpp"  // parse_bounded_json
 #include "check/saga_oracle.hpp"
 #include "protocol/registry.hpp"
 #include "protocol/saga.hpp"
@@ -23,6 +24,25 @@ namespace lethe::events {
 namespace {
 
 using Json = nlohmann::json;
+
+// One line's JSON, or a discarded value when it is not JSON, nests too deep or holds a number beyond a double.
+Json parse_line(std::string_view content) {
+  try {
+    return history::parse_bounded_json(content);
+  } catch (const std::exception&) {
+    return Json(Json::value_t::discarded);
+  }
+}
+
+// A value for an error message: at most a few hundred bytes of its JSON text.
+std::string quoted(const Json& value) {
+  std::string text = value.dump();
+  if (text.size() <= 200) return text;
+  std::size_t cut = 200;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+  text = text.substr(0, cut) + "...";
+  return text;
+}
 using history::Error;
 
 constexpr std::array<std::string_view, 4> kNodeEventNames = {"crash", "restart", "pause", "skew"};
@@ -39,7 +59,7 @@ struct Line {
   [[noreturn]] void fail(const std::string& what) const { throw Error(*file, number, what); }
   [[noreturn]] void expected(std::string_view field, std::string_view what) const {
     if (!json.contains(field)) fail(fmt::format("field \"{}\" is missing: expected {}", field, what));
-    fail(fmt::format("field \"{}\": expected {}, found {}", field, what, json.at(std::string(field)).dump()));
+    fail(fmt::format("field \"{}\": expected {}, found {}", field, what, quoted(json.at(std::string(field)))));
   }
   bool has(std::string_view field) const { return json.contains(field) && !json.at(std::string(field)).is_null(); }
 
@@ -109,7 +129,7 @@ class Reader {
         std::string_view content = text.substr(begin, end - begin);
         begin = end + 1;
         if (content.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-        Line line{&names_[f], number, Json::parse(content, nullptr, false)};
+        Line line{&names_[f], number, parse_line(content)};
         if (line.json.is_discarded() || !line.json.is_object()) {
           line.fail("not a JSON object: expected one event per line ({\"event\": KIND, ...})");
         }

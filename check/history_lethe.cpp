@@ -305,6 +305,7 @@ namespace detail {
 StoreHistory read_lethe(const std::string& file, std::string_view text) {
   StoreHistory history;
   history.timed = true;
+  history.model = ModelKind::Store;
   std::size_t number = 0;
   std::size_t begin = 0;
   while (begin < text.size()) {
@@ -317,8 +318,8 @@ StoreHistory read_lethe(const std::string& file, std::string_view text) {
     const LineReader reader(file, number);
     Json object;
     try {
-      object = Json::parse(line);
-    } catch (const Json::parse_error& e) {
+      object = parse_bounded_json(line);
+    } catch (const std::exception& e) {  // parse_error, out_of_range (1e400), JsonTooDeep
       reader.fail(fmt::format("not a JSON object ({}); expected one operation per line: {{\"client\", "
                               "\"invoked_at\", \"returned_at\", \"op\", \"reply\"}}", e.what()));
     }

@@ -13,7 +13,7 @@
 #include <string>
 #include <utility>
 
-#include "check/linearizability.hpp"
+#include "check/linearizability_core.hpp"
 
 namespace lethe {
 

@@ -4,10 +4,37 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include "protocol/store_ops.hpp"
 
 namespace lethe::history {
+
+// How deep a JSON value read from a file may nest: far deeper than any lethe file, shallow enough that the
+// recursive parts of nlohmann (dump(), comparisons) stay far from the stack's end.
+inline constexpr int kMaxJsonDepth = 64;
+
+struct JsonTooDeep : std::runtime_error {
+  explicit JsonTooDeep(int depth)
+      : std::runtime_error("values nested deeper than " + std::to_string(depth) + " levels") {}
+};
+
+// The one way lethe reads JSON from a file: `text` as one JSON value, refusing values nested deeper than
+// `max_depth`. Throws Json's parse_error (also for invalid UTF-8), out_of_range (a number beyond a double, as
+// 1e400) or JsonTooDeep; never recurses as deep as the input nests.
+template <class Json = nlohmann::json>
+Json parse_bounded_json(std::string_view text, int max_depth = kMaxJsonDepth) {
+  const typename Json::parser_callback_t bound = [max_depth](int depth, typename Json::parse_event_t event, Json&) {
+    if (depth >= max_depth &&
+        (event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start)) {
+      throw JsonTooDeep(max_depth);
+    }
+    return true;
+  };
+  return Json::parse(text, bound);
+}
 
 nlohmann::json store_op_to_json(const Op& op);
 nlohmann::json store_reply_to_json(const Reply& reply, bool transaction);

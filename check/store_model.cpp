@@ -1,5 +1,7 @@
 #include "check/store_model.hpp"
 
+#include "check/linearizability_batch.hpp"
+
 #include <fmt/format.h>
 
 namespace lethe {

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "check/linearizability.hpp"
+#include "check/linearizability_incremental.hpp"
 #include "protocol/store_ops.hpp"
 
 namespace lethe {

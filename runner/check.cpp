@@ -15,6 +15,8 @@
 #include <thread>
 
 #include "check/history.hpp"
+#include "check/linearizability_batch.hpp"
+#include "check/total_queue_model.hpp"
 #include "reports/history_page.hpp"
 #include "reports/output_file.hpp"
 #include "runner/check_events.hpp"
@@ -33,6 +35,7 @@ struct CheckOptions {
   std::vector<std::string> files;
   std::string format = "auto";
   std::string model = "auto";
+  std::optional<std::string> initial;
   unsigned jobs = 0;
   std::uint64_t budget = 10'000'000;
   std::string timeout;
@@ -43,19 +46,16 @@ struct CheckOptions {
 
 // ---------------------------------------------------------------- stopping a partition's search from outside
 
-struct Cancelled {};
 struct TimedOut {};
 
-// What the search of the partition on this thread answers to: a failure of an earlier partition, the deadline.
+// What the search of the partition on this thread answers to: the deadline.
 struct StopContext {
   std::size_t partition = 0;
-  const std::atomic<std::size_t>* first_failed = nullptr;
   std::optional<Clock::time_point> deadline;
   std::uint64_t calls = 0;
 
   void poll() {
     if ((++calls & 1023U) != 0) return;
-    if (first_failed->load(std::memory_order_relaxed) < partition) throw Cancelled{};
     if (deadline && Clock::now() > *deadline) throw TimedOut{};
   }
 };
@@ -91,6 +91,15 @@ struct PartitionOutcome {
   bool minimal = true;
 };
 
+// One failing key partition and its shortest failing window.
+struct Failure {
+  std::string key;
+  std::size_t partition_ops = 0;
+  std::vector<nlohmann::json> window_json;
+  std::vector<std::string> window_text;
+  bool minimal = true;
+};
+
 struct FileReport {
   std::string file;
   std::string format;
@@ -100,11 +109,8 @@ struct FileReport {
   std::size_t partitions = 0;
   std::uint64_t steps = 0;
   double elapsed_ms = 0;
-  std::string failing_key;
-  std::size_t failing_partition_ops = 0;
-  std::vector<nlohmann::json> window_json;
-  std::vector<std::string> window_text;
-  bool minimal = true;
+  std::vector<Failure> failures;  // every failing partition, in key order
+  std::optional<lethe::QueueVerdict> queue;  // total-queue: the counts instead of partitions
   std::vector<std::pair<std::string, std::string>> unknown;  // key, why
   std::optional<reports::HistoryPage> page;                  // --html, when not linearizable or linearizable
 };
@@ -120,6 +126,8 @@ template <class State>
 std::string state_text(const State& state) {
   if constexpr (std::is_same_v<State, std::string>) {
     return lethe::KvModel::describe_state(state);
+  } else if constexpr (std::is_same_v<State, lethe::ObjectState>) {
+    return lethe::ObjectModel::describe_state(state);
   } else {
     return lethe::RegisterModel::describe_state(state);
   }
@@ -127,40 +135,70 @@ std::string state_text(const State& state) {
 
 // The longest sequence of the window's operations that respects real time and replays through the model with
 // every answered output matching (unanswered ones only where they change the state): what a search got through
-// before it could not go on. Depth-first with memoized (set, state); at most 64 operations and `budget` steps.
+// before it could not go on. Depth-first with memoized (set, state); at most kMaxPrefixOps operations (the
+// recursion is as deep as the window) and `budget` steps.
+constexpr std::size_t kMaxPrefixOps = 512;
+
+template <class State>
+struct Prefix {
+  std::vector<std::pair<std::size_t, State>> steps;  // (index into the window, state after it)
+  std::string note;                                   // why it is not drawn, or may not be the longest; "" if it is
+};
+
 template <class Model, class Input, class Output>
-std::vector<std::pair<std::size_t, typename Model::State>> longest_prefix(
-    const std::vector<const lin::Operation<Input, Output>*>& ops, std::uint64_t budget) {
+Prefix<typename Model::State> longest_prefix(const std::vector<const lin::Operation<Input, Output>*>& ops,
+                                             std::uint64_t budget) {
   using State = typename Model::State;
-  std::vector<std::pair<std::size_t, State>> best;
-  if (ops.size() > 64) return best;
+  Prefix<State> best;
+  if (ops.size() > kMaxPrefixOps) {
+    best.note = fmt::format("The longest linearizable prefix is not drawn: the window has {} operations, and the "
+                            "prefix search takes at most {}.", ops.size(), kMaxPrefixOps);
+    return best;
+  }
+  using Mask = std::vector<std::uint64_t>;
+  auto has = [](const Mask& mask, std::size_t i) { return ((mask[i / 64] >> (i % 64)) & 1U) != 0; };
   std::vector<std::pair<std::size_t, State>> path;
-  std::map<std::uint64_t, std::vector<State>> seen;
+  std::map<Mask, std::vector<State>> seen;
   std::uint64_t steps = 0;
-  auto search = [&](auto& self, std::uint64_t mask, const State& state) -> void {
-    for (std::size_t i = 0; i < ops.size() && steps < budget; ++i) {
-      if ((mask >> i) & 1U) continue;
-      bool ready = true;
-      for (std::size_t j = 0; j < ops.size() && ready; ++j) {
-        ready = j == i || ((mask >> j) & 1U) != 0 || ops[j]->returned_at == lin::kNever ||
-                ops[j]->returned_at >= ops[i]->invoked_at;
+  auto search = [&](auto& self, const Mask& mask, const State& state) -> void {
+    // i may go next iff no other answered op still out returned before i was invoked: compare with the earliest
+    // response still out (the second earliest for the op that holds it).
+    std::size_t earliest = ops.size();
+    lin::Time first = lin::kNever;
+    lin::Time second = lin::kNever;
+    for (std::size_t j = 0; j < ops.size(); ++j) {
+      if (has(mask, j) || ops[j]->returned_at >= second) continue;
+      if (ops[j]->returned_at < first) {
+        second = first;
+        first = ops[j]->returned_at;
+        earliest = j;
+      } else {
+        second = ops[j]->returned_at;
       }
-      if (!ready) continue;
+    }
+    for (std::size_t i = 0; i < ops.size() && steps < budget; ++i) {
+      if (has(mask, i)) continue;
+      if ((i == earliest ? second : first) < ops[i]->invoked_at) continue;
       ++steps;
       auto [next, output] = Model::step(state, ops[i]->input);
       const bool answered = ops[i]->returned_at != lin::kNever;
       if (answered ? !Model::output_matches(output, ops[i]->output) : next == state) continue;
-      const std::uint64_t next_mask = mask | (std::uint64_t{1} << i);
+      Mask next_mask = mask;
+      next_mask[i / 64] |= std::uint64_t{1} << (i % 64);
       auto& states = seen[next_mask];
       if (std::find(states.begin(), states.end(), next) != states.end()) continue;
       states.push_back(next);
       path.emplace_back(i, next);
-      if (path.size() > best.size()) best = path;
+      if (path.size() > best.steps.size()) best.steps = path;
       self(self, next_mask, next);  // not path.back(): the recursion's emplace_back may move path's elements
       path.pop_back();
     }
   };
-  search(search, 0, Model::initial());
+  search(search, Mask((ops.size() + 63) / 64, 0), Model::initial());
+  if (steps >= budget) {
+    best.note = fmt::format("The prefix search stopped at its budget of {} steps: the prefix drawn may not be the "
+                            "longest.", budget);
+  }
   return best;
 }
 
@@ -168,6 +206,7 @@ std::vector<std::pair<std::size_t, typename Model::State>> longest_prefix(
 lethe::RegisterOutput unobserved(const lethe::RegisterOutput&) { return lethe::RegisterOutput{false, std::nullopt, true}; }
 lethe::KvOutput unobserved(const lethe::KvOutput&) { return lethe::KvOutput{false, ""}; }
 lethe::ObservedReply unobserved(const lethe::ObservedReply&) { return lethe::ObservedReply{lethe::Reply{}, false, false}; }
+lethe::ObjectOutput unobserved(const lethe::ObjectOutput& output) { return output; }
 
 template <class Model, class Input, class Output>
 std::string describe_op(const lin::Operation<Input, Output>& op) {
@@ -199,6 +238,12 @@ std::string instant(bool timed, lin::Time at, std::size_t line) {
   return timed ? sim::format_human(at) : fmt::format("line {}", line);
 }
 
+// When an operation was invoked and answered; the initial value (--initial) has no line.
+std::string when(bool timed, const lin::Time invoked_at, lin::Time returned_at, const history::OpOrigin& origin) {
+  if (origin.invoke_line == 0) return "initial value";
+  return fmt::format("{}, {}", instant(timed, invoked_at, origin.invoke_line), instant(timed, returned_at, origin.return_line));
+}
+
 template <class Model, class Input, class Output>
 PartitionOutcome check_partition(const history::History<Input, Output>& recorded, const lin::detail::Partition& partition,
                                  std::uint64_t budget) {
@@ -220,16 +265,15 @@ PartitionOutcome check_partition(const history::History<Input, Output>& recorded
   return outcome;
 }
 
-// Checks partitions[index] for each of `which` on up to options.jobs threads with `budget` steps each. A failing
-// partition cancels only those after it in key order, so the first failing one of `which` is decided the same
-// whatever the threads' timing.
+// Checks partitions[index] for each of `which` on up to options.jobs threads with `budget` steps each. Every
+// partition is decided (a failing one cancels none: each failing key is reported), so the outcome does not depend
+// on the threads' timing; only the deadline stops a search early.
 template <class Model, class Input, class Output>
 void check_partitions(const history::History<Input, Output>& recorded,
                       const std::vector<lin::detail::Partition>& partitions, const std::vector<std::size_t>& which,
                       std::uint64_t budget, unsigned jobs, std::optional<Clock::time_point> deadline,
                       std::vector<PartitionOutcome>& outcomes) {
   std::atomic<std::size_t> next{0};
-  std::atomic<std::size_t> first_failed{SIZE_MAX};
   std::mutex error_mutex;
   std::string error;
   auto work = [&] {
@@ -237,17 +281,11 @@ void check_partitions(const history::History<Input, Output>& recorded,
       const std::size_t slot = next.fetch_add(1);
       if (slot >= which.size()) return;
       const std::size_t index = which[slot];
-      if (first_failed.load() < index) {  // a partition before it failed: not needed
-        outcomes[index] = PartitionOutcome{};
-        continue;
-      }
-      StopContext stop{index, &first_failed, deadline, 0};
+      StopContext stop{index, deadline, 0};
       current_stop = &stop;
       PartitionOutcome outcome;
       try {
         outcome = check_partition<Model>(recorded, partitions[index], budget);
-      } catch (const Cancelled&) {
-        outcome.status = PartitionStatus::Cancelled;
       } catch (const TimedOut&) {
         outcome.status = PartitionStatus::TimedOut;
       } catch (const std::exception& e) {
@@ -257,10 +295,6 @@ void check_partitions(const history::History<Input, Output>& recorded,
       current_stop = nullptr;
       outcome.steps += outcomes[index].steps;  // an earlier round's steps count too
       outcomes[index] = std::move(outcome);
-      if (outcomes[index].status == PartitionStatus::NotLinearizable) {
-        std::size_t seen = first_failed.load();
-        while (index < seen && !first_failed.compare_exchange_weak(seen, index)) {}
-      }
     }
   };
   const unsigned threads = std::max(1U, std::min<unsigned>(jobs, static_cast<unsigned>(which.size())));
@@ -297,9 +331,11 @@ reports::HistoryPage page_of(const history::History<Input, Output>& recorded, co
   }
   std::vector<const lin::Operation<Input, Output>*> ops;
   for (std::size_t index : window) ops.push_back(&recorded.ops[index]);
-  for (const auto& [position, state] : longest_prefix<Model>(ops, 2'000'000)) {
+  Prefix<typename Model::State> prefix = longest_prefix<Model>(ops, 2'000'000);
+  for (const auto& [position, state] : prefix.steps) {
     page.prefix.push_back(reports::HistoryPageStep{drawn.at(window[position]), state_text(state)});
   }
+  page.explanation = prefix.note;  // check_file puts the text explanation before it
   return page;
 }
 
@@ -322,6 +358,57 @@ reports::HistoryPage whole_page(const history::History<Input, Output>& recorded,
 constexpr std::uint64_t kFirstRoundSteps = 1U << 17;
 
 template <class Model, class Input, class Output>
+Failure failure_of(const history::History<Input, Output>& recorded, const lin::detail::Partition& partition,
+                   const PartitionOutcome& outcome) {
+  Failure failure;
+  failure.key = partition_name(recorded, partition);
+  failure.partition_ops = partition.ops.size();
+  failure.minimal = outcome.minimal;
+  for (std::size_t index : outcome.window) {
+    const auto& op = recorded.ops[index];
+    const history::OpOrigin& origin = recorded.origins[index];
+    const std::string described = describe_op<Model>(op);
+    failure.window_text.push_back(fmt::format("process {:<3} [{}]  {}", op.client,
+                                              when(recorded.timed, op.invoked_at, op.returned_at, origin), described));
+    nlohmann::json entry{{"process", op.client}, {"invoke_line", origin.invoke_line}, {"op", described}};
+    if (origin.invoke_line == 0) entry["initial"] = true;
+    if (origin.return_line != 0) entry["return_line"] = origin.return_line;
+    if (recorded.timed) entry["invoked_at"] = op.invoked_at;
+    if (recorded.timed && op.returned_at != lin::kNever) entry["returned_at"] = op.returned_at;
+    entry["answered"] = op.returned_at != lin::kNever;
+    failure.window_json.push_back(std::move(entry));
+  }
+  return failure;
+}
+
+// Round 1: every partition with a small step budget; round 2, with the whole budget: the failing ones whose
+// window is not proven shortest, and, when none failed, those round 1 left undecided. Both budgets count steps, not time, so the verdicts do not
+// depend on the threads' timing.
+template <class Model, class Input, class Output>
+void run_rounds(const history::History<Input, Output>& recorded, const std::vector<lin::detail::Partition>& partitions,
+                const CheckOptions& options, std::optional<Clock::time_point> deadline, std::vector<PartitionOutcome>& outcomes) {
+  std::vector<std::size_t> which(partitions.size());
+  for (std::size_t index = 0; index < which.size(); ++index) which[index] = index;
+  const std::uint64_t first_budget = std::min(options.budget, kFirstRoundSteps);
+  check_partitions<Model>(recorded, partitions, which, first_budget, options.jobs, deadline, outcomes);
+  if (first_budget >= options.budget) return;
+  // Once a key has failed, the undecided ones stay undecided (the verdict is known; deciding them could take the
+  // whole budget each): only failing windows not yet proven shortest get the whole budget.
+  const bool failed = std::any_of(outcomes.begin(), outcomes.end(), [](const PartitionOutcome& outcome) {
+    return outcome.status == PartitionStatus::NotLinearizable;
+  });
+  which.clear();
+  for (std::size_t index = 0; index < outcomes.size(); ++index) {
+    const PartitionOutcome& outcome = outcomes[index];
+    if ((outcome.status == PartitionStatus::OutOfBudget && !failed) ||
+        (outcome.status == PartitionStatus::NotLinearizable && !outcome.minimal)) {
+      which.push_back(index);
+    }
+  }
+  if (!which.empty()) check_partitions<Model>(recorded, partitions, which, options.budget, options.jobs, deadline, outcomes);
+}
+
+template <class Model, class Input, class Output>
 FileReport check_history(const history::History<Input, Output>& recorded, const CheckOptions& options,
                          std::optional<Clock::time_point> deadline) {
   const auto started = Clock::now();
@@ -330,64 +417,29 @@ FileReport check_history(const history::History<Input, Output>& recorded, const 
   const std::vector<lin::detail::Partition> partitions = lin::detail::partition_by_key(recorded.ops);
   report.partitions = partitions.size();
   std::vector<PartitionOutcome> outcomes(partitions.size());
-  // Round 1: every partition with a small step budget; round 2: those it left undecided, with the whole budget.
-  // Both budgets count steps, not time, so which partition fails first in key order is the same on every run.
-  std::vector<std::size_t> which(partitions.size());
-  for (std::size_t index = 0; index < which.size(); ++index) which[index] = index;
-  const std::uint64_t first_budget = std::min(options.budget, kFirstRoundSteps);
-  check_partitions<Model>(recorded, partitions, which, first_budget, options.jobs, deadline, outcomes);
-  auto first_failed = [&outcomes] {
-    for (std::size_t index = 0; index < outcomes.size(); ++index) {
-      if (outcomes[index].status == PartitionStatus::NotLinearizable) return index;
-    }
-    return SIZE_MAX;
-  };
-  std::size_t failed = first_failed();
-  if (failed == SIZE_MAX && first_budget < options.budget) {
-    which.clear();
-    for (std::size_t index = 0; index < outcomes.size(); ++index) {
-      if (outcomes[index].status == PartitionStatus::OutOfBudget) which.push_back(index);
-    }
-    check_partitions<Model>(recorded, partitions, which, options.budget, options.jobs, deadline, outcomes);
-    failed = first_failed();
-  } else if (failed != SIZE_MAX && !outcomes[failed].minimal && first_budget < options.budget) {
-    // Shrink the window with the whole budget.
-    check_partitions<Model>(recorded, partitions, {failed}, options.budget, 1, deadline, outcomes);
-  }
+  run_rounds<Model>(recorded, partitions, options, deadline, outcomes);
   for (const PartitionOutcome& outcome : outcomes) report.steps += outcome.steps;
   report.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
-  if (failed != SIZE_MAX) {
-    const PartitionOutcome& outcome = outcomes[failed];
-    report.verdict = lin::Verdict::NotLinearizable;
-    report.failing_key = partition_name(recorded, partitions[failed]);
-    report.failing_partition_ops = partitions[failed].ops.size();
-    report.minimal = outcome.minimal;
-    for (std::size_t index : outcome.window) {
-      const auto& op = recorded.ops[index];
-      const history::OpOrigin& origin = recorded.origins[index];
-      const std::string described = describe_op<Model>(op);
-      report.window_text.push_back(fmt::format("process {:<3} [{}, {}]  {}", op.client,
-                                               instant(recorded.timed, op.invoked_at, origin.invoke_line),
-                                               instant(recorded.timed, op.returned_at, origin.return_line), described));
-      nlohmann::json entry{{"process", op.client}, {"invoke_line", origin.invoke_line}, {"op", described}};
-      if (origin.return_line != 0) entry["return_line"] = origin.return_line;
-      if (recorded.timed) entry["invoked_at"] = op.invoked_at;
-      if (recorded.timed && op.returned_at != lin::kNever) entry["returned_at"] = op.returned_at;
-      entry["answered"] = op.returned_at != lin::kNever;
-      report.window_json.push_back(std::move(entry));
-    }
-    if (!options.html.empty()) report.page = page_of<Model>(recorded, partitions[failed], outcome.window);
-    return report;
-  }
+  std::optional<std::size_t> first_failed;
   for (std::size_t index = 0; index < outcomes.size(); ++index) {
     const PartitionOutcome& outcome = outcomes[index];
-    if (outcome.status == PartitionStatus::OutOfBudget) {
-      report.unknown.emplace_back(partition_name(recorded, partitions[index]),
-                                  fmt::format("the step budget of {} ran out", options.budget));
+    const std::string key = partition_name(recorded, partitions[index]);
+    if (outcome.status == PartitionStatus::NotLinearizable) {
+      if (!first_failed) first_failed = index;
+      report.failures.push_back(failure_of<Model>(recorded, partitions[index], outcome));
+    } else if (outcome.status == PartitionStatus::OutOfBudget) {
+      report.unknown.emplace_back(key, outcome.steps < options.budget
+                                           ? fmt::format("not decided in the first round ({} steps); not searched "
+                                                         "further once a key failed", kFirstRoundSteps)
+                                           : fmt::format("the step budget of {} ran out", options.budget));
     } else if (outcome.status == PartitionStatus::TimedOut || outcome.status == PartitionStatus::Cancelled) {
-      report.unknown.emplace_back(partition_name(recorded, partitions[index]),
-                                  fmt::format("the timeout of {} ran out", options.timeout));
+      report.unknown.emplace_back(key, fmt::format("the timeout of {} ran out", options.timeout));
     }
+  }
+  if (first_failed) {
+    report.verdict = lin::Verdict::NotLinearizable;
+    if (!options.html.empty()) report.page = page_of<Model>(recorded, partitions[*first_failed], outcomes[*first_failed].window);
+    return report;
   }
   if (!report.unknown.empty()) report.verdict = lin::Verdict::Unknown;
   if (report.verdict == lin::Verdict::Linearizable && !options.html.empty()) report.page = whole_page<Model>(recorded, partitions);
@@ -396,37 +448,84 @@ FileReport check_history(const history::History<Input, Output>& recorded, const 
 
 // ---------------------------------------------------------------- output
 
-std::string text_of(const FileReport& report) {
-  const std::string what = fmt::format("{}, {} model, {} ops, {} {}", report.format, report.model, report.ops,
-                                       report.partitions, report.partitions == 1 ? "partition" : "partitions");
-  if (report.verdict == lin::Verdict::Linearizable) return fmt::format("{}: linearizable ({})\n", report.file, what);
-  if (report.verdict == lin::Verdict::Unknown) {
-    std::string text = fmt::format("{}: unknown ({}): no partition failed, {} not decided:\n", report.file, what,
-                                   report.unknown.size());
-    for (const auto& [key, why] : report.unknown) text += fmt::format("  key {}: {}\n", key, why);
-    return text + "  (raise --budget or --timeout)\n";
+std::string queue_lines(std::string_view name, const std::vector<lethe::QueueCount>& counts, std::string_view what) {
+  if (counts.empty()) return "";
+  std::string text = fmt::format("  {} {} ({}):\n", counts.size(), name, what);
+  for (std::size_t index = 0; index < counts.size() && index < 50; ++index) {
+    const lethe::QueueCount& count = counts[index];
+    text += fmt::format("    {}{} (line {})\n", count.value, count.count > 1 ? fmt::format(" x{}", count.count) : "", count.line);
   }
-  std::string text = fmt::format("{}: not linearizable ({})\n  key {} ({} ops): the shortest failing window, {} ops "
-                                 "by invocation (ops invoked later count as unanswered):\n",
-                                 report.file, what, report.failing_key, report.failing_partition_ops,
-                                 report.window_text.size());
-  for (const std::string& line : report.window_text) text += "    " + line + "\n";
-  text += "  No order of these operations that respects real time explains every response";
-  text += report.minimal ? "; without the response of the last one they can be explained.\n"
-                         : " (not proven shortest: the step budget for shrinking ran out).\n";
+  if (counts.size() > 50) text += fmt::format("    ... {} more (--json lists every one)\n", counts.size() - 50);
   return text;
 }
 
+std::string queue_text(const FileReport& report) {
+  const lethe::QueueVerdict& queue = *report.queue;
+  std::string text = fmt::format("{}: {} ({}, total-queue model: {} enqueues attempted, {} acknowledged, {} dequeued)\n",
+                                 report.file, queue.valid ? "valid" : "not valid", report.format, queue.attempted,
+                                 queue.acknowledged, queue.dequeued);
+  text += queue_lines("lost", queue.lost, "acknowledged, never dequeued");
+  text += queue_lines("unexpected", queue.unexpected, "dequeued more often than enqueued");
+  text += queue_lines("duplicated", queue.duplicated, "dequeued more than once; extra copies");
+  text += queue_lines("recovered", queue.recovered, "enqueue outcome unknown, dequeued");
+  return text;
+}
+
+std::string text_of(const FileReport& report) {
+  if (report.queue) return queue_text(report);
+  const std::string what = fmt::format("{}, {} model, {} ops, {} {}", report.format, report.model, report.ops,
+                                       report.partitions, report.partitions == 1 ? "partition" : "partitions");
+  if (report.verdict == lin::Verdict::Linearizable) return fmt::format("{}: linearizable ({})\n", report.file, what);
+  std::string text;
+  if (report.verdict == lin::Verdict::Unknown) {
+    text = fmt::format("{}: unknown ({}): no partition failed, {} not decided:\n", report.file, what, report.unknown.size());
+  } else {
+    text = fmt::format("{}: not linearizable ({}): {} failing {}\n", report.file, what, report.failures.size(),
+                       report.failures.size() == 1 ? "key" : "keys");
+  }
+  for (const Failure& failure : report.failures) {
+    text += fmt::format("  key {} ({} ops): the shortest failing window, {} ops by invocation (ops invoked later count "
+                        "as unanswered):\n", failure.key, failure.partition_ops, failure.window_text.size());
+    for (const std::string& line : failure.window_text) text += "    " + line + "\n";
+    text += "  No order of these operations that respects real time explains every response";
+    text += failure.minimal ? "; without the response of the last one they can be explained.\n"
+                            : " (not proven shortest: the step budget for shrinking ran out).\n";
+  }
+  if (!report.unknown.empty() && report.verdict != lin::Verdict::Unknown) text += fmt::format("  {} keys not decided:\n", report.unknown.size());
+  for (const auto& [key, why] : report.unknown) text += fmt::format("  key {}: {}\n", key, why);
+  if (!report.unknown.empty()) text += "  (raise --budget or --timeout)\n";
+  return text;
+}
+
+nlohmann::json queue_json(const std::vector<lethe::QueueCount>& counts) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const lethe::QueueCount& count : counts) list.push_back({{"value", count.value}, {"count", count.count}, {"line", count.line}});
+  return list;
+}
+
 nlohmann::json json_of(const FileReport& report) {
+  if (report.queue) {
+    const lethe::QueueVerdict& queue = *report.queue;
+    return nlohmann::json{{"file", report.file}, {"format", report.format}, {"model", report.model},
+                          {"verdict", queue.valid ? "valid" : "not valid"}, {"attempted", queue.attempted},
+                          {"acknowledged", queue.acknowledged}, {"dequeued", queue.dequeued},
+                          {"lost", queue_json(queue.lost)}, {"unexpected", queue_json(queue.unexpected)},
+                          {"duplicated", queue_json(queue.duplicated)}, {"recovered", queue_json(queue.recovered)}};
+  }
   nlohmann::json object{{"file", report.file},         {"format", report.format},
                         {"model", report.model},       {"verdict", std::string(lin::to_string(report.verdict))},
                         {"ops", report.ops},           {"partitions", report.partitions},
                         {"steps", report.steps},       {"elapsed_ms", report.elapsed_ms}};
-  if (report.verdict == lin::Verdict::NotLinearizable) {
-    object["failing"] = nlohmann::json{{"key", report.failing_key}, {"partition_ops", report.failing_partition_ops},
-                                       {"window", report.window_json}, {"minimal", report.minimal}};
+  if (!report.failures.empty()) {
+    nlohmann::json failing = nlohmann::json::array();
+    for (const Failure& failure : report.failures) {
+      failing.push_back(nlohmann::json{{"key", failure.key}, {"partition_ops", failure.partition_ops},
+                                       {"window", failure.window_json}, {"minimal", failure.minimal}});
+    }
+    object["failing"] = failing.front();  // the first failing key, as before
+    object["failing_keys"] = std::move(failing);
   }
-  if (report.verdict == lin::Verdict::Unknown) {
+  if (!report.unknown.empty()) {
     nlohmann::json unknown = nlohmann::json::array();
     for (const auto& [key, why] : report.unknown) unknown.push_back({{"key", key}, {"why", why}});
     object["unknown"] = std::move(unknown);
@@ -436,18 +535,19 @@ nlohmann::json json_of(const FileReport& report) {
 
 // ---------------------------------------------------------------- the command
 
-std::optional<history::Format> parse_format(const std::string& text) {
-  for (auto format : {history::Format::Auto, history::Format::Lethe, history::Format::JepsenEdn, history::Format::JepsenLog}) {
-    if (history::to_string(format) == text) return format;
+template <class Kind, std::size_t N>
+std::optional<Kind> parse_kind(const std::string& text, const Kind (&kinds)[N]) {
+  for (Kind kind : kinds) {
+    if (history::to_string(kind) == text) return kind;
   }
   return std::nullopt;
 }
 
-std::optional<history::ModelKind> parse_model(const std::string& text) {
-  for (auto model : {history::ModelKind::Auto, history::ModelKind::Store, history::ModelKind::Register, history::ModelKind::Kv}) {
-    if (history::to_string(model) == text) return model;
-  }
-  return std::nullopt;
+template <class Kind, std::size_t N>
+std::string allowed(const Kind (&kinds)[N]) {
+  std::string text;
+  for (Kind kind : kinds) text += (text.empty() ? "" : ", ") + std::string(history::to_string(kind));
+  return text;
 }
 
 int exit_code_of(lin::Verdict verdict) {
@@ -476,6 +576,27 @@ int worse(int a, int b) {
 // Histories are read whole; Porcupine's largest is under 1 MiB.
 constexpr std::uintmax_t kMaxHistoryBytes = std::uintmax_t{1} << 30;
 
+FileReport judge(const history::QueueHistory& recorded, const CheckOptions&, std::optional<Clock::time_point>) {
+  FileReport report;
+  report.queue = lethe::judge_total_queue(recorded);
+  report.ops = recorded.attempted.size() + recorded.dequeued.size();
+  report.verdict = report.queue->valid ? lin::Verdict::Linearizable : lin::Verdict::NotLinearizable;
+  return report;
+}
+
+FileReport judge(const history::RegisterHistory& recorded, const CheckOptions& options, std::optional<Clock::time_point> deadline) {
+  return check_history<lethe::RegisterModel>(recorded, options, deadline);
+}
+FileReport judge(const history::KvHistory& recorded, const CheckOptions& options, std::optional<Clock::time_point> deadline) {
+  return check_history<lethe::KvModel>(recorded, options, deadline);
+}
+FileReport judge(const history::StoreHistory& recorded, const CheckOptions& options, std::optional<Clock::time_point> deadline) {
+  return check_history<lethe::ObservedStoreModel>(recorded, options, deadline);
+}
+FileReport judge(const history::ObjectHistory& recorded, const CheckOptions& options, std::optional<Clock::time_point> deadline) {
+  return check_history<lethe::ObjectModel>(recorded, options, deadline);
+}
+
 int check_file(const std::string& file, history::Format format, history::ModelKind model, const CheckOptions& options,
                std::optional<Clock::time_point> deadline) {
   // Through read_regular_file: a FIFO would block and a device never end.
@@ -489,27 +610,12 @@ int check_file(const std::string& file, history::Format format, history::ModelKi
   const std::string& text = *content;
   FileReport report;
   try {
-    const history::Format used = format == history::Format::Auto ? history::detect_format(file, text) : format;
-    const history::AnyHistory recorded = history::read_history(file, text, used, model);
-    report = std::visit(
-        [&](const auto& h) -> FileReport {
-          using H = std::decay_t<decltype(h)>;
-          if constexpr (std::is_same_v<H, history::RegisterHistory>) {
-            FileReport r = check_history<lethe::RegisterModel>(h, options, deadline);
-            r.model = "register";
-            return r;
-          } else if constexpr (std::is_same_v<H, history::KvHistory>) {
-            FileReport r = check_history<lethe::KvModel>(h, options, deadline);
-            r.model = "kv";
-            return r;
-          } else {
-            FileReport r = check_history<lethe::ObservedStoreModel>(h, options, deadline);
-            r.model = "store";
-            return r;
-          }
-        },
-        recorded);
-    report.format = std::string(history::to_string(used));
+    history::Options read{format, model, options.initial, history::Independent::Auto};
+    read.format = format == history::Format::Auto ? history::detect_format(file, text) : format;
+    const history::AnyHistory recorded = history::read_history(file, text, read);
+    report = std::visit([&](const auto& h) { return judge(h, options, deadline); }, recorded);
+    report.format = std::string(history::to_string(read.format));
+    report.model = std::string(history::to_string(history::model_of(recorded)));
   } catch (const history::Error& e) {
     std::cerr << "lethe check: " << e.what() << "\n";
     return kExitBadInput;
@@ -523,7 +629,7 @@ int check_file(const std::string& file, history::Format format, history::ModelKi
       report.page->file = file;
       report.page->summary = text_of(report).substr(0, text_of(report).find('\n'));
       report.page->summary.erase(0, file.size() + 2);
-      report.page->explanation = text_of(report);
+      report.page->explanation = text_of(report) + (report.page->explanation.empty() ? "" : "\n" + report.page->explanation + "\n");
       if (const auto error = reports::write_file(options.html, reports::history_page_html(*report.page)); !error.empty()) {
         std::cerr << "lethe check: " << error << "\n";
         return kExitBadInput;
@@ -536,20 +642,21 @@ int check_file(const std::string& file, history::Format format, history::ModelKi
 
 int command_check(const CheckOptions& options) {
   if (options.events) {
-    if (options.format != "auto" || options.model != "auto" || !options.timeout.empty()) {
-      std::cerr << "lethe check: --events judges event logs: --format, --model and --timeout apply to histories only\n";
+    if (options.format != "auto" || options.model != "auto" || !options.timeout.empty() || options.initial) {
+      std::cerr << "lethe check: --events judges event logs: --format, --model, --initial and --timeout apply to "
+                   "histories only\n";
       return kExitBadInput;
     }
     return check_events(CheckEventsOptions{options.files, options.json, options.html});
   }
-  const auto format = parse_format(options.format);
+  const auto format = parse_kind(options.format, history::kFormats);
   if (!format) {
-    std::cerr << fmt::format("lethe check: --format {}: allowed: auto, lethe, jepsen-edn, jepsen-log\n", options.format);
+    std::cerr << fmt::format("lethe check: --format {}: allowed: {}\n", options.format, allowed(history::kFormats));
     return kExitBadInput;
   }
-  const auto model = parse_model(options.model);
+  const auto model = parse_kind(options.model, history::kModels);
   if (!model) {
-    std::cerr << fmt::format("lethe check: --model {}: allowed: auto, store, register, kv\n", options.model);
+    std::cerr << fmt::format("lethe check: --model {}: allowed: {}\n", options.model, allowed(history::kModels));
     return kExitBadInput;
   }
   if (!options.html.empty() && options.files.size() != 1) {
@@ -584,9 +691,13 @@ ExtraCommand register_check(CLI::App& app) {
   auto* command = app.add_subcommand(
       "check", "Check recorded histories for linearizability (exit 0 yes, 1 no, 2 bad input, 3 internal, 4 unknown), "
                "or with --events judge a consumer's dedupe events (exit 0 effectively once, 1 not)");
-  command->add_option("FILE", options->files, "History files (lethe JSON lines, Jepsen EDN or Jepsen log)")->required();
-  command->add_option("--format", options->format, "auto (default), lethe, jepsen-edn, jepsen-log");
-  command->add_option("--model", options->model, "auto (default: store for lethe files, else from the ops), store, register, kv");
+  command->add_option("FILE", options->files, "History files (lethe JSON lines, Jepsen EDN, Jepsen log or history.txt)")->required();
+  command->add_option("--format", options->format, "auto (default), lethe, jepsen-edn, jepsen-log, jepsen-txt");
+  command->add_option("--model", options->model,
+                      "auto (default: store for lethe files, else from the ops), store, register, cas-register, "
+                      "etcd-register, kv, multi-register, mutex, set, unordered-queue, fifo-queue, total-queue");
+  command->add_option("--initial", options->initial,
+                      "The initial value of every key, as EDN (default nil; Knossos's cas-register tests use 0)");
   command->add_option("-j,--jobs", options->jobs, "Threads checking partitions (default: all cores)")->check(CLI::Range(0, 1024));
   command->add_option("--budget", options->budget, "Search steps per partition before it is unknown (default 10000000)");
   command->add_option("--timeout", options->timeout, "Wall-clock limit for all files, as a duration (5s, 500ms)");

@@ -24,6 +24,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "check/store_json.hpp"  // parse_bounded_json
 #include "reports/json.hpp"
 #include "reports/output_file.hpp"
 #include "runner/command.hpp"
@@ -682,7 +683,7 @@ std::string result_line(std::size_t cell, const Params& params, const SeedRun& r
 
 std::optional<ResultLine> parse_result_line(std::string_view text, std::string& error) {
   try {
-    const auto j = nlohmann::ordered_json::parse(text);
+    const auto j = lethe::history::parse_bounded_json<nlohmann::ordered_json>(text);
     ResultLine line;
     line.cell = j.at("cell").get<std::size_t>();
     for (const auto& [key, value] : j.at("params").items()) line.params.emplace_back(key, value.get<std::string>());

@@ -9,6 +9,7 @@
 
 #include "check/events.hpp"
 #include "check/history.hpp"
+#include "check/linearizability_batch.hpp"
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -884,6 +885,22 @@ TEST(IncrementalLinearizability, MemoryBudgetRunningOutGivesUnknownWithTheReason
   const auto few_steps = check_incrementally(history, lethe::lin::IncrementalBudget{50, 2'000'000});
   EXPECT_EQ(few_steps.verdict, Verdict::Unknown);
   EXPECT_NE(few_steps.explanation.find("step budget of 50 steps"), std::string::npos) << few_steps.explanation;
+}
+
+TEST(IncrementalLinearizability, TheWholeHistorysStepBudgetRunningOutGivesUnknownWithTheReason) {
+  // Each response needs a little search; together they pass a small whole-history budget (each alone would not).
+  History history;
+  for (std::uint32_t writer = 0; writer < 8; ++writer) {
+    history.push_back(write(writer, 1, 1000 * (writer + 1), 0, 100 + writer));
+  }
+  history.push_back(read(99, 1, 200, 210, 1000));
+  const auto ample = check_incrementally(history);
+  ASSERT_EQ(ample.verdict, Verdict::Linearizable) << ample.explanation;
+  ASSERT_GT(ample.steps, 20u);
+  const auto capped = check_incrementally(history, lethe::lin::IncrementalBudget{20'000'000, 2'000'000, ample.steps / 2});
+  EXPECT_EQ(capped.verdict, Verdict::Unknown);
+  EXPECT_NE(capped.explanation.find(fmt::format("step budget of {} steps for the whole history", ample.steps / 2)),
+            std::string::npos) << capped.explanation;
 }
 
 TEST(IncrementalLinearizability, KeepsOnlyWhatIsInFlightOverALongHistory) {
