@@ -120,9 +120,9 @@ inline constexpr CauseRow kCauses[] = {
      "stayed in flight, and a later delivery found it stale and took it over. Raising `max_processing_time` only "
      "delays this duplicate: the owner was not slow, its write was lost.",
      "\"a finished owner's completion record lands\" (the completion write was not retried until it landed).",
-     "retry the completion write until it lands (more `store_retries`, or a longer store timeout) and do not "
-     "acknowledge the message before it has; an idempotent provider (`sink.idempotent = true`) makes the "
-     "takeover's execution harmless.",
+     "in the consumer, retry the completion write until it lands and do not acknowledge the message before it "
+     "has (a store reachable again within `network.rpc_timeout`'s retries is what closes it in a scenario); an "
+     "idempotent provider (`sink.idempotent = true`) makes the takeover's execution harmless.",
      Intervention::CompletionArrives, "the first executor's completion write lands"},
     {Cause::Expired, "expired", "the record was gone (TTL)",
      "the attempt found no record (TTL had evicted it) or an expired one (`expired_wins = true` treats it as "

@@ -18,12 +18,6 @@ const std::filesystem::path kResults = std::filesystem::path(LETHE_SOURCE_DIR) /
 constexpr std::string_view kBegin = "<!-- cause sections: generated from kCauses (core/result.hpp) -->\n";
 constexpr std::string_view kEnd = "<!-- end of the generated cause sections -->\n";
 
-std::string capitalised(std::string_view text) {
-  std::string out(text);
-  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 'a' + 'A');
-  return out;
-}
-
 // Wraps `text` at 110 columns, as the hand-written parts of the page are.
 std::string wrapped(const std::string& text) {
   std::string out;
@@ -46,7 +40,7 @@ std::string cause_sections() {
     out += wrapped(fmt::format("What happened: {}", row.opens)) + "\n";
     out += wrapped(fmt::format("Which clause broke: {}", row.clause)) + "\n";
     out += wrapped(fmt::format("What to change: {}", row.change)) + "\n";
-    out += wrapped(fmt::format("What closes it for one message (`--verify`): {}.", capitalised(row.intervention_text)));
+    out += wrapped(fmt::format("What closes it for one message: {}.", row.intervention_text));
     out += "\n";
   }
   return out;
