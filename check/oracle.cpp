@@ -147,8 +147,10 @@ class Judge {
   bool completion_lost_by(AttemptId a, sim::Time time) const {
     if (!ledger_.has_attempt(a)) return false;  // a settled attempt's completion landed
     const auto& r = ledger_.attempt(a);
+    // A completion refused because TTL had already evicted the record is the eviction's doing, not a lost write.
     return r.executed && !r.crashed_at && r.outcome == static_cast<int>(Outcome::Executed) && r.completion_failed &&
-           !r.completion_applied && r.ended_at && *r.ended_at <= time;
+           !r.completion_applied && r.ended_at && *r.ended_at <= time &&
+           !evicted_between(r.id, r.processor, r.decided_at, *r.ended_at);
   }
 
   // Some execution before the duplicate's had its completion land by `time`: the group's record was completed.
