@@ -309,7 +309,10 @@ class Reader {
   void completion(const Line& line) {
     AttemptRecord& record = attempt(line);
     const sim::Time at = line.nanoseconds("at");
-    if (!line.boolean("applied", true)) return;
+    if (!line.boolean("applied", true)) {
+      record.completion_failed = true;
+      return;
+    }
     record.completion_applied = true;
     record.completed_at = at;
   }
@@ -460,6 +463,10 @@ class Writer {
       if (a.completion_applied && a.completed_at) {
         add(*a.completed_at, kCompletion, OrderedJson{{"event", "completion"}, {"at", *a.completed_at}, {"attempt", a.attempt},
                                                {"applied", true}});
+      } else if (a.completion_failed && a.ended_at) {
+        // The failed write's own instant is not kept: it returned before protect() did, so it is logged there.
+        add(*a.ended_at, kCompletion, OrderedJson{{"event", "completion"}, {"at", *a.ended_at}, {"attempt", a.attempt},
+                                                  {"applied", false}});
       }
       if (a.ended_at && a.outcome >= 0) {
         OrderedJson outcome = {{"event", "outcome"}, {"at", *a.ended_at}, {"attempt", a.attempt},

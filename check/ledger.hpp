@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/btree.hpp"
@@ -85,6 +86,7 @@ struct AttemptRecord {
   Basis decided_basis = Basis::Absent;
   bool decided_seen = false;         // that decision saw a record (in Ledger::seen)
   bool has_returned_value = false;
+  bool completion_failed = false;    // a completion write of it was sent and did not land (lost or rejected)
   MaybeTime ended_at;                // protect() returned (absent: crashed or still running at the end)
   MaybeTime crashed_at;              // the node crashed while the attempt was in progress
   MaybeTime completed_at;            // virtual time the completion landed
@@ -269,6 +271,8 @@ struct Ledger {
   ExpectedIds expected;
   std::uint64_t deliveries = 0;        // deliveries of messages to workers, copies and replays included
   std::uint64_t messages = 0;          // distinct message ids published
+  std::uint64_t store_errors = 0;      // external nodes' store operations rejected as malformed
+  std::string first_store_error;       // the first one's error text
 
   AttemptRecord& attempt(AttemptId id) { return attempts.at(id); }
   const AttemptRecord& attempt(AttemptId id) const { return attempts.at(id); }

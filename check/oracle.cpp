@@ -99,10 +99,11 @@ class Judge {
   // The decision on which the attempt ran its effect (the last process-type one).
   std::optional<ProcessDecision> process_decision(AttemptId a) const { return ledger_.process_decision(a); }
 
-  bool crashed_after_effect(AttemptId a) const {
+  // The attempt ran its effect (or had its call in flight) and died by `time` without its completion record.
+  bool crashed_after_effect(AttemptId a, sim::Time time) const {
     if (!ledger_.has_attempt(a)) return false;  // a settled attempt did not crash
     const auto& r = ledger_.attempt(a);
-    return r.crashed_at.has_value() && r.executed && !r.completion_applied;
+    return r.crashed_at.has_value() && *r.crashed_at <= time && r.executed && !r.completion_applied;
   }
 
   // The attempt ran its effect, then ended (protect() returned, e.g. failed after a provider call whose
@@ -141,161 +142,88 @@ class Judge {
            *settled->second.evicted_at <= to;
   }
 
+  // The attempt ran its effect and acknowledged (protect() returned Executed, alive) by `time`, but its completion
+  // write never landed: the record it owned stayed in flight although its work was done.
+  bool completion_lost_by(AttemptId a, sim::Time time) const {
+    if (!ledger_.has_attempt(a)) return false;  // a settled attempt's completion landed
+    const auto& r = ledger_.attempt(a);
+    // A completion refused because TTL had already evicted the record is the eviction's doing, not a lost write.
+    return r.executed && !r.crashed_at && r.outcome == static_cast<int>(Outcome::Executed) && r.completion_failed &&
+           !r.completion_applied && r.ended_at && *r.ended_at <= time &&
+           !evicted_between(r.id, r.processor, r.decided_at, *r.ended_at);
+  }
+
+  // Some execution before the duplicate's had its completion land by `time`: the group's record was completed.
+  bool completed_by(const std::vector<const ExecutionRecord*>& earlier, sim::Time time) const {
+    for (const auto* prior : earlier) {
+      const std::optional<AttemptRecord> r = record(prior->attempt);
+      if (r && r->completion_applied && r->completed_at && *r->completed_at <= time) return true;
+    }
+    return false;
+  }
+
+  // "ran the effect at T and died at U", or, when the node died while its provider call was in flight (the
+  // provider executed it after the death), that instead: every instant in the order it happened.
+  std::string died_after(AttemptId a, sim::Time effect_at) const {
+    const sim::Time died = *ledger_.attempt(a).crashed_at;
+    if (died < effect_at) {
+      return fmt::format("called the provider, died at {} while the call was in flight, and the provider executed "
+                         "it at {}",
+                         t(died), t(effect_at));
+    }
+    return fmt::format("ran the effect at {} and died at {}", t(effect_at), t(died));
+  }
+
+  // The first executor abandoned the group's record after its effect, before the duplicate's decision at
+  // `decided_at` and with no completion landed by then: it crashed, it failed, or its completion write was lost.
+  // That is the window, whatever became of the record afterwards (released, expired, evicted, found stale).
+  std::optional<Cause> abandoned(AttemptId owner, const ExecutionRecord& effect, const ExecutionRecord& e,
+                                 sim::Time decided_at, std::string_view found, std::string& why) const {
+    if (crashed_after_effect(owner, decided_at)) {
+      why = fmt::format("{} {} before its completion record; {} {} at {} and ran it again", who(owner),
+                        died_after(owner, effect.at), who(e.attempt), found, t(decided_at));
+      return Cause::CrashAfterEffect;
+    }
+    if (gave_up_after_effect(owner, decided_at)) {
+      why = fmt::format("{} ran the effect at {} and then failed at {} without its completion record; {} {} at {} "
+                        "and ran it again",
+                        who(owner), t(effect.at), t(*ledger_.attempt(owner).ended_at), who(e.attempt), found,
+                        t(decided_at));
+      return Cause::CrashAfterEffect;
+    }
+    if (completion_lost_by(owner, decided_at)) {
+      why = fmt::format("{} ran the effect at {} and acknowledged at {}, but its completion write never landed; "
+                        "{} {} at {} and ran it again",
+                        who(owner), t(effect.at), t(*ledger_.attempt(owner).ended_at), who(e.attempt), found,
+                        t(decided_at));
+      return Cause::CompletionLost;
+    }
+    return std::nullopt;
+  }
+
   Cause unprotected(const ExecutionRecord& e, const ExecutionRecord& first, std::string& why) const {
     why = fmt::format("strategy \"{}\" checks nothing: {} ran the effect again (first run by {} at {})",
                       strategy_.name, who(e.attempt), who(first.attempt), t(first.at));
     return Cause::Unprotected;
   }
 
+  // Each duplicate gets the first cause that applies: the provider's (whatever the strategy decided), this
+  // attempt's ownership overtaken, then the basis of this attempt's own decision.
   Cause classify(const ExecutionRecord& e, const std::vector<const ExecutionRecord*>& earlier, std::string& why) {
-    // An idempotent provider executes a key once while it keeps it: a duplicate a window or more after the
-    // execution that stored the key got through because the provider had pruned it, whatever the strategy did.
-    if (in_.provider_key_window && e.at - earlier.back()->at >= *in_.provider_key_window) {
-      why = fmt::format("{} called the provider at {}, {} after {} had executed it at {}: the provider keeps an "
-                        "idempotency key for {} (sink.idempotency_window), had pruned it, and started a new request",
-                        who(e.attempt), t(e.at), sim::format_human(e.at - earlier.back()->at),
-                        who(earlier.back()->attempt), t(earlier.back()->at),
-                        sim::format_human(*in_.provider_key_window));
-      return Cause::ProviderKeyExpired;
-    }
-    for (const auto* prior : earlier) {
-      if (prior->attempt == e.attempt && e.call_number < prior->call_number) {
-        // The earlier call was decided later (a slow original overtaken by its retry, or a retry the provider
-        // did not recognise as the same call: a new idempotency key).
-        why = fmt::format("{} called the provider (call #{}) and, without its response in time, again (call #{}); "
-                          "the provider executed call #{} at {} and then the slower call #{} too",
-                          who(e.attempt), e.call_number, prior->call_number, prior->call_number, t(prior->at),
-                          e.call_number);
-        return Cause::SinkRetry;
-      }
-      if (prior->attempt == e.attempt) {
-        why = fmt::format("{} called the provider again (call #{}) after a call whose response never arrived; "
-                          "the provider had already executed call #{} at {}",
-                          who(e.attempt), e.call_number, prior->call_number, t(prior->at));
-        return Cause::SinkRetry;
-      }
-    }
+    if (const std::optional<Cause> cause = provider_cause(e, earlier, why)) return *cause;
     const ExecutionRecord& first = *earlier.front();
-    const ExecutionRecord& previous = *earlier.back();
     const std::optional<ProcessDecision> d = process_decision(e.attempt);
     // An attempt that checked nothing is unprotected whatever the others did: no search of the group (a
     // strategy without a record can run the effect thousands of times per message).
     if (d && d->basis == Basis::Unprotected) return unprotected(e, first, why);
-    // This attempt owned the record, and an earlier executor took it over from it: the owner was alive (it
-    // went on to run the effect), so the record was declared dead too early.
-    for (const auto* prior : earlier) {
-      const std::optional<ProcessDecision> pd = process_decision(prior->attempt);
-      if (!pd || !pd->seen || pd->seen_owner != e.attempt) continue;
-      if (pd->basis != Basis::StaleTakeover && pd->basis != Basis::MaxWaitProcess) continue;
-      why = fmt::format("{} owned the record (started_at {}); {} found it older than max_processing_time at {} "
-                        "(its clock {}) and ran the effect at {}, but the owner was alive and ran it too at {}: "
-                        "slow work, a pause or clock skew",
-                        who(e.attempt), pd->seen_started_at ? t(*pd->seen_started_at) : "?",
-                        who(prior->attempt), t(pd->at), t(pd->local_time), t(prior->at), t(e.at));
-      return Cause::TakeoverWhileAlive;
-    }
-    if (!d && strategy_.decisions_inferred) {
-      why = fmt::format("{} ran the effect, and its store traffic before it shows no decision lethe recognises (no "
-                        "applied start write on its record): the observations cannot tell which clause broke",
-                        who(e.attempt));
-      return Cause::NotAttributable;
-    }
-    if (!d) {
-      why = fmt::format("{} ran the effect without a recorded decision", who(e.attempt));
-      return Cause::Unprotected;
-    }
-    const ProcessDecision& note = *d;
-    switch (note.basis) {
-      case Basis::Unprotected:
-        return unprotected(e, first, why);
-      case Basis::ExpiredCompleted:
-        why = fmt::format("{} found the completed record expired at {} (expires_on {}) and treated it as absent "
-                          "(expired_wins); the first run was by {} at {}",
-                          who(e.attempt), t(d->at), note.seen && note.seen_expires_on ? t(*note.seen_expires_on) : "?",
-                          who(first.attempt), t(first.at));
-        return Cause::Expired;
-      case Basis::Absent:
-        if (evicted_before(e.id, e.processor, d->at)) {
-          why = fmt::format("{} found no record at {}: TTL had evicted it; the first run was by {} at {} "
-                            "(ttl shorter than this late redelivery)",
-                            who(e.attempt), t(d->at), who(first.attempt), t(first.at));
-          return Cause::Expired;
-        }
-        if (gave_up_after_effect(previous.attempt, d->at)) {
-          why = fmt::format("{} found no record at {}: {} ran the effect at {}, then failed at {} without "
-                            "recording it (its provider call never got a response) and released the record",
-                            who(e.attempt), t(d->at), who(previous.attempt), t(previous.at),
-                            t(*ledger_.attempt(previous.attempt).ended_at));
-          return Cause::CrashAfterEffect;
-        }
-        if (crashed_after_effect(previous.attempt)) {
-          why = fmt::format("{} found no record at {}: {} ran the effect at {} and died at {} before recording it",
-                            who(e.attempt), t(d->at), who(previous.attempt), t(previous.at),
-                            t(*ledger_.attempt(previous.attempt).crashed_at));
-          return Cause::CrashAfterEffect;
-        }
-        if (evicted_between(e.id, e.processor, d->at, e.at)) {
-          why = fmt::format("{} created the record at {}, but TTL evicted it while the work ran (the TTL runs from "
-                            "the start write); {} found no record and ran the effect at {}, before {} ran it at {}",
-                            who(e.attempt), t(d->at), who(previous.attempt), t(previous.at), who(e.attempt),
-                            t(e.at));
-          return Cause::Expired;
-        }
-        why = fmt::format("{} found no record at {} while {} (effect at {}) had not recorded it yet: a race the "
-                          "strategy does not prevent",
-                          who(e.attempt), t(d->at), who(previous.attempt), t(previous.at));
-        return Cause::Unprotected;
-      case Basis::StaleTakeover: {
-        const AttemptId owner = note.seen ? note.seen_owner : 0;
-        const sim::Time started = note.seen && note.seen_started_at ? *note.seen_started_at : 0;
-        // Another attempt took over the same stale record (same startedAt and owner) before us and ran it.
-        for (const auto* prior : earlier) {
-          const std::optional<ProcessDecision> pd = process_decision(prior->attempt);
-          if (pd && pd->basis == Basis::StaleTakeover && pd->seen && note.seen &&
-              pd->seen_started_at == note.seen_started_at && pd->seen_owner == note.seen_owner) {
-            why = fmt::format("{} and {} both took over the same stale record (started_at {} by {}): the start "
-                              "time was never refreshed, so every waiter that found it stale ran the effect",
-                              who(prior->attempt), who(e.attempt), t(started), who(owner));
-            return Cause::HerdTakeover;
-          }
-        }
-        AttemptId blamed = owner;
-        const std::optional<AttemptRecord> owner_found = record(owner);
-        if (!owner_found || !owner_found->executed) blamed = previous.attempt;
-        if (crashed_after_effect(blamed)) {
-          why = fmt::format("{} ran the effect at {} and died at {} before its completion record; {} found the "
-                            "record stale at {} and ran it again",
-                            who(blamed), t(previous.at), t(*ledger_.attempt(blamed).crashed_at), who(e.attempt),
-                            t(d->at));
-          return Cause::CrashAfterEffect;
-        }
-        if (gave_up_after_effect(blamed, d->at)) {
-          why = fmt::format("{} ran the effect at {} and then gave up at {} without its completion record (its "
-                            "provider call never got a response, so it failed); the record it abandoned stayed in "
-                            "flight, and {} found it stale at {} and ran it again",
-                            who(blamed), t(previous.at), t(*ledger_.attempt(blamed).ended_at), who(e.attempt),
-                            t(d->at));
-          return Cause::CrashAfterEffect;
-        }
-        const AttemptRecord owner_record = record(blamed).value_or(AttemptRecord{});
-        if (note.seen && note.seen_expires_on && *note.seen_expires_on <= note.local_time) {
-          why = fmt::format("{} found the in-flight record of {} expired at {} (expires_on {}) and took it over as new "
-                            "(precedence = \"completed-first\"), but {} was alive{}: its work outlived the TTL",
-                            who(e.attempt), who(owner), t(d->at), t(*note.seen_expires_on), who(blamed),
-                            owner_record.completed_at ? " and completed at " + t(*owner_record.completed_at) : "");
-          return Cause::TakeoverWhileAlive;
-        }
-        why = fmt::format("{} found the record of {} (started_at {} on its clock) older than max_processing_time "
-                          "at {} (its local clock {}), but {} was alive{}: slow work, a pause or clock skew",
-                          who(e.attempt), who(owner), t(started), t(d->at), t(note.local_time), who(blamed),
-                          owner_record.completed_at ? " and completed at " + t(*owner_record.completed_at) : "");
-        return Cause::TakeoverWhileAlive;
-      }
-      case Basis::MaxWaitProcess:
-        why = fmt::format("{} waited max_wait for the in-flight record of {} and went ahead anyway "
-                          "(on_max_wait = \"process\") at {}",
-                          who(e.attempt), who(previous.attempt), t(d->at));
-        return Cause::TakeoverWhileAlive;
+    if (const std::optional<Cause> cause = owner_overtaken(e, earlier, why)) return *cause;
+    if (!d) return undecided(e, why);
+    switch (d->basis) {
+      case Basis::Unprotected: return unprotected(e, first, why);
+      case Basis::ExpiredCompleted: return on_expired_completed(e, first, *d, why);
+      case Basis::Absent: return on_absent(e, earlier, *d, why);
+      case Basis::StaleTakeover: return on_stale_takeover(e, earlier, *d, why);
+      case Basis::MaxWaitProcess: return on_max_wait_process(e, *earlier.back(), *d, why);
       case Basis::Completed:
       case Basis::InFlightRecent:
       case Basis::TakeoverLost:
@@ -305,9 +233,174 @@ class Judge {
         break;  // not a basis to run the effect on: the ledger keeps none of these as a process decision
     }
     throw std::logic_error(fmt::format("oracle: {} ran the effect on decision \"{}\", which runs nothing",
-                                       who(e.attempt), to_string(note.basis)));
+                                       who(e.attempt), to_string(d->basis)));
   }
 
+  // provider_key_expired and sink_retry: the provider executed a call it should have recognised.
+  std::optional<Cause> provider_cause(const ExecutionRecord& e, const std::vector<const ExecutionRecord*>& earlier,
+                                      std::string& why) const {
+    // An idempotent provider executes a key once while it keeps it: a duplicate a window or more after the
+    // execution that stored the key got through because the provider had pruned it, whatever the strategy did.
+    const ExecutionRecord& previous = *earlier.back();
+    if (in_.provider_key_window && e.at - previous.at >= *in_.provider_key_window) {
+      why = fmt::format("{} called the provider at {}, {} after {} had executed it at {}: the provider keeps an "
+                        "idempotency key for {} (sink.idempotency_window), had pruned it, and started a new request",
+                        who(e.attempt), t(e.at), sim::format_human(e.at - previous.at), who(previous.attempt),
+                        t(previous.at), sim::format_human(*in_.provider_key_window));
+      return Cause::ProviderKeyExpired;
+    }
+    for (const auto* prior : earlier) {
+      if (prior->attempt != e.attempt) continue;
+      if (e.call_number < prior->call_number) {
+        // The earlier call was decided later (a slow original overtaken by its retry, or a retry the provider
+        // did not recognise as the same call: a new idempotency key).
+        why = fmt::format("{} called the provider (call #{}) and, without its response in time, again (call #{}); "
+                          "the provider executed call #{} at {} and then the slower call #{} too",
+                          who(e.attempt), e.call_number, prior->call_number, prior->call_number, t(prior->at),
+                          e.call_number);
+      } else {
+        why = fmt::format("{} called the provider again (call #{}) after a call whose response never arrived; "
+                          "the provider had already executed call #{} at {}",
+                          who(e.attempt), e.call_number, prior->call_number, t(prior->at));
+      }
+      return Cause::SinkRetry;
+    }
+    return std::nullopt;
+  }
+
+  // This attempt owned the record, and an earlier executor took it over from it: the owner was alive (it went on
+  // to run the effect), so the record was declared dead too early.
+  std::optional<Cause> owner_overtaken(const ExecutionRecord& e, const std::vector<const ExecutionRecord*>& earlier,
+                                       std::string& why) const {
+    for (const auto* prior : earlier) {
+      const std::optional<ProcessDecision> pd = process_decision(prior->attempt);
+      if (!pd || !pd->seen || pd->seen_owner != e.attempt) continue;
+      if (pd->basis != Basis::StaleTakeover && pd->basis != Basis::MaxWaitProcess) continue;
+      why = fmt::format("{} owned the record ({}); {} {} at {} (its clock {}) and ran the effect at {}, but the "
+                        "owner was alive and ran it too at {}: slow work, a pause or clock skew",
+                        who(e.attempt), started_at_text(pd->seen_started_at), who(prior->attempt),
+                        pd->basis == Basis::StaleTakeover ? "found it older than max_processing_time"
+                                                          : "waited max_wait for it and went ahead",
+                        t(pd->at), t(pd->local_time), t(prior->at), t(e.at));
+      return Cause::TakeoverWhileAlive;
+    }
+    return std::nullopt;
+  }
+
+  static std::string started_at_text(MaybeTime started_at) {
+    return started_at ? "started_at " + t(*started_at) + " on its clock" : "with no started_at";
+  }
+
+  Cause undecided(const ExecutionRecord& e, std::string& why) const {
+    if (strategy_.decisions_inferred) {
+      why = fmt::format("{} ran the effect, and its store traffic before it shows no decision lethe recognises (no "
+                        "applied start write on the delivery's record): the observations cannot tell which clause "
+                        "broke",
+                        who(e.attempt));
+      return Cause::NotAttributable;
+    }
+    why = fmt::format("{} ran the effect without a recorded decision", who(e.attempt));
+    return Cause::Unprotected;
+  }
+
+  Cause on_expired_completed(const ExecutionRecord& e, const ExecutionRecord& first, const ProcessDecision& d,
+                             std::string& why) const {
+    why = fmt::format("{} found the completed record expired at {} ({}) and treated it as absent (expired_wins); "
+                      "the first run was by {} at {}",
+                      who(e.attempt), t(d.at), d.seen && d.seen_expires_on ? "expires_on " + t(*d.seen_expires_on)
+                                                                           : "expires_on unknown",
+                      who(first.attempt), t(first.at));
+    return Cause::Expired;
+  }
+
+  // The attempt found no record, or an expired one it replaced as absent (precedence expired-first).
+  Cause on_absent(const ExecutionRecord& e, const std::vector<const ExecutionRecord*>& earlier,
+                  const ProcessDecision& d, std::string& why) const {
+    const ExecutionRecord& first = *earlier.front();
+    const ExecutionRecord& previous = *earlier.back();
+    const bool replaced_expired = d.seen && d.seen_expires_on && *d.seen_expires_on <= d.local_time;
+    const std::string found = replaced_expired ? "found the record expired (expires_on " + t(*d.seen_expires_on) +
+                                                     ") and replaced it as absent"
+                                               : "found no record";
+    if (!completed_by(earlier, d.at)) {
+      if (auto cause = abandoned(previous.attempt, previous, e, d.at, found, why)) return *cause;
+    }
+    if (replaced_expired) {
+      why = fmt::format("{} {} at {} (precedence expired-first: the TTL ran out, {}); the first run was by {} at {}",
+                        who(e.attempt), found, t(d.at), d.seen_owner != 0 ? "owner " + who(d.seen_owner) : "no owner",
+                        who(first.attempt), t(first.at));
+      return Cause::Expired;
+    }
+    if (evicted_before(e.id, e.processor, d.at)) {
+      why = fmt::format("{} found no record at {}: TTL had evicted it; the first run was by {} at {} "
+                        "(ttl shorter than this late redelivery)",
+                        who(e.attempt), t(d.at), who(first.attempt), t(first.at));
+      return Cause::Expired;
+    }
+    if (evicted_between(e.id, e.processor, d.at, e.at)) {
+      why = fmt::format("{} created the record at {}, but TTL evicted it while the work ran (the TTL runs from "
+                        "the start write); {} found no record and ran the effect at {}, before {} ran it at {}",
+                        who(e.attempt), t(d.at), who(previous.attempt), t(previous.at), who(e.attempt), t(e.at));
+      return Cause::Expired;
+    }
+    why = fmt::format("{} found no record at {} while {} (effect at {}) {}: a race the strategy does not prevent",
+                      who(e.attempt), t(d.at), who(previous.attempt), t(previous.at), state_at(previous.attempt, d.at));
+    return Cause::Unprotected;
+  }
+
+  // What attempt `a` was doing at `time`, as the ledger shows it.
+  std::string state_at(AttemptId a, sim::Time time) const {
+    const std::optional<AttemptRecord> r = record(a);
+    if (!r) return "was in an unknown state";
+    if (r->completion_applied && r->completed_at && *r->completed_at <= time) {
+      return "had completed its record at " + t(*r->completed_at) + ", which was gone";
+    }
+    if (r->crashed_at && *r->crashed_at <= time) return "had died at " + t(*r->crashed_at);
+    if (r->ended_at && *r->ended_at <= time) return "had ended at " + t(*r->ended_at) + " and left no record";
+    return "had not recorded it yet";
+  }
+
+  Cause on_stale_takeover(const ExecutionRecord& e, const std::vector<const ExecutionRecord*>& earlier,
+                          const ProcessDecision& d, std::string& why) const {
+    const ExecutionRecord& previous = *earlier.back();
+    const AttemptId owner = d.seen ? d.seen_owner : 0;
+    // Another attempt took over the same stale record (same startedAt and owner) before us and ran it.
+    for (const auto* prior : earlier) {
+      const std::optional<ProcessDecision> pd = process_decision(prior->attempt);
+      if (pd && pd->basis == Basis::StaleTakeover && pd->seen && d.seen &&
+          pd->seen_started_at == d.seen_started_at && pd->seen_owner == d.seen_owner) {
+        why = fmt::format("{} and {} both took over the same stale record ({} by {}): the start time was never "
+                          "refreshed, so every waiter that found it stale ran the effect",
+                          who(prior->attempt), who(e.attempt), started_at_text(d.seen_started_at), who(owner));
+        return Cause::HerdTakeover;
+      }
+    }
+    AttemptId blamed = owner;
+    const std::optional<AttemptRecord> owner_found = record(owner);
+    if (!owner_found || !owner_found->executed) blamed = previous.attempt;
+    if (auto cause = abandoned(blamed, previous, e, d.at, "found the record stale", why)) return *cause;
+    const AttemptRecord owner_record = record(blamed).value_or(AttemptRecord{});
+    const std::string alive = owner_record.completed_at ? " and completed at " + t(*owner_record.completed_at) : "";
+    if (d.seen && d.seen_expires_on && *d.seen_expires_on <= d.local_time) {
+      why = fmt::format("{} found the in-flight record of {} expired at {} (expires_on {}) and took it over as new "
+                        "(precedence = \"completed-first\"), but {} was alive{}: its work outlived the TTL",
+                        who(e.attempt), who(owner), t(d.at), t(*d.seen_expires_on), who(blamed), alive);
+      return Cause::TakeoverWhileAlive;
+    }
+    why = fmt::format("{} found the record of {} ({}) older than max_processing_time at {} (its local clock {}), "
+                      "but {} was alive{}: slow work, a pause or clock skew",
+                      who(e.attempt), who(owner), started_at_text(d.seen_started_at), t(d.at), t(d.local_time),
+                      who(blamed), alive);
+    return Cause::TakeoverWhileAlive;
+  }
+
+  Cause on_max_wait_process(const ExecutionRecord& e, const ExecutionRecord& previous, const ProcessDecision& d,
+                            std::string& why) const {
+    why = fmt::format("{} waited max_wait for the in-flight record of {} and went ahead anyway "
+                      "(on_max_wait = \"process\") at {}",
+                      who(e.attempt), who(previous.attempt), t(d.at));
+    return Cause::TakeoverWhileAlive;
+  }
   // A cause outside the strategy's declared windows (sink_retry, the sink's, aside) is a broken promise.
   void check_declared(Cause cause, const ExecutionRecord& e, const std::string& why) const {
     if (cause == Cause::SinkRetry || cause == Cause::ProviderKeyExpired || declares_cause(strategy_, cause)) return;
@@ -372,9 +465,15 @@ class Judge {
     }
   }
 
+  static constexpr std::size_t kLostExamples = 20;  // lost pairs named in the result (the count is whole)
+
   void count_lost() {
     ledger_.expected.for_each([this](MessageId id, ProcessorId p) {
-      if (first_value(id, p) == nullptr) ++result_.lost_messages;
+      if (first_value(id, p) != nullptr) return;
+      ++result_.lost_messages;
+      if (result_.lost_examples.size() < kLostExamples) {
+        result_.lost_examples.push_back(fmt::format("message {} ({})", id, processor(p)));
+      }
     });
     result_.messages = ledger_.messages;
     result_.deliveries = ledger_.deliveries;

@@ -533,6 +533,7 @@ struct ScenarioConfig {
   SagaSection saga;
   ExternalSection external;
   std::vector<Expectation> expect;  // in file order, then --set ones
+  bool expect_defaults = true;      // [expect] defaults: check lethe's default invariants (kDefaultExpectations)
   ExploreSection explore;           // not a table of the schema: scenario/explore.hpp reads and draws it
 
   // Where each key was written, by dotted key ("protocol.ttl",

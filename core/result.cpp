@@ -10,8 +10,9 @@ using K = FieldKind;
 
 // The rows. [expect]'s "allowed" list follows this order; the JSON puts the extensions (the flag after
 // `expectable`) after the rest, in this order: coverage, swarm, schedule, memo_overwrites, store_peak_records,
-// trace_events, linearizable_unknown, the saga fields, drawn, not_reproducible.
-constexpr std::array<ResultField, 36> kResultFields = {{
+// trace_events, linearizable_unknown, the saga fields, drawn, not_reproducible, defaults_replaced,
+// lost_examples, store_errors, store_error_first.
+constexpr std::array<ResultField, 40> kResultFields = {{
     {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
     {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},
     {"trace_hash", K::Hash, false, false, "the determinism fingerprint: a hash of every trace record",
@@ -81,6 +82,19 @@ constexpr std::array<ResultField, 36> kResultFields = {{
     {"not_reproducible", K::Words, false, true,
      "why the same seed may not give the same run: external nodes without the turn protocol (left out otherwise)",
      &RunResult::not_reproducible},
+    {"defaults_replaced", K::Words, false, true,
+     "the default invariants (duplicate_effects == 0, ...) that an [expect] entry of the scenario replaces, so "
+     "lethe did not check them (left out when none)",
+     &RunResult::defaults_replaced},
+    {"lost_examples", K::Words, false, true,
+     "the first (message, processor) pairs counted in lost_messages, \"message ID (PROCESSOR)\", at most 20 (left "
+     "out when none)",
+     &RunResult::lost_examples},
+    {"store_errors", K::Count, true, true,
+     "store operations of external nodes that lethe rejected as malformed (each answered with an error)",
+     &RunResult::store_errors},
+    {"store_error_first", K::Words, false, true, "the first such rejection: the operation's error text (left out "
+     "when none)", &RunResult::store_error_first},
 }};
 
 const ResultField* find_field(std::string_view name) {

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <span>
@@ -21,40 +22,180 @@
 
 namespace lethe {
 
-// Duplicate causes, in the order docs/results.md lists them.
+// ---------------------------------------------------------------- the table of duplicate causes
+//
+// A cause is one enumerator and one row of kCauses, in the same order (the order docs/results.md lists them).
+// The row is everything lethe says of the cause: its name, a one-line meaning, what opens its window, which
+// clause broke, what to change, and the intervention that closes the window for one message. The
+// static_asserts below refuse a missing, misplaced or empty row; docs/results.md's cause sections are generated
+// from the rows (tests/check/cause_docs_test.cpp). The oracle (check/oracle.cpp) decides which applies.
 enum class Cause : std::uint8_t {
   Unprotected,
   TakeoverWhileAlive,
   HerdTakeover,
   CrashAfterEffect,
+  CompletionLost,
   Expired,
   SinkRetry,
   ProviderKeyExpired,
   NotAttributable,
+  Count,  // not a cause: the number of causes
 };
-inline constexpr std::size_t kCauseCount = 8;
+inline constexpr std::size_t kCauseCount = static_cast<std::size_t>(Cause::Count);
+
+// What closes a cause's window for one message, so that replaying the seed with it applied to that one message
+// (or attempt) must remove the duplicate: the proof that the cause named is the window that opened.
+enum class Intervention : std::uint8_t {
+  RecordSeen,         // the duplicate's attempt decides on the first executor's record (it is there, in flight)
+  OwnerNeverStale,    // the record of that message is never considered stale, and max_wait never processes it
+  TakeoverFenced,     // that takeover is conditional on the started_at the taker saw: one taker wins
+  NoCrash,            // the first executor does not crash (nor give up) between its effect and its completion
+  CompletionArrives,  // the first executor's completion write lands
+  NeverExpires,       // that message's record never expires and is never evicted
+  ProviderDedupes,    // the provider executes that message's key once
+  ProviderKeyKept,    // the provider keeps that message's idempotency key for the whole run
+  None,               // no intervention: lethe does not know which clause broke (nothing to verify)
+};
+
 struct CauseRow {
-  std::string_view name;         // the key under "duplicates" (JSON, [expect], CSV)
-  std::string_view description;  // one line, for the generated reference
+  Cause cause;                    // the enumerator this row describes (its index in kCauses)
+  std::string_view name;          // the key under "duplicates" (JSON, [expect], CSV, --cause)
+  std::string_view description;   // one line, for the generated reference and summaries
+  std::string_view opens;         // what happened: what opens the window (docs/results.md, "What happened")
+  std::string_view clause;        // the clause of the protocol that broke
+  std::string_view change;        // what to change in the system so the window closes
+  Intervention intervention;      // what closes the window for one message (counterfactual replay)
+  std::string_view intervention_text;  // that intervention in words
 };
-inline constexpr std::array<CauseRow, kCauseCount> kCauses = {{
-    {"unprotected", "no guarantee, or a read-then-write race"},
-    {"takeover_while_alive", "taken over while the owner was alive (processing time above max_processing_time, "
-                             "a pause, clock skew)"},
-    {"herd_takeover", "several callers took over the same stale record"},
-    {"crash_after_effect", "the owner died between the effect and its completion record"},
-    {"expired", "the record was gone (TTL)"},
-    {"sink_retry", "the same attempt retried a sink call whose ACK was lost"},
-    {"provider_key_expired", "the provider had pruned the idempotency key (sink.idempotency_window): a later "
-                             "call started a new request"},
-    {"not_attributable", "an external node ran the effect and what lethe observed of it (its store traffic) does "
-                         "not tell which clause broke"},
-}};
+
+inline constexpr CauseRow kCauses[] = {
+    {Cause::Unprotected, "unprotected", "no guarantee, or a read-then-write race",
+     "the effect ran again and nothing in the protocol was even meant to stop it: the strategy is `none`, or it has "
+     "a race by construction. With `check-then-insert`, two callers both read \"absent\" before either wrote its "
+     "record; with `record-after`, nothing marks the work as in flight, so a concurrent caller (or a redelivery "
+     "after a crash) finds no record. Under mnemosyne it means an attempt decided on a record that was not the "
+     "store's current one: a lagging replica (`poll_read = \"eventual(...)\"`: the waiter reads \"absent\" from a "
+     "replica that has not seen the start write yet), or, in live mode, a conditional write that was not atomic "
+     "(look at `linearizable`).",
+     "\"only one caller may find the record absent\" (the read and the write were separate operations).",
+     "a conditional start write (mnemosyne) or an inbox row in the same transaction as the effect (inbox); "
+     "decisions on consistent reads (`poll_read = \"consistent\"`). In live mode, a statement variant that is "
+     "atomic (not one of the UNSAFE ones of `lethe live --list`).",
+     Intervention::RecordSeen, "the duplicate's attempt finds the first executor's record in flight"},
+    {Cause::TakeoverWhileAlive, "takeover_while_alive",
+     "taken over while the owner was alive (processing time above max_processing_time, a pause, clock skew)",
+     "an attempt found an in-flight record older than `max_processing_time` and took it over, but the owner was "
+     "alive and ran the effect too. The owner was slow (processing time above `max_processing_time`), paused (a "
+     "GC or VM pause longer than it), or its clock and the taker's clock disagreed (clock skew); or a waiter gave "
+     "up after `max_wait` with `on_max_wait = \"process\"`.",
+     "\"an in-flight record older than max_processing_time belongs to a dead owner\".",
+     "raise `protocol.max_processing_time` above the slowest legitimate run (pauses and skew included); `lethe "
+     "tune` computes it from the processing time's distribution and the duplicate rate you accept, and `lethe "
+     "sweep --vary protocol.max_processing_time=...` measures it. Prefer `on_max_wait = \"error\"`. Bound the "
+     "work itself (a timeout inside the effect shorter than `max_processing_time`).",
+     Intervention::OwnerNeverStale, "that message's record is never considered stale"},
+    {Cause::HerdTakeover, "herd_takeover", "several callers took over the same stale record",
+     "several waiters found the same stale record (the same `started_at` and owner) and each took it over and "
+     "ran the effect. This is `takeover = \"if-not-exists\"`: the takeover never refreshes `started_at`, so the "
+     "record stays stale for everyone.",
+     "\"a takeover is won by one caller\" (the takeover write was not fenced on the old `started_at`).",
+     "`takeover = \"conditional\"`: the takeover is a conditional write on the `started_at` the taker saw, so one "
+     "waiter wins and the others wait on the new owner.",
+     Intervention::TakeoverFenced, "that takeover is fenced on the started_at the taker saw"},
+    {Cause::CrashAfterEffect, "crash_after_effect", "the owner died between the effect and its completion record",
+     "the owner ran the effect and died (or gave up, its provider call never answered) before its completion "
+     "record landed. The record stayed in flight, aged to `max_processing_time`, and the next attempt took it "
+     "over and ran the effect again; or the record was released and the next attempt found none. This is the "
+     "window between the effect and the completion write, which no dedupe record can close on its own.",
+     "none of the protocol's: the effect and the record are two systems, and the crash fell between them.",
+     "make the effect idempotent at the provider (`sink.idempotent = true`: an idempotency key of the message "
+     "id), or put the effect and the record in one transaction (`inbox`, when the effect is a change in your own "
+     "database). Shorter processing narrows the window but never closes it. Expect these in scenarios with "
+     "`faults.crash_points.after_effect_before_complete` or random crashes.",
+     Intervention::NoCrash, "the first executor does not crash or give up between its effect and its completion"},
+    {Cause::CompletionLost, "completion_lost",
+     "the owner finished, but its completion write never landed: the record stayed in flight",
+     "the owner ran the effect, stayed alive and wrote its completion record, but the write never landed (its "
+     "RPC timed out or was dropped every time it was sent); the owner acknowledged the message anyway, the record "
+     "stayed in flight, and a later delivery found it stale and took it over. Raising `max_processing_time` only "
+     "delays this duplicate: the owner was not slow, its write was lost.",
+     "\"a finished owner's completion record lands\" (the completion write was not retried until it landed).",
+     "in the consumer, retry the completion write until it lands and do not acknowledge the message before it "
+     "has (a store reachable again within `network.rpc_timeout`'s retries is what closes it in a scenario); an "
+     "idempotent provider (`sink.idempotent = true`) makes the takeover's execution harmless.",
+     Intervention::CompletionArrives, "the first executor's completion write lands"},
+    {Cause::Expired, "expired", "the record was gone (TTL)",
+     "the attempt found no record (TTL had evicted it) or an expired one (`expired_wins = true` treats it as "
+     "absent, and lazy eviction replaces it), and ran a message whose first execution had begun long before. A "
+     "redelivery, a replay from an old offset or a late producer copy arrived after `protocol.ttl`. With "
+     "`expires_on = \"at-start\"` the record can also expire while its owner still works: a waiting caller finds "
+     "nothing (or an expired record it replaces) and runs the effect, and the owner's own execution may be the "
+     "one classed `expired` (`scenarios/poll-read-after-eviction.toml`).",
+     "\"a redelivery arrives within the TTL\".",
+     "a `protocol.ttl` longer than the latest redelivery the system can produce (the queue's retention, the "
+     "longest consumer lag, the producer's retry horizon); `lethe tune --redelivery-window` suggests twice that "
+     "window. With lazy eviction, `expired_wins = false` keeps honoring an expired completed record until it is "
+     "really gone; `expires_on = \"at-complete\"` keeps an in-flight record from expiring under its owner.",
+     Intervention::NeverExpires, "that message's record never expires"},
+    {Cause::SinkRetry, "sink_retry", "the same attempt retried a sink call whose ACK was lost",
+     "the same attempt called the provider again after a call whose response was lost (a lost ACK, a timeout), "
+     "and a provider without idempotency executed both calls. The dedupe record cannot help: it sits around the "
+     "attempt, and the retry is inside it.",
+     "\"a retried call is the same call\" (the provider did not dedupe it).",
+     "an idempotent provider (`sink.idempotent = true`: Stripe's Idempotency-Key and its equivalents, keyed by "
+     "message id), or no blind retries of non-idempotent calls (`sink.retries = 0`: a failed call fails the "
+     "attempt, and the message is redelivered and decided again by the record).",
+     Intervention::ProviderDedupes, "the provider dedupes that message's key"},
+    {Cause::ProviderKeyExpired, "provider_key_expired",
+     "the provider had pruned the idempotency key (sink.idempotency_window): a later call started a new request",
+     "the provider is idempotent (`sink.idempotent = true`) but keeps its keys only for "
+     "`sink.idempotency_window`; a call came that long or longer after the execution that stored its key, found "
+     "it pruned, and started a new request: the effect ran again, whatever the strategy had decided.",
+     "\"the provider remembers the key for as long as a retry can come\".",
+     "a dedupe record of one's own that outlives the latest redelivery (`protocol.ttl`), since the provider's "
+     "retention is its policy, not the caller's; or no retries and replays older than the provider's published "
+     "window.",
+     Intervention::ProviderKeyKept, "the provider keeps that message's key"},
+    {Cause::NotAttributable, "not_attributable",
+     "an external node ran the effect and what lethe observed of it (its store traffic) does not tell which "
+     "clause broke",
+     "an external node ([external.md](external.md)) ran the effect again, and what lethe observed of the attempt "
+     "does not say on what it decided: it kept its record where lethe does not look (another table, a key that is "
+     "not the delivery's record) or touched the delivery's record with no write lethe recognises as a start write "
+     "(an applied write setting `owner` or `started_at` on the delivery's `dedupe` or `inbox` record) and not "
+     "after a read that found the record absent. lethe does not know the node's code, so it does not guess a "
+     "clause.",
+     "unknown from the observations alone.",
+     "nothing in the scenario; to get a cause, let the node's start write set `owner` (the delivery's `attempt`) "
+     "or `started_at` on the record of the delivery's (message, processor), as the examples do, and lethe then "
+     "infers its decision like a built-in strategy's.",
+     Intervention::None, "none: the clause is unknown, so there is no window to close"},
+};
+
+// A row for every cause, each at its enumerator's index, none of its texts empty.
+static_assert(std::size(kCauses) == kCauseCount, "kCauses needs exactly one row per Cause");
+inline constexpr bool causes_complete() {
+  for (std::size_t i = 0; i < kCauseCount; ++i) {
+    const CauseRow& row = kCauses[i];
+    if (static_cast<std::size_t>(row.cause) != i) return false;
+    if (row.name.empty() || row.description.empty() || row.opens.empty() || row.clause.empty() ||
+        row.change.empty() || row.intervention_text.empty()) {
+      return false;
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (kCauses[j].name == row.name) return false;
+    }
+  }
+  return true;
+}
+static_assert(causes_complete(), "each kCauses row sits at its Cause's index, names a unique cause, and is complete");
+
 inline constexpr std::array<std::string_view, kCauseCount> kCauseNames = [] {
   std::array<std::string_view, kCauseCount> names{};
   for (std::size_t i = 0; i < kCauseCount; ++i) names[i] = kCauses[i].name;
   return names;
 }();
+inline constexpr const CauseRow& cause_row(Cause cause) { return kCauses[static_cast<std::size_t>(cause)]; }
 inline std::string_view to_string(Cause cause) { return kCauseNames[static_cast<std::size_t>(cause)]; }
 
 struct Quantiles {
@@ -85,6 +226,23 @@ struct ExpectationResult {
   bool ok = false;
   int line = 0;        // in the scenario file
   double threshold = 0.0;  // the number `got` was compared with: `want`, a percent resolved against `messages`
+  bool by_default = false;  // a default invariant (kDefaultExpectations), not written in [expect]
+};
+
+// lethe's default invariants, checked when no [expect] entry names the field (or, for duplicate_effects, one of
+// its parts) and [expect] defaults is not false: a run is OK only if nothing went wrong that lethe can see.
+struct DefaultExpectation {
+  std::string_view key;       // the result field
+  std::string_view op;        // "==" (the only one a default uses)
+  double want;
+  std::string_view overridden_by;  // a prefix of [expect] keys that replace it as well ("" for none)
+};
+inline constexpr DefaultExpectation kDefaultExpectations[] = {
+    {"duplicate_effects", "==", 0, "duplicates."},
+    {"lost_messages", "==", 0, ""},
+    {"linearizable", "==", 1, ""},  // checked only when the history was checked (null: not checked)
+    {"saga_stuck", "==", 0, ""},
+    {"saga_duplicate_compensations", "==", 0, ""},
 };
 
 // One explained duplicate: which execution, why, and the evidence.
@@ -149,6 +307,10 @@ struct RunResult {
   std::vector<std::string> saga_violations;        // one line per violation, cause first (capped)
   std::vector<std::string> drawn;                  // [explore]: the seed's drawn values, KEY=VALUE (empty without)
   std::vector<std::string> not_reproducible;       // why a seed may not repeat (external nodes without turns)
+  std::vector<std::string> defaults_replaced;      // default invariants an [expect] entry replaces (by field)
+  std::vector<std::string> lost_examples;          // the first lost pairs, "message ID (PROCESSOR)" (capped)
+  std::uint64_t store_errors = 0;                  // an external node's store operations lethe rejected
+  std::vector<std::string> store_error_first;      // the first such rejection's text (empty without)
 
   // A numeric result field by its dotted name ("duplicates.expired", "wait_time.p99", "ok"); nullopt if the
   // name is not a numeric field of result_fields() or (linearizable) the value is absent.

@@ -110,9 +110,12 @@ class SharedLedger {
     ledger_.waits.push_back(lethe::WaitRecord{id, processor, attempt, waited});
   }
   void completed(AttemptId attempt, bool applied, sim::Time now) {
-    if (!applied) return;
     std::lock_guard<std::mutex> lock(mutex_);
     auto& record = ledger_.attempt(attempt);
+    if (!applied) {
+      record.completion_failed = true;
+      return;
+    }
     record.completion_applied = true;
     record.completed_at = now;
   }

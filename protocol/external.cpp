@@ -29,6 +29,7 @@ StrategyInfo external_strategy() {
       {Cause::TakeoverWhileAlive, WindowOpens::Always, {}, "the node took over a record whose owner was alive"},
       {Cause::HerdTakeover, WindowOpens::Always, {}, "several attempts took over the same stale record"},
       {Cause::CrashAfterEffect, WindowOpens::Always, {}, "the owner died between its effect and its completion"},
+      {Cause::CompletionLost, WindowOpens::Always, {}, "the owner answered, but no completion write of it landed"},
       {Cause::Expired, WindowOpens::Always, {}, "the record was gone (TTL) when the node wrote its start"},
       {Cause::NotAttributable, WindowOpens::Always, {},
        "the node ran the effect after store traffic lethe cannot read as a decision (no start write it recognises)"},

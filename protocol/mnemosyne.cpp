@@ -262,8 +262,10 @@ ProtectResult MnemosyneStrategy::protect(MessageId id, ProcessorId processor, At
       // Wait.
       reporter_.note(call, lost_takeover ? Basis::TakeoverLost : Basis::InFlightRecent, seen, decided_at);
       lost_takeover = false;
-      reporter_.begin_wait(call, decided_at);
-      const sim::Time deadline = saturating_add(call.wait_began, settings_.max_wait);
+      // max_wait = 0 refuses at once: no wait begins, so none is counted (nor the start write's round trip).
+      if (settings_.max_wait > 0) reporter_.begin_wait(call, decided_at);
+      const sim::Time deadline =
+          settings_.max_wait > 0 ? saturating_add(call.wait_began, settings_.max_wait) : decided_at;
       std::optional<Reply> read;
       while (!read.has_value()) {
         const sim::Time now = clock_.now();
@@ -348,6 +350,8 @@ StrategyInfo mnemosyne_strategy() {
   info.windows = {
       {Cause::CrashAfterEffect, WindowOpens::Always, {},
        "the owner died, or gave up, between its effect and its completion: a later attempt takes the record over"},
+      {Cause::CompletionLost, WindowOpens::Always, {},
+       "the owner finished but its completion write never landed: a later attempt takes the in-flight record over"},
       {Cause::Expired, WindowOpens::Always, {}, "the record expired (ttl) or was evicted before a late redelivery"},
       {Cause::TakeoverWhileAlive, WindowOpens::WithSettings, max_wait_process,
        "on_max_wait = \"process\": a waiter goes ahead after max_wait while the owner is at work"},

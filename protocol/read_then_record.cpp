@@ -54,6 +54,8 @@ std::vector<DuplicateWindow> read_then_record_windows() {
        "two callers both read no completed record before either wrote one: the read-then-write race"},
       {Cause::CrashAfterEffect, WindowOpens::Always, {},
        "a caller died, or gave up, between its effect and its record: the redelivery finds nothing"},
+      {Cause::CompletionLost, WindowOpens::Always, {},
+       "a caller finished but its record write never landed: the redelivery finds nothing"},
       {Cause::Expired, WindowOpens::Always, {},
        "the record expired (ttl) or was evicted before a late redelivery read it"},
   };

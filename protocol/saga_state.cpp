@@ -246,6 +246,8 @@ StrategyInfo saga_state_strategy() {
   info.windows = {
       {Cause::CrashAfterEffect, WindowOpens::Always, {},
        "a compensation's sender died before recording it: the next holder sends the compensation again"},
+      {Cause::CompletionLost, WindowOpens::Always, {},
+       "a compensation's sender finished but its record write never landed: the next holder sends it again"},
       {Cause::TakeoverWhileAlive, WindowOpens::Always, {},
        "a compensation's sender was alive but slower than its lease: the next holder sends it again"},
       {Cause::HerdTakeover, WindowOpens::Always, {},

@@ -39,6 +39,7 @@ nlohmann::ordered_json expectations_json(const Expectations& expectations) {
     x["want_text"] = e.want;
     x["got"] = expectation_number(e.key, e.got);
     x["ok"] = e.ok;
+    x["default"] = e.by_default;
     out.push_back(x);
   }
   return out;
@@ -59,6 +60,7 @@ Expectations expectations_from(const nlohmann::json& j) {
     e.got = x.contains("got") && x["got"].is_number() ? x["got"].get<double>()
                                                      : std::numeric_limits<double>::quiet_NaN();
     e.ok = x.value("ok", false);
+    e.by_default = x.value("default", false);
     out.push_back(e);
   }
   return out;
@@ -203,8 +205,10 @@ nlohmann::ordered_json expectations_schema(std::string_view description) {
        {"got", {{"type", {"number", "null"}},
                 {"description", "the seed's value, an integer unless the field is a ratio; null when it could "
                                 "not be had (linearizable not checked)"}}},
-       {"ok", {{"type", "boolean"}}}},
-      "one [expect] entry and its verdict");
+       {"ok", {{"type", "boolean"}}},
+       {"default", {{"type", "boolean"},
+                    {"description", "a default invariant lethe checked because no [expect] entry names the field"}}}},
+      "one [expect] entry, or default invariant, and its verdict");
   return {{"type", "array"}, {"description", description}, {"items", std::move(item)}};
 }
 

@@ -15,6 +15,36 @@ std::string quantiles_text(const lethe::Quantiles& q) {
   return fmt::format("{} (p50 {}, p99 {}, max {})", q.count, format_time(q.p50), format_time(q.p99),
                      format_time(q.max));
 }
+
+// Each expectation (a default invariant marked as such), the defaults the scenario replaced, or that nothing was
+// checked: an OK must say what it rests on.
+std::string expectations_text(const lethe::RunResult& r) {
+  if (r.expectations.empty()) return "  expectations: none checked (OK means only that the run ended)\n";
+  std::string out = "  expectations:\n";
+  for (const auto& e : r.expectations) {
+    out += fmt::format("    {:4} {} {} {} (got {}){}\n", e.ok ? "ok" : "FAIL", e.key, e.op, e.want,
+                       std::isnan(e.got) ? std::string("n/a") : fmt::format("{}", e.got),
+                       e.by_default ? "  [default]" : "");
+  }
+  if (!r.defaults_replaced.empty()) {
+    std::string fields;
+    for (const auto& f : r.defaults_replaced) fields += (fields.empty() ? "" : ", ") + f;
+    out += fmt::format("    defaults replaced by [expect]: {}\n", fields);
+  }
+  return out;
+}
+
+std::string saga_text(const lethe::RunResult& r) {
+  if (r.saga_completed + r.saga_compensated + r.saga_stuck + r.saga_duplicate_steps +
+          r.saga_duplicate_compensations + r.saga_orphan_compensations + r.saga_late_steps ==
+      0) {
+    return "";
+  }
+  return fmt::format("  sagas: completed {}  compensated {}  stuck {}  duplicate steps {}  duplicate compensations "
+                     "{}  orphan compensations {}  late steps {}\n",
+                     r.saga_completed, r.saga_compensated, r.saga_stuck, r.saga_duplicate_steps,
+                     r.saga_duplicate_compensations, r.saga_orphan_compensations, r.saga_late_steps);
+}
 }  // namespace
 
 std::string run_summary(const lethe::RunResult& r, bool live) {
@@ -39,6 +69,16 @@ std::string run_summary(const lethe::RunResult& r, bool live) {
   out += "\n";
   out += fmt::format("  lost messages {}  memo mismatches {}  memo overwrites {}\n", r.lost_messages, r.memo_mismatches,
                      r.memo_overwrites);
+  if (!r.lost_examples.empty()) {
+    std::string ids;
+    for (const auto& x : r.lost_examples) ids += (ids.empty() ? "" : ", ") + x;
+    out += fmt::format("  lost: {}{}\n", ids, r.lost_messages > r.lost_examples.size() ? ", ..." : "");
+  }
+  if (r.store_errors > 0) {
+    out += fmt::format("  store operations rejected: {} (first: {})\n", r.store_errors,
+                       r.store_error_first.empty() ? std::string("?") : r.store_error_first.front());
+  }
+  out += saga_text(r);
   out += fmt::format("  waits {}\n", quantiles_text(r.wait_time));
   out += fmt::format("  recovery latency {}\n", quantiles_text(r.recovery_latency));
   out += fmt::format("  sink calls {} ({:.3f} per successful effect)\n", r.sink_calls, r.calls_per_success);
@@ -57,13 +97,7 @@ std::string run_summary(const lethe::RunResult& r, bool live) {
   }
   if (!never.empty()) out += fmt::format("  fault points that never fired: {}\n", never);
   for (const auto& why : r.not_reproducible) out += fmt::format("  NOT GUARANTEED REPRODUCIBLE: {}\n", why);
-  if (!r.expectations.empty()) {
-    out += "  expectations:\n";
-    for (const auto& e : r.expectations) {
-      out += fmt::format("    {:4} {} {} {} (got {})\n", e.ok ? "ok" : "FAIL", e.key, e.op, e.want,
-                         std::isnan(e.got) ? std::string("n/a") : fmt::format("{}", e.got));
-    }
-  }
+  out += expectations_text(r);
   out += fmt::format("  {}\n", r.ok ? "OK" : "FAILED");
   return out;
 }

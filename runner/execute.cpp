@@ -1,5 +1,6 @@
 #include "runner/execute.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <exception>
@@ -29,6 +30,38 @@ bool compare(double got, lethe::ExpectationOp op, double want) {
 std::string number_text(double value) {
   if (std::floor(value) == value && std::fabs(value) < 1e15) return fmt::format("{}", static_cast<long long>(value));
   return fmt::format("{}", value);
+}
+
+bool overridden(const lethe::ScenarioConfig& config, const lethe::DefaultExpectation& d) {
+  return std::any_of(config.expect.begin(), config.expect.end(), [&d](const lethe::Expectation& e) {
+    return e.key == d.key || (!d.overridden_by.empty() && e.key.rfind(d.overridden_by, 0) == 0);
+  });
+}
+
+// The default invariants no [expect] entry replaces. linearizable is checked only when the run checked the
+// history: a default does not fail a run for a check it did not ask for.
+void check_defaults(const lethe::ScenarioConfig& config, lethe::RunResult& result) {
+  result.defaults_replaced.clear();
+  if (!config.expect_defaults) return;
+  for (const lethe::DefaultExpectation& d : lethe::kDefaultExpectations) {
+    if (overridden(config, d)) {
+      result.defaults_replaced.emplace_back(d.key);
+      continue;
+    }
+    if (config.saga.steps == 0 && std::string_view(d.key).rfind("saga_", 0) == 0) continue;  // no sagas ran
+    const std::optional<double> got = result.field(d.key);
+    if (!got.has_value()) continue;
+    lethe::ExpectationResult x;
+    x.key = d.key;
+    x.op = d.op;
+    x.want = number_text(d.want);
+    x.threshold = d.want;
+    x.got = *got;
+    x.ok = *got == d.want;
+    x.by_default = true;
+    result.ok = result.ok && x.ok;
+    result.expectations.push_back(x);
+  }
 }
 }  // namespace
 
@@ -64,6 +97,7 @@ void check_expectations(const lethe::ScenarioConfig& config, lethe::RunResult& r
     result.ok = result.ok && x.ok;
     result.expectations.push_back(x);
   }
+  check_defaults(config, result);  // after the written ones: a failing written entry is the first to show
 }
 
 SeedRun run_seed(const lethe::ScenarioConfig& config, std::uint64_t seed, const lethe::WorldOptions& options,

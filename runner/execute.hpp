@@ -30,6 +30,8 @@ SeedRun run_seed(const lethe::ScenarioConfig& config, std::uint64_t seed, const 
 std::string out_of_memory_text();
 
 // Fills result.expectations and result.ok.
+// Fills result.expectations (each [expect] entry, then each default invariant no entry replaces),
+// result.defaults_replaced and result.ok.
 void check_expectations(const lethe::ScenarioConfig& config, lethe::RunResult& result);
 
 // Runs f(i) for i in [0, count) on `threads` threads (>= 1); blocks until all finished.

@@ -119,6 +119,16 @@ void print_memo_mismatches(const ExplainSelection& o, const lethe::RunResult& r,
   if (shown < selected) std::cout << fmt::format("  ({} of {} shown: --limit N shows more)\n", shown, selected);
 }
 
+// --explain, last: which (message, processor) pairs were never executed (the result keeps the first ones).
+void print_lost(const ExplainSelection& o, const lethe::RunResult& r) {
+  if (r.lost_messages == 0 || o.cause) return;
+  std::cout << fmt::format("\nnever executed: {} lost (message, processor) pairs\n", r.lost_messages);
+  for (const auto& x : r.lost_examples) std::cout << "  " << x << "\n";
+  if (r.lost_messages > r.lost_examples.size()) {
+    std::cout << fmt::format("  ({} of {} listed)\n", r.lost_examples.size(), r.lost_messages);
+  }
+}
+
 // --explain: the summary by cause, then the sentences selected by --cause and --limit.
 }  // namespace
 
@@ -154,6 +164,7 @@ void print_explanations(const ExplainSelection& o, const lethe::RunResult& r) {
     std::cout << fmt::format("  ({} of {} shown: --limit N shows more, --cause C selects one cause)\n", shown, selected);
   }
   print_memo_mismatches(o, r, limit);
+  print_lost(o, r);
 }
 
 namespace {

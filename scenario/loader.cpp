@@ -1308,6 +1308,14 @@ void Loader::read_expect(const Table& root) {
     return std::pair{a.where.line, a.where.column} < std::pair{b.where.line, b.where.column};
   });
   for (const Leaf& leaf : leaves) {
+    if (leaf.key == "defaults") {  // not a result field: whether lethe's default invariants are checked
+      if (!leaf.value->is_boolean()) {
+        error(leaf.where, "expect.defaults", fmt::format("found {}; allowed: true or false", describe(*leaf.value)));
+        continue;
+      }
+      config_.expect_defaults = leaf.value->as_boolean()->get();
+      continue;
+    }
     if (!leaf.value->is_string()) {
       error(leaf.where, "expect." + leaf.key,
             fmt::format("found {}; allowed: a string {}", describe(*leaf.value), kExpectationAllowed));
@@ -1317,6 +1325,14 @@ void Loader::read_expect(const Table& root) {
   }
   for (const ExpectOverride& set : expect_overrides_) {
     Where where{0, 0, set.set_text};
+    if (set.key == "defaults") {
+      if (set.value != "true" && set.value != "false") {
+        error(where, "expect.defaults", fmt::format("found \"{}\"; allowed: true or false", set.value));
+        continue;
+      }
+      config_.expect_defaults = set.value == "true";
+      continue;
+    }
     check_expectation(set.key, set.value, where, where);
   }
 }

@@ -49,6 +49,9 @@ class Collector {
   void expect(const std::vector<lethe::Expectation>&, std::string_view description) {
     table("expect");
     add("RESULT_FIELD", schema::kExpectationAllowed, "none", description);
+    add("defaults", "`true` or `false`", "`true`",
+        "check lethe's default invariants (duplicate_effects, lost_messages, linearizable when checked, saga_stuck "
+        "and saga_duplicate_compensations when sagas run) on every field no entry names");
   }
 
   std::vector<KeyReference> keys;

@@ -108,6 +108,7 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
     bool ok = false;
     std::optional<std::uint64_t> value;
     bool store_touched = false;  // the node read or wrote the message's record during this attempt
+    bool store_used = false;     // the node sent a store operation on no open delivery's record meanwhile
     bool read_absent = false;    // its latest read of the record found none (a check before an insert)
     bool decided = false;        // a process-type decision was inferred
     bool effect_called = false;
@@ -369,6 +370,11 @@ void ExternalSession::serve(const std::string& service, const Json& body) {
     fail(fmt::format("sent a request of unknown type \"{}\" to {}", type, service),
          "lethe-store: op; sink: effect; clock: sleep; lin-kv: read, write, cas");
   }
+  if (service == "lethe-store" && reply["type"] == "error" && reply["code"] == kErrorMalformed) {
+    // A store operation lethe could not run: counted, so a node speaking the store protocol wrong shows as such.
+    Ledger& ledger = environment_.ledger;
+    if (ledger.store_errors++ == 0) ledger.first_store_error = reply["text"].get<std::string>();
+  }
   reply["in_reply_to"] = body["msg_id"];
   // A named crash point, recognised from the traffic: the node dies before it reads the reply.
   if (crash.has_value()) hooks_->crash_point(crash->point, crash->id, crash->attempt);
@@ -405,7 +411,11 @@ Json ExternalSession::serve_sink(const Json& body, std::optional<CrashAt>& crash
   }
   // An effect with no store traffic on the record before it: the node checked nothing. After a read that found
   // none (and no start write): it decided on an absent record, as check-then-insert does.
-  if (!delivery->decided && !delivery->store_touched) decide(*delivery, Basis::Unprotected, std::nullopt);
+  // Store traffic elsewhere (another table, another key) may be the node's own record: no decision is inferred,
+  // and the oracle calls a duplicate of it not_attributable rather than guess "checked nothing".
+  if (!delivery->decided && !delivery->store_touched && !delivery->store_used) {
+    decide(*delivery, Basis::Unprotected, std::nullopt);
+  }
   if (!delivery->decided && delivery->read_absent) decide(*delivery, Basis::Absent, std::nullopt);
   delivery->effect_called = true;
   const FencingToken token = body.value("fencing_token", Json(kNoFencingToken)).is_number_unsigned()
@@ -491,12 +501,17 @@ void ExternalSession::decide(Delivery& delivery, Basis basis, const std::optiona
 }
 
 void ExternalSession::infer(const Op& op, const Reply& reply, std::optional<CrashAt>& crash) {
+  bool on_a_delivery = false;
   for (const KeyWrite& write : key_writes(op, reply)) {
     const Table table = key_table(write.key);
     if (table != Table::Dedupe && table != Table::Inbox) continue;
     Delivery* delivery = open_delivery(key_message(write.key), key_processor(write.key));
     if (delivery == nullptr) continue;
+    on_a_delivery = true;
     delivery->store_touched = true;
+    if (!write.applied && write.sets_completed && !write.is_read) {
+      hooks_->completed(delivery->id, delivery->processor, delivery->attempt, false);
+    }
     const std::optional<Item>& seen = write.previous;
     if (write.is_read) delivery->read_absent = !seen.has_value();
     const bool completed = seen.has_value() && seen->completed_at.has_value();
@@ -520,6 +535,10 @@ void ExternalSession::infer(const Op& op, const Reply& reply, std::optional<Cras
                                                                               : Basis::InFlightRecent,
              seen);
     }
+  }
+  if (on_a_delivery) return;
+  for (auto& entry : deliveries_) {
+    if (!entry.second.answered) entry.second.store_used = true;
   }
 }
 

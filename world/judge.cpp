@@ -87,6 +87,8 @@ RunResult judge_run(const JudgeInput& in) {
   result.trace_hash = sim.trace().hash();
   result.trace_events = sim.trace().count();
   result.store_peak_records = in.topology.store().peak_records();
+  result.store_errors = in.ledger.store_errors;
+  if (!in.ledger.first_store_error.empty()) result.store_error_first = {in.ledger.first_store_error};
   return result;
 }
 

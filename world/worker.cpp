@@ -56,6 +56,8 @@ class WorkerHooks final : public ProtocolHooks {
     if (applied) {
       record.completion_applied = true;
       record.completed_at = environment_.simulation.now();
+    } else {
+      record.completion_failed = true;
     }
   }
 

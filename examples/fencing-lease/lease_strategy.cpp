@@ -202,6 +202,8 @@ void register_lease_strategy() {
   info.windows = {
       {Cause::CrashAfterEffect, WindowOpens::Always, {},
        "the holder died between the effect and the completion; the next lease runs the effect again"},
+      {Cause::CompletionLost, WindowOpens::Always, {},
+       "the holder finished but its completion write never landed; the next lease runs the effect again"},
       {Cause::TakeoverWhileAlive, WindowOpens::WithSlowOwner, {},
        "the holder ran the effect, then stalled past its lease before completing: the fence cannot undo it"},
       {Cause::Expired, WindowOpens::Always, {}, "a redelivery after the ttl evicted the completed record"},
