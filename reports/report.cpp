@@ -384,17 +384,32 @@ std::string x_axis_settings(const Axis& axis) {
   return s;
 }
 
-std::vector<Figure> curves(const ReportInput& in) {
-  std::vector<Figure> figures;
-  const auto key = curve_key(in);
-  if (!key) return figures;
-  const Axis axis = make_axis(in.cells, *key);
-  auto groups = group_cells(in.cells, in.varied_keys, {*key});
-  const bool truncated = groups.size() > kMaxSeries;
-  if (truncated) groups.resize(kMaxSeries);
-  const bool is_mpt = *key == "protocol.max_processing_time";
+// The series of the curves: the cells grouped by every varied key but the x axis, each sorted along it.
+struct CurveSeries {
+  std::string key;
+  Axis axis;
+  std::vector<Group> groups;
+  bool truncated = false;
+};
 
-  // Duplicate rate with Wilson intervals (and the analytic rate, when given).
+CurveSeries curve_series(const ReportInput& in, const std::string& key) {
+  CurveSeries s{key, make_axis(in.cells, key), group_cells(in.cells, in.varied_keys, {key}), false};
+  s.truncated = s.groups.size() > kMaxSeries;
+  if (s.truncated) s.groups.resize(kMaxSeries);
+  for (auto& group : s.groups) {
+    std::stable_sort(group.cells.begin(), group.cells.end(), [&](const auto* a, const auto* b) {
+      return s.axis.position(param_or_empty(*a, key)) < s.axis.position(param_or_empty(*b, key));
+    });
+  }
+  return s;
+}
+
+// Duplicate rate with Wilson intervals (and the analytic rate, when given).
+Figure duplicate_rate_curve(const ReportInput& in, const CurveSeries& series) {
+  const std::string* key = &series.key;
+  const Axis& axis = series.axis;
+  const auto& groups = series.groups;
+  const bool truncated = series.truncated;
   Figure rate;
   rate.name = "curve-duplicate-rate";
   rate.heading = "Duplicate rate against " + *key;
@@ -420,11 +435,7 @@ std::vector<Figure> curves(const ReportInput& in) {
   bool any_analytic = false;
   bool any_zero = false;
   for (const auto& group : groups) {
-    std::vector<const CellSummary*> sorted = group.cells;
-    std::stable_sort(sorted.begin(), sorted.end(), [&](const auto* a, const auto* b) {
-      return axis.position(param_or_empty(*a, *key)) < axis.position(param_or_empty(*b, *key));
-    });
-    for (const auto* cell : sorted) {
+    for (const auto* cell : group.cells) {
       const auto analytic = in.analytic_duplicate_rate.find(cell->index);
       const double a = analytic == in.analytic_duplicate_rate.end() ? kNaN : analytic->second;
       any_analytic = any_analytic || std::isfinite(a);
@@ -472,19 +483,21 @@ std::vector<Figure> curves(const ReportInput& in) {
     rate.caption += any_zero ? "; cells without a duplicate have no point on it (see the table)." : ".";
   }
   if (truncated) rate.caption += fmt::format(" Only the first {} series are drawn; the table has every cell.", kMaxSeries);
-  figures.push_back(std::move(rate));
+  return rate;
+}
 
-  // Recovery latency: p50 with a bar up to p99.
+// Recovery latency: p50 with a bar up to p99.
+Figure recovery_curve(const ReportInput& in, const CurveSeries& series) {
+  const std::string* key = &series.key;
+  const Axis& axis = series.axis;
+  const auto& groups = series.groups;
+  const bool is_mpt = *key == "protocol.max_processing_time";
   Figure recovery;
   recovery.name = "curve-recovery-latency";
   recovery.heading = "Recovery latency against " + *key;
   bool any_recovery = false;
   for (const auto& group : groups) {
-    std::vector<const CellSummary*> sorted = group.cells;
-    std::stable_sort(sorted.begin(), sorted.end(), [&](const auto* a, const auto* b) {
-      return axis.position(param_or_empty(*a, *key)) < axis.position(param_or_empty(*b, *key));
-    });
-    for (const auto* cell : sorted) {
+    for (const auto* cell : group.cells) {
       const bool has = cell->recovery_latency.count > 0;
       any_recovery = any_recovery || has;
       recovery.data += fmt::format("{} {} {}\n", number(axis.coordinate(param_or_empty(*cell, *key))),
@@ -525,8 +538,14 @@ std::vector<Figure> curves(const ReportInput& in) {
                           "before anyone takes it over.";
     }
   }
-  figures.push_back(std::move(recovery));
-  return figures;
+  return recovery;
+}
+
+std::vector<Figure> curves(const ReportInput& in) {
+  const auto key = curve_key(in);
+  if (!key) return {};
+  const CurveSeries series = curve_series(in, *key);
+  return {duplicate_rate_curve(in, series), recovery_curve(in, series)};
 }
 
 Figure cause_bars(const ReportInput& in) {
@@ -880,98 +899,6 @@ ReportOutcome write_report(const fs::path& dir, const ReportInput& in) {
   outcome.error = write_file(outcome.html_path, html);
   if (!outcome.error.empty()) outcome.html_path.clear();
   return outcome;
-}
-
-
-std::string survival_svg(const SurvivalPlot& plot) {
-  constexpr double kWidth = 860, kHeight = 400, kLeft = 70, kRight = 250, kTop = 40, kBottom = 50;
-  const double plot_w = kWidth - kLeft - kRight;
-  const double plot_h = kHeight - kTop - kBottom;
-  std::int64_t t_last = 1;
-  for (const auto& [t, p] : plot.points) t_last = std::max(t_last, t);
-  // Time tics on a 1-2-5 step, so each reads as a round duration.
-  const double raw_step = static_cast<double>(t_last) / 5.0;
-  const double decade = std::pow(10.0, std::floor(std::log10(std::max(raw_step, 1.0))));
-  double step_ns = decade;
-  for (const double m : {1.0, 2.0, 5.0, 10.0}) {
-    step_ns = m * decade;
-    if (step_ns >= raw_step) break;
-  }
-  const auto step = static_cast<std::int64_t>(step_ns);
-  const int tics = static_cast<int>((t_last + step - 1) / step);
-  const std::int64_t t_max = step * tics;
-  // The y axis: decades from below the target (or the smallest rate drawn) up to 1.
-  double lowest = plot.target > 0 ? plot.target / 10.0 : 1e-6;
-  for (const auto& [t, p] : plot.points) {
-    if (p > 0) lowest = std::min(lowest, p);
-  }
-  const int decades = std::clamp(static_cast<int>(std::ceil(-std::log10(lowest))), 1, 12);
-  const auto x_of = [&](std::int64_t t) { return kLeft + plot_w * static_cast<double>(t) / static_cast<double>(t_max); };
-  const auto y_of = [&](double p) {
-    const double clamped = std::max(p, std::pow(10.0, -decades));
-    return kTop + plot_h * (-std::log10(clamped)) / decades;
-  };
-  std::string out = fmt::format(
-      "<svg class=\"survival\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\" "
-      "font-family=\"sans-serif\" font-size=\"11\">\n<title>{2}</title>\n"
-      "<rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
-      "<text x=\"{3}\" y=\"20\" font-size=\"13\">{2}</text>\n",
-      kWidth, kHeight, html_escape(plot.title), kLeft);
-  // Grid and axes: one line per decade, five time tics.
-  for (int d = 0; d <= decades; ++d) {
-    const double y = kTop + plot_h * d / decades;
-    out += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#e3e3e3\"/>"
-                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-                       kLeft, y, kLeft + plot_w, kLeft - 6, y + 4, d == 0 ? std::string("1") : fmt::format("1e-{}", d));
-  }
-  for (int i = 0; i <= tics; ++i) {
-    const auto t = step * i;
-    const double x = x_of(t);
-    out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#e3e3e3\"/>"
-                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-                       x, kTop, kTop + plot_h, kTop + plot_h + 16, html_escape(sim::format_duration(t)));
-  }
-  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333333\"/>\n", kLeft,
-                     kTop, plot_w, plot_h);
-  out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">processing time t</text>\n",
-                     kLeft + plot_w / 2, kHeight - 10);
-  out += fmt::format("<text transform=\"translate(16 {:.1f}) rotate(-90)\" text-anchor=\"middle\">P(processing time "
-                     "&gt; t) = takeover rate at max_processing_time t</text>\n", kTop + plot_h / 2);
-  // The curve: a step function through the points (empirical samples are steps; a smooth law has many points).
-  std::string path;
-  for (std::size_t i = 0; i < plot.points.size(); ++i) {
-    const auto& [t, p] = plot.points[i];
-    if (p <= 0) break;  // beyond the largest sample: nothing to draw on a log axis
-    path += fmt::format("{}{:.1f},{:.1f} ", i == 0 ? "M" : "L", x_of(t), y_of(p));
-  }
-  out += fmt::format("<path class=\"curve\" d=\"{}\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\"/>\n", path);
-  // Target rate and recommended max_processing_time.
-  const double target_y = y_of(plot.target);
-  const double right = kLeft + plot_w;
-  out += fmt::format("<line class=\"target\" x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#c0392b\" "
-                     "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>"
-                     "<text x=\"{3}\" y=\"{4:.1f}\" fill=\"#c0392b\">target rate {5:.3g}</text>\n",
-                     kLeft, target_y, right, right + 8, target_y + 4, plot.target);
-  const double q_x = x_of(plot.target_quantile);
-  out += fmt::format("<circle class=\"target-quantile\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#c0392b\"/>"
-                     "<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#c0392b\">the {:.6g} quantile: {}</text>\n",
-                     q_x, target_y, right + 8, target_y + 18, 1.0 - plot.target, html_escape(sim::format_duration(plot.target_quantile)));
-  double label_y = kTop + 12;
-  const auto vertical = [&](std::int64_t t, const std::string& css, const std::string& color, const std::string& label) {
-    const double x = x_of(t);
-    out += fmt::format("<line class=\"{0}\" x1=\"{1:.1f}\" y1=\"{2}\" x2=\"{1:.1f}\" y2=\"{3}\" stroke=\"{4}\" "
-                       "stroke-width=\"2\"/><text x=\"{5}\" y=\"{6:.1f}\" fill=\"{4}\">{7}</text>\n",
-                       css, x, kTop, kTop + plot_h, color, right + 8, label_y, html_escape(label));
-    label_y += 16;
-  };
-  if (plot.recommended) {
-    vertical(*plot.recommended, "recommended", "#2e7d32",
-             "recommended max_processing_time " + sim::format_duration(*plot.recommended));
-  }
-  if (plot.patience_limit && *plot.patience_limit <= t_max) {
-    vertical(*plot.patience_limit, "patience", "#8e44ad", "patience limit " + sim::format_duration(*plot.patience_limit));
-  }
-  return out + "</svg>\n";
 }
 
 }  // namespace reports
