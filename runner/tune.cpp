@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "reports/cells.hpp"
@@ -16,6 +18,8 @@
 #include "reports/summary.hpp"
 #include "reports/tune_page.hpp"
 #include "runner/command_line.hpp"
+#include "runner/execute.hpp"
+#include "scenario/loader.hpp"
 #include "runner/sweep.hpp"
 #include "runner/tune_input.hpp"
 #include "runner/tune_verdict.hpp"
@@ -174,28 +178,60 @@ struct Confirmation {
   std::string text;
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   std::map<std::size_t, double> analytic;  // by cell index
-  SideVerdict takeover{false, false, "takeover rate not confirmed: --no-confirm skipped the confirmation"};
-  SideVerdict recovery{false, false, "recovery not confirmed: --no-confirm skipped the confirmation"};
+  std::vector<SeedSpread> spreads;         // by cell index
+  std::uint64_t takeovers = 0;             // at the recommendation, over every round of the sequential test
+  std::uint64_t trials = 0;
+  int looks = 0;
+  SideVerdict takeover{false, false, "takeover rate not confirmed: --no-confirm skipped the confirmation",
+                       "not confirmed", "run without --no-confirm"};
+  SideVerdict recovery{false, false, "recovery not confirmed: --no-confirm skipped the confirmation",
+                       "not confirmed", "run without --no-confirm"};
 };
+
+// Each cell's spread of the per-seed recovery p50 / p99, read back from the sweep's results.jsonl.
+std::vector<SeedSpread> seed_spreads(const fs::path& results, std::size_t cells) {
+  std::vector<SeedSpread> spreads(cells);
+  std::ifstream file(results);
+  std::string text;
+  while (std::getline(file, text)) {
+    std::string error;
+    const auto line = parse_result_line(text, error);
+    if (!line || line->cell >= cells || !line->run.error.empty()) continue;
+    const auto& q = line->run.result.recovery_latency;
+    if (q.count == 0) continue;
+    auto& s = spreads[line->cell];
+    const bool first = s.seeds++ == 0;
+    s.p50_low = first ? q.p50 : std::min(s.p50_low, q.p50);
+    s.p50_high = first ? q.p50 : std::max(s.p50_high, q.p50);
+    s.p99_low = first ? q.p99 : std::min(s.p99_low, q.p99);
+    s.p99_high = first ? q.p99 : std::max(s.p99_high, q.p99);
+  }
+  return spreads;
+}
 
 void add_measured(const TuneInput& in, sim::Duration mpt, const reports::CellSummary& cell, Confirmation& c) {
   const double analytic = in.processing_time.survival(mpt);
+  const RecoveryEstimate recovery_model = analytic_recovery(in.processing_time, mpt, in.poll);
+  const SeedSpread spread = cell.index < c.spreads.size() ? c.spreads[cell.index] : SeedSpread{};
   c.analytic[cell.index] = analytic;
   const auto takeover_count = cell.by_cause[static_cast<std::size_t>(lethe::Cause::TakeoverWhileAlive)];
   const double takeovers =
       cell.trials == 0 ? 0.0 : static_cast<double>(takeover_count) / static_cast<double>(cell.trials);
-  const std::string recovery = cell.recovery_latency.count == 0
-                                   ? std::string("none")
-                                   : fmt::format("{} / {} ({})", d(cell.recovery_latency.p50),
-                                                 d(cell.recovery_latency.p99), cell.recovery_latency.count);
-  c.text += fmt::format("  {:>10}  {:>10}  {:>10}  {:>24}  {:>10}  {:>14}  {:>26}\n", d(mpt),
+  const std::string recovery =
+      cell.recovery_latency.count == 0
+          ? std::string("none")
+          : fmt::format("{} [{}..{}] / {} [{}..{}] ({})", d(cell.recovery_latency.p50), d(spread.p50_low),
+                        d(spread.p50_high), d(cell.recovery_latency.p99), d(spread.p99_low), d(spread.p99_high),
+                        cell.recovery_latency.count);
+  const std::string analytic_recovery_text = d(recovery_model.p50) + " / " + d(recovery_model.p99);
+  c.text += fmt::format("  {:>10}  {:>10}  {:>10}  {:>24}  {:>10}  {:>17}  {}\n", d(mpt),
                         takeover_rate_text(in, analytic), rate_text(cell.duplicate_rate),
                         fmt::format("[{}, {}]", rate_text(cell.duplicate_interval.low),
                                     rate_text(cell.duplicate_interval.high)),
-                        rate_text(takeovers), d(mpt + in.poll), recovery);
+                        rate_text(takeovers), analytic_recovery_text, recovery);
   c.rows.push_back({d(mpt), takeover_rate_text(in, analytic), rate_text(cell.duplicate_rate),
                     rate_text(cell.duplicate_interval.low), rate_text(cell.duplicate_interval.high),
-                    rate_text(takeovers), d(mpt + in.poll), recovery});
+                    rate_text(takeovers), analytic_recovery_text, recovery});
   nlohmann::ordered_json cell_json;
   put_duration(cell_json, "max_processing_time", mpt);
   c.json.push_back({{"max_processing_time_ns", cell_json["max_processing_time_ns"]},
@@ -208,7 +244,46 @@ void add_measured(const TuneInput& in, sim::Duration mpt, const reports::CellSum
                     {"takeover_while_alive", takeover_count},
                     {"recovery_latency_p50_ns", cell.recovery_latency.p50},
                     {"recovery_latency_p99_ns", cell.recovery_latency.p99},
-                    {"recovery_samples", cell.recovery_latency.count}});
+                    {"recovery_samples", cell.recovery_latency.count},
+                    {"recovery_seed_range_p50_ns", {spread.p50_low, spread.p50_high}},
+                    {"recovery_seed_range_p99_ns", {spread.p99_low, spread.p99_high}},
+                    {"analytic_recovery_p50_ns", recovery_model.p50},
+                    {"analytic_recovery_p99_ns", recovery_model.p99}});
+}
+
+// The takeover side's sequential test (kMostLooks): while the interval contains the target, run the
+// recommendation's cell on the next seeds (as many again as so far) and add their takeovers and trials. False
+// after printing why when lethe broke on a seed.
+bool sequential_takeover(const TuneOptions& o, const TuneInput& in, const SweepSpec& spec, sim::Duration centre,
+                         Confirmation& c) {
+  std::int64_t seeds = o.seeds;
+  for (c.looks = 1;; ++c.looks) {
+    c.takeover = takeover_verdict(in, c.takeovers, c.trials, c.looks, c.looks < kMostLooks);
+    if (c.takeover.state != "undecided") return true;
+    const auto loaded = scenario::load_scenario_text(
+        *spec.scenario_text, spec.scenario_file.string(), spec.scenario_file.parent_path(),
+        {"protocol.max_processing_time=" + sim::format_duration(centre)});
+    const auto* config = std::get_if<lethe::ScenarioConfig>(&loaded);
+    if (config == nullptr) {
+      std::cerr << "lethe tune: the confirmation scenario did not load for the next round\n";
+      return false;
+    }
+    std::cout << fmt::format("takeover side undecided after {} trials (round {} of at most {}): seeds {}..{} at {}\n",
+                             c.trials, c.looks, kMostLooks, seeds + 1, 2 * seeds, d(centre));
+    std::vector<SeedRun> runs(static_cast<std::size_t>(seeds));
+    parallel_for(runs.size(), o.jobs == 0 ? default_jobs() : o.jobs, [&](std::size_t i) {
+      runs[i] = run_seed(*config, static_cast<std::uint64_t>(seeds) + 1 + i);
+    });
+    for (const auto& run : runs) {
+      if (!run.error.empty()) {
+        std::cerr << fmt::format("lethe tune: seed {} of the confirmation broke: {}\n", run.result.seed, run.error);
+        return false;
+      }
+      c.takeovers += run.result.duplicates[static_cast<std::size_t>(lethe::Cause::TakeoverWhileAlive)];
+      c.trials += run.result.messages * config->topology.processors.size();
+    }
+    seeds *= 2;
+  }
 }
 
 // Runs the confirmation sweep; nullopt after printing why when lethe broke or refused the scenario.
@@ -228,18 +303,25 @@ std::optional<Confirmation> confirm(const TuneOptions& o, const TuneInput& in, c
   }
   Confirmation c;
   c.cells = outcome.cells.cells;
-  c.text = fmt::format("  {:>10}  {:>10}  {:>10}  {:>24}  {:>10}  {:>14}  {:>26}\n", "mpt", "analytic", "measured",
-                       "95% interval", "takeovers", "analytic rec.", "measured rec. p50/p99 (n)");
+  c.text = fmt::format("  {:>10}  {:>10}  {:>10}  {:>24}  {:>10}  {:>17}  {}\n", "mpt", "analytic", "measured",
+                       "95% interval", "takeovers", "analytic rec p50/99", "measured rec. p50 [seeds] / p99 [seeds] (n)");
+  c.spreads = seed_spreads(spec.out_dir / "results.jsonl", c.cells.size());
   for (std::size_t i = 0; i < c.cells.size() && i < mpts.size(); ++i) add_measured(in, mpts[i], c.cells[i], c);
+  std::cout << "measured in the simulator (duplicates: every cause; the analytic rate is an upper bound of the "
+               "takeovers, a waiter notices a stale record only at its next re-read; recovery: the median over seeds "
+               "of each seed's p50 / p99, with the seeds' range):\n"
+            << c.text;
   // The verdicts are on the cell of the recommendation (or of the target, when there is none).
   for (std::size_t i = 0; i < c.cells.size() && i < mpts.size(); ++i) {
     if (mpts[i] != centre) continue;
-    c.takeover = takeover_verdict(in, c.cells[i]);
-    c.recovery = recovery_verdict(in, size, c.cells[i], o.seeds, o.messages);
+    const auto smallest = *std::min_element(mpts.begin(), mpts.end());
+    c.recovery = recovery_verdict(in, size, c.cells[i], o.seeds, o.messages,
+                                  analytic_recovery(in.processing_time, centre, in.poll), c.spreads[i], centre,
+                                  std::max<sim::Duration>(smallest, sim::kMillisecond));
+    c.takeovers = c.cells[i].by_cause[static_cast<std::size_t>(lethe::Cause::TakeoverWhileAlive)];
+    c.trials = c.cells[i].trials;
+    if (!sequential_takeover(o, in, spec, centre, c)) return std::nullopt;
   }
-  std::cout << "measured in the simulator (duplicates: every cause; the analytic rate is an upper bound of the "
-               "takeovers, a waiter notices a stale record only at its next re-read):\n"
-            << c.text;
   return c;
 }
 
@@ -264,7 +346,8 @@ int run_tune(const TuneOptions& o) {
   const sim::Duration centre = a.recommended_mpt.value_or(a.target_mpt);
   const ConfirmationSize size = size_confirmation(in, a, o.messages, o.seeds);
   const sim::Duration largest = *std::max_element(mpts.begin(), mpts.end());
-  const std::string scenario_text = confirmation_scenario(in, a, centre, o.messages, o.seeds, largest);
+  const sim::Duration smallest = *std::min_element(mpts.begin(), mpts.end());
+  const std::string scenario_text = confirmation_scenario(in, a, centre, o.messages, o.seeds, largest, smallest);
   const fs::path scenario_path = dir / "scenario.toml";
   if (const auto error = reports::write_file(scenario_path, scenario_text); !error.empty()) {
     std::cerr << "lethe tune: " << error << "\n";
@@ -327,8 +410,18 @@ int run_tune(const TuneOptions& o) {
     page.measured = measured.rows;
   }
 
-  json["verdict"] = {{"takeover", {{"confirmed", measured.takeover.confirmed}, {"text", measured.takeover.text}}},
-                     {"recovery", {{"confirmed", measured.recovery.confirmed}, {"text", measured.recovery.text}}}};
+  const auto verdict_json = [](const SideVerdict& side) {
+    return nlohmann::ordered_json{
+        {"confirmed", side.confirmed}, {"state", side.state}, {"text", side.text}, {"change", side.change}};
+  };
+  json["verdict"] = {{"takeover", verdict_json(measured.takeover)}, {"recovery", verdict_json(measured.recovery)}};
+  if (!o.no_confirm) {
+    json["sequential_test"] = {{"looks", measured.looks},
+                               {"most_looks", kMostLooks},
+                               {"takeovers", measured.takeovers},
+                               {"trials", measured.trials},
+                               {"confidence_per_look", 0.99}};
+  }
   std::cout << "\nverdict:\n  " << measured.takeover.text << "\n  " << measured.recovery.text << "\n";
   page.recommendation = v.text;
   page.verdicts = {{measured.takeover.confirmed, measured.takeover.text},

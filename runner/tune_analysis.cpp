@@ -7,6 +7,7 @@
 #include <map>
 
 #include "scenario/text.hpp"
+#include "sim/random.hpp"
 
 namespace runner {
 
@@ -56,7 +57,14 @@ TuneAnalysis analyze_tuning(const TuneInput& in) {
     const sim::Duration limit = *in.patience - in.poll;
     if (limit > 0) a.patience_mpt = limit;
   }
-  if (!in.patience || (a.patience_mpt && a.target_mpt <= *a.patience_mpt)) a.recommended_mpt = a.target_mpt;
+  a.design_rate = in.target_duplicates / kDesignMargin;
+  a.design_mpt = std::clamp<sim::Duration>(round_up_significant(law.quantile(1.0 - a.design_rate)), a.target_mpt,
+                                           std::max(a.target_mpt, sim::kDurationMax / 4));
+  if (!in.patience || (a.patience_mpt && a.design_mpt <= *a.patience_mpt)) {
+    a.recommended_mpt = a.design_mpt;
+  } else if (a.patience_mpt && a.target_mpt <= *a.patience_mpt) {
+    a.recommended_mpt = *a.patience_mpt;
+  }
   if (in.redelivery_window) {
     a.ttl = *in.redelivery_window > sim::kTimeMax / 2 ? sim::kTimeMax : 2 * *in.redelivery_window;
   }
@@ -74,9 +82,12 @@ TuneAnalysis analyze_tuning(const TuneInput& in) {
   for (double level : {0.5, 0.9, 0.99, 0.999, 0.9999, 0.99999, 0.999999}) {
     add(std::max<sim::Duration>(round_up_significant(law.quantile(level)), sim::kMillisecond), tune_level_label(level));
   }
-  add(a.target_mpt, a.recommended_mpt ? "recommended" : "meets the target");
-  add(round_up_significant(a.target_mpt / 2), "0.5x");
-  add(round_up_significant(sim::saturating_add(a.target_mpt, a.target_mpt)), "2x");
+  add(a.target_mpt, "meets the target");
+  if (a.recommended_mpt) {
+    add(*a.recommended_mpt, "recommended");
+    add(round_up_significant(*a.recommended_mpt / 2), "0.5x");
+    add(round_up_significant(sim::saturating_add(*a.recommended_mpt, *a.recommended_mpt)), "2x");
+  }
   if (a.patience_mpt) add(*a.patience_mpt, "patience limit");
   for (const auto& [mpt, label] : labels) {
     TuneCandidate c;
@@ -161,16 +172,42 @@ ConfirmationSize size_confirmation(const TuneInput& in, const TuneAnalysis& a, s
   return size;
 }
 
+RecoveryEstimate analytic_recovery(const sim::Distribution& law, sim::Duration mpt, sim::Duration poll) {
+  constexpr int kDraws = 200000;
+  sim::Rng rng(0x74756e65);  // "tune": a fixed stream, so the estimate is a function of its inputs
+  std::vector<std::pair<double, double>> draws;  // (R in ns, weight = the crashed attempt's length)
+  draws.reserve(kDraws);
+  double total = 0.0;
+  for (int i = 0; i < kDraws; ++i) {
+    const auto length = static_cast<double>(std::max<sim::Duration>(law.sample(rng), 1));
+    const double age = rng.uniform() * length;
+    const double phase = rng.uniform() * static_cast<double>(poll);
+    const auto rerun = static_cast<double>(law.sample(rng));
+    draws.emplace_back(std::max(static_cast<double>(mpt) - age, 0.0) + phase + rerun, length);
+    total += length;
+  }
+  std::sort(draws.begin(), draws.end());
+  const auto quantile = [&](double q) {
+    double seen = 0.0;
+    for (const auto& [r, w] : draws) {
+      seen += w;
+      if (seen >= q * total) return static_cast<sim::Duration>(std::llround(r));
+    }
+    return static_cast<sim::Duration>(std::llround(draws.back().first));
+  };
+  return RecoveryEstimate{quantile(0.5), quantile(0.99)};
+}
+
 std::string confirmation_scenario(const TuneInput& in, const TuneAnalysis& a, sim::Duration mpt, std::int64_t messages,
-                                  std::int64_t seeds, sim::Duration largest_mpt) {
+                                  std::int64_t seeds, sim::Duration largest_mpt, sim::Duration smallest_mpt) {
   const ConfirmationSize size = size_confirmation(in, a, messages, seeds);
   messages = size.messages;
   const double rate = size.message_rate_per_second;
   const double workload_s = size.workload_seconds;
   const sim::Duration duration = static_cast<sim::Duration>(std::ceil(workload_s + 60.0)) * sim::kSecond;
-  // Both only need to outlast the run's waits; capped at the longest duration a scenario may give.
-  const sim::Duration visibility = std::clamp<sim::Duration>(4 * (largest_mpt + in.poll), 30 * sim::kSecond,
-                                                             sim::kDurationMax);
+  // At most every mpt the sweep runs: a crashed attempt's message is back before its record is stale, and the
+  // copy waits for the record to age (what tune recommends bounds recovery, not the queue's timeout).
+  const sim::Duration visibility = std::max<sim::Duration>(smallest_mpt, sim::kMillisecond);
   const sim::Duration max_wait =
       std::min<sim::Duration>(2 * largest_mpt + 10 * in.poll + 10 * sim::kSecond, sim::kDurationMax);
   const sim::Duration ttl = a.ttl.value_or(7 * sim::kDay);
@@ -186,7 +223,8 @@ std::string confirmation_scenario(const TuneInput& in, const TuneAnalysis& a, si
          "A queue whose every message is delivered a second time while the first delivery is still being\n"
          "processed, so a waiting copy takes the record over exactly when it is older than max_processing_time\n"
          "(duplicates.takeover_while_alive measures P(processing time > max_processing_time)); consumers crash at\n"
-         "the given rate (recovery_latency measures how long a crashed message waits).\"\"\"\n";
+         "the given rate (recovery_latency measures how long a crashed message waits). The visibility timeout is at\n"
+         "most max_processing_time: a crashed attempt's message comes back before its record is stale.\"\"\"\n";
   out += "tags = [\"generated\", \"tune\"]\n\n";
   out += fmt::format("[run]\nseeds = {}\nduration = {}\ndrain = true\n\n", seeds,
                      scenario::text::toml_quote(sim::format_duration(duration)));
