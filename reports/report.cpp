@@ -265,6 +265,10 @@ constexpr std::size_t kMaxBars = 60;
 constexpr std::array<const char*, lethe::kCauseCount> kCauseColors = {"#7f7f7f", "#d62728", "#ff7f0e",
                                                                       "#9467bd", "#1f77b4", "#2ca02c", "#8c564b",
                                                                       "#bcbd22"};
+// Series that coincide stay apart by their dash and point types, not by colour alone (a curve drawn exactly
+// under another would otherwise hide it).
+constexpr std::array<int, kMaxSeries> kSeriesDashes = {1, 2, 3, 4, 5, 1, 2, 3};
+constexpr std::array<int, kMaxSeries> kSeriesPoints = {7, 5, 9, 13, 11, 4, 6, 8};
 constexpr std::array<const char*, kMaxSeries> kSeriesColors = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                                                "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 
@@ -313,9 +317,18 @@ std::vector<Figure> heatmaps(const ReportInput& in) {
                                         : "Duplicate rate over " + short_key(kx) + " x " + short_key(ky) + " (" +
                                               groups[g].label + ")";
     double highest = 0.0;
+    double lowest = std::numeric_limits<double>::infinity();  // the smallest positive rate
     for (const auto* cell : groups[g].cells) {
-      const double rate = cell->trials > 0 ? cell->duplicate_rate : kNaN;
-      if (std::isfinite(rate)) highest = std::max(highest, rate);
+      if (cell->trials == 0) continue;
+      highest = std::max(highest, cell->duplicate_rate);
+      if (cell->duplicate_rate > 0) lowest = std::min(lowest, cell->duplicate_rate);
+    }
+    // A logarithmic colour scale when the rates span a decade or more, so 1e-2 and 3e-5 are not both white;
+    // a cell without a duplicate takes the bottom colour (its label says 0).
+    const bool log_scale = highest > 0 && highest / lowest >= 10.0;
+    const double bottom = log_scale ? lowest / 2.0 : 0.0;
+    for (const auto* cell : groups[g].cells) {
+      const double rate = cell->trials > 0 ? std::max(cell->duplicate_rate, bottom) : kNaN;
       const std::string label = cell->trials > 0 ? fmt::format("{:.3g}", cell->duplicate_rate) : "n/a";
       f.data += fmt::format("{} {} {} {}\n", ax.position(param_or_empty(*cell, kx)),
                             ay.position(param_or_empty(*cell, ky)), number(rate), data_string(label));
@@ -335,15 +348,23 @@ std::vector<Figure> heatmaps(const ReportInput& in) {
         "set xrange [-0.5:{}]\nset yrange [-0.5:{}]\n"
         "set xtics {}\nset ytics {}\nset tics scale 0\nunset grid\n"
         "set palette defined (0 \"#ffffff\", 1 \"#fee8c8\", 2 \"#fdbb84\", 3 \"#e34a33\")\n"
-        "set cbrange [0:{}]\nset cblabel \"duplicate effects per (message, processor)\"\nset format cb \"%.2g\"\n"
+        "{}set cblabel \"duplicate effects per (message, processor)\"\n"
         "unset key\n"
         "plot \"{}.dat\" using 1:2:(0.5):(0.5):3 with boxxyerror fillstyle solid 1.0 noborder lc palette, \\\n"
         "     \"\" using 1:2:4 with labels font \"sans,10\"\n",
         gnuplot_string(f.heading), gnuplot_string(kx), gnuplot_string(ky),
         number(static_cast<double>(ax.values.size()) - 0.5), number(static_cast<double>(ay.values.size()) - 0.5),
-        tics(cx), tics(cy), number(highest > 0 ? highest : 1.0), f.name);
+        tics(cx), tics(cy),
+        log_scale ? fmt::format("set logscale cb\nset cbrange [{}:{}]\nset format cb \"%.0e\"\n", number(bottom),
+                                number(highest))
+                  : fmt::format("set cbrange [0:{}]\nset format cb \"%.2g\"\n", number(highest > 0 ? highest : 1.0)),
+        f.name);
     f.caption = "Each square is one cell: duplicate effects divided by the (message, processor) pairs owed an "
                 "execution, over every seed of the cell. The full numbers and intervals are in the cells table.";
+    if (log_scale) {
+      f.caption += " The colour scale is logarithmic (the bar on the right gives the values); a cell without a "
+                   "duplicate has the bottom colour.";
+    }
     if (g + 1 == kMaxHeatmaps && groups.size() > kMaxHeatmaps) {
       f.caption += fmt::format(" Only the first {} of {} heatmaps are drawn; the table has every cell.", kMaxHeatmaps,
                                groups.size());
@@ -458,8 +479,9 @@ Figure duplicate_rate_curve(const ReportInput& in, const CurveSeries& series) {
   std::string plot = "plot ";
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (g > 0) plot += ", \\\n     ";
-    plot += fmt::format("\"{}.dat\" index {} using 1:2:3:4 with yerrorlines lw 2 pt 7 ps 0.8 lc rgb \"{}\" title {}",
-                        rate.name, g, kSeriesColors[g],
+    plot += fmt::format("\"{}.dat\" index {} using 1:2:3:4 with yerrorlines lw 2 dt {} pt {} ps 1.1 lc rgb \"{}\" "
+                        "title {}",
+                        rate.name, g, kSeriesDashes[g], kSeriesPoints[g], kSeriesColors[g],
                         gnuplot_string(groups[g].label.empty() ? "measured" : groups[g].label));
   }
   if (any_analytic) {
@@ -519,8 +541,9 @@ Figure recovery_curve(const ReportInput& in, const CurveSeries& series) {
     std::string rplot = "plot ";
     for (std::size_t g = 0; g < groups.size(); ++g) {
       if (g > 0) rplot += ", \\\n     ";
-      rplot += fmt::format("\"{}.dat\" index {} using 1:2:2:3 with yerrorlines lw 2 pt 7 ps 0.8 lc rgb \"{}\" title {}",
-                           recovery.name, g, kSeriesColors[g],
+      rplot += fmt::format("\"{}.dat\" index {} using 1:2:2:3 with yerrorlines lw 2 dt {} pt {} ps 1.1 lc rgb \"{}\" "
+                           "title {}",
+                           recovery.name, g, kSeriesDashes[g], kSeriesPoints[g], kSeriesColors[g],
                            gnuplot_string(groups[g].label.empty() ? "p50 .. p99" : groups[g].label));
     }
     if (is_mpt && axis.numeric) rplot += ", \\\n     x with lines dt 3 lc rgb \"#555555\" title \"y = max_processing_time\"";
@@ -786,7 +809,7 @@ std::string decision_rows_table() {
 
 constexpr const char* kStyle = R"css(
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px auto;
-       max-width: 1150px; color: #1d2330; background: #ffffff; line-height: 1.45; padding: 0 16px; }
+       max-width: 1400px; color: #1d2330; background: #ffffff; line-height: 1.45; padding: 0 16px; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.25em; margin-top: 1.8em; border-bottom: 1px solid #d5d9e2; padding-bottom: 0.2em; }
 p.meta { color: #4a5266; margin-top: 0; }

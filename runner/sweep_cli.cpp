@@ -6,7 +6,9 @@
 #include "runner/command.hpp"
 #include "runner/command_line.hpp"
 #include "runner/report.hpp"  // report_after_sweep: DIR/report.html
+#include "reports/output_file.hpp"
 #include "runner/sweep.hpp"
+#include "runner/sweep_targets.hpp"
 
 namespace runner {
 
@@ -21,7 +23,24 @@ struct SweepCommandOptions {
   std::string shard;
   bool resume = false;
   std::vector<std::string> sets;
+  std::vector<std::string> targets;
 };
+
+// --target: the verdict table after the sweep's own, DIR/targets.json, and exit 1 unless every cell passed.
+int apply_targets(const std::vector<SweepTarget>& targets, const SweepSpec& spec, const SweepOutcome& outcome) {
+  if (targets.empty() || (outcome.exit_code != kExitOk && outcome.exit_code != kExitExpectation)) {
+    return outcome.exit_code;
+  }
+  bool all_pass = true;
+  std::cout << targets_table(targets, outcome.cells.cells, all_pass);
+  const auto error = reports::write_file_atomically(spec.out_dir / "targets.json",
+                                                    targets_json(targets, outcome.cells.cells).dump(2) + "\n");
+  if (!error.empty()) {
+    std::cerr << "lethe sweep: " << error << "\n";
+    return kExitBadInput;
+  }
+  return all_pass ? outcome.exit_code : kExitExpectation;
+}
 
 struct MergeCommandOptions {
   std::vector<std::string> inputs;
@@ -47,6 +66,10 @@ ExtraCommand register_sweep(CLI::App& app) {
   command->add_flag("--resume", options->resume, "Continue the sweep already in --out, skipping finished seeds");
   command->add_option("--set", options->sets, "Override a key in every cell: KEY=VALUE (repeatable)")
       ->allow_extra_args(false);
+  command->add_option("--target", options->targets,
+                      "FIELD<=X or FIELD>=X on a field of cells.json: pass / fail / undecided per cell by its 95% "
+                      "interval, exit 1 unless every cell passes (repeatable)")
+      ->allow_extra_args(false);
   return ExtraCommand{command, [options] {
                         SweepSpec spec;
                         spec.scenario_file = options->file;
@@ -68,6 +91,16 @@ ExtraCommand register_sweep(CLI::App& app) {
                           }
                           spec.shard = *shard;
                         }
+                        std::vector<SweepTarget> targets;
+                        for (const auto& text : options->targets) {
+                          std::string error;
+                          auto target = parse_sweep_target(text, error);
+                          if (!target) {
+                            std::cerr << error << "\n";
+                            return kExitBadInput;
+                          }
+                          targets.push_back(std::move(*target));
+                        }
                         spec.sets = options->sets;
                         spec.seeds = options->seeds;
                         spec.jobs = options->jobs;
@@ -76,7 +109,9 @@ ExtraCommand register_sweep(CLI::App& app) {
                         spec.command_line = this_command_line();
                         spec.progress = stderr_progress_mode();
                         spec.table_out = &std::cout;
-                        return report_after_sweep(spec.out_dir, run_sweep(spec).exit_code);  // + DIR/report.html (runner/report.hpp)
+                        const SweepOutcome outcome = run_sweep(spec);
+                        const int code = apply_targets(targets, spec, outcome);
+                        return report_after_sweep(spec.out_dir, code);  // + DIR/report.html (runner/report.hpp)
                       }};
 }
 

@@ -12,9 +12,13 @@
 //   is an upper bound of the rate the simulator measures);
 // - recovery after a crash ~= mpt + poll: the crashed attempt's record must age to mpt, then a waiter needs up
 //   to one poll interval to re-read it. --patience bounds this: mpt + poll <= patience.
-// The recommendation is the smallest mpt whose takeover rate meets --target-duplicates (the (1 - P) quantile,
-// rounded UP to 3 significant digits so the rounded value still meets the target), provided mpt + poll fits
-// the patience. TTL = 2 x --redelivery-window: a duplicate that turns up after its record expired is processed
+// The recommendation is the mpt whose takeover rate is a quarter of --target-duplicates (kDesignMargin; the
+// (1 - P/4) quantile rounded UP to 3 significant digits): a rate at the target can never be confirmed below it,
+// a quarter of it can. When that does not fit the patience but the target's own quantile does, the patience
+// limit is recommended. Recovery p50/p99 come from analytic_recovery() (runner/tune_analysis.hpp). The
+// confirmation decides each side: confirmed / not confirmed / unreachable (runner/tune_verdict.hpp); the
+// takeover side is a sequential test that runs more seeds while its interval contains the target.
+// TTL = 2 x --redelivery-window: a duplicate that turns up after its record expired is processed
 // again (duplicates.expired), and the window (producer retry budget, broker replay, operator rewinds) is an
 // estimate: twice it covers an underestimate, and a store that evicts lazily only ever keeps records longer.
 //
