@@ -46,7 +46,7 @@ Verdict verdict(const TuneInput& in, const TuneAnalysis& a) {
     const sim::Duration mpt = *a.recommended_mpt;
     v.text += fmt::format("  takes over live work with probability P(processing time > mpt) = {}, {:.3g}x the target "
                           "{} (the {} quantile, {}, only meets it: a rate at the target can never be confirmed below "
-                          "it, so the recommendation aims at a {}th of it{})\n",
+                          "it, so the recommendation aims at 1/{} of it{})\n",
                           rate_text(in.processing_time.survival(mpt)),
                           in.processing_time.survival(mpt) / in.target_duplicates, target,
                           level_label(1.0 - in.target_duplicates), d(a.target_mpt_exact), kDesignMargin,
