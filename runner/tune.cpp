@@ -245,8 +245,10 @@ void add_measured(const TuneInput& in, sim::Duration mpt, const reports::CellSum
                     {"recovery_latency_p50_ns", cell.recovery_latency.p50},
                     {"recovery_latency_p99_ns", cell.recovery_latency.p99},
                     {"recovery_samples", cell.recovery_latency.count},
-                    {"recovery_seed_range_p50_ns", {spread.p50_low, spread.p50_high}},
-                    {"recovery_seed_range_p99_ns", {spread.p99_low, spread.p99_high}},
+                    {"recovery_seeds_p50_low_ns", spread.p50_low},
+                    {"recovery_seeds_p50_high_ns", spread.p50_high},
+                    {"recovery_seeds_p99_low_ns", spread.p99_low},
+                    {"recovery_seeds_p99_high_ns", spread.p99_high},
                     {"analytic_recovery_p50_ns", recovery_model.p50},
                     {"analytic_recovery_p99_ns", recovery_model.p99}});
 }
