@@ -265,6 +265,10 @@ constexpr std::size_t kMaxBars = 60;
 constexpr std::array<const char*, lethe::kCauseCount> kCauseColors = {"#7f7f7f", "#d62728", "#ff7f0e",
                                                                       "#9467bd", "#1f77b4", "#2ca02c", "#8c564b",
                                                                       "#bcbd22"};
+// Series that coincide stay apart by their dash and point types, not by colour alone (a curve drawn exactly
+// under another would otherwise hide it).
+constexpr std::array<int, kMaxSeries> kSeriesDashes = {1, 2, 3, 4, 5, 1, 2, 3};
+constexpr std::array<int, kMaxSeries> kSeriesPoints = {7, 5, 9, 13, 11, 4, 6, 8};
 constexpr std::array<const char*, kMaxSeries> kSeriesColors = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                                                "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 
@@ -313,9 +317,18 @@ std::vector<Figure> heatmaps(const ReportInput& in) {
                                         : "Duplicate rate over " + short_key(kx) + " x " + short_key(ky) + " (" +
                                               groups[g].label + ")";
     double highest = 0.0;
+    double lowest = std::numeric_limits<double>::infinity();  // the smallest positive rate
     for (const auto* cell : groups[g].cells) {
-      const double rate = cell->trials > 0 ? cell->duplicate_rate : kNaN;
-      if (std::isfinite(rate)) highest = std::max(highest, rate);
+      if (cell->trials == 0) continue;
+      highest = std::max(highest, cell->duplicate_rate);
+      if (cell->duplicate_rate > 0) lowest = std::min(lowest, cell->duplicate_rate);
+    }
+    // A logarithmic colour scale when the rates span a decade or more, so 1e-2 and 3e-5 are not both white;
+    // a cell without a duplicate takes the bottom colour (its label says 0).
+    const bool log_scale = highest > 0 && highest / lowest >= 10.0;
+    const double bottom = log_scale ? lowest / 2.0 : 0.0;
+    for (const auto* cell : groups[g].cells) {
+      const double rate = cell->trials > 0 ? std::max(cell->duplicate_rate, bottom) : kNaN;
       const std::string label = cell->trials > 0 ? fmt::format("{:.3g}", cell->duplicate_rate) : "n/a";
       f.data += fmt::format("{} {} {} {}\n", ax.position(param_or_empty(*cell, kx)),
                             ay.position(param_or_empty(*cell, ky)), number(rate), data_string(label));
@@ -335,15 +348,23 @@ std::vector<Figure> heatmaps(const ReportInput& in) {
         "set xrange [-0.5:{}]\nset yrange [-0.5:{}]\n"
         "set xtics {}\nset ytics {}\nset tics scale 0\nunset grid\n"
         "set palette defined (0 \"#ffffff\", 1 \"#fee8c8\", 2 \"#fdbb84\", 3 \"#e34a33\")\n"
-        "set cbrange [0:{}]\nset cblabel \"duplicate effects per (message, processor)\"\nset format cb \"%.2g\"\n"
+        "{}set cblabel \"duplicate effects per (message, processor)\"\n"
         "unset key\n"
         "plot \"{}.dat\" using 1:2:(0.5):(0.5):3 with boxxyerror fillstyle solid 1.0 noborder lc palette, \\\n"
         "     \"\" using 1:2:4 with labels font \"sans,10\"\n",
         gnuplot_string(f.heading), gnuplot_string(kx), gnuplot_string(ky),
         number(static_cast<double>(ax.values.size()) - 0.5), number(static_cast<double>(ay.values.size()) - 0.5),
-        tics(cx), tics(cy), number(highest > 0 ? highest : 1.0), f.name);
+        tics(cx), tics(cy),
+        log_scale ? fmt::format("set logscale cb\nset cbrange [{}:{}]\nset format cb \"%.0e\"\n", number(bottom),
+                                number(highest))
+                  : fmt::format("set cbrange [0:{}]\nset format cb \"%.2g\"\n", number(highest > 0 ? highest : 1.0)),
+        f.name);
     f.caption = "Each square is one cell: duplicate effects divided by the (message, processor) pairs owed an "
                 "execution, over every seed of the cell. The full numbers and intervals are in the cells table.";
+    if (log_scale) {
+      f.caption += " The colour scale is logarithmic (the bar on the right gives the values); a cell without a "
+                   "duplicate has the bottom colour.";
+    }
     if (g + 1 == kMaxHeatmaps && groups.size() > kMaxHeatmaps) {
       f.caption += fmt::format(" Only the first {} of {} heatmaps are drawn; the table has every cell.", kMaxHeatmaps,
                                groups.size());
@@ -384,17 +405,32 @@ std::string x_axis_settings(const Axis& axis) {
   return s;
 }
 
-std::vector<Figure> curves(const ReportInput& in) {
-  std::vector<Figure> figures;
-  const auto key = curve_key(in);
-  if (!key) return figures;
-  const Axis axis = make_axis(in.cells, *key);
-  auto groups = group_cells(in.cells, in.varied_keys, {*key});
-  const bool truncated = groups.size() > kMaxSeries;
-  if (truncated) groups.resize(kMaxSeries);
-  const bool is_mpt = *key == "protocol.max_processing_time";
+// The series of the curves: the cells grouped by every varied key but the x axis, each sorted along it.
+struct CurveSeries {
+  std::string key;
+  Axis axis;
+  std::vector<Group> groups;
+  bool truncated = false;
+};
 
-  // Duplicate rate with Wilson intervals (and the analytic rate, when given).
+CurveSeries curve_series(const ReportInput& in, const std::string& key) {
+  CurveSeries s{key, make_axis(in.cells, key), group_cells(in.cells, in.varied_keys, {key}), false};
+  s.truncated = s.groups.size() > kMaxSeries;
+  if (s.truncated) s.groups.resize(kMaxSeries);
+  for (auto& group : s.groups) {
+    std::stable_sort(group.cells.begin(), group.cells.end(), [&](const auto* a, const auto* b) {
+      return s.axis.position(param_or_empty(*a, key)) < s.axis.position(param_or_empty(*b, key));
+    });
+  }
+  return s;
+}
+
+// Duplicate rate with Wilson intervals (and the analytic rate, when given).
+Figure duplicate_rate_curve(const ReportInput& in, const CurveSeries& series) {
+  const std::string* key = &series.key;
+  const Axis& axis = series.axis;
+  const auto& groups = series.groups;
+  const bool truncated = series.truncated;
   Figure rate;
   rate.name = "curve-duplicate-rate";
   rate.heading = "Duplicate rate against " + *key;
@@ -420,11 +456,7 @@ std::vector<Figure> curves(const ReportInput& in) {
   bool any_analytic = false;
   bool any_zero = false;
   for (const auto& group : groups) {
-    std::vector<const CellSummary*> sorted = group.cells;
-    std::stable_sort(sorted.begin(), sorted.end(), [&](const auto* a, const auto* b) {
-      return axis.position(param_or_empty(*a, *key)) < axis.position(param_or_empty(*b, *key));
-    });
-    for (const auto* cell : sorted) {
+    for (const auto* cell : group.cells) {
       const auto analytic = in.analytic_duplicate_rate.find(cell->index);
       const double a = analytic == in.analytic_duplicate_rate.end() ? kNaN : analytic->second;
       any_analytic = any_analytic || std::isfinite(a);
@@ -447,8 +479,9 @@ std::vector<Figure> curves(const ReportInput& in) {
   std::string plot = "plot ";
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (g > 0) plot += ", \\\n     ";
-    plot += fmt::format("\"{}.dat\" index {} using 1:2:3:4 with yerrorlines lw 2 pt 7 ps 0.8 lc rgb \"{}\" title {}",
-                        rate.name, g, kSeriesColors[g],
+    plot += fmt::format("\"{}.dat\" index {} using 1:2:3:4 with yerrorlines lw 2 dt {} pt {} ps 1.1 lc rgb \"{}\" "
+                        "title {}",
+                        rate.name, g, kSeriesDashes[g], kSeriesPoints[g], kSeriesColors[g],
                         gnuplot_string(groups[g].label.empty() ? "measured" : groups[g].label));
   }
   if (any_analytic) {
@@ -472,19 +505,21 @@ std::vector<Figure> curves(const ReportInput& in) {
     rate.caption += any_zero ? "; cells without a duplicate have no point on it (see the table)." : ".";
   }
   if (truncated) rate.caption += fmt::format(" Only the first {} series are drawn; the table has every cell.", kMaxSeries);
-  figures.push_back(std::move(rate));
+  return rate;
+}
 
-  // Recovery latency: p50 with a bar up to p99.
+// Recovery latency: p50 with a bar up to p99.
+Figure recovery_curve(const ReportInput& in, const CurveSeries& series) {
+  const std::string* key = &series.key;
+  const Axis& axis = series.axis;
+  const auto& groups = series.groups;
+  const bool is_mpt = *key == "protocol.max_processing_time";
   Figure recovery;
   recovery.name = "curve-recovery-latency";
   recovery.heading = "Recovery latency against " + *key;
   bool any_recovery = false;
   for (const auto& group : groups) {
-    std::vector<const CellSummary*> sorted = group.cells;
-    std::stable_sort(sorted.begin(), sorted.end(), [&](const auto* a, const auto* b) {
-      return axis.position(param_or_empty(*a, *key)) < axis.position(param_or_empty(*b, *key));
-    });
-    for (const auto* cell : sorted) {
+    for (const auto* cell : group.cells) {
       const bool has = cell->recovery_latency.count > 0;
       any_recovery = any_recovery || has;
       recovery.data += fmt::format("{} {} {}\n", number(axis.coordinate(param_or_empty(*cell, *key))),
@@ -506,8 +541,9 @@ std::vector<Figure> curves(const ReportInput& in) {
     std::string rplot = "plot ";
     for (std::size_t g = 0; g < groups.size(); ++g) {
       if (g > 0) rplot += ", \\\n     ";
-      rplot += fmt::format("\"{}.dat\" index {} using 1:2:2:3 with yerrorlines lw 2 pt 7 ps 0.8 lc rgb \"{}\" title {}",
-                           recovery.name, g, kSeriesColors[g],
+      rplot += fmt::format("\"{}.dat\" index {} using 1:2:2:3 with yerrorlines lw 2 dt {} pt {} ps 1.1 lc rgb \"{}\" "
+                           "title {}",
+                           recovery.name, g, kSeriesDashes[g], kSeriesPoints[g], kSeriesColors[g],
                            gnuplot_string(groups[g].label.empty() ? "p50 .. p99" : groups[g].label));
     }
     if (is_mpt && axis.numeric) rplot += ", \\\n     x with lines dt 3 lc rgb \"#555555\" title \"y = max_processing_time\"";
@@ -525,8 +561,14 @@ std::vector<Figure> curves(const ReportInput& in) {
                           "before anyone takes it over.";
     }
   }
-  figures.push_back(std::move(recovery));
-  return figures;
+  return recovery;
+}
+
+std::vector<Figure> curves(const ReportInput& in) {
+  const auto key = curve_key(in);
+  if (!key) return {};
+  const CurveSeries series = curve_series(in, *key);
+  return {duplicate_rate_curve(in, series), recovery_curve(in, series)};
 }
 
 Figure cause_bars(const ReportInput& in) {
@@ -767,7 +809,7 @@ std::string decision_rows_table() {
 
 constexpr const char* kStyle = R"css(
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px auto;
-       max-width: 1150px; color: #1d2330; background: #ffffff; line-height: 1.45; padding: 0 16px; }
+       max-width: 1400px; color: #1d2330; background: #ffffff; line-height: 1.45; padding: 0 16px; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.25em; margin-top: 1.8em; border-bottom: 1px solid #d5d9e2; padding-bottom: 0.2em; }
 p.meta { color: #4a5266; margin-top: 0; }
@@ -880,98 +922,6 @@ ReportOutcome write_report(const fs::path& dir, const ReportInput& in) {
   outcome.error = write_file(outcome.html_path, html);
   if (!outcome.error.empty()) outcome.html_path.clear();
   return outcome;
-}
-
-
-std::string survival_svg(const SurvivalPlot& plot) {
-  constexpr double kWidth = 860, kHeight = 400, kLeft = 70, kRight = 250, kTop = 40, kBottom = 50;
-  const double plot_w = kWidth - kLeft - kRight;
-  const double plot_h = kHeight - kTop - kBottom;
-  std::int64_t t_last = 1;
-  for (const auto& [t, p] : plot.points) t_last = std::max(t_last, t);
-  // Time tics on a 1-2-5 step, so each reads as a round duration.
-  const double raw_step = static_cast<double>(t_last) / 5.0;
-  const double decade = std::pow(10.0, std::floor(std::log10(std::max(raw_step, 1.0))));
-  double step_ns = decade;
-  for (const double m : {1.0, 2.0, 5.0, 10.0}) {
-    step_ns = m * decade;
-    if (step_ns >= raw_step) break;
-  }
-  const auto step = static_cast<std::int64_t>(step_ns);
-  const int tics = static_cast<int>((t_last + step - 1) / step);
-  const std::int64_t t_max = step * tics;
-  // The y axis: decades from below the target (or the smallest rate drawn) up to 1.
-  double lowest = plot.target > 0 ? plot.target / 10.0 : 1e-6;
-  for (const auto& [t, p] : plot.points) {
-    if (p > 0) lowest = std::min(lowest, p);
-  }
-  const int decades = std::clamp(static_cast<int>(std::ceil(-std::log10(lowest))), 1, 12);
-  const auto x_of = [&](std::int64_t t) { return kLeft + plot_w * static_cast<double>(t) / static_cast<double>(t_max); };
-  const auto y_of = [&](double p) {
-    const double clamped = std::max(p, std::pow(10.0, -decades));
-    return kTop + plot_h * (-std::log10(clamped)) / decades;
-  };
-  std::string out = fmt::format(
-      "<svg class=\"survival\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\" "
-      "font-family=\"sans-serif\" font-size=\"11\">\n<title>{2}</title>\n"
-      "<rect x=\"0\" y=\"0\" width=\"{0}\" height=\"{1}\" fill=\"#ffffff\"/>\n"
-      "<text x=\"{3}\" y=\"20\" font-size=\"13\">{2}</text>\n",
-      kWidth, kHeight, html_escape(plot.title), kLeft);
-  // Grid and axes: one line per decade, five time tics.
-  for (int d = 0; d <= decades; ++d) {
-    const double y = kTop + plot_h * d / decades;
-    out += fmt::format("<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#e3e3e3\"/>"
-                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-                       kLeft, y, kLeft + plot_w, kLeft - 6, y + 4, d == 0 ? std::string("1") : fmt::format("1e-{}", d));
-  }
-  for (int i = 0; i <= tics; ++i) {
-    const auto t = step * i;
-    const double x = x_of(t);
-    out += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#e3e3e3\"/>"
-                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-                       x, kTop, kTop + plot_h, kTop + plot_h + 16, html_escape(sim::format_duration(t)));
-  }
-  out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333333\"/>\n", kLeft,
-                     kTop, plot_w, plot_h);
-  out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">processing time t</text>\n",
-                     kLeft + plot_w / 2, kHeight - 10);
-  out += fmt::format("<text transform=\"translate(16 {:.1f}) rotate(-90)\" text-anchor=\"middle\">P(processing time "
-                     "&gt; t) = takeover rate at max_processing_time t</text>\n", kTop + plot_h / 2);
-  // The curve: a step function through the points (empirical samples are steps; a smooth law has many points).
-  std::string path;
-  for (std::size_t i = 0; i < plot.points.size(); ++i) {
-    const auto& [t, p] = plot.points[i];
-    if (p <= 0) break;  // beyond the largest sample: nothing to draw on a log axis
-    path += fmt::format("{}{:.1f},{:.1f} ", i == 0 ? "M" : "L", x_of(t), y_of(p));
-  }
-  out += fmt::format("<path class=\"curve\" d=\"{}\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\"/>\n", path);
-  // Target rate and recommended max_processing_time.
-  const double target_y = y_of(plot.target);
-  const double right = kLeft + plot_w;
-  out += fmt::format("<line class=\"target\" x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#c0392b\" "
-                     "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/>"
-                     "<text x=\"{3}\" y=\"{4:.1f}\" fill=\"#c0392b\">target rate {5:.3g}</text>\n",
-                     kLeft, target_y, right, right + 8, target_y + 4, plot.target);
-  const double q_x = x_of(plot.target_quantile);
-  out += fmt::format("<circle class=\"target-quantile\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#c0392b\"/>"
-                     "<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#c0392b\">the {:.6g} quantile: {}</text>\n",
-                     q_x, target_y, right + 8, target_y + 18, 1.0 - plot.target, html_escape(sim::format_duration(plot.target_quantile)));
-  double label_y = kTop + 12;
-  const auto vertical = [&](std::int64_t t, const std::string& css, const std::string& color, const std::string& label) {
-    const double x = x_of(t);
-    out += fmt::format("<line class=\"{0}\" x1=\"{1:.1f}\" y1=\"{2}\" x2=\"{1:.1f}\" y2=\"{3}\" stroke=\"{4}\" "
-                       "stroke-width=\"2\"/><text x=\"{5}\" y=\"{6:.1f}\" fill=\"{4}\">{7}</text>\n",
-                       css, x, kTop, kTop + plot_h, color, right + 8, label_y, html_escape(label));
-    label_y += 16;
-  };
-  if (plot.recommended) {
-    vertical(*plot.recommended, "recommended", "#2e7d32",
-             "recommended max_processing_time " + sim::format_duration(*plot.recommended));
-  }
-  if (plot.patience_limit && *plot.patience_limit <= t_max) {
-    vertical(*plot.patience_limit, "patience", "#8e44ad", "patience limit " + sim::format_duration(*plot.patience_limit));
-  }
-  return out + "</svg>\n";
 }
 
 }  // namespace reports

@@ -61,21 +61,6 @@ struct ReportInput {
   std::string patience_label;
 };
 
-// The processing-time distribution as lethe tune draws it: P(T > t) against t on a logarithmic y axis (the
-// complementary CDF: the takeover rate a max_processing_time of t gives), with the target rate and the
-// recommended max_processing_time marked where they meet. Times in nanoseconds.
-struct SurvivalPlot {
-  std::vector<std::pair<std::int64_t, double>> points;  // (t, P(T > t)), t ascending
-  double target = 0.0;                                  // the target rate (a horizontal line)
-  std::int64_t target_quantile = 0;                     // the exact (1 - target) quantile (marked on the curve)
-  std::optional<std::int64_t> recommended;              // the recommended max_processing_time (a vertical line)
-  std::optional<std::int64_t> patience_limit;           // the largest mpt within the patience (a vertical line)
-  std::string title;
-};
-
-// A self-contained inline <svg> of `plot` (no script, no external reference). Deterministic.
-std::string survival_svg(const SurvivalPlot& plot);
-
 struct ReportOutcome {
   std::filesystem::path html_path;     // DIR/report.html when written
   std::vector<std::string> warnings;   // e.g. "gnuplot is not installed: ..."

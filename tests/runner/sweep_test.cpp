@@ -25,6 +25,7 @@
 #include "reports/cells.hpp"
 #include "scenario/loader.hpp"
 #include "runner/sweep.hpp"
+#include "runner/sweep_targets.hpp"
 #include "tests/runner/support.hpp"
 
 extern char** environ;
@@ -545,3 +546,54 @@ TEST(SweepStatisticsSlow, ExpiryRateIsTheDelayTailAtTtlPlusProcessing) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- --target
+
+TEST(SweepTarget, ACellPassesOnlyWhenItsWholeIntervalIsOnTheTargetsSideAndAnUnknownFieldIsBadInput) {
+  reports::CellSummary cell;
+  cell.trials = 10000;
+  cell.duplicates = 5;
+  cell.duplicate_rate = 5e-4;
+  cell.duplicate_interval = reports::wilson_interval(5, 10000);
+  cell.recovery_latency.p99 = 3 * sim::kSecond;
+  cell.recovery_latency.count = 100;
+  std::string error;
+  const auto judge = [&](const std::string& text) {
+    const auto target = runner::parse_sweep_target(text, error);
+    EXPECT_TRUE(target.has_value()) << error;
+    return runner::judge_target(*target, cell).verdict;
+  };
+  EXPECT_EQ(judge("duplicate_rate<=0.01"), "pass");
+  EXPECT_EQ(judge("duplicate_rate<=0.0001"), "fail");
+  EXPECT_EQ(judge("duplicate_rate<=0.0006"), "undecided") << "the 95% interval [0.000214, 0.00117] contains it";
+  EXPECT_EQ(judge("recovery_latency.p99<=5s"), "pass");
+  EXPECT_EQ(judge("recovery_latency.p99>=5s"), "fail");
+  EXPECT_EQ(judge("by_cause.expired<=0.01"), "pass");
+  EXPECT_EQ(judge("by_cause.expired<=0"), "undecided") << "no duplicate in 10000 trials cannot show a rate of 0";
+  cell.recovery_latency.count = 0;
+  EXPECT_EQ(judge("recovery_latency.p99<=5s"), "n/a") << "a quantile of no samples";
+  EXPECT_FALSE(runner::parse_sweep_target("duplicate_ratio<=0.1", error).has_value());
+  EXPECT_NE(error.find("allowed: "), std::string::npos) << error;
+  EXPECT_NE(error.find("recovery_latency.p99"), std::string::npos) << error;
+  EXPECT_FALSE(runner::parse_sweep_target("duplicate_rate=0.1", error).has_value());
+  EXPECT_FALSE(runner::parse_sweep_target("duplicate_rate<=lots", error).has_value());
+}
+
+TEST(SweepCli, TargetPrintsAVerdictPerCellWritesTargetsJsonAndExitsOneUnlessEveryCellPasses) {
+  const fs::path dir = temp_dir("target");
+  const std::string scenario = (kScenarios / "small.toml").string();
+  const std::string grid = " --vary protocol.max_processing_time=1s,5s --seeds 2 -j 2";
+  EXPECT_EQ(run_lethe("sweep " + scenario + grid + " --target 'duplicate_rate<=1' --out " + (dir / "a").string(),
+                      dir / "a.log"), 0) << read_file(dir / "a.log");
+  EXPECT_NE(read_file(dir / "a.log").find("pass"), std::string::npos) << read_file(dir / "a.log");
+  const auto json = nlohmann::json::parse(read_file(dir / "a/targets.json"));
+  ASSERT_EQ(json.size(), 2u);
+  EXPECT_EQ(json[0]["verdict"], "pass");
+  EXPECT_EQ(json[0]["interval"].size(), 2u);
+  EXPECT_EQ(run_lethe("sweep " + scenario + grid + " --target 'duplicate_rate<=0' --out " + (dir / "b").string(),
+                      dir / "b.log"), 1) << read_file(dir / "b.log");
+  EXPECT_EQ(run_lethe("sweep " + scenario + grid + " --target 'nonsense<=0' --out " + (dir / "c").string(),
+                      dir / "c.log"), 2);
+  EXPECT_NE(read_file(dir / "c.log").find("allowed: "), std::string::npos) << read_file(dir / "c.log");
+  fs::remove_all(dir);
+}

@@ -17,6 +17,7 @@
 
 #include "scenario/loader.hpp"
 #include "runner/tune.hpp"
+#include "runner/tune_verdict.hpp"
 #include "tests/runner/support.hpp"
 
 namespace fs = std::filesystem;
@@ -81,9 +82,13 @@ TEST(Tune, ExponentialMean200msTarget1e3RecommendsThe0999Quantile) {
   const double quantile_ns = -200e6 * std::log(1e-3);  // 1.3816 s
   EXPECT_NEAR(static_cast<double>(a.target_mpt_exact), quantile_ns, 1e3);
   ASSERT_TRUE(a.recommended_mpt.has_value());
-  EXPECT_GE(static_cast<double>(*a.recommended_mpt), quantile_ns) << "rounded up, so it still meets the target";
-  EXPECT_LE(static_cast<double>(*a.recommended_mpt), quantile_ns * 1.01) << "within rounding (3 digits)";
-  EXPECT_EQ(*a.recommended_mpt, 1'390'000'000);
+  EXPECT_GE(static_cast<double>(a.target_mpt), quantile_ns) << "rounded up, so it still meets the target";
+  EXPECT_LE(static_cast<double>(a.target_mpt), quantile_ns * 1.01) << "within rounding (3 digits)";
+  EXPECT_EQ(a.target_mpt, 1'390'000'000);
+  // The recommendation aims at a quarter of the target, so a confirmation can show the rate below it:
+  // -200ms x ln(0.00025) = 1.6589 s, rounded up.
+  EXPECT_EQ(*a.recommended_mpt, 1'660'000'000);
+  EXPECT_LE(std::exp(-1.66e9 / 200e6), 1e-3 / runner::kDesignMargin);
   // The trade-off table: the rate falls and the recovery grows with mpt; exactly the values >= the
   // recommendation meet the target.
   ASSERT_GE(a.candidates.size(), 5u);
@@ -93,7 +98,7 @@ TEST(Tune, ExponentialMean200msTarget1e3RecommendsThe0999Quantile) {
     EXPECT_LT(a.candidates[i - 1].recovery, a.candidates[i].recovery);
   }
   for (const auto& c : a.candidates) {
-    EXPECT_EQ(c.meets_target, c.mpt >= *a.recommended_mpt) << c.label;
+    EXPECT_EQ(c.meets_target, c.mpt >= a.target_mpt) << c.label;
     EXPECT_NEAR(c.takeover_rate, std::exp(-static_cast<double>(c.mpt) / 200e6), 1e-9) << c.label;
     EXPECT_EQ(c.recovery, c.mpt + 100'000'000) << "mpt + poll";
   }
@@ -118,7 +123,12 @@ TEST(Tune, PatienceShorterThanTheTargetNeedsMeansNoRecommendation) {
   in.patience = 2 * sim::kSecond;
   const auto relaxed = runner::analyze_tuning(in);
   ASSERT_TRUE(relaxed.recommended_mpt.has_value());
-  EXPECT_EQ(*relaxed.recommended_mpt, 1'390'000'000) << "the smallest value meeting the target, not the patience's";
+  EXPECT_EQ(*relaxed.recommended_mpt, 1'660'000'000) << "the value with the margin, not the patience's";
+  // A patience between the target's value and the margin's: the patience limit, which still meets the target.
+  in.patience = 1'600'000'000;
+  const auto tight = runner::analyze_tuning(in);
+  ASSERT_TRUE(tight.recommended_mpt.has_value());
+  EXPECT_EQ(*tight.recommended_mpt, 1'500'000'000) << "patience - poll";
 }
 
 TEST(Tune, CliRecommendsAndWritesTheReport) {
@@ -126,14 +136,14 @@ TEST(Tune, CliRecommendsAndWritesTheReport) {
   const auto o = run_lethe("tune --processing-time 'exponential(mean=200ms)' --target-duplicates 0.001 "
                        "--redelivery-window 1d --no-confirm --out " + dir.string());
   EXPECT_EQ(o.exit_code, 0) << o.out;
-  EXPECT_NE(o.out.find("recommended max_processing_time = 1.39s"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("recommended max_processing_time = 1.66s"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("recommended ttl = 2d"), std::string::npos) << o.out;
   EXPECT_TRUE(fs::exists(dir / "report.html"));
   EXPECT_TRUE(fs::exists(dir / "tune.json"));
   std::ifstream json_in(dir / "tune.json");
   const auto json = nlohmann::json::parse(json_in);
-  EXPECT_EQ(json["recommended"]["max_processing_time_ns"], 1390000000);
-  EXPECT_EQ(json["recommended"]["max_processing_time_text"], "1.39s");
+  EXPECT_EQ(json["recommended"]["max_processing_time_ns"], 1660000000);
+  EXPECT_EQ(json["recommended"]["max_processing_time_text"], "1.66s");
   EXPECT_EQ(json["recommended"]["ttl_ns"], 2 * sim::kDay);
   EXPECT_EQ(json["recommended"]["ttl_text"], "2d");
   expect_durations_are_integer_nanoseconds(json, "tune.json");
@@ -142,7 +152,7 @@ TEST(Tune, CliRecommendsAndWritesTheReport) {
   ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded))
       << std::get<std::vector<scenario::LoadError>>(loaded).front().message;
   const auto& config = std::get<lethe::ScenarioConfig>(loaded);
-  EXPECT_EQ(config.protocol.max_processing_time, 1'390'000'000);
+  EXPECT_EQ(config.protocol.max_processing_time, 1'660'000'000);
   EXPECT_EQ(config.protocol.ttl, 2 * sim::kDay);
   EXPECT_EQ(config.workload.redelivery.fraction, 1.0) << "every message redelivered while in flight";
   EXPECT_EQ(config.topology.source, "queue");
@@ -175,8 +185,10 @@ TEST(Tune, SamplesFileIsReadAndFewSamplesAreFlagged) {
   const auto o = run_lethe("tune --samples " + (dir / "latencies.txt").string() +
                        " --target-duplicates 0.001 --no-confirm --out " + (dir / "out").string());
   EXPECT_EQ(o.exit_code, 0) << o.out;
-  // 1000 values 1ms..1000ms: the smallest x with P(X > x) <= 0.001 is 999ms.
-  EXPECT_NE(o.out.find("recommended max_processing_time = 999ms"), std::string::npos) << o.out;
+  // 1000 values 1ms..1000ms: the smallest x with P(X > x) <= 0.001 is 999ms (meets the target); a quarter of
+  // the target, 0.00025, takes the largest value, 1000ms.
+  EXPECT_NE(o.out.find("recommended max_processing_time = 1s"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("999ms"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("(1000 samples)"), std::string::npos) << o.out;
   {
     std::ofstream f(dir / "few.txt");
@@ -276,7 +288,7 @@ TEST(Tune, TheReportShowsTheInputsTheDistributionWithItsMarksAndAVerdictPerSide)
        {std::string("<h2>Inputs</h2>"), std::string("<th>crash rate</th><td>2 per worker per hour"),
         std::string("<th>patience</th><td>5s</td>"), std::string("<th>redelivery window</th><td>24h</td>"),
         std::string("<th>target duplicate rate</th><td>0.001"), std::string("<svg class=\"survival\""),
-        std::string("class=\"recommended\""), std::string("recommended max_processing_time 1.39s"),
+        std::string("class=\"recommended\""), std::string("recommended max_processing_time 1.66s"),
         std::string("class=\"target\""), std::string("class=\"target-quantile\""),
         std::string("class=\"patience\""), std::string("<h2>Verdict</h2>"),
         std::string("takeover rate not confirmed: --no-confirm"),
@@ -303,7 +315,8 @@ TEST(Tune, TheConfirmationIsSizedForAP99OfRecoveriesInEverySeed) {
   EXPECT_TRUE(size.messages_raised);
   EXPECT_GT(size.messages, 2000);
   // The scenario runs what the size says.
-  auto loaded = scenario::load_scenario_text(runner::confirmation_scenario(in, a, a.target_mpt, 2000, 5, 2 * a.target_mpt),
+  auto loaded = scenario::load_scenario_text(runner::confirmation_scenario(in, a, a.target_mpt, 2000, 5, 2 * a.target_mpt,
+                                                                         a.target_mpt / 2),
                                             "confirmation", {}, {});
   ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded));
   const auto& config = std::get<lethe::ScenarioConfig>(loaded);
@@ -337,9 +350,9 @@ TEST(TuneSlow, ConfirmationSweepMeasuresRatesNextToTheAnalyticOnes) {
   EXPECT_GE(json["confirmation_plan"]["expected_recoveries_per_seed"].get<double>(), 100.0);
   const auto& cells = json.at("confirmation");
   ASSERT_EQ(cells.size(), 3u);
-  EXPECT_EQ(cells[0]["max_processing_time_ns"], 695000000);
-  EXPECT_EQ(cells[1]["max_processing_time_ns"], 1390000000);
-  EXPECT_EQ(cells[2]["max_processing_time_text"], "2.78s");
+  EXPECT_EQ(cells[0]["max_processing_time_ns"], 830000000);
+  EXPECT_EQ(cells[1]["max_processing_time_ns"], 1660000000);
+  EXPECT_EQ(cells[2]["max_processing_time_text"], "3.32s");
   // At 0.5x the takeovers are frequent enough to compare: the measured rate of takeovers of live work is at
   // most the analytic P(T > mpt) (a waiter notices staleness only at its next re-read, up to one poll later)
   // and not far below it.
@@ -349,12 +362,16 @@ TEST(TuneSlow, ConfirmationSweepMeasuresRatesNextToTheAnalyticOnes) {
   EXPECT_LT(takeovers, 1.1 * analytic) << o.out;
   // Rates fall with max_processing_time, and crashes were recovered roughly mpt (+ poll) after the crash.
   EXPECT_GT(cells[0]["measured_duplicate_rate"].get<double>(), cells[2]["measured_duplicate_rate"].get<double>());
+  // Recovery is measured on a world whose queue brings a crashed attempt's message back before its record is
+  // stale (not after a 30 s visibility timeout): at every mpt the measured p50 is within 10% of the analytic
+  // one, and the measured p99 is not below 90% of the analytic one.
   for (const auto& cell : cells) {
-    if (cell["recovery_samples"].get<std::uint64_t>() == 0) continue;
-    const double mpt = cell["max_processing_time_ns"].get<double>();
-    const double p50 = cell["recovery_latency_p50_ns"].get<double>();
-    EXPECT_GT(p50, 0.5 * mpt) << cell.dump();
-    EXPECT_LT(p50, 1.5 * mpt + 1e9) << cell.dump();
+    ASSERT_GT(cell["recovery_samples"].get<std::uint64_t>(), 0u) << cell.dump();
+    const double analytic_p50 = cell["analytic_recovery_p50_ns"].get<double>();
+    EXPECT_NEAR(cell["recovery_latency_p50_ns"].get<double>(), analytic_p50, 0.1 * analytic_p50) << cell.dump();
+    EXPECT_GE(cell["recovery_latency_p99_ns"].get<double>(), 0.9 * cell["analytic_recovery_p99_ns"].get<double>())
+        << cell.dump();
+    EXPECT_LT(cell["recovery_latency_p99_ns"].get<double>(), 30e9) << "not the queue's timeout: " << cell.dump();
   }
   const std::string html = [&] {
     std::ifstream in(dir / "report.html");
@@ -365,6 +382,52 @@ TEST(TuneSlow, ConfirmationSweepMeasuresRatesNextToTheAnalyticOnes) {
   EXPECT_NE(html.find("Confirmation in the simulator"), std::string::npos);
   EXPECT_NE(html.find("<figure id=\"curve-duplicate-rate\">"), std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST(TuneSlow, TheReadmeCommandEndsWithBothSidesConfirmed) {
+  const fs::path dir = temp_dir("readme");
+  const auto o = run_lethe("tune --processing-time 'exponential(mean=200ms)' --crash-rate 1/h --target-duplicates 0.001 "
+                           "--patience 5s -j 2 --out " + dir.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  std::ifstream json_in(dir / "tune.json");
+  const auto json = nlohmann::json::parse(json_in);
+  EXPECT_EQ(json["verdict"]["takeover"]["state"], "confirmed") << o.out;
+  EXPECT_EQ(json["verdict"]["recovery"]["state"], "confirmed") << o.out;
+  EXPECT_NE(o.out.find("takeover rate confirmed"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("recovery confirmed"), std::string::npos) << o.out;
+  fs::remove_all(dir);
+}
+
+TEST(Tune, AnalyticRecoveryIsTheWaitLessTheWorkDoneBeforeTheCrashPlusAPollPlusTheRerun) {
+  // Constant 1 s work, mpt 5 s, poll 100 ms: R = 5 s - U(0, 1 s) + U(0, 100 ms) + 1 s, within [5 s, 6.1 s].
+  const auto r = runner::analytic_recovery(parse("1s"), 5 * sim::kSecond, 100 * sim::kMillisecond);
+  EXPECT_NEAR(static_cast<double>(r.p50), 5.55e9, 0.02e9);
+  EXPECT_GT(r.p99, 5'900'000'000);
+  EXPECT_LE(r.p99, 6'100'000'000);
+  // It moves one for one with mpt, and is a pure function of its inputs.
+  const auto later = runner::analytic_recovery(parse("1s"), 7 * sim::kSecond, 100 * sim::kMillisecond);
+  EXPECT_NEAR(static_cast<double>(later.p50 - r.p50), 2e9, 1e6);
+  EXPECT_EQ(runner::analytic_recovery(parse("1s"), 5 * sim::kSecond, 100 * sim::kMillisecond).p99, r.p99);
+}
+
+TEST(Tune, TheTakeoverVerdictDecidesOrAsksForMoreTrialsUntilTheBudgetIsSpent) {
+  const auto in = exponential_200ms();  // target 0.001
+  EXPECT_EQ(runner::takeover_verdict(in, 2, 100000, 1, true).state, "confirmed");
+  EXPECT_EQ(runner::takeover_verdict(in, 200, 10000, 1, true).state, "not confirmed");
+  EXPECT_EQ(runner::takeover_verdict(in, 5, 10000, 1, true).state, "undecided") << "[99%] contains 0.001";
+  const auto last = runner::takeover_verdict(in, 5, 10000, runner::kMostLooks, false);
+  EXPECT_EQ(last.state, "unreachable");
+  EXPECT_FALSE(last.change.empty());
+  EXPECT_NE(last.text.find("raise max_processing_time"), std::string::npos) << last.text;
+}
+
+TEST(Tune, TheConfirmationQueueBringsACrashedMessageBackBeforeItsRecordIsStale) {
+  const auto in = exponential_200ms();
+  const auto a = runner::analyze_tuning(in);
+  auto loaded = scenario::load_scenario_text(
+      runner::confirmation_scenario(in, a, a.design_mpt, 2000, 5, 2 * a.design_mpt, a.design_mpt / 2), "c", {}, {});
+  ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded));
+  EXPECT_LE(std::get<lethe::ScenarioConfig>(loaded).topology.visibility_timeout, a.design_mpt / 2);
 }
 
 TEST(Tune, RoundUpSignificantIsExactAndSaturatesForEveryInt64) {

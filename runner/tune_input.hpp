@@ -1,0 +1,35 @@
+// runner/tune_input.hpp — the options of `lethe tune` (runner/tune.hpp) read into a TuneInput: the processing
+// time (a distribution, or a samples file copied into the output folder), rates and durations, each checked
+// against the range the generated scenario can hold.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "runner/tune_analysis.hpp"
+
+namespace runner {
+
+struct TuneOptions {
+  std::string processing_time;
+  std::string samples;
+  std::string samples_unit;
+  std::string column;
+  std::string crash_rate = "1/h";
+  double target = 1e-3;
+  std::string patience;
+  std::string redelivery_window;
+  std::string poll = "100ms";
+  std::int64_t seeds = 5;
+  std::int64_t messages = 2000;
+  unsigned jobs = 0;
+  bool no_confirm = false;
+  std::string out;
+};
+
+// Builds the input from the options; prints what is wrong (naming the option and the allowed values) and
+// returns nullopt on bad input. --samples: writes OUT/samples.txt, the values read, one duration a line.
+std::optional<TuneInput> tune_input(const TuneOptions& o);
+
+}  // namespace runner
