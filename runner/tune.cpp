@@ -881,9 +881,10 @@ int run_tune(const TuneOptions& o) {
                              confirmation.string());
     const SweepOutcome outcome = run_sweep(spec);
     if (outcome.exit_code == kExitBadInput || outcome.exit_code == kExitInternal) {
+      // Its own exit code: a sweep that could not write its files (a full disk) is exit 2, not an internal error.
       std::cerr << fmt::format("lethe tune: the confirmation sweep failed (exit {}); the generated scenario is {}\n",
                                outcome.exit_code, scenario_path.string());
-      return kExitInternal;
+      return outcome.exit_code;
     }
     report.cells = outcome.cells.cells;
     measured_text = fmt::format("  {:>10}  {:>10}  {:>10}  {:>24}  {:>10}  {:>14}  {:>26}\n", "mpt", "analytic",
