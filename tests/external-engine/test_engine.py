@@ -173,8 +173,8 @@ class NodeOutput(unittest.TestCase):
             run = subprocess.run([LETHE, "suite", str(EFFECT), "--set", command("bad-utf8"), "--junit", str(junit)],
                                  capture_output=True, env=env, timeout=300)
             self.assertEqual(run.returncode, 2, run.stderr)
-            stderr = run.stderr.decode("utf-8")  # strict: raises on a byte that is not UTF-8
-            self.assertIn("\\xff\\xfe\\xc3", stderr)
+            printed = (run.stdout + run.stderr).decode("utf-8")  # strict: raises on a byte that is not UTF-8
+            self.assertIn("\\xff\\xfe\\xc3", printed)
             root = ElementTree.parse(junit).getroot()  # raises when the XML is not well-formed
             text = "".join(root.itertext()) + "".join(e.get("message", "") for e in root.iter("error"))
             self.assertIn("\\xff\\xfe\\xc3", text)
