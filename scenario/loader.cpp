@@ -759,8 +759,8 @@ bool Loader::read_distribution(const Table& table, std::string_view key, const s
                                                                                                 std::string& problem) {
     std::optional<sim::Distribution> value = distribution_in(text, type.allow_negative, type.positive_mean, problem);
     if (value && value->mean_ns() < static_cast<double>(type.min_mean)) {
-      problem = fmt::format("its mean is {}, under {}, the shortest mean interval of a fault loop (each draw wakes "
-                            "it once: billions of wake-ups in a run)",
+      problem = fmt::format("its mean is {}, under {}, the shortest mean interval of a fault loop (each draw "
+                            "wakes the loop once)",
                             sim::format_duration(static_cast<sim::Duration>(value->mean_ns())),
                             sim::format_duration(type.min_mean));
       return std::optional<sim::Distribution>();
