@@ -181,6 +181,7 @@ void ExternalSession::fail(const std::string& what, const std::string& expected)
       self_.name(), self_.incarnation() + 1, status, what, expected, last_sent_.empty() ? "(none)" : last_sent_, tail));
   if (process_) process_->kill();
   shared_.failure += shared_.failure.empty() ? text : "\n" + text;  // every node that failed is named
+  if (turn_ <= 1) shared_.start_failed = true;
   throw ExternalNodeError(text);
 }
 
@@ -258,11 +259,13 @@ void ExternalSession::turn(const std::string& src, Json body) {
   const ExternalSection& settings = environment_.config.external;
   const auto node_timeout = std::chrono::milliseconds(settings.node_timeout / 1'000'000);
   const auto quiet = std::chrono::milliseconds(std::max<sim::Duration>(1, settings.quiet_period / 1'000'000));
-  // The init turn's budget counts from the spawn (the processes started together), with kInitGrace at least to
-  // answer the line; the others' from the line.
-  const auto spent = turn == 1 ? std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     std::chrono::steady_clock::now() - process_->started())
-                               : std::chrono::milliseconds(0);
+  // Once a node of the run failed to start (the run is lost), another's init turn has what is left of
+  // node_timeout since its spawn (the processes started together), and kInitGrace at least to answer the line:
+  // nodes that never start cost one node_timeout, not one each. Otherwise a turn has node_timeout from its line.
+  const bool judged_from_spawn = turn == 1 && shared_.start_failed;
+  const auto spent = judged_from_spawn ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             std::chrono::steady_clock::now() - process_->started())
+                                       : std::chrono::milliseconds(0);
   const external::WallBudget budget(std::max(node_timeout - spent, std::min(node_timeout, kInitGrace)));
   for (;;) {
     const std::chrono::milliseconds left = budget.left();

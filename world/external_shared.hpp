@@ -40,6 +40,7 @@ struct ExternalShared {
   std::string failure;                                // every ExternalNodeError's text, one after the other
   std::vector<std::unique_ptr<external::ChildProcess>> first_processes;  // spawned, not yet taken by a node
   bool first_spawned = false;                         // first_processes was filled
+  bool start_failed = false;                          // a node failed in its init turn
   std::set<std::string> plain_nodes;                  // nodes whose init_ok had no lethe_turns (not reproducible)
   std::vector<ExternalLine>* lines = nullptr;         // set: every line exchanged (WorldOptions::external_lines)
 };
