@@ -1,16 +1,23 @@
 #include "external/child_process.hpp"
 
+#include "core/utf8.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
@@ -95,22 +102,285 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
-// In the child, between fork and exec: async-signal-safe calls only. Reports a failure's errno on `report`.
-[[noreturn]] void exec_child(int parent, const int in[2], const int out[2], const int err[2], int report,
-                             const char* cwd, const char* program, char* const* argv, char* const* envp) {
-  ::setpgid(0, 0);
+// What the shepherd and the node need, prepared before fork (nothing is allocated after it).
+struct ChildPlumbing {
+  int in = -1;      // the node's stdin (read end)
+  int out = -1;     // its stdout (write end)
+  int err = -1;     // its stderr (write end)
+  int report = -1;  // close-on-exec: an exec failure's errno
+  const char* cwd = "";
+  const char* program = "";
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+};
+
+// ---------------------------------------------------------------- the shepherd
+//
+// Every node runs below a shepherd: a fork of lethe that never execs (so async-signal-safe calls only, and no
+// allocation: lethe may have had threads when it forked). The shepherd is a child subreaper, so every descendant of
+// the node stays in its tree even after its parent exits (a daemon that forked twice and called setsid() included).
+// It ends them all when the node exits, when lethe asks (SIGTERM) and when lethe dies (PR_SET_PDEATHSIG = SIGTERM,
+// kill -9 of lethe included), then exits with the node's own status.
+
+// A linux_dirent64 as getdents64 writes it.
+struct DirEntry {
+  std::uint64_t inode;
+  std::int64_t offset;
+  unsigned short length;
+  unsigned char type;
+  char name[1];
+};
+
+constexpr std::size_t kMaxPids = std::size_t{1} << 22;  // Linux's largest pid_max
+constexpr std::size_t kMaxProcesses = std::size_t{1} << 20;
+
+// The shepherd's scratch memory, mapped once (never touched pages cost nothing).
+struct Scratch {
+  std::uint8_t* below = nullptr;  // bitmap by pid: a descendant of the shepherd (or the shepherd)
+  int* pids = nullptr;            // every process /proc lists
+  int* parents = nullptr;
+  char* live = nullptr;           // not a zombie
+  char* dirents = nullptr;        // getdents64 buffer
+};
+constexpr std::size_t kDirentBytes = 65536;
+
+bool map_scratch(Scratch& s) {
+  const std::size_t bytes = kMaxPids / 8 + 2 * kMaxProcesses * sizeof(int) + kMaxProcesses + kDirentBytes;
+  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (memory == MAP_FAILED) return false;
+  auto* base = static_cast<char*>(memory);
+  s.below = reinterpret_cast<std::uint8_t*>(base);
+  s.pids = reinterpret_cast<int*>(base + kMaxPids / 8);
+  s.parents = s.pids + kMaxProcesses;
+  s.live = reinterpret_cast<char*>(s.parents + kMaxProcesses);
+  s.dirents = s.live + kMaxProcesses;
+  return true;
+}
+
+bool parse_pid(const char* text, int& pid) {
+  pid = 0;
+  if (*text == '\0') return false;
+  for (; *text != '\0'; ++text) {
+    if (*text < '0' || *text > '9' || pid > 100'000'000) return false;
+    pid = pid * 10 + (*text - '0');
+  }
+  return pid > 0 && static_cast<std::size_t>(pid) < kMaxPids;
+}
+
+// /proc/PID/stat's state and parent ("PID (comm) S PPID ..."; comm may hold ')' and spaces).
+bool read_stat(int pid, char& state, int& parent) {
+  char path[40] = "/proc/";
+  char digits[16];
+  int length = 0;
+  for (int rest = pid; rest > 0; rest /= 10) digits[length++] = static_cast<char>('0' + rest % 10);
+  int at = 6;
+  while (length > 0) path[at++] = digits[--length];
+  const char tail[] = "/stat";
+  for (char c : tail) path[at++] = c;
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[1024];
+  const ssize_t got = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (got <= 0) return false;
+  text[got] = '\0';
+  const char* close_paren = nullptr;
+  for (const char* c = text; *c != '\0'; ++c) {
+    if (*c == ')') close_paren = c;
+  }
+  if (close_paren == nullptr || close_paren[1] != ' ' || close_paren[2] == '\0' || close_paren[3] != ' ') return false;
+  state = close_paren[2];
+  parent = 0;
+  for (const char* c = close_paren + 4; *c >= '0' && *c <= '9'; ++c) parent = parent * 10 + (*c - '0');
+  return true;
+}
+
+// Lists every process into the scratch arrays; returns how many (-1: /proc cannot be read).
+long list_processes(Scratch& s) {
+  const int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return -1;
+  long count = 0;
+  for (;;) {
+    const long got = ::syscall(SYS_getdents64, dir, s.dirents, kDirentBytes);
+    if (got <= 0) break;
+    for (long at = 0; at < got;) {
+      const auto* entry = reinterpret_cast<const DirEntry*>(s.dirents + at);
+      at += entry->length;
+      int pid = 0;
+      char state = 0;
+      int parent = 0;
+      if (!parse_pid(entry->name, pid) || !read_stat(pid, state, parent)) continue;
+      if (static_cast<std::size_t>(count) == kMaxProcesses) break;
+      s.pids[count] = pid;
+      s.parents[count] = parent;
+      s.live[count] = state != 'Z' ? 1 : 0;
+      ++count;
+    }
+  }
+  ::close(dir);
+  return count;
+}
+
+bool is_below(const Scratch& s, int pid) { return (s.below[pid / 8] >> (pid % 8) & 1) != 0; }
+void mark_below(Scratch& s, int pid) { s.below[pid / 8] = static_cast<std::uint8_t>(s.below[pid / 8] | 1 << (pid % 8)); }
+
+// SIGKILLs every live descendant of the shepherd /proc shows; returns how many (-1: /proc cannot be read).
+long kill_descendants(Scratch& s) {
+  const long count = list_processes(s);
+  if (count < 0) return -1;
+  for (long i = 0; i < count; ++i) s.below[s.pids[i] / 8] = 0;
+  mark_below(s, ::getpid());
+  for (bool grew = true; grew;) {  // parent links point anywhere in the list: repeat until nothing is added
+    grew = false;
+    for (long i = 0; i < count; ++i) {
+      if (!is_below(s, s.pids[i]) && s.parents[i] > 0 && is_below(s, s.parents[i])) {
+        mark_below(s, s.pids[i]);
+        grew = true;
+      }
+    }
+  }
+  long killed = 0;
+  for (long i = 0; i < count; ++i) {
+    if (s.pids[i] == ::getpid() || !is_below(s, s.pids[i]) || s.live[i] == 0) continue;
+    ::kill(s.pids[i], SIGKILL);
+    ++killed;
+  }
+  return killed;
+}
+
+// Reaps every child that ended; `node`'s status goes to `status`. Returns false when no child is left.
+bool reap_children(int node, int& status, bool& node_ended) {
+  for (;;) {
+    int got_status = 0;
+    const pid_t got = ::waitpid(-1, &got_status, WNOHANG);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return false;
+    if (got == 0) return true;
+    if (got == node) {
+      status = got_status;
+      node_ended = true;
+    }
+  }
+}
+
+// Kills and reaps every descendant (the ones that fork meanwhile come back to the shepherd: it is their subreaper).
+void end_descendants(Scratch& s, int node, int& status, bool& node_ended) {
+  for (int round = 0;; ++round) {
+    const long killed = kill_descendants(s);
+    if (killed < 0) ::kill(node, SIGKILL);  // no /proc: the node at least
+    const bool children_left = reap_children(node, status, node_ended);
+    if (!children_left || (killed < 0 && round > 1000)) return;
+    const timespec pause{0, 1'000'000};
+    ::nanosleep(&pause, nullptr);
+  }
+}
+
+[[noreturn]] void exit_like(int status) {
+  if (WIFSIGNALED(status)) {
+    const int number = WTERMSIG(status);
+    const rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    ::signal(number, SIG_DFL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, number);
+    ::sigprocmask(SIG_UNBLOCK, &only, nullptr);
+    ::kill(::getpid(), number);
+    ::_exit(128 + number);
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
+}
+
+// Closes every descriptor from 3 on but the `keep` ones (the shepherd holds nothing of lethe's: files, sockets,
+// other nodes' pipes).
+void close_all_but(int keep[], int count) {
+  std::sort(keep, keep + count);
+  unsigned low = 3;
+  for (int i = 0; i <= count; ++i) {
+    const unsigned high = i < count ? static_cast<unsigned>(keep[i]) : ~0U;
+    if (high > low) {
+      if (::syscall(SYS_close_range, low, high - 1, 0) != 0) {
+        for (unsigned fd = low; fd < high && fd < 65536; ++fd) ::close(static_cast<int>(fd));
+      }
+    }
+    if (i < count) low = std::max(low, static_cast<unsigned>(keep[i]) + 1);
+  }
+}
+
+// The node itself, between fork and exec. Reports a failure's errno on `report`.
+[[noreturn]] void exec_node(int shepherd, const ChildPlumbing& p) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != parent) ::_exit(127);  // the parent died before prctl
-  ::dup2(in[0], 0);
-  ::dup2(out[1], 1);
-  ::dup2(err[1], 2);
+  if (::getppid() != shepherd) ::_exit(127);
+  ::dup2(p.in, 0);
+  ::dup2(p.out, 1);
+  ::dup2(p.err, 2);
   ::signal(SIGPIPE, SIG_DFL);
-  if (cwd[0] == '\0' || ::chdir(cwd) == 0) ::execve(program, argv, envp);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (p.cwd[0] == '\0' || ::chdir(p.cwd) == 0) ::execve(p.program, p.argv, p.envp);
   const int error = errno;
-  [[maybe_unused]] const auto written = ::write(report, &error, sizeof error);
+  [[maybe_unused]] const auto written = ::write(p.report, &error, sizeof error);
   ::_exit(127);
 }
 
+// The shepherd's life: start the node, then wait for it to end or for lethe to end it (or to die).
+[[noreturn]] void run_shepherd(int lethe, const ChildPlumbing& p) {
+  ::setpgid(0, 0);
+  for (const int number : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGPIPE}) ::signal(number, SIG_DFL);
+  sigset_t waited;
+  sigemptyset(&waited);
+  for (const int number : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&waited, number);
+  ::sigprocmask(SIG_SETMASK, &waited, nullptr);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != lethe) ::_exit(127);  // lethe died before prctl
+  Scratch scratch;
+  if (!map_scratch(scratch)) {
+    const int error = ENOMEM;
+    [[maybe_unused]] const auto written = ::write(p.report, &error, sizeof error);
+    ::_exit(127);
+  }
+  int keep[] = {p.in, p.out, p.err, p.report};
+  close_all_but(keep, 4);
+  const int shepherd = ::getpid();
+  const pid_t node = ::fork();
+  if (node == 0) exec_node(shepherd, p);
+  if (node < 0) {
+    const int error = errno;
+    [[maybe_unused]] const auto written = ::write(p.report, &error, sizeof error);
+    ::_exit(127);
+  }
+  for (const int fd : {p.in, p.out, p.err, p.report}) ::close(fd);
+  int status = 0;
+  bool node_ended = false;
+  for (;;) {
+    siginfo_t info{};
+    const int number = ::sigwaitinfo(&waited, &info);
+    if (number < 0) continue;
+    if (number == SIGCHLD) {
+      reap_children(node, status, node_ended);
+      if (!node_ended) continue;
+    }
+    end_descendants(scratch, node, status, node_ended);
+    if (number != SIGCHLD) ::_exit(0);  // lethe ended it
+    exit_like(status);
+  }
+}
+
+// Asks a shepherd to end its node and every descendant; SIGKILLs its group if it has not exited after
+// kShepherdGrace (it should take milliseconds). Does not reap.
+void end_shepherd(int pid) {
+  constexpr int kShepherdGraceMs = 10'000;
+  ::kill(pid, SIGTERM);
+  for (int waited = 0; waited < kShepherdGraceMs; ++waited) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == pid) return;
+    const timespec pause{0, 1'000'000};
+    ::nanosleep(&pause, nullptr);
+  }
+  ::kill(-pid, SIGKILL);
+}
 }  // namespace
 
 ChildProcess::ChildProcess(const ChildSpec& spec) {
@@ -126,10 +396,16 @@ ChildProcess::ChildProcess(const ChildSpec& spec) {
   make_pipe(err);
   make_pipe(report);
   const int parent = ::getpid();
+  const ChildPlumbing plumbing{in[0], out[1], err[1], report[1], spec.cwd.c_str(), program.c_str(), argv.data(),
+                               envp.data()};
+  // Every signal blocked across fork: the shepherd must not run lethe's handlers before it replaced them.
+  sigset_t all;
+  sigset_t before;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
   const pid_t pid = ::fork();
-  if (pid == 0) {
-    exec_child(parent, in, out, err, report[1], spec.cwd.c_str(), program.c_str(), argv.data(), envp.data());
-  }
+  if (pid == 0) run_shepherd(parent, plumbing);
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   ::close(in[0]);
   ::close(out[1]);
   ::close(err[1]);
@@ -142,7 +418,7 @@ ChildProcess::ChildProcess(const ChildSpec& spec) {
     throw ChildProcessError(fmt::format("fork: {}", std::strerror(errno)));
   }
   pid_ = pid;
-  ::setpgid(pid_, pid_);  // also here: no race with a kill before the child ran setpgid
+  ::setpgid(pid_, pid_);  // also here: no race with a signal to the group before the shepherd ran setpgid
   list_child(pid_);
   stdin_fd_ = in[1];
   stdout_fd_ = out[0];
@@ -163,8 +439,7 @@ ChildProcess::~ChildProcess() { kill(); }
 
 void ChildProcess::kill() {
   if (pid_ > 0) {
-    ::kill(-pid_, SIGKILL);
-    ::kill(pid_, SIGKILL);
+    end_shepherd(pid_);
     reap(true);
     unlist_child(pid_);
   }
@@ -216,7 +491,7 @@ void ChildProcess::drain_stderr() {
       return;
     }
     err_tail_.append(chunk_.data(), static_cast<std::size_t>(n));
-    if (err_tail_.size() > kStderrTail) err_tail_.erase(0, err_tail_.size() - kStderrTail);
+    if (err_tail_.size() > kStderrTail) err_tail_ = std::string(lethe::utf8_suffix(err_tail_, kStderrTail));
   }
 }
 
@@ -225,15 +500,36 @@ std::string ChildProcess::stderr_tail() {
   return err_tail_;
 }
 
+std::optional<std::string> ChildProcess::take_line() {
+  const std::size_t end = out_buffer_.find('\n', scanned_);
+  if (end == std::string::npos) {
+    scanned_ = out_buffer_.size();
+    if (scanned_ - line_start_ > kMaxLineBytes) {
+      throw LineTooLong(fmt::format("it wrote a line longer than {} bytes (no newline in the {} bytes read)",
+                                          kMaxLineBytes, scanned_ - line_start_));
+    }
+    return std::nullopt;
+  }
+  if (end - line_start_ > kMaxLineBytes) {
+    throw LineTooLong(fmt::format("it wrote a line of {} bytes, longer than {}", end - line_start_,
+                                        kMaxLineBytes));
+  }
+  std::string line = out_buffer_.substr(line_start_, end - line_start_);
+  line_start_ = end + 1;
+  scanned_ = line_start_;
+  if (line_start_ == out_buffer_.size() || line_start_ > out_buffer_.size() / 2) {  // amortised: linear overall
+    out_buffer_.erase(0, line_start_);
+    scanned_ -= line_start_;
+    line_start_ = 0;
+  }
+  return line;
+}
+
 std::optional<std::string> ChildProcess::read_line(std::chrono::milliseconds timeout) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point deadline = Clock::now() + timeout;
   for (;;) {
-    if (const std::size_t end = out_buffer_.find('\n'); end != std::string::npos) {
-      std::string line = out_buffer_.substr(0, end);
-      out_buffer_.erase(0, end + 1);
-      return line;
-    }
+    if (std::optional<std::string> line = take_line()) return line;
     if (stdout_fd_ < 0) throw ChildProcessError("its stdout is closed");
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() < 0) return std::nullopt;
@@ -263,7 +559,11 @@ std::chrono::milliseconds WallBudget::left() const {
 void kill_all_children() {
   for (auto& slot : g_children) {
     const int pid = slot.load();
-    if (pid > 0) ::kill(-pid, SIGKILL);
+    if (pid > 0) ::kill(pid, SIGTERM);
+  }
+  for (auto& slot : g_children) {
+    const int pid = slot.load();
+    if (pid > 0) ::waitpid(pid, nullptr, 0);
   }
 }
 

@@ -6,12 +6,15 @@
 // into a ChildProcessError (the run stops with exit code 2), never into a simulated event, and what is read is
 // the child's output, whose order the child alone decides.
 //
-// Lifetime guarantees (no orphan survives lethe):
-//   - the child runs in its own process group, with PR_SET_PDEATHSIG = SIGKILL: when the thread that spawned it
-//     ends (lethe's process included), the kernel kills it;
-//   - the destructor SIGKILLs the whole group and reaps the child;
-//   - every live child is listed in a signal-safe table: kill_all_children() (async-signal-safe) SIGKILLs every
-//     group, for lethe's SIGINT / SIGTERM handlers (install_child_reaper_signal_handlers).
+// Lifetime guarantees (no process a node started survives lethe):
+//   - the node runs below a shepherd, a fork of lethe in its own process group that is a child subreaper
+//     (PR_SET_CHILD_SUBREAPER): every descendant of the node stays in the shepherd's tree, one that forked twice and
+//     called setsid() included;
+//   - the shepherd ends every descendant (SIGKILL, again until none is left) when the node exits, when lethe sends
+//     it SIGTERM (kill(), the destructor) and when lethe dies (PR_SET_PDEATHSIG = SIGTERM: kill -9 of lethe too),
+//     then exits with the node's status (status() reports the node's);
+//   - every live shepherd is listed in a signal-safe table: kill_all_children() (async-signal-safe) ends each and
+//     waits for it, for lethe's SIGINT / SIGTERM handlers (install_child_reaper_signal_handlers).
 // stderr is drained continuously (whenever stdout is polled) and its last 4 KiB are kept.
 //
 // Threads: one ChildProcess is used by one thread; several threads may each own their own.
@@ -31,6 +34,10 @@ namespace lethe::external {
 struct ChildProcessError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// The child wrote a line longer than kMaxLineBytes.
+struct LineTooLong : ChildProcessError {
+  using ChildProcessError::ChildProcessError;
+};
 
 struct ChildSpec {
   std::vector<std::string> argv;  // argv[0]: a path (with '/') or a name looked up in PATH
@@ -38,24 +45,30 @@ struct ChildSpec {
   std::string cwd;                // "" = lethe's
 };
 
+// The longest line a child may write (its '\n' excluded): a protocol message is a small JSON object.
+inline constexpr std::size_t kMaxLineBytes = std::size_t{16} << 20;
+
 class ChildProcess {
  public:
   // Spawns the child with three pipes. Throws ChildProcessError when it cannot be started (exec failing is
   // reported here too: the child tells through a close-on-exec pipe).
   explicit ChildProcess(const ChildSpec& spec);
-  ~ChildProcess();  // SIGKILL to the group, then waitpid
+  ~ChildProcess();  // kill()
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   // Writes `line` and a '\n'. Throws ChildProcessError when the child no longer reads (it exited).
   void write_line(const std::string& line);
   // The next line the child wrote (without its '\n'), waiting at most `timeout` of wall-clock time.
-  // nullopt: nothing within the timeout. Throws ChildProcessError when stdout closed (the child exited).
+  // nullopt: nothing within the timeout. Throws ChildProcessError when stdout closed (the child exited) or when a
+  // line is longer than kMaxLineBytes. Linear in what the child writes, however long its lines.
   std::optional<std::string> read_line(std::chrono::milliseconds timeout);
-  // SIGKILL to the group and reap (idempotent).
+  // Ends the node and all its descendants (through the shepherd) and reaps the shepherd (idempotent).
   void kill();
 
-  int pid() const { return pid_; }
+  int pid() const { return pid_; }  // the shepherd's (the node's process group)
+  // When it was spawned (steady clock): a start-up budget counts from here.
+  std::chrono::steady_clock::time_point started() const { return started_; }
   // The last 4 KiB of what the child wrote to stderr (drained now, without waiting).
   std::string stderr_tail();
   // "exited with status N" / "killed by signal N" / "running".
@@ -64,13 +77,17 @@ class ChildProcess {
  private:
   void drain_stderr();
   bool reap(bool wait);
+  std::optional<std::string> take_line();  // a whole line from out_buffer_, if one is there
 
   int pid_ = -1;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   int stdin_fd_ = -1;
   int stdout_fd_ = -1;
   int stderr_fd_ = -1;
   std::vector<char> chunk_ = std::vector<char>(65536);  // on the heap: callers run on small fiber stacks
   std::string out_buffer_;
+  std::size_t line_start_ = 0;  // out_buffer_ before it: lines already taken
+  std::size_t scanned_ = 0;     // out_buffer_[line_start_, scanned_) holds no '\n'
   std::string err_tail_;
   std::optional<int> wait_status_;
 };
@@ -86,7 +103,7 @@ class WallBudget {
   std::chrono::steady_clock::time_point deadline_;
 };
 
-// SIGKILLs the group of every live child. Async-signal-safe.
+// Ends every live child and its descendants, and waits for each shepherd. Async-signal-safe.
 void kill_all_children();
 // Installs SIGINT and SIGTERM handlers that kill every live child, then die of the signal as before; and ignores
 // SIGPIPE (a write to a dead child is an error, not a death). Idempotent.

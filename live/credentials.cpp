@@ -48,7 +48,7 @@ void uri_spans(std::string_view uri, std::size_t offset, std::vector<Span>& span
     const std::size_t colon = uri.substr(start, at - start).find(':');
     if (colon != std::string_view::npos) {
       spans.push_back({offset + start + colon + 1, offset + at});
-    } else if (scheme == "redis" || scheme == "rediss") {
+    } else if (scheme == "redis" || scheme == "rediss" || scheme == "unix") {
       spans.push_back({offset + start, offset + at});  // redis://SECRET@host: the password alone
     }
   }

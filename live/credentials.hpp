@@ -3,8 +3,8 @@
 //
 // What counts as a credential:
 //   URI user info     scheme://user:SECRET@host...: what follows the first ':' of the user info (the part before
-//                     the last '@'); for redis:// (and rediss://) a user info without ':' is the password too
-//                     (redis://SECRET@host), as the Redis store reads it.
+//                     the last '@'); for redis://, rediss:// and unix:// a user info without ':' is the password
+//                     too (redis://SECRET@host, unix://SECRET@/path), as the Redis store reads it.
 //   key=value         the value of every keyword whose name contains "password" (password, sslpassword), quoted
 //                     or not, in a libpq conninfo ("host=h password='a b'") and in a URI's query
 //                     ("?password=SECRET&sslpassword=SECRET"); a conninfo value that is itself a URI (dbname=...)

@@ -4,11 +4,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <fmt/format.h>
+#include <functional>
 #include <stdexcept>
 
 #include "live/credentials.hpp"
@@ -132,30 +134,71 @@ struct Target {
   std::string host = "127.0.0.1";
   int port = 6379;
   std::string unix_path;
+  std::string user;  // a Redis 6 ACL user: AUTH user password
   std::string password;
   int database = 0;
 };
+
+// "user:password", ":password" or "password" (a user info without ':' is the password, as redis-cli reads it).
+void parse_credentials(const std::string& credentials, Target& target) {
+  const auto colon = credentials.find(':');
+  if (colon == std::string::npos) {
+    target.password = credentials;
+  } else {
+    target.user = credentials.substr(0, colon);
+    target.password = credentials.substr(colon + 1);
+  }
+}
+
+// unix://[[user]:password@]/path[?password=P&user=U&db=N] (or unix:/path): the socket path alone is the path.
+Target parse_unix_target(const std::string& url, const std::function<std::invalid_argument(const char*)>& bad) {
+  Target target;
+  target.url = url;
+  std::string rest = url.substr(url.rfind("unix://", 0) == 0 ? 7 : 5);
+  const auto query = rest.find('?');
+  const std::string parameters = query == std::string::npos ? "" : rest.substr(query + 1);
+  rest = rest.substr(0, query);
+  if (const auto at = rest.rfind('@'); at != std::string::npos) {
+    parse_credentials(rest.substr(0, at), target);
+    rest = rest.substr(at + 1);
+  }
+  target.unix_path = rest;
+  if (target.unix_path.empty()) throw bad("no socket path");
+  for (std::size_t begin = 0; begin < parameters.size();) {
+    const std::size_t end = std::min(parameters.find('&', begin), parameters.size());
+    const std::string parameter = parameters.substr(begin, end - begin);
+    const std::size_t equals = parameter.find('=');
+    const std::string name = parameter.substr(0, equals);
+    const std::string value = equals == std::string::npos ? "" : parameter.substr(equals + 1);
+    if (name == "password") {
+      target.password = value;
+    } else if (name == "user" || name == "username") {
+      target.user = value;
+    } else if (name == "db" || name == "database") {
+      if (!parse_integer(value, target.database)) throw bad("the database is not a number");
+    } else {
+      throw bad("unknown parameter (allowed: password, user, db)");
+    }
+    begin = end + 1;
+  }
+  return target;
+}
 
 Target parse_target(const std::string& url) {
   Target target;
   target.url = url;
   auto bad = [&url](const char* why) {
     return std::invalid_argument(fmt::format("redis store: bad target \"{}\": {} (expected "
-                                             "redis://[:password@]host[:port][/db] or unix:///path)",
+                                             "redis://[[user]:password@]host[:port][/db] or "
+                                             "unix://[[user]:password@]/path[?password=...&db=N])",
                                              mask_target(url), why));
   };
-  if (url.rfind("unix://", 0) == 0 || url.rfind("unix:", 0) == 0) {
-    target.unix_path = url.substr(url.rfind("unix://", 0) == 0 ? 7 : 5);
-    if (target.unix_path.empty()) throw bad("no socket path");
-    return target;
-  }
+  if (url.rfind("unix:", 0) == 0) return parse_unix_target(url, bad);
   if (url.rfind("redis://", 0) != 0) throw bad("unknown scheme");
   std::string rest = url.substr(8);
   const auto at = rest.rfind('@');
   if (at != std::string::npos) {
-    std::string credentials = rest.substr(0, at);
-    const auto colon = credentials.find(':');
-    target.password = colon == std::string::npos ? credentials : credentials.substr(colon + 1);
+    parse_credentials(rest.substr(0, at), target);
     rest = rest.substr(at + 1);
   }
   const auto slash = rest.find('/');
@@ -217,13 +260,18 @@ redisContext* open_context(const Target& target, sim::Duration command_timeout,
   if (context->err != 0) {
     const std::string message = context->errstr;
     redisFree(context);
-    throw std::runtime_error(fmt::format("redis store: cannot connect to {}: {}",
-                                         target.unix_path.empty() ? fmt::format("{}:{}", target.host, target.port)
-                                                                  : target.unix_path,
-                                         message));
+    throw std::runtime_error(mask_message(
+        fmt::format("redis store: cannot connect to {}: {}",
+                    target.unix_path.empty() ? fmt::format("{}:{}", target.host, target.port) : target.unix_path,
+                    message),
+        target.url));
   }
   try {
-    if (!target.password.empty()) admin_command(context, {"AUTH", target.password});
+    if (!target.user.empty()) {
+      admin_command(context, {"AUTH", target.user, target.password});
+    } else if (!target.password.empty()) {
+      admin_command(context, {"AUTH", target.password});
+    }
     if (target.database != 0) admin_command(context, {"SELECT", std::to_string(target.database)});
   } catch (const std::runtime_error& e) {
     redisFree(context);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <map>
 
+#include "core/utf8.hpp"
 #include "reports/summary.hpp"
 
 namespace reports {
@@ -11,7 +12,20 @@ namespace reports {
 std::string xml_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (char c : text) {
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = lethe::utf8_sequence_length(text, at);
+    if (length == 0) {  // not UTF-8: written as \xNN, so the document stays well-formed
+      out += lethe::printable_utf8(text.substr(at, 1));
+      ++at;
+      continue;
+    }
+    const std::string_view character = text.substr(at, length);
+    at += length;
+    if (character == "\xEF\xBF\xBE" || character == "\xEF\xBF\xBF") {  // U+FFFE, U+FFFF: not XML characters
+      out += '?';
+      continue;
+    }
+    const char c = character.front();
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -19,10 +33,10 @@ std::string xml_escape(std::string_view text) {
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+        if (length == 1 && static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
           out += ' ';
         } else {
-          out += c;
+          out += character;
         }
     }
   }

@@ -24,6 +24,8 @@ struct JunitCase {
 };
 
 std::string junit_xml(const std::vector<JunitCase>& cases);
+// XML character data / attribute text: markup characters escaped, control characters but tab and line breaks a
+// space, bytes outside well-formed UTF-8 "\xNN" (core/utf8.hpp): the document is well-formed whatever `text` is.
 std::string xml_escape(std::string_view text);
 
 }  // namespace reports

@@ -1,6 +1,10 @@
 #include "reports/output_file.hpp"
 
+#include <sys/stat.h>
+
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <streambuf>
@@ -31,8 +35,16 @@ std::string write_error(const fs::path& path, int error) {
 // A write buffer over the descriptor. After the first failure it takes nothing more (the stream goes bad).
 class OutputFile::Buffer final : public std::streambuf {
  public:
-  explicit Buffer(const fs::path& path) : bytes_(kBytes) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Opens `path` itself when it is a special file, otherwise a new temporary file beside it (`temporary` says
+  // which).
+  Buffer(const fs::path& path, const fs::path& temporary) : bytes_(kBytes) {
+    if (temporary.empty()) {
+      fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    } else {
+      fd_ = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      struct stat old {};
+      if (fd_ >= 0 && ::stat(path.c_str(), &old) == 0) ::fchmod(fd_, old.st_mode & 07777);  // keep its mode
+    }
     if (fd_ < 0) error_ = errno;
     setp(bytes_.data(), bytes_.data() + bytes_.size());
   }
@@ -79,16 +91,51 @@ class OutputFile::Buffer final : public std::streambuf {
   int error_ = 0;
 };
 
-OutputFile::OutputFile(fs::path path)
-    : path_(std::move(path)), buffer_(std::make_unique<Buffer>(path_)), stream_(buffer_.get()) {}
+namespace {
 
-OutputFile::~OutputFile() = default;
+// The file an OutputFile for `path` replaces: `path`, or the file a link at `path` points to (the link stays).
+fs::path target_of(const fs::path& path) {
+  std::error_code code;
+  if (!fs::is_symlink(fs::symlink_status(path, code))) return path;
+  const fs::path target = fs::weakly_canonical(path, code);
+  return code ? path : target;
+}
+
+// Where it writes before its finish(): "" for a special file (a pipe, /dev/stdout, a device), written in place;
+// otherwise a new file in the target's folder.
+fs::path temporary_for(const fs::path& target) {
+  static std::atomic<std::uint64_t> counter{0};
+  std::error_code code;
+  const fs::file_status status = fs::status(target, code);
+  if (!code && fs::exists(status) && !fs::is_regular_file(status)) return {};
+  return target.parent_path() / fmt::format(".{}.tmp-{}-{}", target.filename().string(), ::getpid(), ++counter);
+}
+
+}  // namespace
+
+OutputFile::OutputFile(fs::path path)
+    : path_(std::move(path)),
+      target_(target_of(path_)),
+      temporary_(temporary_for(target_)),
+      buffer_(std::make_unique<Buffer>(path_, temporary_)),
+      stream_(buffer_.get()) {}
+
+OutputFile::~OutputFile() {
+  if (!finished_ && !temporary_.empty()) {
+    buffer_.reset();
+    ::unlink(temporary_.c_str());  // abandoned: the old file stays
+  }
+}
 
 bool OutputFile::is_open() const { return buffer_->is_open(); }
 
 std::string OutputFile::finish(Durability durability) {
   stream_.flush();
-  const int error = buffer_->finish(durability);
+  finished_ = true;
+  int error = buffer_->finish(durability);
+  if (temporary_.empty()) return error == 0 ? std::string() : write_error(path_, error);
+  if (error == 0 && ::rename(temporary_.c_str(), target_.c_str()) != 0) error = errno;
+  if (error != 0) ::unlink(temporary_.c_str());  // a failed write leaves the old file, or none
   return error == 0 ? std::string() : write_error(path_, error);
 }
 
@@ -99,12 +146,7 @@ std::string write_file(const fs::path& path, std::string_view text, Durability d
 }
 
 std::string write_file_atomically(const fs::path& path, std::string_view text) {
-  const fs::path temporary = path.string() + ".tmp";
-  if (auto error = write_file(temporary, text, Durability::Synced); !error.empty()) return error;
-  std::error_code code;
-  fs::rename(temporary, path, code);
-  if (code) return fmt::format("cannot write {}: {}", path.string(), code.message());
-  return "";
+  return write_file(path, text, Durability::Synced);
 }
 
 }  // namespace reports

@@ -5,6 +5,11 @@
 // FILE: OS error". A caller reports that message with exit 2 and prints no verdict. write_file and
 // write_file_atomically are the one-call forms for text already in memory.
 //
+// Atomic: a regular file (or one that does not exist yet) is written to a new temporary file in its folder
+// (".NAME.tmp-PID-N"), renamed over it by a finish() that succeeded and removed otherwise, also when the
+// OutputFile is destroyed unfinished. A reader, and a failed or interrupted write, sees the old file whole or none,
+// never a truncated one. A special file (a pipe, /dev/stdout, a device, a link to one) is written in place.
+//
 // REQUIRES: one thread per OutputFile. Guarantees: finish() reports any write, flush, fsync or close that
 // failed since the open, and a file that failed once is not written further.
 // Does not: create folders, retry, or decide exit codes.
@@ -24,9 +29,10 @@ enum class Durability { Flushed, Synced };
 
 class OutputFile {
  public:
-  // Creates or truncates `path` (a special file such as /dev/stdout is written as it is).
+  // Opens the temporary file for `path` (a special file such as /dev/stdout: `path` itself).
   explicit OutputFile(std::filesystem::path path);
-  ~OutputFile();  // closes without reporting: call finish() to know
+  ~OutputFile();  // unfinished: closes and removes the temporary file, without reporting
+
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
@@ -34,12 +40,16 @@ class OutputFile {
   const std::filesystem::path& path() const { return path_; }
   // REQUIRES: is_open().
   std::ostream& stream() { return stream_; }
-  // Flushes, fsyncs for Synced, closes. "" or "cannot write PATH: OS error" (also when the open failed).
+  // Flushes, fsyncs for Synced, closes, renames the temporary file over `path`. "" or "cannot write PATH: OS
+  // error" (also when the open failed); on an error the temporary file is removed and `path` is untouched.
   std::string finish(Durability durability = Durability::Flushed);
 
  private:
   class Buffer;
-  std::filesystem::path path_;
+  std::filesystem::path path_;       // as given (messages name it)
+  std::filesystem::path target_;     // the file replaced: path_, or what the link path_ points to
+  std::filesystem::path temporary_;  // "": written in place
+  bool finished_ = false;
   std::unique_ptr<Buffer> buffer_;
   std::ostream stream_;
 };
@@ -48,7 +58,7 @@ class OutputFile {
 std::string write_file(const std::filesystem::path& path, std::string_view text,
                        Durability durability = Durability::Flushed);
 
-// Writes `text` to PATH.tmp, fsyncs it and renames it over `path`: a reader sees the old file or the new one.
+// write_file, fsynced before the rename (results that must survive a crash of the machine).
 std::string write_file_atomically(const std::filesystem::path& path, std::string_view text);
 
 // Writes all of `data` to `fd`, retrying short writes and EINTR. 0, or the errno of the write that failed.

@@ -285,6 +285,9 @@ int command_suite(const SuiteOptions& o) {
       std::cerr << "lethe suite: " << error << "\n";
       return kExitBadInput;
     }
+    // The previous run's report goes now: a suite stopped before its end (SIGINT) leaves none that passes for its.
+    std::error_code stale;
+    if (!path.empty() && fs::is_regular_file(path, stale)) fs::remove(path, stale);
   }
   // A file that does not load is reported (stderr, the JUnit XML, exit 2) and the others still run.
   std::vector<lethe::ScenarioConfig> configs;

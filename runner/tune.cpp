@@ -288,10 +288,11 @@ bool sequential_takeover(const TuneOptions& o, const TuneInput& in, const SweepS
   }
 }
 
-// Runs the confirmation sweep; nullopt after printing why when lethe broke or refused the scenario.
+// Runs the confirmation sweep; nullopt after printing why when lethe broke or refused the scenario (or could not
+// write its files), with the sweep's exit code in failed_exit.
 std::optional<Confirmation> confirm(const TuneOptions& o, const TuneInput& in, const ConfirmationSize& size,
                                     const std::vector<sim::Duration>& mpts, sim::Duration centre,
-                                    const SweepSpec& spec) {
+                                    const SweepSpec& spec, int& failed_exit) {
   std::cout << fmt::format("\nconfirmation sweep: {} cells x {} seeds x {} messages{} ({})\n", mpts.size(), o.seeds,
                            size.messages,
                            size.messages_raised ? fmt::format(" (raised from {} for the crash side's p99)", o.messages)
@@ -301,6 +302,7 @@ std::optional<Confirmation> confirm(const TuneOptions& o, const TuneInput& in, c
   if (outcome.exit_code == kExitBadInput || outcome.exit_code == kExitInternal) {
     std::cerr << fmt::format("lethe tune: the confirmation sweep failed (exit {}); the generated scenario is {}\n",
                              outcome.exit_code, spec.scenario_file.string());
+    failed_exit = outcome.exit_code;
     return std::nullopt;
   }
   Confirmation c;
@@ -403,8 +405,10 @@ int run_tune(const TuneOptions& o) {
     spec.command_line = sweep_command;
     spec.progress = stderr_progress_mode();
     spec.messages_out = &std::cerr;
-    auto confirmed = confirm(o, in, size, mpts, centre, spec);
-    if (!confirmed) return kExitInternal;
+    // The sweep's own exit code: one that could not write its files (a full disk) is exit 2, not an internal error.
+    int failed_exit = kExitInternal;
+    auto confirmed = confirm(o, in, size, mpts, centre, spec, failed_exit);
+    if (!confirmed) return failed_exit;
     measured = std::move(*confirmed);
     report.cells = measured.cells;
     report.analytic_duplicate_rate = measured.analytic;

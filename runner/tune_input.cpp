@@ -173,6 +173,11 @@ std::optional<std::vector<sim::Duration>> read_samples(const fs::path& file, con
     }
     const auto value = sample_value(fields[*index], unit, where, error);
     if (!value) return std::nullopt;
+    if (*value > sim::kDurationMax) {  // named here, with its line: the distribution built later knows neither
+      error = fmt::format("{}: found \"{}\", {} is above {}, the longest duration a scenario may give", where,
+                          fields[*index], sim::format_duration(*value), sim::format_duration(sim::kDurationMax));
+      return std::nullopt;
+    }
     values.push_back(*value);
   }
   if (values.empty()) {

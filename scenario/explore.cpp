@@ -90,6 +90,39 @@ std::string bin_name(const lethe::ExploreEntry& entry, std::size_t bin) {
   return "";
 }
 
+std::vector<std::string> explore_values_to_check(const lethe::ExploreEntry& entry) {
+  std::vector<std::string> values;
+  switch (entry.kind) {
+    case Kind::Choices: return entry.choices;
+    case Kind::Integers: {
+      const std::uint64_t span = integer_span(entry);
+      std::vector<std::uint64_t> offsets;
+      for (std::uint64_t i = 0; i < std::min(span, kCheckEveryValue); ++i) offsets.push_back(i);
+      if (span > kCheckEveryValue) {
+        offsets.resize(kCheckNearEnds);
+        for (std::uint64_t i = span - kCheckNearEnds; i < span; ++i) offsets.push_back(i);
+        for (std::size_t bin = 1; bin < bin_count(entry); ++bin) offsets.push_back(integer_bin_first(entry, bin));
+        std::sort(offsets.begin(), offsets.end());
+        offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+      }
+      for (const std::uint64_t offset : offsets) {
+        values.push_back(fmt::format("{}", entry.integer_low + static_cast<std::int64_t>(offset)));
+      }
+      return values;
+    }
+    case Kind::Reals: {
+      const double width = (entry.real_high - entry.real_low) / static_cast<double>(2 * kRangeBins);
+      for (std::size_t i = 0; i <= 2 * kRangeBins; ++i) {
+        const double value = i == 2 * kRangeBins ? entry.real_high : entry.real_low + width * static_cast<double>(i);
+        values.push_back(i == 0 || i == 2 * kRangeBins ? text::format_number(value) : short_number(value));
+      }
+      values.erase(std::unique(values.begin(), values.end()), values.end());
+      return values;
+    }
+  }
+  return values;
+}
+
 Draw draw_configuration(const lethe::ExploreSection& explore, std::uint64_t seed, const ExploreWeights& weights) {
   Draw draw;
   for (std::size_t i = 0; i < explore.entries.size(); ++i) {

@@ -36,6 +36,14 @@ std::size_t bin_count(const lethe::ExploreEntry& entry);
 // A bin's name for the coverage table: the choice, or its part of the range ("1..4", "0..0.05").
 std::string bin_name(const lethe::ExploreEntry& entry, std::size_t bin);
 
+// The values of an entry the loader loads once each to check them: every choice; every value of an integer range
+// of at most kCheckEveryValue values; for a longer one its ends, the kCheckNearEnds values next to each end and
+// every bin edge (where rules of lethe's keys change: 0, 1, a cap); for a real range its ends, bin edges and bin
+// middles. Text as --set writes it.
+inline constexpr std::uint64_t kCheckEveryValue = 256;
+inline constexpr std::uint64_t kCheckNearEnds = 64;
+std::vector<std::string> explore_values_to_check(const lethe::ExploreEntry& entry);
+
 // weights[entry][bin], each >= 1; empty = every weight 1.
 using ExploreWeights = std::vector<std::vector<std::uint32_t>>;
 

@@ -25,6 +25,7 @@
 
 #include "core/result.hpp"
 #include "protocol/registry.hpp"
+#include "scenario/explore.hpp"
 #include "scenario/input_check.hpp"
 #include "scenario/schema.hpp"
 #include "scenario/text.hpp"
@@ -756,7 +757,15 @@ bool Loader::read_distribution(const Table& table, std::string_view key, const s
                                sim::Distribution& out) {
   std::function<std::optional<sim::Distribution>(const std::string&, std::string&)> parse = [&](const std::string& text,
                                                                                                 std::string& problem) {
-    return distribution_in(text, type.allow_negative, type.positive_mean, problem);
+    std::optional<sim::Distribution> value = distribution_in(text, type.allow_negative, type.positive_mean, problem);
+    if (value && value->mean_ns() < static_cast<double>(type.min_mean)) {
+      problem = fmt::format("its mean is {}, under {}, the shortest mean interval of a fault loop (each draw "
+                            "wakes the loop once)",
+                            sim::format_duration(static_cast<sim::Duration>(value->mean_ns())),
+                            sim::format_duration(type.min_mean));
+      return std::optional<sim::Distribution>();
+    }
+    return value;
   };
   return read_parsed<sim::Distribution>(table, key, schema::allowed(type), parse, out);
 }
@@ -1440,18 +1449,11 @@ void Loader::read_explore(const Table& root) {
                    });
 }
 
-// Every value an entry can give, loaded as the drawn configuration will be: the file with --set KEY=VALUE
-// first, then the command line's overrides. A range's values between its ends are as valid as its ends
-// (integer keys and probabilities are ranges themselves).
+// Every value an entry can give (scenario/explore.hpp explore_values_to_check), loaded as the drawn configuration
+// will be: the file with --set KEY=VALUE first, then the command line's overrides.
 void Loader::check_explore_values(std::string_view toml_text, const std::vector<std::string>& overrides) {
   for (const lethe::ExploreEntry& entry : config_.explore.entries) {
-    std::vector<std::string> values = entry.choices;
-    if (entry.kind == lethe::ExploreEntry::Kind::Integers) {
-      values = {fmt::format("{}", entry.integer_low), fmt::format("{}", entry.integer_high)};
-    } else if (entry.kind == lethe::ExploreEntry::Kind::Reals) {
-      values = {text::format_number(entry.real_low), text::format_number(entry.real_high)};
-    }
-    for (const std::string& value : values) {
+    for (const std::string& value : scenario::explore_values_to_check(entry)) {
       std::vector<std::string> with_value{entry.key + "=" + value};
       with_value.insert(with_value.end(), overrides.begin(), overrides.end());
       LoadResult loaded = Loader(display_name_, base_dir_, false).load(toml_text, with_value);

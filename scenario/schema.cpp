@@ -78,7 +78,11 @@ std::string allowed(const Duration& type) {
 }
 std::string allowed(const Distribution& type) {
   std::string text = kDistributionAllowed;
-  if (type.positive_mean) text += ", with a mean above 0";
+  if (type.min_mean > 0) {
+    text += ", with a mean of at least " + sim::format_duration(type.min_mean);
+  } else if (type.positive_mean) {
+    text += ", with a mean above 0";
+  }
   if (type.allow_negative) text += " (negative values allowed)";
   return text + ", every duration in it " + kDurationMaxAllowed;
 }

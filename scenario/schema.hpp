@@ -98,7 +98,10 @@ struct Duration {
 struct Distribution {
   bool allow_negative = false;
   bool positive_mean = false;  // a mean above 0 (it times something that repeats)
+  sim::Duration min_mean = 0;  // a mean of at least this (the interval of a fault loop)
 };
+// The smallest mean of a fault loop's interval (faults.*_every): each draw is one wake-up of the loop.
+inline constexpr sim::Duration kMinFaultIntervalMean = sim::kMillisecond;
 struct Rate {};
 template <class E>
 struct Choice {
@@ -256,15 +259,15 @@ void visit_schema(V& v, Config& c) {
   });
 
   v.table("faults");
-  v.key("crash_every", Distribution{false, true}, c.faults.crash_every,
+  v.key("crash_every", Distribution{false, true, kMinFaultIntervalMean}, c.faults.crash_every,
         "per consumer node, the time between crashes; absent = no random crashes");
   v.key("restart_after", Distribution{}, c.faults.restart_after, "how long a crashed node stays down");
-  v.key("pause_every", Distribution{false, true}, c.faults.pause_every,
+  v.key("pause_every", Distribution{false, true, kMinFaultIntervalMean}, c.faults.pause_every,
         "GC-like stop-the-world pauses (the node stays alive); absent = none");
   v.key("pause_for", Distribution{}, c.faults.pause_for, "how long a pause lasts");
   v.key("clock_skew", Distribution{true, false}, c.faults.clock_skew,
         "a fixed clock offset drawn per node; absent = none");
-  v.key("rebalance_every", Distribution{false, true}, c.faults.rebalance_every,
+  v.key("rebalance_every", Distribution{false, true, kMinFaultIntervalMean}, c.faults.rebalance_every,
         "the time between consumer-group rebalances; absent = none");
   v.key("swarm", Boolean{}, c.faults.swarm, "each seed switches fault kinds on or off at random");
   v.table("faults.crash_points");

@@ -60,6 +60,8 @@ std::optional<std::string> read_regular_file(const std::filesystem::path& path, 
       return failed(failure, Kind::TooLarge);
     }
   }
+  // A UTF-8 byte order mark (editors and spreadsheet exports write one) is not the file's first character.
+  if (content.rfind("\xEF\xBB\xBF", 0) == 0) content.erase(0, 3);
   return content;
 }
 

@@ -5,7 +5,8 @@
 // without blocking, looks at what it opened (fstat) before reading a byte, and reads at most `max_bytes`
 // (a file that grows while it is read is refused too).
 //
-// Guarantees: returns the content, or nullopt with `failure` saying why (its `kind`, and the OS error for
+// Guarantees: returns the content (without a leading UTF-8 byte order mark: every input's format detection and
+// columns see the text as an editor shows it), or nullopt with `failure` saying why (its `kind`, and the OS error for
 // Unreadable). Never blocks on a FIFO, reads at most max_bytes plus one buffer, throws nothing.
 // Does not: format messages (callers name the file in their own shape), follow a path's folder rules.
 #pragma once

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "check/history.hpp"
+#include "core/utf8.hpp"
 #include "check/store_json.hpp"
 #include "external/child_process.hpp"
 #include "sim/channel.hpp"
@@ -23,6 +24,11 @@ namespace {
 constexpr sim::TraceKind kTraceLine{"node_line", "turn", "hash", "sent"};
 constexpr std::uint64_t kInitMessage = 1;
 constexpr int kProtocolVersion = 1;
+// The most requests one node may have in flight (each is a fiber with its own stack): a node that floods valid
+// requests stops the run as a bad node instead of exhausting memory.
+constexpr std::size_t kMaxRequestsInFlight = 1024;
+// The least time a first incarnation has to answer init once it was sent, however long it took to start.
+constexpr std::chrono::milliseconds kInitGrace{200};
 
 // Maelstrom's error codes (docs/external.md).
 constexpr int kErrorTimeout = 0;
@@ -34,6 +40,9 @@ constexpr int kErrorPrecondition = 22;
 Json error_body(int code, std::string text) {
   return Json{{"type", "error"}, {"code", code}, {"text", std::move(text)}};
 }
+
+// A node's line as quoted in an error: its first 300 bytes, not cut inside a UTF-8 character.
+std::string quoted(const std::string& line) { return std::string(utf8_prefix(line, 300)); }
 
 bool is_service(const std::string& name) {
   return name == "lethe-store" || name == "sink" || name == "clock" || name == "lin-kv";
@@ -138,6 +147,7 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
   std::uint64_t intern(std::map<std::string, std::uint64_t>& table, const Json& value);
   Json linkv_value(std::uint64_t owner) const;  // the JSON value numbered `owner`; null when none is
   std::optional<std::string> read_line(std::chrono::milliseconds timeout);
+  std::unique_ptr<external::ChildProcess> first_incarnation_process(const external::ChildSpec& spec);
   void record_line(std::uint64_t turn, bool sent, const std::string& text);
   [[noreturn]] void fail(const std::string& what, const std::string& expected);
 
@@ -157,6 +167,7 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
   std::uint64_t next_message_ = kInitMessage + 1;
   std::string last_sent_;
   std::map<std::uint64_t, Delivery> deliveries_;  // by the deliver's msg_id
+  std::size_t in_flight_ = 0;                     // requests whose fiber has not ended (kMaxRequestsInFlight)
 };
 
 // ---------------------------------------------------------------- the process and its turns
@@ -165,11 +176,13 @@ void ExternalSession::fail(const std::string& what, const std::string& expected)
   const std::string status = process_ ? process_->status() : "not started";
   std::string tail = process_ ? process_->stderr_tail() : "";
   if (tail.empty()) tail = "(empty)";
-  std::string text = fmt::format(
+  // The node's words (its lines, its stderr) may be any bytes: printed as UTF-8, the rest as \xNN.
+  std::string text = printable_utf8(fmt::format(
       "external node {} (incarnation {}, process {}): {}; expected {}\n  last line lethe sent: {}\n  stderr tail:\n{}",
-      self_.name(), self_.incarnation() + 1, status, what, expected, last_sent_.empty() ? "(none)" : last_sent_, tail);
+      self_.name(), self_.incarnation() + 1, status, what, expected, last_sent_.empty() ? "(none)" : last_sent_, tail));
   if (process_) process_->kill();
-  if (shared_.failure.empty()) shared_.failure = text;
+  shared_.failure += shared_.failure.empty() ? text : "\n" + text;  // every node that failed is named
+  if (turn_ <= 1) shared_.start_failed = true;
   throw ExternalNodeError(text);
 }
 
@@ -182,6 +195,8 @@ void ExternalSession::record_line(std::uint64_t turn, bool sent, const std::stri
 std::optional<std::string> ExternalSession::read_line(std::chrono::milliseconds timeout) {
   try {
     return process_->read_line(timeout);
+  } catch (const external::LineTooLong& e) {
+    fail(e.what(), fmt::format("lines of at most {} bytes, each one JSON message", external::kMaxLineBytes));
   } catch (const external::ChildProcessError& e) {
     fail(fmt::format("{} ({})", e.what(), process_->status()), "its reaction and a turn_end");
   }
@@ -196,7 +211,7 @@ void ExternalSession::start() {
   spec.env = settings.env;
   spec.cwd = (base / settings.cwd).lexically_normal().string();
   try {
-    process_ = std::make_unique<external::ChildProcess>(spec);
+    process_ = first_incarnation_process(spec);
   } catch (const external::ChildProcessError& e) {
     fail(e.what(), fmt::format("a program lethe can run (external.command {})", Json(settings.command).dump()));
   }
@@ -215,6 +230,22 @@ void ExternalSession::start() {
   if (!initialized_) fail("ended its first turn without init_ok", "init_ok with in_reply_to 1, then turn_end");
 }
 
+// Every worker's first process is spawned when the first one is needed: they start up side by side, and each
+// node's init turn has external.node_timeout from its spawn. Later incarnations spawn their own.
+std::unique_ptr<external::ChildProcess> ExternalSession::first_incarnation_process(const external::ChildSpec& spec) {
+  if (self_.incarnation() != 0) return std::make_unique<external::ChildProcess>(spec);
+  if (!shared_.first_spawned) {
+    shared_.first_spawned = true;
+    for (std::size_t i = 0; i < environment_.topology.workers().size(); ++i) {
+      shared_.first_processes.push_back(std::make_unique<external::ChildProcess>(spec));
+    }
+  }
+  if (shared_.first_processes.empty()) return std::make_unique<external::ChildProcess>(spec);
+  std::unique_ptr<external::ChildProcess> process = std::move(shared_.first_processes.back());
+  shared_.first_processes.pop_back();
+  return process;
+}
+
 void ExternalSession::turn(const std::string& src, Json body) {
   const std::uint64_t turn = ++turn_;
   const Json envelope{{"src", src}, {"dest", self_.name()}, {"body", std::move(body)}, {"turn", turn},
@@ -229,7 +260,14 @@ void ExternalSession::turn(const std::string& src, Json body) {
   const ExternalSection& settings = environment_.config.external;
   const auto node_timeout = std::chrono::milliseconds(settings.node_timeout / 1'000'000);
   const auto quiet = std::chrono::milliseconds(std::max<sim::Duration>(1, settings.quiet_period / 1'000'000));
-  const external::WallBudget budget(node_timeout);
+  // Once a node of the run failed to start (the run is lost), another's init turn has what is left of
+  // node_timeout since its spawn (the processes started together), and kInitGrace at least to answer the line:
+  // nodes that never start cost one node_timeout, not one each. Otherwise a turn has node_timeout from its line.
+  const bool judged_from_spawn = turn == 1 && shared_.start_failed;
+  const auto spent = judged_from_spawn ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             std::chrono::steady_clock::now() - process_->started())
+                                       : std::chrono::milliseconds(0);
+  const external::WallBudget budget(std::max(node_timeout - spent, std::min(node_timeout, kInitGrace)));
   for (;;) {
     const std::chrono::milliseconds left = budget.left();
     if (left.count() <= 0) {
@@ -255,11 +293,11 @@ bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
   if (envelope.is_discarded() || !envelope.is_object() || !envelope.contains("body") || !envelope["body"].is_object() ||
       !envelope.contains("dest") || !envelope["dest"].is_string() || !envelope["body"].contains("type") ||
       !envelope["body"]["type"].is_string()) {
-    fail(fmt::format("wrote a line that is not a message: {}", line.substr(0, 300)),
+    fail(fmt::format("wrote a line that is not a message: {}", quoted(line)),
          "one JSON object per line: {\"src\", \"dest\", \"body\": {\"type\", ...}}");
   }
   if (!envelope.contains("src") || envelope["src"] != self_.name()) {
-    fail(fmt::format("wrote a message whose src is {}: {}", envelope.value("src", Json()).dump(), line.substr(0, 300)),
+    fail(fmt::format("wrote a message whose src is {}: {}", envelope.value("src", Json()).dump(), quoted(line)),
          fmt::format("\"src\": \"{}\" (its node id)", self_.name()));
   }
   const std::string dest = envelope["dest"].get<std::string>();
@@ -267,7 +305,7 @@ bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
   const std::string type = body["type"].get<std::string>();
   if (turn == 1 && type == "init_ok") {
     if (!body.contains("in_reply_to") || body["in_reply_to"] != kInitMessage) {
-      fail(fmt::format("answered init with {}", line.substr(0, 300)), "init_ok with in_reply_to 1");
+      fail(fmt::format("answered init with {}", quoted(line)), "init_ok with in_reply_to 1");
     }
     turns_ = body.value("lethe_turns", false) == true;
     initialized_ = true;
@@ -276,7 +314,7 @@ bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
   }
   if (dest == "lethe") {
     if (type != "turn_end" || !body.contains("turn") || body["turn"] != turn) {
-      fail(fmt::format("wrote {} to lethe", line.substr(0, 300)),
+      fail(fmt::format("wrote {} to lethe", quoted(line)),
            fmt::format("{{\"type\":\"turn_end\",\"turn\":{}}} (the turn of the line it reacted to)", turn));
     }
     return true;
@@ -286,15 +324,27 @@ bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
     return false;
   }
   if (!is_service(dest)) {
-    fail(fmt::format("wrote to an unknown destination \"{}\": {}", dest, line.substr(0, 300)),
+    fail(fmt::format("wrote to an unknown destination \"{}\": {}", dest, quoted(line)),
          "a service (lethe-store, sink, clock, lin-kv), \"source\" (a delivery's reply) or \"lethe\" (turn_end)");
   }
   if (!body.contains("msg_id") || !body["msg_id"].is_number_unsigned()) {
-    fail(fmt::format("sent a request without an integer msg_id: {}", line.substr(0, 300)),
+    fail(fmt::format("sent a request without an integer msg_id: {}", quoted(line)),
          "a body with \"msg_id\": N (N >= 0) on every request");
   }
+  if (in_flight_ >= kMaxRequestsInFlight) {
+    fail(fmt::format("has {} requests in flight, the most a node may have, and sent another: {}", in_flight_,
+                     quoted(line)),
+         fmt::format("at most {} requests awaiting their replies", kMaxRequestsInFlight));
+  }
   // The request leaves at this turn's virtual instant; its reply is a later turn.
-  self_.spawn([session = shared_from_this(), dest, body] { session->serve(dest, body); });
+  ++in_flight_;
+  self_.spawn([session = shared_from_this(), dest, body] {
+    struct InFlight {
+      ExternalSession& session;
+      ~InFlight() { --session.in_flight_; }
+    } in_flight{*session};
+    session->serve(dest, body);
+  });
   return false;
 }
 
@@ -304,20 +354,20 @@ void ExternalSession::answer_delivery(const Json& body, const std::string& line)
                          ? deliveries_.find(body["in_reply_to"].get<std::uint64_t>())
                          : deliveries_.end();
   if (found == deliveries_.end() || found->second.answered) {
-    fail(fmt::format("answered a delivery lethe never sent (or answered twice): {}", line.substr(0, 300)),
+    fail(fmt::format("answered a delivery lethe never sent (or answered twice): {}", quoted(line)),
          "deliver_ok or error with in_reply_to = the msg_id of a deliver not yet answered");
   }
   Delivery& delivery = found->second;
   if (type == "deliver_ok") {
     const Json value = body.value("value", Json());
     if (!value.is_null() && !value.is_number_unsigned()) {
-      fail(fmt::format("acknowledged with value {}: {}", value.dump(), line.substr(0, 300)),
+      fail(fmt::format("acknowledged with value {}: {}", value.dump(), quoted(line)),
            "\"value\": an integer >= 0 or null");
     }
     delivery.ok = true;
     if (value.is_number_unsigned()) delivery.value = value.get<std::uint64_t>();
   } else if (type != "error") {
-    fail(fmt::format("answered a delivery with type \"{}\": {}", type, line.substr(0, 300)), "deliver_ok or error");
+    fail(fmt::format("answered a delivery with type \"{}\": {}", type, quoted(line)), "deliver_ok or error");
   }
   delivery.answered = true;
   delivery.signal.notify_one();

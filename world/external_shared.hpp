@@ -4,10 +4,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "external/child_process.hpp"
 
 namespace lethe {
 
@@ -26,13 +29,18 @@ struct ExternalLine {
 };
 
 // What every external node of one run shares: lin-kv's interning of JSON keys and values (first seen, first
-// numbered), the first failure (the world rethrows it), and the lines exchanged when asked for.
+// numbered), the failures (the world rethrows them), the lines exchanged when asked for, and the processes started
+// for the nodes' first incarnations all at once (a node that never starts costs external.node_timeout once per
+// run, not once per node).
 struct ExternalShared {
   std::map<std::string, std::uint64_t> linkv_keys;    // JSON text -> index (1, 2, ...)
   std::map<std::string, std::uint64_t> linkv_values;  // JSON text -> index (1, 2, ...)
   std::vector<std::string> linkv_value_text;          // index - 1 -> JSON text
   std::map<std::uint64_t, std::uint32_t> deliveries;  // group_key -> deliveries so far (`delivery` of deliver)
-  std::string failure;                                // the first ExternalNodeError's text
+  std::string failure;                                // every ExternalNodeError's text, one after the other
+  std::vector<std::unique_ptr<external::ChildProcess>> first_processes;  // spawned, not yet taken by a node
+  bool first_spawned = false;                         // first_processes was filled
+  bool start_failed = false;                          // a node failed in its init turn
   std::set<std::string> plain_nodes;                  // nodes whose init_ok had no lethe_turns (not reproducible)
   std::vector<ExternalLine>* lines = nullptr;         // set: every line exchanged (WorldOptions::external_lines)
 };

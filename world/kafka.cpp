@@ -109,9 +109,9 @@ std::int64_t ConsumerGroup::committed(int partition) const {
 
 std::vector<int> ConsumerGroup::assignment(int member) const {
   std::vector<int> partitions;
-  for (std::size_t p = 0; p < owner_.size(); ++p) {
-    if (owner_[p] == member) partitions.push_back(static_cast<int>(p));
-  }
+  const auto range = ranges_.find(member);
+  if (range == ranges_.end()) return partitions;
+  for (std::size_t p = range->second.first; p < range->second.second; ++p) partitions.push_back(static_cast<int>(p));
   return partitions;
 }
 
@@ -140,6 +140,7 @@ void ConsumerGroup::rebalance() { bump(); }
 void ConsumerGroup::bump() {
   ++generation_;
   std::fill(owner_.begin(), owner_.end(), -1);
+  ranges_.clear();
   const std::size_t partitions = owner_.size();
   const std::size_t count = members_.size();
   if (count > 0) {
@@ -149,6 +150,7 @@ void ConsumerGroup::bump() {
     std::size_t rank = 0;
     for (int member : members_) {
       const std::size_t share = each + (rank < extra ? 1 : 0);
+      if (share > 0) ranges_[member] = {next, next + share};
       for (std::size_t i = 0; i < share; ++i) owner_[next++] = member;
       ++rank;
     }
@@ -189,7 +191,10 @@ std::uint64_t ConsumerGroup::wake_version(int member) const {
 void ConsumerGroup::wait(int member, sim::Time deadline) {
   sim::Simulation& simulation = kafka_.simulation_;
   if (simulation.now() >= deadline) return;
-  std::erase_if(waiters_, [&simulation](const Waiter& waiter) { return !simulation.waiting(waiter.waker); });
+  if (waiters_.size() >= compact_at_) {
+    std::erase_if(waiters_, [&simulation](const Waiter& waiter) { return !simulation.waiting(waiter.waker); });
+    compact_at_ = std::max(kMinCompaction, 2 * waiters_.size());
+  }
   waiters_.push_back(Waiter{member, simulation.waker()});
   simulation.park(deadline);
 }

@@ -224,15 +224,20 @@ class ConsumerGroup {
   void commit_pending(int member, MemberState& state);
   void check_partition(int partition) const;
 
+  // Ended waits are dropped when waiters_ doubles (amortised O(1) a wait; waking an ended wait does nothing).
+  static constexpr std::size_t kMinCompaction = 64;
+
   Kafka& kafka_;
   ProcessorId processor_;
   std::uint64_t generation_ = 0;
   std::set<int> members_;
   std::vector<int> owner_;                  // by partition
+  std::map<int, std::pair<std::size_t, std::size_t>> ranges_;  // member -> its partitions [first, end) (bump())
   std::vector<std::int64_t> committed_;     // by partition
   std::vector<std::int64_t> high_water_;    // by partition: 1 + the highest offset handed out
   std::map<int, MemberState> member_states_;
-  std::vector<Waiter> waiters_;                  // in the order they started waiting
+  std::vector<Waiter> waiters_;                  // in the order they started waiting; may hold ended waits
+  std::size_t compact_at_ = kMinCompaction;      // waiters_ drops its ended waits when it reaches this size
   std::uint64_t group_version_ = 0;              // bumped by notify_all()
   std::map<int, std::uint64_t> member_version_;  // bumped by notify(member)
   std::uint64_t replays_ = 0;

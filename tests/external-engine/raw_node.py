@@ -13,6 +13,12 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
   wrong-src         writes a message whose src is another node
   exit              exits on its first delivery
   hang              never ends its first delivery's turn
+  forks             like hang, but at init starts a plain child and a daemon (forked twice, setsid()), each
+                    sleeping an hour; their pids go to RAW_NODE_LOG ("NODE child PID", "NODE daemon PID")
+  flood             on its first delivery sends 100,000 valid clock requests in one turn
+  long-line         on its first delivery writes a line of 20 MiB (no newline until its end)
+  bad-utf8          writes bytes that are not UTF-8 to stderr (a 4 KiB tail cut inside a character too), then
+                    a line that is not JSON
 """
 import json
 import os
@@ -50,7 +56,49 @@ def key_of(delivery):
     return {"table": "dedupe", "processor": delivery["processor"], "message": delivery["message"]}
 
 
+def start_descendants():
+    """A plain child and a daemon that outlive this node unless lethe ends them (the forks mode)."""
+    log = os.environ.get("RAW_NODE_LOG")
+    child = os.fork()
+    if child == 0:
+        os.execvp("sleep", ["sleep", "3600"])
+    reader, writer = os.pipe()
+    middle = os.fork()
+    if middle == 0:
+        os.setsid()
+        daemon = os.fork()
+        if daemon == 0:
+            os.close(reader)
+            os.write(writer, f"{os.getpid()}\n".encode())
+            os.close(writer)
+            for fd in (0, 1, 2):
+                os.close(fd)
+            os.execvp("sleep", ["sleep", "3600"])
+        os._exit(0)
+    os.close(writer)
+    daemon_pid = os.read(reader, 64).decode().strip()
+    os.close(reader)
+    os.waitpid(middle, 0)
+    if log:
+        with open(log, "a") as out:
+            out.write(f"{node_id} child {child}\n{node_id} daemon {daemon_pid}\n")
+
+
 def on_deliver(delivery, now):
+    if MODE == "flood":
+        for _ in range(100000):
+            request("clock", {"type": "sleep", "duration_ns": 10**9}, None, delivery)
+        return
+    if MODE == "long-line":
+        sys.stdout.write("x" * (20 << 20) + "\n")
+        return
+    if MODE == "bad-utf8":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # 4,203 bytes: the last 4,096 start inside an "\u00e9" and end with bytes that are not UTF-8.
+        os.write(2, "\u00e9".encode() * 2100 + b"\xff\xfe\xc3")
+        sys.stdout.write("not json \xe9\n")
+        return
     if MODE == "garbage":
         sys.stdout.write("this is not a message\n")
         return
@@ -68,7 +116,7 @@ def on_deliver(delivery, now):
         sys.stderr.write("raw_node: exiting on purpose\n")
         sys.stderr.flush()
         os._exit(3)
-    if MODE == "hang":
+    if MODE in ("hang", "forks"):
         sys.stdout.flush()
         if os.environ.get("RAW_NODE_LOG"):  # the signal test waits for a node that hangs
             with open(os.environ["RAW_NODE_LOG"], "a") as log:
@@ -132,6 +180,8 @@ def main():
             if MODE != "plain":
                 reply["lethe_turns"] = True
             send(envelope["src"], reply)
+            if MODE == "forks":
+                start_descendants()
         elif body["type"] == "deliver":
             on_deliver(body, envelope["time_ns"])
         elif "in_reply_to" in body and body["in_reply_to"] in waiting:

@@ -16,6 +16,7 @@ import tempfile
 import time
 import unittest
 import uuid
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -120,6 +121,8 @@ BAD_NODES = {
     "wrong-src": "src",
     "exit": "exiting on purpose",
     "hang": "node_timeout",
+    "flood": "requests in flight, the most a node may have",
+    "long-line": "wrote a line longer than 16777216 bytes",
 }
 
 
@@ -153,6 +156,79 @@ class BadNodes(unittest.TestCase):
         run = lethe("run", EFFECT, "--set", "protocol.kind=none")
         self.assertEqual(run.returncode, 2)
         self.assertIn("allowed only with protocol.kind = \"external\"", run.stderr)
+
+
+class NodeOutput(unittest.TestCase):
+    def test_a_long_line_is_read_in_linear_time_and_not_reported_as_a_missing_turn_end(self):
+        start = time.time()
+        run = lethe("run", EFFECT, "--set", command("long-line"), "--set", "external.node_timeout=60s")
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertNotIn("no turn_end", run.stderr)
+        self.assertLess(time.time() - start, 30)
+
+    def test_stderr_that_is_not_utf8_reaches_stderr_and_the_junit_xml_as_well_formed_text(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            junit = Path(scratch) / "junit.xml"
+            env = dict(os.environ, LETHE_TEST_MARK=uuid.uuid4().hex)
+            run = subprocess.run([LETHE, "suite", str(EFFECT), "--set", command("bad-utf8"), "--junit", str(junit)],
+                                 capture_output=True, env=env, timeout=300)
+            self.assertEqual(run.returncode, 2, run.stderr)
+            printed = (run.stdout + run.stderr).decode("utf-8")  # strict: raises on a byte that is not UTF-8
+            self.assertIn("\\xff\\xfe\\xc3", printed)
+            root = ElementTree.parse(junit).getroot()  # raises when the XML is not well-formed
+            text = "".join(root.itertext()) + "".join(e.get("message", "") for e in root.iter("error"))
+            self.assertIn("\\xff\\xfe\\xc3", text)
+            self.assertIn("not a message", text)
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class Descendants(unittest.TestCase):
+    """Every process a node started ends with lethe: a plain child and a daemon that forked twice and called
+    setsid(), whether lethe ends the run itself, is interrupted, or is killed with SIGKILL."""
+
+    def start(self, scratch, mark):
+        log = Path(scratch) / "log"
+        env = dict(os.environ, LETHE_TEST_MARK=mark, RAW_NODE_LOG=str(log))
+        process = subprocess.Popen([LETHE, "run", str(EFFECT), "--set", command("forks"), "--set",
+                                    "external.node_timeout=20s"], env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        deadline = time.time() + 60
+        while not (log.exists() and "hangs" in log.read_text()) and time.time() < deadline:
+            time.sleep(0.1)
+        pids = [int(line.split()[-1]) for line in log.read_text().splitlines() if " child " in line or " daemon " in line]
+        self.assertTrue(pids, "the node started no descendants")
+        self.assertTrue(all(alive(pid) for pid in pids))
+        return process, pids
+
+    def assert_all_ended(self, mark, pids):
+        deadline = time.time() + 10
+        while (marked_processes(mark) or any(alive(pid) for pid in pids)) and time.time() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(marked_processes(mark), [])
+        self.assertEqual([pid for pid in pids if alive(pid)], [])
+
+    def test_descendants_end_when_the_run_ends(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            mark = uuid.uuid4().hex
+            process, pids = self.start(scratch, mark)
+            self.assertEqual(process.wait(timeout=120), 2)  # the node_timeout
+            self.assert_all_ended(mark, pids)
+
+    def test_descendants_end_when_lethe_is_interrupted_or_killed(self):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+            with self.subTest(signal=sig.name), tempfile.TemporaryDirectory() as scratch:
+                mark = uuid.uuid4().hex
+                process, pids = self.start(scratch, mark)
+                process.send_signal(sig)
+                self.assertEqual(process.wait(timeout=30), -sig)
+                self.assert_all_ended(mark, pids)
 
 
 class Signals(unittest.TestCase):

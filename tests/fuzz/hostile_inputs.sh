@@ -23,7 +23,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 
-python3 - <<'PY'
+LETHE_SOURCE_DIR=$source_dir python3 - <<'PY'
 base = '[scenario]\nname = "t"\n\n[protocol]\nkind = "mnemosyne"\nmax_processing_time = "30s"\nttl = "7d"\n\n'
 def write(name, text, mode="w"):
     with open(name, mode) as f:
@@ -44,6 +44,12 @@ write("utf8-invalid.toml", base.encode() + b"\xff\xfe = 1\n", "wb")
 write("control-in-header.toml", b"[\t\x00\x01]\n", "wb")
 write("garbage-samples.txt", bytes(range(256)) * 64, "wb")
 write("huge-samples.txt", "1ms\n" * 100 + "9223372036854775807ns\n-5ms\nnan\n1e308s\n")
+write("bom-samples.txt", b"\xef\xbb\xbf" + b"12ms\n" * 200, "wb")
+write("explore-inner.toml", base + '[explore]\n"saga.steps" = "0..8"\n')
+write("explore-wide.toml", base + '[explore]\n"workload.messages" = "1..100000000"\n')
+import pathlib, os
+source = os.environ["LETHE_SOURCE_DIR"]
+write("bom-scenario.toml", b"\xef\xbb\xbf" + pathlib.Path(source, "scenarios/blind-completion.toml").read_bytes(), "wb")
 PY
 mkfifo fifo.toml fifo-samples
 # One argument may hold at most 128 KiB (Linux's MAX_ARG_STRLEN): 15,000 names.
@@ -111,6 +117,25 @@ cases+=(
   "secret: URI password, extra word|2|live --store postgres --target 'postgresql://u:S3cr3tPW@127.0.0.1:1/db' extra"
   "secret: Redis URL password|2|live --store redis --target 'redis://:S3cr3tPW@127.0.0.1:1'"
   "secret: password as the store|2|live --store password=S3cr3tPW"
+  "secret: unix socket URL ?password=|2|live --store redis --target 'unix:///nonexistent/redis.sock?password=S3cr3tPW'"
+  "secret: unix socket URL :PW@|2|live --store redis --target 'unix://:S3cr3tPW@/nonexistent/redis.sock'"
+  "secret: unix socket URL in LETHE_REDIS_URL|2|live --store redis LETHE_REDIS_URL=unix://alice:S3cr3tPW@/nonexistent/redis.sock"
+  "secret: Redis ACL user|2|live --store redis --target 'redis://alice:S3cr3tPW@127.0.0.1:1'"
+  # Fault loops: a tiny interval would wake the loop billions of times.
+  "faults.pause_every = 1ns|2|run $S/gc-pause-takeover.toml --set faults.pause_every=1ns"
+  "faults.rebalance_every = 1ns|2|run $S/check-then-insert-race.toml --set topology.source=kafka --set faults.rebalance_every=1ns"
+  "faults.crash_every = 1ns|2|run $S/blind-completion.toml --set faults.crash_every=1ns"
+  # [explore]: every value a range can draw is checked at load.
+  "[explore] range with a bad inner value|2|run explore-inner.toml"
+  "[explore] range of 10^8 values|0 1 2|run explore-wide.toml"
+  # A UTF-8 byte order mark at the start of an input file is not its first character.
+  "scenario starting with a BOM|0 1|run bom-scenario.toml"
+  "tune --samples starting with a BOM|0 1|tune --samples bom-samples.txt --target-duplicates 0.01 --no-confirm --out tune7"
+  # External nodes (tests/external-engine/raw_node.py): bad output ends with exit 2 naming the node.
+  "external node floods requests|2|run $source_dir/tests/external-engine/raw-effect.toml --set external.command=python3,raw_node.py,flood"
+  "external node writes a 20 MiB line|2|run $source_dir/tests/external-engine/raw-effect.toml --set external.command=python3,raw_node.py,long-line"
+  "external node writes non-UTF-8|2|run $source_dir/tests/external-engine/raw-effect.toml --set external.command=python3,raw_node.py,bad-utf8"
+  "30 external nodes that never start|2|run $source_dir/tests/external-engine/raw-effect.toml --set topology.consumers=30 --set external.command=sleep,3600 --set external.node_timeout=1s"
 )
 
 failures=0
@@ -126,7 +151,12 @@ for entry in "${cases[@]}"; do
   limit=()
   [ -n "$memory_limit" ] && limit=(prlimit --as="${case_limit:-$memory_limit}" --)
   start=${EPOCHREALTIME/./}
-  eval "timeout -s KILL $seconds ${limit[*]} \"\$lethe\" $arguments" >out.log 2>err.log </dev/null
+  environment=()
+  if [[ "$arguments" == *" LETHE_REDIS_URL="* ]]; then  # a variable for lethe, not an argument
+    environment=("${arguments##* }")
+    arguments=${arguments% *}
+  fi
+  eval "env ${environment[*]} timeout -s KILL $seconds ${limit[*]} \"\$lethe\" $arguments" >out.log 2>err.log </dev/null
   code=$?
   elapsed_ms=$(((${EPOCHREALTIME/./} - start) / 1000))
   elapsed=$(printf '%d.%02d' $((elapsed_ms / 1000)) $((elapsed_ms % 1000 / 10)))
@@ -136,7 +166,8 @@ for entry in "${cases[@]}"; do
     what="signal $((code - 128))$([ "$code" -eq 137 ] && echo " (killed at the ${seconds}s limit, or by the OOM killer)")"
   fi
   if [[ " $allowed " != *" $code "* ]] || { [ "$code" -eq 3 ] && ! grep -q "out of memory" err.log; } ||
-    { [[ "$name" == secret* ]] && grep -q S3cr3tPW out.log err.log; }; then
+    { [[ "$name" == secret* ]] && grep -q S3cr3tPW out.log err.log; } ||
+    ! iconv -f UTF-8 -t UTF-8 err.log >/dev/null 2>&1; then  # what lethe prints is UTF-8, whatever it read
     verdict=FAIL
     failures=$((failures + 1))
   fi

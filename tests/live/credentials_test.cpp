@@ -4,8 +4,14 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -110,6 +116,76 @@ TEST(LiveCredentials, ABadOrUnreachableRedisTargetIsNamedWithoutThePassword) {
     SCOPED_TRACE(error);
     EXPECT_EQ(error.find(kSecret), std::string::npos);
     EXPECT_NE(error.find("bad target \"redis"), std::string::npos);
+  }
+}
+
+TEST(LiveCredentials, AnUnreachableUnixSocketRedisTargetIsNamedWithoutThePassword) {
+  for (const std::string target : {"unix:///nonexistent/redis.sock?password=S3cr3tPW",
+                                   "unix://:S3cr3tPW@/nonexistent/redis.sock", "unix://S3cr3tPW@/nonexistent/redis.sock",
+                                   "unix://alice:S3cr3tPW@/nonexistent/redis.sock?db=1",
+                                   "unix:/nonexistent/redis.sock?user=alice&password=S3cr3tPW"}) {
+    const std::string error = open_error("redis", target);
+    SCOPED_TRACE(error);
+    EXPECT_EQ(error.find(kSecret), std::string::npos);
+    EXPECT_NE(error.find("cannot connect to /nonexistent/redis.sock"), std::string::npos);
+  }
+}
+
+// A one-shot Redis stand-in on a unix socket: accepts one connection, keeps the first command it reads (RESP, as
+// hiredis writes it) and closes.
+class FirstCommand {
+ public:
+  explicit FirstCommand(std::string path) : path_(std::move(path)) {
+    ::unlink(path_.c_str());
+    listener_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path_.c_str());
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(listener_, 1) != 0) {
+      throw std::runtime_error("cannot listen on " + path_);
+    }
+    thread_ = std::thread([this] {
+      const int connection = ::accept(listener_, nullptr, nullptr);
+      char buffer[4096];
+      const ssize_t got = connection < 0 ? -1 : ::read(connection, buffer, sizeof buffer);
+      if (got > 0) command_.assign(buffer, static_cast<std::size_t>(got));
+      if (connection >= 0) ::close(connection);
+    });
+  }
+  ~FirstCommand() {
+    if (thread_.joinable()) thread_.join();
+    ::close(listener_);
+    ::unlink(path_.c_str());
+  }
+  std::string command() {
+    thread_.join();
+    return command_;
+  }
+
+ private:
+  std::string path_;
+  int listener_ = -1;
+  std::thread thread_;
+  std::string command_;
+};
+
+std::string resp(const std::vector<std::string>& words) {
+  std::string out = "*" + std::to_string(words.size()) + "\r\n";
+  for (const std::string& word : words) out += "$" + std::to_string(word.size()) + "\r\n" + word + "\r\n";
+  return out;
+}
+
+TEST(LiveCredentials, ARedisAclUserInTheUrlIsSentWithThePassword) {
+  const std::string path = "/tmp/lethe-credentials-test-" + std::to_string(::getpid()) + ".sock";
+  {
+    FirstCommand server(path);
+    open_error("redis", "unix://alice:S3cr3tPW@" + path);
+    EXPECT_EQ(server.command(), resp({"AUTH", "alice", "S3cr3tPW"}));
+  }
+  {
+    FirstCommand server(path);
+    open_error("redis", "unix://" + path + "?password=S3cr3tPW");
+    EXPECT_EQ(server.command(), resp({"AUTH", "S3cr3tPW"}));
   }
 }
 

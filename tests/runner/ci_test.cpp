@@ -42,6 +42,22 @@ TEST(CiSuite, MissingOutputFoldersAreCreatedAndTheResultsReachThem) {
   fs::remove_all(dir);
 }
 
+// A suite stopped by SIGINT before its end writes no report: the previous run's files must not pass for its.
+TEST(CiSuite, ASuiteInterruptedBeforeItsEndLeavesNoReportOfAnEarlierRun) {
+  const fs::path dir = temp_dir("interrupted");
+  const fs::path junit = dir / "junit.xml";
+  const fs::path json = dir / "results.jsonl";
+  std::ofstream(junit) << "<testsuites name=\"lethe\" tests=\"2\" failures=\"0\" errors=\"0\"/>\n";
+  std::ofstream(json) << "{}\n";
+  const Outcome o = shell(std::string("cd ") + LETHE_SOURCE_DIR + " && timeout -s INT 3 " + LETHE_BINARY_DIR +
+                          "/lethe suite scenarios/lost-ack-double-charge.toml --seeds 1000000 --junit " +
+                          junit.string() + " --json " + json.string());
+  EXPECT_NE(o.exit_code, 0) << o.out;
+  EXPECT_FALSE(fs::exists(junit)) << o.out;
+  EXPECT_FALSE(fs::exists(json)) << o.out;
+  fs::remove_all(dir);
+}
+
 TEST(CiSuite, AnOutputPathThatCannotBeWrittenStopsTheSuiteBeforeTheFirstSeed) {
   const fs::path dir = temp_dir("unwritable");
   std::ofstream(dir / "a-file") << "in the way\n";

@@ -3,8 +3,14 @@
 // verdict is printed.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "reports/output_file.hpp"
 #include "support.hpp"
@@ -14,6 +20,16 @@ namespace fs = std::filesystem;
 namespace {
 
 using test_support::read_file;
+
+// The names of the files in `dir` that start with '.' (OutputFile's temporary files).
+std::vector<std::string> temporaries(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename().string().front() == '.') names.push_back(entry.path().filename().string());
+  }
+  return names;
+}
+
 using test_support::run_lethe;
 using test_support::shell;
 
@@ -43,11 +59,35 @@ TEST(OutputFile, EveryByteReachesARegularFileAndAnAtomicWriteLeavesNoTemporary) 
   EXPECT_EQ(read_file(dir / "streamed.txt"), text);
   EXPECT_EQ(reports::write_file_atomically(dir / "atomic.txt", text), "");
   EXPECT_EQ(read_file(dir / "atomic.txt"), text);
-  EXPECT_FALSE(fs::exists(dir / "atomic.txt.tmp"));
-  fs::create_symlink("/dev/full", dir / "full.txt.tmp");
-  EXPECT_EQ(reports::write_file_atomically(dir / "full.txt", text),
-            "cannot write " + (dir / "full.txt.tmp").string() + ": No space left on device");
-  EXPECT_FALSE(fs::exists(dir / "full.txt"));
+  EXPECT_EQ(temporaries(dir), std::vector<std::string>{});
+  fs::remove_all(dir);
+}
+
+// A write that fails half-way (here: a file-size limit, EFBIG, as a full disk's ENOSPC would) leaves the file
+// that was there whole, or none, and no temporary file.
+TEST(OutputFile, AFailedWriteLeavesTheOldFileWholeOrNoneAndNoTemporary) {
+  const fs::path dir = test_support::temp_dir("output-file", "failed");
+  const std::string old_text = "the old report\n";
+  ASSERT_EQ(reports::write_file(dir / "old.txt", old_text), "");
+  const std::string big(1 << 20, 'x');
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const rlimit small{64 * 1024, 64 * 1024};
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    ::signal(SIGXFSZ, SIG_IGN);
+    const bool failed_old = !reports::write_file(dir / "old.txt", big).empty();
+    const bool failed_new = !reports::write_file_atomically(dir / "new.txt", big).empty();
+    reports::OutputFile abandoned(dir / "abandoned.txt");  // destroyed unfinished
+    abandoned.stream() << "partial";
+    ::_exit(failed_old && failed_new ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the writes did not fail";
+  EXPECT_EQ(read_file(dir / "old.txt"), old_text);
+  EXPECT_FALSE(fs::exists(dir / "new.txt"));
+  EXPECT_FALSE(fs::exists(dir / "abandoned.txt"));
+  EXPECT_EQ(temporaries(dir), std::vector<std::string>{});
   fs::remove_all(dir);
 }
 
@@ -102,7 +142,8 @@ TEST(FullDisk, ATraceCutAt64KiBExitsTwoNamingTheTraceFile) {
   fs::remove_all(dir);
 }
 
-// A sweep's three files: sweep.json and cells.json (written atomically) and results.jsonl (appended).
+// A sweep's three files: sweep.json and cells.json (written atomically: a temporary file renamed) and
+// results.jsonl (appended).
 class FullDiskSweep : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FullDiskSweep, ASweepFileThatCannotBeWrittenExitsTwoNamingIt) {
@@ -110,6 +151,8 @@ TEST_P(FullDiskSweep, ASweepFileThatCannotBeWrittenExitsTwoNamingIt) {
   std::string limit;
   if (GetParam() == "results.jsonl") {
     limit = "prlimit --fsize=3000 ";  // sweep.json fits, the results do not
+  } else if (GetParam() == "sweep.json") {
+    limit = "prlimit --fsize=100 ";  // the first file written does not fit
   } else {
     fs::create_symlink("/dev/full", dir / GetParam());
   }
@@ -124,6 +167,6 @@ TEST_P(FullDiskSweep, ASweepFileThatCannotBeWrittenExitsTwoNamingIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SweepFiles, FullDiskSweep,
-                         ::testing::Values("sweep.json.tmp", "cells.json.tmp", "results.jsonl"));
+                         ::testing::Values("sweep.json", "cells.json", "results.jsonl"));
 
 }  // namespace

@@ -202,6 +202,32 @@ TEST(Tune, SamplesFileIsReadAndFewSamplesAreFlagged) {
   fs::remove_all(dir);
 }
 
+// A value past the longest duration is named with its file and line; a byte order mark is not part of line 1.
+TEST(Tune, ASampleOutOfRangeNamesItsFileAndLineAndABomIsSkipped) {
+  const fs::path dir = temp_dir("samples-range");
+  {
+    std::ofstream f(dir / "huge.txt");
+    for (int i = 1; i <= 100; ++i) f << "1ms\n";
+    f << "9223372036854775807ns\n";
+  }
+  const auto huge = run_lethe("tune --samples " + (dir / "huge.txt").string() + " --no-confirm --out " +
+                              (dir / "out").string());
+  EXPECT_EQ(huge.exit_code, 2) << huge.out;
+  EXPECT_NE(huge.out.find("--samples " + (dir / "huge.txt").string() + ":101: found \"9223372036854775807ns\""),
+            std::string::npos)
+      << huge.out;
+  {
+    std::ofstream f(dir / "bom.csv");
+    f << "\xEF\xBB\xBF";  // then "1ms" on line 1
+    for (int i = 1; i <= 1000; ++i) f << i << "ms\n";
+  }
+  const auto bom = run_lethe("tune --samples " + (dir / "bom.csv").string() +
+                             " --target-duplicates 0.001 --no-confirm --out " + (dir / "out2").string());
+  EXPECT_EQ(bom.exit_code, 0) << bom.out;
+  EXPECT_NE(bom.out.find("recommended max_processing_time = 999ms"), std::string::npos) << bom.out;
+  fs::remove_all(dir);
+}
+
 TEST(Tune, BadInputExitsTwo) {
   const fs::path dir = temp_dir("bad");
   const std::string out = " --no-confirm --out " + dir.string();
