@@ -11,10 +11,9 @@
 // Defaults: an optional key that the file leaves out takes the initializer of its
 // field here, written next to each field below (docs/scenario-reference.md lists them,
 // generated from scenario/schema.hpp). Keys whose absence
-// means "off" are std::optional (nullopt = off). Keys that are required without
-// a default are std::optional too, and the loader refuses a file where the
-// protocol needs them and they are absent (protocol.max_processing_time,
-// protocol.ttl).
+// means "off" are std::optional (nullopt = off). The keys of [protocol] other
+// than kind belong to the strategy that reads them (core/settings.hpp): their
+// defaults and rules are in its registry entry, not here.
 //
 // Units: durations are sim::Duration (int64 nanoseconds); rates are events per
 // simulated second (double); probabilities are doubles in [0, 1].
@@ -31,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/settings.hpp"
 #include "sim/distribution.hpp"
 #include "sim/time.hpp"
 
@@ -65,7 +65,6 @@ enum class CommitMode { AfterEach, Interval };    // "after-each" | "interval(5s
 enum class TtlEvictionKind { Exact, Lazy };       // "exact" | "lazy(max=48h)"
 enum class Takeover { Conditional, IfNotExists };        // "conditional" | "if-not-exists"
 enum class Complete { Fenced, Blind };                   // "fenced" | "blind"
-enum class PollReadKind { Consistent, Eventual };        // "consistent" | "eventual(lag=...)"
 enum class PollWith { Read, StartWrite };                // "read" | "start-write"
 enum class KeyInProgress { Serialize, Conflict };        // "serialize" | "conflict"
 enum class OnConflict { Retry, Fail, NewKey };           // "retry" | "fail" | "new-key"
@@ -82,7 +81,6 @@ enum class OnMaxWait { Error, Process };                 // "error" | "process"
 enum class BackoffKind { None, Constant, Exponential };  // "none" | "constant(d)" | "exponential(base, cap)"
 enum class Jitter { None, Full, Equal, Decorrelated };   // "none" | "full" | "equal" | "decorrelated"
 enum class ProducerMode { Direct, DualWrite, Outbox };   // "direct" | "dual-write" | "outbox"
-enum class PollKind { Distribution, Backoff };           // a distribution | "backoff(base, factor, cap)"
 enum class PartitionGroup { Consumers, Store, Broker, Sink, Clients };
 enum class ExpectationOp { Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual };  // == != < <= > >=
 enum class ScheduleKind { Fifo, Random, Pct };          // "fifo" | "random" | "pct(depth=3)"
@@ -259,24 +257,7 @@ struct TtlEviction {
   sim::Duration lazy_max = 0;  // >= 0 when kind == Lazy; 0 otherwise
 };
 
-// protocol.poll: a distribution ("100ms", "uniform(50ms, 150ms)") drawn for
-// every re-read, or "backoff(base=50ms, factor=1.5, cap=5s)": base, then
-// base*factor, ... capped at cap. The loader keeps every poll interval
-// positive on average (a zero interval would spin without advancing time).
-struct Poll {
-  PollKind kind = PollKind::Distribution;
-  sim::Distribution interval = sim::Distribution::constant(100'000'000);  // kind == Distribution
-  sim::Duration backoff_base = 0;                                         // kind == Backoff: > 0
-  double backoff_factor = 1.0;                                            // kind == Backoff: >= 1
-  sim::Duration backoff_cap = 0;                                          // kind == Backoff: >= backoff_base
-};
-
-// protocol.poll_read: "consistent" | "eventual(lag=DIST)": waiting callers may
-// read a replica that is `lag` behind.
-struct PollRead {
-  PollReadKind kind = PollReadKind::Consistent;
-  sim::Distribution lag = sim::Distribution::constant(0);  // kind == Eventual; a constant 0 otherwise
-};
+// protocol.poll and protocol.poll_read (lethe::Poll, lethe::PollRead): core/settings.hpp.
 
 // sink.backoff: "none" | "constant(100ms)" | "exponential(base=100ms, cap=10s)".
 struct Backoff {
@@ -408,29 +389,19 @@ struct StoreSection {
 // "never" (Item::expired_at is false at every instant of a run, and the store arms no eviction for it).
 inline constexpr sim::Duration kTtlNone = sim::kTimeMax;
 
+// [protocol]: the strategy and the values of the keys it declares (protocol/registry.hpp StrategyInfo::keys).
+// The loader sets every declared key (the written value, else its default) and no other; a config built by hand
+// may leave keys with a default out (make_strategy fills them in).
 struct ProtocolSection {
   // A registered strategy's name (protocol/registry.hpp). default "mnemosyne"
   std::string kind = "mnemosyne";
-  std::optional<sim::Duration> max_processing_time;  // no default: required (> 0) when the kind's entry requires it
-  std::optional<sim::Duration> ttl;                  // no default: required (> 0) when the kind's entry requires it;
-                                                     // kTtlNone ("none"): records never expire
-  Poll poll;                                         // default "100ms"
-  sim::Duration max_wait = 60'000'000'000;           // default "1m"; >= 0
-  OnMaxWait on_max_wait = OnMaxWait::Error;          // default "error"
-  bool memoize = true;                               // default true
-  Takeover takeover = Takeover::Conditional;         // default "conditional"
-  Complete complete = Complete::Fenced;              // default "fenced"
-  PollRead poll_read;                                // default "consistent"
-  PollWith poll_with = PollWith::Read;               // default "read"
-  ExpiresOn expires_on = ExpiresOn::AtComplete;      // default "at-complete"
-  bool expired_wins = true;                          // default true
-  Precedence precedence = Precedence::ExpiredWins;   // default "expired-wins" (follow expired_wins)
+  StrategySettings settings;
 };
 
-// The precedence a strategy applies: protocol.precedence, or the one expired_wins names. Never ExpiredWins.
-inline Precedence effective_precedence(const ProtocolSection& protocol) {
-  if (protocol.precedence != Precedence::ExpiredWins) return protocol.precedence;
-  return protocol.expired_wins ? Precedence::ExpiredFirst : Precedence::ExpiryIgnored;
+// The precedence a strategy applies: `precedence`, or the one `expired_wins` names. Never ExpiredWins.
+inline Precedence effective_precedence(Precedence precedence, bool expired_wins) {
+  if (precedence != Precedence::ExpiredWins) return precedence;
+  return expired_wins ? Precedence::ExpiredFirst : Precedence::ExpiryIgnored;
 }
 
 // One [[sink.outage]]: every call fails (retryable) from `at` for `for_duration`.

@@ -422,7 +422,9 @@ lethe::events::EventLog Run::event_log(const lethe::Ledger& ledger, const lethe:
 }
 
 std::set<MessageId> Run::slow_owners(const lethe::Ledger& ledger) {
-  const lethe::ProtocolSection& protocol = settings_.protocol;
+  // Required by every strategy with a slow-owner window (register_strategy makes sure).
+  const sim::Duration max_processing_time = settings_.protocol.settings.get<sim::Duration>(
+      lethe::strategy_info(settings_.protocol.kind).slow_owner_key);
   // Messages with an attempt that ran the effect while alive and held its record in flight for at least
   // max_processing_time: an injected slow effect, a completion that never landed although the attempt was not
   // killed, or a measured span >= max_processing_time from its decision to run until its completion landed (a
@@ -444,7 +446,7 @@ std::set<MessageId> Run::slow_owners(const lethe::Ledger& ledger) {
     const sim::Time held_until = std::max(e.at, a.completed_at.value_or(a.ended_at.value_or(e.at)));
     const auto decided = decided_at.find(e.attempt);
     const bool paused =
-        decided != decided_at.end() && held_until - decided->second >= *protocol.max_processing_time;
+        decided != decided_at.end() && held_until - decided->second >= max_processing_time;
     if (slowed.count(e.attempt) > 0 || unrecorded || paused) slow_owner.insert(e.id);
   }
   return slow_owner;
@@ -452,7 +454,7 @@ std::set<MessageId> Run::slow_owners(const lethe::Ledger& ledger) {
 
 std::vector<std::uint64_t> Run::unexplained_messages(const lethe::Ledger& ledger, const lethe::RunResult& result) {
   const lethe::StrategyInfo& strategy = lethe::strategy_info(settings_.protocol.kind);
-  // (A strategy with a slow-owner window requires max_processing_time: register_strategy makes sure.)
+  // (A strategy with a slow-owner window requires its slow_owner_key: register_strategy makes sure.)
   const std::set<MessageId> slow_owner =
       lethe::needs_slow_owner_evidence(strategy) ? slow_owners(ledger) : std::set<MessageId>{};
   std::vector<std::uint64_t> unexplained;  // one entry per unexplained duplicate
@@ -473,8 +475,10 @@ void Run::worker_main(std::uint32_t index) {
   sim::Rng work = root.derive("work");
   std::uint32_t incarnation = 0;
   auto strategy = lethe::make_strategy(settings_.protocol, client, clock_, hooks, root.derive("protocol:0"));
+  const sim::Duration* max_processing_time =
+      settings_.protocol.settings.find<sim::Duration>("max_processing_time");
   const sim::Duration slow_for = settings_.faults.slow_for.value_or(
-      2 * settings_.protocol.max_processing_time.value_or(50 * sim::kMillisecond));
+      2 * (max_processing_time != nullptr ? *max_processing_time : 50 * sim::kMillisecond));
   while (auto delivery = queue_.pop()) {
     const MessageId id = delivery->id;
     const AttemptId attempt = ledger_.begin_attempt(id, index, clock_.now());
@@ -682,15 +686,12 @@ std::string validate(const LiveSettings& s) {
   if (strategy->decisions_inferred) {
     return "protocol.kind = \"" + s.protocol.kind + "\" runs external processes in the simulated world only";
   }
-  if (s.protocol.poll_read.kind == lethe::PollReadKind::Eventual) {
+  // The strategy's own keys, through its registry entry (the loader's table).
+  const lethe::ProtocolSection protocol = lethe::with_defaults(s.protocol);
+  if (std::string why = lethe::settings_problem(protocol); !why.empty()) return why;
+  const lethe::PollRead* poll_read = protocol.settings.find<lethe::PollRead>("poll_read");
+  if (poll_read != nullptr && poll_read->kind == lethe::PollReadKind::Eventual) {
     return "protocol.poll_read = \"eventual\" needs a read replica, which live mode does not have";
-  }
-  const auto requires_key = [strategy](const char* key) {
-    return std::find(strategy->required.begin(), strategy->required.end(), key) != strategy->required.end();
-  };
-  if (requires_key("ttl") && !(s.protocol.ttl && *s.protocol.ttl > 0)) return "protocol.ttl must be set and positive";
-  if (requires_key("max_processing_time") && !(s.protocol.max_processing_time && *s.protocol.max_processing_time > 0)) {
-    return "protocol.max_processing_time must be set and positive";
   }
   if (s.workers < 1 || s.workers > 256) return "workers must be between 1 and 256";
   if (s.messages < 1 || s.messages > 10'000'000) return "messages must be between 1 and 10000000";
@@ -732,9 +733,11 @@ LiveOutcome run_live(const LiveSettings& settings) {
   const std::string problem = validate(settings);
   if (!problem.empty()) throw std::invalid_argument(problem);
   std::unique_ptr<LiveStore> store = open_store(settings.store, settings.store_options);
+  LiveSettings filled = settings;  // the strategy's keys left out take their defaults (windows read them)
+  filled.protocol = lethe::with_defaults(settings.protocol);
   LiveOutcome outcome;
   try {
-    Run run(settings, *store);
+    Run run(filled, *store);
     outcome = run.execute();
   } catch (const std::exception& e) {
     const std::string left = clean_up(*store);

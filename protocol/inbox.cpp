@@ -19,9 +19,9 @@ namespace {
 class InboxStrategy final : public Strategy {
  public:
   InboxStrategy(const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks)
-      : ttl_(settings.ttl.value()),
-        memoize_(settings.memoize),
-        expired_wins_(effective_precedence(settings) == Precedence::ExpiredFirst),  // completed rows only
+      : ttl_(settings.settings.get<sim::Duration>("ttl")),
+        memoize_(settings.settings.get<bool>("memoize")),
+        expired_wins_(precedence_setting(settings.settings) == Precedence::ExpiredFirst),  // completed rows only
         store_(store),
         clock_(clock),
         reporter_(hooks, clock) {}
@@ -86,8 +86,7 @@ StrategyInfo inbox_strategy() {
   StrategyInfo info;
   info.name = "inbox";
   info.description = "insert an inbox row and apply the domain change in one store transaction";
-  info.reads = {"ttl", "memoize", "expired_wins", "precedence"};
-  info.required = {"ttl"};
+  info.keys = {ttl_key(), memoize_key(), expired_wins_key(), precedence_key()};
   info.factory = [](const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks,
                     sim::Rng /*rng*/) -> std::unique_ptr<Strategy> {
     return std::make_unique<InboxStrategy>(settings, store, clock, hooks);

@@ -79,20 +79,51 @@ class PollSchedule {
   sim::Duration next_backoff_;
 };
 
+// Its [protocol] keys (mnemosyne_keys() below), typed.
+struct MnemosyneSettings {
+  sim::Duration max_processing_time = 0;
+  sim::Duration ttl = 0;
+  Poll poll;
+  sim::Duration max_wait = 0;
+  OnMaxWait on_max_wait = OnMaxWait::Error;
+  bool memoize = true;
+  Takeover takeover = Takeover::Conditional;
+  Complete complete = Complete::Fenced;
+  PollRead poll_read;
+  PollWith poll_with = PollWith::Read;
+  ExpiresOn expires_on = ExpiresOn::AtComplete;
+  Precedence precedence = Precedence::ExpiredFirst;  // effective: never ExpiredWins
+};
+
+MnemosyneSettings read_settings(const StrategySettings& s) {
+  MnemosyneSettings m;
+  m.max_processing_time = s.get<sim::Duration>("max_processing_time");
+  m.ttl = s.get<sim::Duration>("ttl");
+  m.poll = s.get<Poll>("poll");
+  m.max_wait = s.get<sim::Duration>("max_wait");
+  m.on_max_wait = word_setting(s, "on_max_wait", {OnMaxWait::Error, OnMaxWait::Process});
+  m.memoize = s.get<bool>("memoize");
+  m.takeover = word_setting(s, "takeover", {Takeover::Conditional, Takeover::IfNotExists});
+  m.complete = word_setting(s, "complete", {Complete::Fenced, Complete::Blind});
+  m.poll_read = s.get<PollRead>("poll_read");
+  m.poll_with = word_setting(s, "poll_with", {PollWith::Read, PollWith::StartWrite});
+  m.expires_on = word_setting(s, "expires_on", {ExpiresOn::AtComplete, ExpiresOn::AtStart});
+  m.precedence = precedence_setting(s);
+  return m;
+}
+
 class MnemosyneStrategy final : public Strategy {
  public:
   MnemosyneStrategy(const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks,
                     sim::Rng rng)
-      : settings_(settings),
-        max_processing_time_(settings.max_processing_time.value()),
-        ttl_(settings.ttl.value()),
-        expired_first_(effective_precedence(settings) == Precedence::ExpiredFirst),
+      : settings_(read_settings(settings.settings)),
+        max_processing_time_(settings_.max_processing_time),
+        ttl_(settings_.ttl),
+        expired_first_(settings_.precedence == Precedence::ExpiredFirst),
         store_(store),
         clock_(clock),
         reporter_(hooks, clock),
-        rng_(std::move(rng)) {
-    if (settings.max_wait < 0) throw std::invalid_argument("make_strategy: protocol.max_wait must be >= 0");
-  }
+        rng_(std::move(rng)) {}
 
   ProtectResult protect(MessageId id, ProcessorId processor, AttemptId attempt, const Effect& effect) override;
 
@@ -115,7 +146,7 @@ class MnemosyneStrategy final : public Strategy {
     return settings_.memoize && record.has_value() ? record->memoized : std::nullopt;
   }
 
-  ProtocolSection settings_;
+  MnemosyneSettings settings_;
   sim::Duration max_processing_time_;
   sim::Duration ttl_;
   bool expired_first_;  // an expired record is replaced as if absent (precedence expired-first)
@@ -223,7 +254,7 @@ ProtectResult MnemosyneStrategy::protect(MessageId id, ProcessorId processor, At
     bool lost_takeover = false;
     for (;;) {  // decide on `seen`, act, and re-decide after each wait or lost takeover
       const DecisionAndBasis verdict =
-          decide_with_precedence(seen, decided_at, max_processing_time_, effective_precedence(settings_));
+          decide_with_precedence(seen, decided_at, max_processing_time_, settings_.precedence);
       if (verdict.decision == Decision::Skip) {
         reporter_.note(call, verdict.basis, seen, decided_at);
         return reporter_.skipped(call, memo(seen));
@@ -327,16 +358,43 @@ bool MnemosyneStrategy::complete(const Call& call, Claim claim, const std::optio
          (!settings_.memoize || there->memoized == value);
 }
 
+std::vector<SettingKey> mnemosyne_keys() {
+  const auto word = [](std::string name, std::string value, std::vector<std::string> words, std::string description) {
+    return SettingKey{std::move(name), SettingLanguage::Word, SettingValue{std::move(value)}, std::move(description),
+                      std::move(words), 0, false};
+  };
+  return {
+      max_processing_time_key(),
+      ttl_key(),
+      poll_key(),
+      max_wait_key(),
+      word("on_max_wait", to_string(OnMaxWait::Error), words_of_values({OnMaxWait::Error, OnMaxWait::Process}),
+           "after max_wait: fail the call (redelivered later) or process anyway"),
+      memoize_key(),
+      word("takeover", to_string(Takeover::Conditional),
+           words_of_values({Takeover::Conditional, Takeover::IfNotExists}),
+           "conditional: one waiter wins a stale record; if-not-exists: every waiter runs"),
+      word("complete", to_string(Complete::Fenced), words_of_values({Complete::Fenced, Complete::Blind}),
+           "fenced: only the current owner's completion lands; blind: any may overwrite"),
+      SettingKey{"poll_read", SettingLanguage::PollRead, SettingValue{PollRead{}},
+                 "waiting callers read the primary, or a replica that lags", {}, 0, false},
+      word("poll_with", to_string(PollWith::Read), words_of_values({PollWith::Read, PollWith::StartWrite}),
+           "read: waiting callers re-read the record; start-write: they run the start write again"),
+      word("expires_on", to_string(ExpiresOn::AtComplete),
+           words_of_values({ExpiresOn::AtComplete, ExpiresOn::AtStart}),
+           "at-complete: in-flight records never expire; at-start: the TTL runs from the start"),
+      expired_wins_key(),
+      precedence_key(),
+  };
+}
+
 }  // namespace
 
 StrategyInfo mnemosyne_strategy() {
   StrategyInfo info;
   info.name = "mnemosyne";
   info.description = "claim an in-flight record, wait for or take over a stale one, complete it with the result";
-  info.reads = {"max_processing_time", "ttl",      "poll",      "max_wait",   "on_max_wait", "memoize",
-                "takeover",            "complete", "poll_read", "poll_with", "expires_on", "expired_wins",
-                "precedence"};
-  info.required = {"max_processing_time", "ttl"};
+  info.keys = mnemosyne_keys();
   info.factory = [](const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks,
                     sim::Rng rng) -> std::unique_ptr<Strategy> {
     return std::make_unique<MnemosyneStrategy>(settings, store, clock, hooks, std::move(rng));
@@ -344,9 +402,15 @@ StrategyInfo mnemosyne_strategy() {
   info.bases = {Basis::Absent,        Basis::Completed,      Basis::ExpiredCompleted,
                 Basis::InFlightRecent, Basis::StaleTakeover,  Basis::TakeoverLost,
                 Basis::MaxWaitProcess, Basis::MaxWaitError,   Basis::StoreUnavailable};
-  const auto eventual_reads = [](const ProtocolSection& s) { return s.poll_read.kind == PollReadKind::Eventual; };
-  const auto if_not_exists = [](const ProtocolSection& s) { return s.takeover == Takeover::IfNotExists; };
-  const auto max_wait_process = [](const ProtocolSection& s) { return s.on_max_wait == OnMaxWait::Process; };
+  const auto eventual_reads = [](const ProtocolSection& s) {
+    return s.settings.get<PollRead>("poll_read").kind == PollReadKind::Eventual;
+  };
+  const auto if_not_exists = [](const ProtocolSection& s) {
+    return s.settings.get<std::string>("takeover") == to_string(Takeover::IfNotExists);
+  };
+  const auto max_wait_process = [](const ProtocolSection& s) {
+    return s.settings.get<std::string>("on_max_wait") == to_string(OnMaxWait::Process);
+  };
   info.windows = {
       {Cause::CrashAfterEffect, WindowOpens::Always, {},
        "the owner died, or gave up, between its effect and its completion: a later attempt takes the record over"},

@@ -6,9 +6,9 @@ namespace lethe {
 
 ReadThenRecordStrategy::ReadThenRecordStrategy(const ProtocolSection& settings, StoreClient& store, Clock& clock,
                                                ProtocolHooks& hooks)
-    : ttl_(settings.ttl.value()),
-      memoize_(settings.memoize),
-      expired_wins_(effective_precedence(settings) == Precedence::ExpiredFirst),
+    : ttl_(settings.settings.get<sim::Duration>("ttl")),
+      memoize_(settings.settings.get<bool>("memoize")),
+      expired_wins_(precedence_setting(settings.settings) == Precedence::ExpiredFirst),
       store_(store),
       clock_(clock),
       reporter_(hooks, clock) {}
@@ -42,7 +42,9 @@ ProtectResult ReadThenRecordStrategy::protect(MessageId id, ProcessorId processo
   return call.result;
 }
 
-std::vector<std::string> read_then_record_keys() { return {"ttl", "memoize", "expired_wins", "precedence"}; }
+std::vector<SettingKey> read_then_record_keys() {
+  return {ttl_key(), memoize_key(), expired_wins_key(), precedence_key()};
+}
 
 std::vector<Basis> read_then_record_bases() {
   return {Basis::Absent, Basis::Completed, Basis::ExpiredCompleted, Basis::StoreUnavailable};

@@ -29,7 +29,7 @@ namespace lethe {
 
 class ReadThenRecordStrategy : public Strategy {
  public:
-  // REQUIRES: settings.ttl is set and positive (make_strategy checks it).
+  // REQUIRES: settings holds the keys of read_then_record_keys() (make_strategy checks it).
   ReadThenRecordStrategy(const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks);
 
   ProtectResult protect(MessageId id, ProcessorId processor, AttemptId attempt, const Effect& effect) final;
@@ -56,7 +56,7 @@ class ReadThenRecordStrategy : public Strategy {
 };
 
 // The [protocol] keys they read, the bases they report and the windows they leave open.
-std::vector<std::string> read_then_record_keys();
+std::vector<SettingKey> read_then_record_keys();
 std::vector<Basis> read_then_record_bases();
 std::vector<DuplicateWindow> read_then_record_windows();
 
@@ -66,8 +66,7 @@ StrategyInfo read_then_record_entry(std::string name, std::string description) {
   StrategyInfo info;
   info.name = std::move(name);
   info.description = std::move(description);
-  info.reads = read_then_record_keys();
-  info.required = {"ttl"};
+  info.keys = read_then_record_keys();
   info.factory = [](const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks,
                     sim::Rng /*rng*/) -> std::unique_ptr<Strategy> {
     return std::make_unique<S>(settings, store, clock, hooks);

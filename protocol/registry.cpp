@@ -35,13 +35,6 @@ Registry<StrategyInfo>& entries() {
   return registered;
 }
 
-// The [protocol] keys without a default: the only ones a strategy can require.
-const std::optional<sim::Duration>* requirable_key(const ProtocolSection& settings, std::string_view key) {
-  if (key == "max_processing_time") return &settings.max_processing_time;
-  if (key == "ttl") return &settings.ttl;
-  return nullptr;
-}
-
 bool contains(const std::vector<std::string>& list, std::string_view word) {
   return std::find(list.begin(), list.end(), word) != list.end();
 }
@@ -52,24 +45,63 @@ bool well_formed_name(std::string_view name) {
                      [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
 }
 
+bool well_formed_key(std::string_view name) {
+  if (name.empty() || name == "kind") return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+}
+
+// Why `key` cannot be declared, or "" when it can.
+std::string key_refusal(const SettingKey& key) {
+  if (!well_formed_key(key.name)) return "a name of lowercase letters, digits and '_' (not \"kind\") is required";
+  if (key.default_value && key.default_value->index() != value_index(key.language)) {
+    return "its default is not a value of its language";
+  }
+  if (key.language == SettingLanguage::Word) {
+    if (key.words.empty()) return "a Word key needs its allowed words";
+    const std::string* word = key.default_value ? std::get_if<std::string>(&*key.default_value) : nullptr;
+    if (word != nullptr && !contains(key.words, *word)) return "its default is not among its words";
+  }
+  return {};
+}
+
+bool requires_positive_duration(const StrategyInfo& info, std::string_view name) {
+  const SettingKey* key = find_key(info, name);
+  return key != nullptr && !key->default_value && key->language == SettingLanguage::Duration;
+}
+
 // Why `info` cannot be registered, or "" when it can.
 std::string refusal(const StrategyInfo& info) {
   if (!well_formed_name(info.name)) return "a name of lowercase letters, digits and '-' is required";
   if (find_strategy(info.name) != nullptr) return "the name is already registered";
   if (!info.factory) return "no factory";
-  for (const std::string& key : info.required) {
-    ProtocolSection probe;
-    if (requirable_key(probe, key) == nullptr) {
-      return fmt::format("required key \"{}\" has a default (only max_processing_time and ttl can be required)", key);
+  for (std::size_t i = 0; i < info.keys.size(); ++i) {
+    const std::string why = key_refusal(info.keys[i]);
+    if (!why.empty()) return fmt::format("key \"{}\": {}", info.keys[i].name, why);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (info.keys[j].name == info.keys[i].name) return fmt::format("key \"{}\" is declared twice", info.keys[i].name);
     }
-    if (!contains(info.reads, key)) return fmt::format("required key \"{}\" is not among the keys it reads", key);
   }
   for (const DuplicateWindow& window : info.windows) {
     if (window.cause == Cause::SinkRetry) return "a window names sink_retry (the sink's retries are no strategy's)";
     if (window.opens == WindowOpens::WithSettings && !window.open_with) return "a WithSettings window has no open_with";
-    if (window.opens == WindowOpens::WithSlowOwner && !contains(info.required, "max_processing_time")) {
-      return "a WithSlowOwner window needs max_processing_time required (a slow owner is measured against it)";
+    if (window.opens == WindowOpens::WithSlowOwner && !requires_positive_duration(info, info.slow_owner_key)) {
+      return fmt::format("a WithSlowOwner window needs a required Duration key \"{}\" (slow_owner_key: a slow "
+                         "owner is measured against it)",
+                         info.slow_owner_key);
     }
+  }
+  return {};
+}
+
+// Why `value` is not a value of `key` ("" when it is).
+std::string value_problem(const SettingKey& key, const SettingValue& value) {
+  if (value.index() != value_index(key.language)) return "holds a value of another type than its language's";
+  if (const sim::Duration* duration = std::get_if<sim::Duration>(&value); duration && *duration < key.min) {
+    return key.min > 0 ? "must be positive" : fmt::format("must be at least {}", sim::format_duration(key.min));
+  }
+  if (const std::string* word = std::get_if<std::string>(&value); word && !contains(key.words, *word)) {
+    return fmt::format("has \"{}\", not one of its words", *word);
   }
   return {};
 }
@@ -77,9 +109,11 @@ std::string refusal(const StrategyInfo& info) {
 // The entry's strategy behind the basis check (the hooks it was made with live as long as it does).
 class CheckedStrategy final : public Strategy {
  public:
-  CheckedStrategy(const StrategyInfo& info, const ProtocolSection& settings, StoreClient& store, Clock& clock,
+  CheckedStrategy(const StrategyInfo& info, ProtocolSection settings, StoreClient& store, Clock& clock,
                   ProtocolHooks& hooks, sim::Rng rng)
-      : hooks_(info, hooks), strategy_(info.factory(settings, store, clock, hooks_, std::move(rng))) {
+      : settings_(std::move(settings)),
+        hooks_(info, hooks),
+        strategy_(info.factory(settings_, store, clock, hooks_, std::move(rng))) {
     if (!strategy_) throw StrategyContractError("strategy \"" + info.name + "\": its factory made nothing");
   }
 
@@ -88,6 +122,7 @@ class CheckedStrategy final : public Strategy {
   }
 
  private:
+  ProtocolSection settings_;  // the factory's strategy may keep a reference to it
   DeclaredBasesHooks hooks_;
   std::unique_ptr<Strategy> strategy_;
 };
@@ -168,17 +203,52 @@ bool needs_slow_owner_evidence(const StrategyInfo& strategy) {
                      [](const DuplicateWindow& window) { return window.opens == WindowOpens::WithSlowOwner; });
 }
 
+const SettingKey* find_key(const StrategyInfo& strategy, std::string_view name) {
+  for (const SettingKey& key : strategy.keys) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> strategies_reading(std::string_view name) {
+  std::vector<std::string> kinds;
+  for (const std::string& kind : strategy_names()) {
+    if (find_key(strategy_info(kind), name) != nullptr) kinds.push_back(kind);
+  }
+  return kinds;
+}
+
+ProtocolSection with_defaults(const ProtocolSection& settings) {
+  ProtocolSection filled = settings;
+  for (const SettingKey& key : strategy_info(settings.kind).keys) {
+    if (key.default_value && !filled.settings.has(key.name)) filled.settings.set(key.name, *key.default_value);
+  }
+  return filled;
+}
+
+std::string settings_problem(const ProtocolSection& settings) {
+  const StrategyInfo& info = strategy_info(settings.kind);
+  for (const auto& [name, value] : settings.settings.values()) {
+    const SettingKey* key = find_key(info, name);
+    if (key == nullptr) return fmt::format("protocol.{} is not read by \"{}\"", name, info.name);
+    const std::string why = value_problem(*key, value);
+    if (!why.empty()) return fmt::format("protocol.{} {}", name, why);
+  }
+  for (const SettingKey& key : info.keys) {
+    if (key.default_value || settings.settings.has(key.name)) continue;
+    const bool positive = key.language == SettingLanguage::Duration && key.min > 0;
+    return fmt::format("protocol.{} must be set{} for \"{}\"", key.name, positive ? " and positive" : "", info.name);
+  }
+  return {};
+}
+
 std::unique_ptr<Strategy> make_strategy(const ProtocolSection& settings, StoreClient& store, Clock& clock,
                                         ProtocolHooks& hooks, sim::Rng rng) {
   const StrategyInfo& info = strategy_info(settings.kind);
-  for (const std::string& key : info.required) {
-    const std::optional<sim::Duration>* value = requirable_key(settings, key);
-    if (!value->has_value() || **value <= 0) {
-      throw std::invalid_argument("make_strategy: protocol." + key + " must be set and positive for \"" + info.name +
-                                  "\"");
-    }
-  }
-  return std::make_unique<CheckedStrategy>(info, settings, store, clock, hooks, std::move(rng));
+  const ProtocolSection filled = with_defaults(settings);
+  const std::string why = settings_problem(filled);
+  if (!why.empty()) throw std::invalid_argument("make_strategy: " + why);
+  return std::make_unique<CheckedStrategy>(info, filled, store, clock, hooks, std::move(rng));
 }
 
 }  // namespace lethe

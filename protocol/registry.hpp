@@ -15,6 +15,9 @@
 // Code linking the library (an out-of-tree project included) registers its own strategy this way and then names
 // it in a scenario like a built-in.
 //
+// Every key a strategy reads is declared in its entry (`keys`): the loader validates [protocol] against the
+// chosen kind's keys (a key only other kinds read is an error naming them) and hands the factory the values.
+//
 // Checks that make a broken promise loud (StrategyContractError, a std::logic_error: exit code 3 in the runner):
 //   - make_strategy's strategy reports a decision whose basis is not in the entry's `bases` (thrown in a
 //     simulated fiber, it reaches run_world's caller as sim::InternalError);
@@ -53,7 +56,7 @@ struct StrategyContractError : std::logic_error {
 enum class WindowOpens : std::uint8_t {
   Always,         // the design: any run may show it (no guarantee, a crash, the ttl)
   WithSettings,   // only under the settings DuplicateWindow::open_with accepts (e.g. a takeover mode)
-  WithSlowOwner,  // an owner alive but holding its record in flight for max_processing_time or more, as a run
+  WithSlowOwner,  // an owner alive but holding its record in flight for slow_owner_key or more, as a run
                   // observed it (slow work, a pause, a stalled completion): live mode's evidence
   BrokenStore,    // only when the store broke its contract (a conditional write that did not hold): a finding
 };
@@ -77,12 +80,14 @@ using StrategyFactory = std::function<std::unique_ptr<Strategy>(const ProtocolSe
 struct StrategyInfo {
   std::string name;         // the protocol.kind word: lowercase letters, digits and '-', not empty
   std::string description;  // one line
-  // The [protocol] keys it reads (kind aside), and those of them it requires: a required key is one of the keys
-  // without a default (max_processing_time, ttl), which make_strategy checks is set and positive and the loader
-  // refuses to leave out.
-  std::vector<std::string> reads;
-  std::vector<std::string> required;
-  StrategyFactory factory;  // REQUIRES of it: the required keys are set and positive (make_strategy checks them)
+  // The [protocol] keys it reads (kind aside): the loader accepts these and no other, fills every one (the value
+  // written, else its default) and refuses a file that leaves a required one out. A required Duration key must
+  // also be positive (make_strategy checks it).
+  std::vector<SettingKey> keys;
+  // The required Duration key a slow owner is measured against (an owner holding its record in flight this long
+  // or longer; live mode's evidence for WithSlowOwner windows).
+  std::string slow_owner_key = "max_processing_time";
+  StrategyFactory factory;  // REQUIRES of it: settings holds every key of `keys` (make_strategy checks them)
   std::vector<Basis> bases;              // every basis it may report through ProtocolHooks::decided
   std::vector<DuplicateWindow> windows;  // every window its duplicates may come through (sink_retry aside)
   // The effect is the Table::Domain mutation of a store transaction, not a call of `effect`: the simulated world
@@ -98,8 +103,10 @@ struct StrategyInfo {
 };
 
 // Adds a strategy. Throws std::invalid_argument when the name is taken or malformed, the factory is missing, a
-// required key is not read or has a default, a window names sink_retry or has no open_with although it opens
-// WithSettings, or a window opens WithSlowOwner without max_processing_time required.
+// key is malformed (a name of lowercase letters, digits and '_', not "kind", declared once; a default of its
+// language's type; a Word key with words and a default among them), a window names sink_retry or has no
+// open_with although it opens WithSettings, or a window opens WithSlowOwner without a required Duration key
+// named slow_owner_key (a slow owner is measured against it).
 void register_strategy(StrategyInfo info);
 
 // The entry named `name`, or nullptr.
@@ -112,6 +119,21 @@ const StrategyInfo& strategy_info(std::string_view name);
 std::vector<std::string> strategy_names();
 
 bool declares_basis(const StrategyInfo& strategy, Basis basis);
+
+// The key `name` of `strategy`, or nullptr when it does not read it.
+const SettingKey* find_key(const StrategyInfo& strategy, std::string_view name);
+
+// The registered strategies that read the [protocol] key `name`, in registration order.
+std::vector<std::string> strategies_reading(std::string_view name);
+
+// `settings` with every key of its kind's entry that it leaves out and that has a default set to that default.
+// REQUIRES: settings.kind is registered.
+ProtocolSection with_defaults(const ProtocolSection& settings);
+
+// Why `settings` cannot make its kind's strategy ("" when it can): a key the kind does not read, a value of the
+// wrong type or below its key's min, a Word not among its words, a required key left out (or not positive).
+// REQUIRES: settings.kind is registered. Live mode and make_strategy check through it.
+std::string settings_problem(const ProtocolSection& settings);
 
 // Forwards a strategy's hook calls, throwing StrategyContractError on a decision basis its entry does not
 // declare; the error names the id as `subject` ("message", "saga"). Holds references: `info` and `hooks` must

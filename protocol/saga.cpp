@@ -52,15 +52,18 @@ class StepwiseOrchestrator final : public SagaOrchestrator {
 // The entry's orchestrator behind the basis check.
 class CheckedOrchestrator final : public SagaOrchestrator {
  public:
-  CheckedOrchestrator(const StrategyInfo& info, const ProtocolSection& settings, StoreClient& store, Clock& clock,
+  CheckedOrchestrator(const StrategyInfo& info, ProtocolSection settings, StoreClient& store, Clock& clock,
                       ProtocolHooks& hooks, sim::Rng rng)
-      : hooks_(info, hooks, "saga"), orchestrator_(info.saga(settings, store, clock, hooks_, std::move(rng))) {
+      : settings_(std::move(settings)),
+        hooks_(info, hooks, "saga"),
+        orchestrator_(info.saga(settings_, store, clock, hooks_, std::move(rng))) {
     if (!orchestrator_) throw StrategyContractError("strategy \"" + info.name + "\": its saga factory made nothing");
   }
 
   SagaOutcome run(MessageId saga, SagaCalls& calls) override { return orchestrator_->run(saga, calls); }
 
  private:
+  ProtocolSection settings_;  // with its defaults filled in; the orchestrator may keep a reference to it
   DeclaredBasesHooks hooks_;
   std::unique_ptr<SagaOrchestrator> orchestrator_;
 };
@@ -81,7 +84,10 @@ std::unique_ptr<SagaOrchestrator> make_saga_orchestrator(const ProtocolSection& 
                                                          Strategy& strategy) {
   const StrategyInfo& info = strategy_info(settings.kind);
   if (!info.saga) return stepwise_orchestrator(strategy);
-  return std::make_unique<CheckedOrchestrator>(info, settings, store, clock, hooks, std::move(rng));
+  const ProtocolSection filled = with_defaults(settings);
+  const std::string why = settings_problem(filled);
+  if (!why.empty()) throw std::invalid_argument("make_saga_orchestrator: " + why);
+  return std::make_unique<CheckedOrchestrator>(info, filled, store, clock, hooks, std::move(rng));
 }
 
 }  // namespace lethe

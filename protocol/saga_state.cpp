@@ -61,7 +61,7 @@ enum class Write { Applied, Lost, Unknown };
 class SagaStateOrchestrator final : public SagaOrchestrator {
  public:
   SagaStateOrchestrator(const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks)
-      : max_processing_time_(settings.max_processing_time.value()),
+      : max_processing_time_(settings.settings.get<sim::Duration>("max_processing_time")),
         store_(store),
         clock_(clock),
         reporter_(hooks, clock) {}
@@ -233,8 +233,7 @@ StrategyInfo saga_state_strategy() {
   StrategyInfo info;
   info.name = "saga-state";
   info.description = "sagas: the saga's state in one store record, advanced by conditional writes under a lease";
-  info.reads = {"max_processing_time"};
-  info.required = {"max_processing_time"};
+  info.keys = {max_processing_time_key()};
   info.factory = [](const ProtocolSection&, StoreClient&, Clock&, ProtocolHooks&,
                     sim::Rng) -> std::unique_ptr<Strategy> { return std::make_unique<NotASaga>(); };
   info.saga = [](const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks,

@@ -53,4 +53,51 @@ ProtectResult Reporter::skipped(Call& call, std::optional<std::uint64_t> value) 
   return call.result;
 }
 
+SettingKey max_processing_time_key() {
+  return {"max_processing_time", SettingLanguage::Duration, std::nullopt,
+          "how long an owner may work before its record may be taken over", {}, 1, false};
+}
+
+SettingKey ttl_key() {
+  return {"ttl", SettingLanguage::Duration, std::nullopt, "how long a record is kept (\"none\": forever, no expiry)",
+          {}, 1, true};
+}
+
+SettingKey poll_key() {
+  return {"poll", SettingLanguage::Poll, SettingValue{Poll{}},
+          "the re-read interval while waiting on an in-flight record", {}, 0, false};
+}
+
+SettingKey max_wait_key() {
+  return {"max_wait", SettingLanguage::Duration, SettingValue{sim::Duration{60'000'000'000}},
+          "how long a caller waits on an in-flight record", {}, 0, false};
+}
+
+SettingKey memoize_key() {
+  return {"memoize", SettingLanguage::Boolean, SettingValue{true},
+          "callers of a completed record get its stored result", {}, 0, false};
+}
+
+SettingKey expired_wins_key() {
+  return {"expired_wins", SettingLanguage::Boolean, SettingValue{true},
+          "an expired, not yet evicted completed record counts as absent (true) or as completed", {}, 0, false};
+}
+
+SettingKey precedence_key() {
+  return {"precedence", SettingLanguage::Word, SettingValue{to_string(Precedence::ExpiredWins)},
+          "how an expired, not yet evicted record ranks against completed, stale and running; expired-wins: as "
+          "expired_wins says",
+          words_of_values({Precedence::ExpiredWins, Precedence::ExpiredFirst, Precedence::CompletedFirst,
+                           Precedence::ExpiryIgnored}),
+          0, false};
+}
+
+Precedence precedence_setting(const StrategySettings& settings) {
+  const Precedence precedence =
+      word_setting(settings, "precedence",
+                   {Precedence::ExpiredWins, Precedence::ExpiredFirst, Precedence::CompletedFirst,
+                    Precedence::ExpiryIgnored});
+  return effective_precedence(precedence, settings.get<bool>("expired_wins"));
+}
+
 }  // namespace lethe

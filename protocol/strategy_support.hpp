@@ -61,4 +61,17 @@ class Reporter {
   Clock& clock_;
 };
 
+// The [protocol] keys several strategies read, declared once; each strategy lists in its entry the ones it reads.
+SettingKey max_processing_time_key();  // required, a duration above 0
+SettingKey ttl_key();                  // required, a duration above 0 or "none"
+SettingKey poll_key();                 // default "100ms"
+SettingKey max_wait_key();             // default "1m"
+SettingKey memoize_key();              // default true
+SettingKey expired_wins_key();         // default true
+SettingKey precedence_key();           // default "expired-wins"
+
+// The precedence that the precedence and expired_wins settings give (effective_precedence: never ExpiredWins).
+// REQUIRES: both keys set.
+Precedence precedence_setting(const StrategySettings& settings);
+
 }  // namespace lethe

@@ -21,7 +21,9 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "core/result.hpp"
 #include "protocol/registry.hpp"
@@ -128,8 +130,14 @@ class Loader {
     check(rule, object);
   }
   void expect(const std::vector<lethe::Expectation>&, std::string_view) { read_expect(root_); }
+  void strategy_keys(lethe::ProtocolSection& protocol);
 
  private:
+  // ---- the keys of [protocol] that its kind declares (protocol/registry.hpp)
+  template <class T, class Type>
+  void read_setting(const lethe::SettingKey& key, const Type& type, lethe::StrategySettings& settings);
+  void check_unread_keys(const lethe::StrategyInfo& strategy);
+
   // ---- positions, errors
   Where where_node(const std::string& path, const toml::node* node) const;
   Where where_key(const std::string& path, const toml::key& key) const;
@@ -159,8 +167,6 @@ class Loader {
   bool read_bool(const Table& table, std::string_view key, bool& out);
   bool read_probability(const Table& table, std::string_view key, double& out);
   bool read_duration(const Table& table, std::string_view key, const schema::Duration& type, Duration& out);
-  bool read_duration(const Table& table, std::string_view key, const schema::Duration& type,
-                     std::optional<Duration>& out);
   bool read_distribution(const Table& table, std::string_view key, const schema::Distribution& type,
                          sim::Distribution& out);
   bool read_distribution(const Table& table, std::string_view key, const schema::Distribution& type,
@@ -479,6 +485,11 @@ void Loader::apply_override(toml::table& root, const std::string& argument) {
                                                   ".KEY=VALUE"});
     return;
   }
+  // protocol.KEY=off leaves a strategy key out (the file's key for another kind, when --set switches the kind).
+  if (path == "protocol" && last.name != "kind" && value == "off") {
+    table->erase(last.name);
+    return;
+  }
   table->insert_or_assign(last.name, value);
   set_origin_[full] = set_text;
 }
@@ -720,18 +731,6 @@ bool Loader::read_duration(const Table& table, std::string_view key, const schem
     return duration_in(text, type.min, problem);
   };
   return read_parsed<Duration>(table, key, allowed, parse, out);
-}
-
-bool Loader::read_duration(const Table& table, std::string_view key, const schema::Duration& type,
-                           std::optional<Duration>& out) {
-  Duration value = 0;
-  if (!has(table, key)) {
-    get(table, key);  // registers the key
-    return true;
-  }
-  if (!read_duration(table, key, type, value)) return false;
-  out = value;
-  return true;
 }
 
 std::optional<sim::Distribution> Loader::distribution_in(const std::string& text, bool allow_negative,
@@ -1118,16 +1117,64 @@ void Loader::check(schema::Rule, const Window& window) {
 }
 
 void Loader::check(schema::Rule, const lethe::ProtocolSection& section) {
-  if (!valid("protocol.kind") || !current_.valid) return;
-  const std::string& kind_word = section.kind;
+  const lethe::StrategyInfo* strategy = lethe::find_strategy(section.kind);
+  if (!valid("protocol.kind") || !current_.valid || strategy == nullptr) return;
   const Where kind_where = where_in(current_, "kind");
   // When the kind is not written, say that mnemosyne is the default: the user may not know they chose it.
   const std::string kind_note = has(current_, "kind") ? "" : ", the default kind";
-  for (const schema::RequiredByKind& required : schema::keys_required_by(section.kind)) {
-    if (has(current_, required.key)) continue;
-    missing(current_, required.key, kind_where,
-            fmt::format("it is required when protocol.kind is \"{}\"{} ({}): {}, e.g. {} = {}", kind_word, kind_note,
-                        required.why, required.what, required.key, required.example));
+  for (const lethe::SettingKey& key : strategy->keys) {
+    if (key.default_value || has(current_, key.name)) continue;
+    const std::string allowed = schema::with_setting_type(key, [](const auto& type, auto*) { return schema::allowed(type); });
+    missing(current_, key.name, kind_where,
+            fmt::format("it is required when protocol.kind is \"{}\"{} (no default, by design): {}; {}: {}",
+                        section.kind, kind_note, allowed, key.name, key.description));
+  }
+}
+
+void Loader::strategy_keys(lethe::ProtocolSection& protocol) {
+  const lethe::StrategyInfo* strategy = valid("protocol.kind") ? lethe::find_strategy(protocol.kind) : nullptr;
+  if (strategy == nullptr) {
+    // The kind is refused already: every strategy's keys are known, so that the kind's error stands alone.
+    for (const std::string& kind : lethe::strategy_names()) {
+      for (const lethe::SettingKey& key : lethe::strategy_info(kind).keys) get(current_, key.name);
+    }
+    return;
+  }
+  for (const lethe::SettingKey& key : strategy->keys) {
+    schema::with_setting_type(key, [&](const auto& type, auto* value_type) {
+      read_setting<std::remove_pointer_t<decltype(value_type)>>(key, type, protocol.settings);
+    });
+  }
+  check_unread_keys(*strategy);
+}
+
+template <class T, class Type>
+void Loader::read_setting(const lethe::SettingKey& key, const Type& type, lethe::StrategySettings& settings) {
+  T value{};
+  if (key.default_value) value = std::get<T>(*key.default_value);
+  const bool written = has(current_, key.name);
+  if (!read_value(current_, key.name, type, value)) {
+    invalid_.insert(join_path(current_.path, key.name));
+    return;
+  }
+  if (written || key.default_value) settings.set(key.name, std::move(value));  // a required key left out: unset
+}
+
+void Loader::check_unread_keys(const lethe::StrategyInfo& strategy) {
+  if (current_.node == nullptr) return;
+  std::vector<std::string> known{"kind"};
+  for (const lethe::SettingKey& key : strategy.keys) known.push_back(key.name);
+  for (auto&& [key, value] : *current_.node) {
+    const std::string name(key.str());
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    const std::vector<std::string> readers = lethe::strategies_reading(name);
+    if (readers.empty()) continue;  // no kind reads it: an unknown key (check_unknown_keys)
+    const std::string path = join_path(current_.path, name);
+    invalid_.insert(path);  // reported here, not again as unknown
+    error(where_key(path, key), path,
+          fmt::format("found a key that protocol.kind \"{}\" does not read (read by {}); allowed in [protocol] with "
+                      "kind \"{}\": {}",
+                      strategy.name, schema::quoted_words(readers), strategy.name, text::join(known, ", ")));
   }
 }
 
@@ -1483,6 +1530,7 @@ void Loader::check_unknown_keys() {
       const std::string name(key.str());
       if (std::find(known.begin(), known.end(), name) != known.end()) continue;
       std::string path = join_path(table.path, name);
+      if (!valid(path)) continue;  // reported already (a key another protocol kind reads)
       // A one-letter typo in this table, else the exact key of another table ("ttl" under [store], "seeds" at
       // the top), else a bigger typo in this table, else a one-letter typo of another table's key.
       std::string same_table = text::nearest(name, known);

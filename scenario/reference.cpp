@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/result.hpp"
+#include "protocol/registry.hpp"
 #include "scenario/schema.hpp"
 #include "scenario/text.hpp"
 #include "scenario/values.hpp"
@@ -17,6 +18,14 @@ struct RuleReference {
   std::string table;
   std::string text;
 };
+
+KeyReference setting_reference(const lethe::SettingKey& key) {
+  const std::string allowed =
+      schema::with_setting_type(key, [](const auto& type, auto*) { return schema::allowed(type); });
+  const std::string default_value =
+      key.default_value ? "`" + values::toml_setting(key, *key.default_value) + "`" : "required";
+  return {"protocol", false, key.name, allowed, default_value, key.description};
+}
 
 // The row forms of schema::visit_schema, collecting what the page shows (over the default config).
 class Collector {
@@ -53,8 +62,15 @@ class Collector {
         "check lethe's default invariants (duplicate_effects, lost_messages, linearizable when checked, saga_stuck "
         "and saga_duplicate_compensations when sagas run) on every field no entry names");
   }
+  // The default kind's keys: the page lists every kind's under [protocol] (strategy_keys_section).
+  void strategy_keys(const lethe::ProtocolSection& protocol) {
+    for (const lethe::SettingKey& key : lethe::strategy_info(protocol.kind).keys) {
+      default_kind_keys.push_back(setting_reference(key));
+    }
+  }
 
   std::vector<KeyReference> keys;
+  std::vector<KeyReference> default_kind_keys;
   std::vector<RuleReference> rules;
 
  private:
@@ -98,6 +114,8 @@ std::string header(const KeyReference& key) {
   return key.array ? fmt::format("[[{}]]", key.table) : fmt::format("[{}]", key.table);
 }
 
+std::string strategy_keys_section();
+
 std::string keys_section(const Collector& collector) {
   std::string out;
   for (std::size_t i = 0; i < collector.keys.size(); ++i) {
@@ -114,11 +132,35 @@ std::string keys_section(const Collector& collector) {
     for (const RuleReference& rule : collector.rules) {
       if (rule.table == key.table) out += fmt::format("\nRule: {}.\n", rule.text);
     }
+    if (key.table == "protocol") out += strategy_keys_section();
     if (key.table == "expect") {
       out += "\nRESULT_FIELD is one of the result fields [expect] may name (docs/result-fields.md): ";
       std::vector<std::string> names;
       for (const std::string& name : lethe::expectation_field_names()) names.push_back("`" + name + "`");
       out += text::join(names, ", ") + ", or `coverage.NAME` for any fault point NAME.\n";
+    }
+  }
+  return out;
+}
+
+// Each registered kind's keys, from its registry entry (protocol/registry.hpp): a key no entry of the kind
+// declares is refused in [protocol] with that kind.
+std::string strategy_keys_section() {
+  std::string out =
+      "\nThe other keys of `[protocol]` belong to the kind: each kind reads the keys listed under it, and a key "
+      "it does not read is an error (naming the kinds that do). \"required\": the kind has no default for it.\n";
+  for (const std::string& kind : lethe::strategy_names()) {
+    const lethe::StrategyInfo& info = lethe::strategy_info(kind);
+    out += fmt::format("\n### `kind = \"{}\"`\n\n{}.\n\n", kind, cell(info.description));
+    if (info.keys.empty()) {
+      out += "It reads no other key.\n";
+      continue;
+    }
+    out += "| key | allowed | default | description |\n| --- | --- | --- | --- |\n";
+    for (const lethe::SettingKey& key : info.keys) {
+      const KeyReference row = setting_reference(key);
+      out += fmt::format("| `{}` | {} | {} | {} |\n", row.key, cell(row.allowed), cell(row.default_value),
+                         cell(row.description));
     }
   }
   return out;
@@ -130,8 +172,8 @@ std::string required_by_kind_section() {
   out += "| kind | requires |\n| --- | --- |\n";
   for (const auto& [word, kind] : schema::protocol_kind_words()) {
     std::vector<std::string> required;
-    for (const schema::RequiredByKind& key : schema::keys_required_by(kind)) {
-      required.push_back(fmt::format("`{}` ({}; {}, e.g. `{}`)", key.key, key.why, key.what, key.example));
+    for (const lethe::SettingKey& key : lethe::strategy_info(kind).keys) {
+      if (!key.default_value) required.push_back(fmt::format("`{}`", key.name));
     }
     out += fmt::format("| `\"{}\"` | {} |\n", word, required.empty() ? "nothing" : text::join(required, ", "));
   }
@@ -175,7 +217,12 @@ std::string expect_names(const lethe::ResultField& field) {
 
 }  // namespace
 
-std::vector<KeyReference> scenario_key_references() { return collected().keys; }
+std::vector<KeyReference> scenario_key_references() {
+  Collector collector = collected();
+  std::vector<KeyReference> keys = collector.keys;
+  keys.insert(keys.end(), collector.default_kind_keys.begin(), collector.default_kind_keys.end());
+  return keys;
+}
 
 std::string scenario_reference_markdown() {
   std::string out =

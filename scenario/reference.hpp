@@ -24,7 +24,7 @@ struct KeyReference {
   std::string description;
 };
 
-// Every key of the table of keys, in its order.
+// Every key of the table of keys, in its order, then the default protocol kind's keys (table "protocol").
 std::vector<KeyReference> scenario_key_references();
 
 std::string scenario_reference_markdown();

@@ -7,8 +7,11 @@
 
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 #include "core/result.hpp"
+#include "protocol/registry.hpp"
 #include "scenario/loader.hpp"
 #include "scenario/schema.hpp"
 #include "scenario/text.hpp"
@@ -83,6 +86,12 @@ std::string toml_value(const schema::Groups&, schema::GroupPair<const lethe::Par
   return toml_value(schema::Names{}, {lethe::to_string(value.first), lethe::to_string(value.second)});
 }
 
+std::string toml_setting(const lethe::SettingKey& key, const lethe::SettingValue& value) {
+  return schema::with_setting_type(key, [&value](const auto& type, auto* value_type) {
+    return toml_value(type, std::get<std::remove_pointer_t<decltype(value_type)>>(value));
+  });
+}
+
 }  // namespace values
 
 namespace {
@@ -121,6 +130,15 @@ class Renderer {
   }
   template <class Object>
   void rule(schema::Rule, const Object&) {}
+  // The kind's keys in the order its entry declares them; a kind not registered has none to write.
+  void strategy_keys(const lethe::ProtocolSection& protocol) {
+    const lethe::StrategyInfo* strategy = lethe::find_strategy(protocol.kind);
+    if (strategy == nullptr) return;
+    for (const lethe::SettingKey& key : strategy->keys) {
+      auto value = protocol.settings.values().find(key.name);
+      if (value != protocol.settings.values().end()) line(key.name, values::toml_setting(key, value->second));
+    }
+  }
   void expect(const std::vector<lethe::Expectation>& expectations, std::string_view) {
     table("expect");
     for (const lethe::Expectation& expectation : expectations) {

@@ -27,25 +27,6 @@ Words<std::string> protocol_kind_words() { return registered_words(lethe::strate
 
 Words<std::string> sink_kind_words() { return registered_words(lethe::sink_names()); }
 
-std::vector<RequiredByKind> keys_required_by(const std::string& kind) {
-  // The registry accepts only keys without a default as required (protocol/registry.hpp): these two.
-  constexpr std::string_view duration = "a duration above 0";
-  static const RequiredByKind max_processing_time{"max_processing_time", "no default, by design", duration,
-                                                   "\"30s\""};
-  static const RequiredByKind ttl{"ttl", "no default", duration, "\"7d\""};
-  std::vector<RequiredByKind> keys;
-  for (const std::string& key : lethe::strategy_info(kind).required) {
-    if (key == max_processing_time.key) {
-      keys.push_back(max_processing_time);
-    } else if (key == ttl.key) {
-      keys.push_back(ttl);
-    } else {
-      throw std::logic_error("keys_required_by: the registry let strategy \"" + kind + "\" require " + key);
-    }
-  }
-  return keys;
-}
-
 Words<lethe::PartitionGroup> group_words() {
   using lethe::PartitionGroup;
   return words_of({PartitionGroup::Consumers, PartitionGroup::Store, PartitionGroup::Broker, PartitionGroup::Sink,

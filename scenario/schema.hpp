@@ -5,13 +5,19 @@
 // fills (whose initializer in core/config.hpp is the default) and a one-line description. Three visitors walk
 // it: the loader (scenario/loader.cpp: reads and validates each key, registers it for the unknown-key and
 // did-you-mean checks of files and --set), the renderer (scenario/render.cpp) and the reference page
-// (scenario/reference.cpp, docs/scenario-reference.md). A new key is one row here plus the code that uses it.
+// (scenario/reference.cpp, docs/scenario-reference.md). A new key is one row here plus the code that uses it
+// (a strategy's key: one SettingKey in its registry entry).
+//
+// The keys of [protocol] other than kind belong to the strategy that reads them: its registry entry declares
+// them, and this table names them through v.strategy_keys.
 //
 // Row forms a visitor provides (Config is lethe::ScenarioConfig, const for the renderer and the page):
 //   v.table(PATH)                          the keys that follow are in table PATH ("workload.redelivery")
 //   v.key(NAME, TYPE, FIELD, DESCRIPTION)  a key of the current table; FIELD a std::optional is "absent = off"
 //   v.required_key(...)                    the same, for a key every entry of an array of tables needs
 //   v.array(PATH, ENTRIES, KEYS)           an array of tables [[PATH]]; KEYS(v, entry) lists an entry's keys
+//   v.strategy_keys(PROTOCOL)              the other keys of [protocol]: those its kind's registry entry declares
+//                                          (protocol/registry.hpp StrategyInfo::keys, core/settings.hpp)
 //   v.rule(RULE, OBJECT)                   a cross-field rule over OBJECT, checked here in the read order
 //   v.expect(EXPECTATIONS, DESCRIPTION)    the [expect] table (its keys are the result fields)
 //
@@ -48,16 +54,6 @@ Words<std::string> source_kind_words();
 Words<std::string> protocol_kind_words();
 Words<std::string> sink_kind_words();
 
-// What protocol.kind requires that has no default, in the order missing keys are reported.
-struct RequiredByKind {
-  std::string_view key;      // a key of [protocol]
-  std::string_view why;      // "no default, by design"
-  std::string_view what;     // what it must be: "a duration above 0"
-  std::string_view example;  // a value, as written in TOML
-};
-// REQUIRES: `kind` is a registered strategy name.
-std::vector<RequiredByKind> keys_required_by(const std::string& kind);
-
 // ---------------------------------------------------------------- value types
 
 inline constexpr char kDurationAllowed[] =
@@ -73,6 +69,11 @@ inline constexpr char kRateAllowed[] =
 inline constexpr char kDurationMaxAllowed[] = "at most 3650d (about 10 years)";
 inline constexpr char kExpectationAllowed[] =
     "\"OP NUMBER\" with OP one of == != < <= > >= and NUMBER optionally ending in % (of messages), e.g. \"<= 3\"";
+inline constexpr char kPollAllowed[] =
+    "a distribution with a mean above 0 (\"100ms\", \"uniform(50ms, 150ms)\", ...), or "
+    "\"backoff(base=50ms, factor=1.5, cap=5s)\"";
+inline constexpr char kPollReadAllowed[] =
+    "\"consistent\" or \"eventual(lag=DISTRIBUTION)\", e.g. \"eventual(lag=50ms)\"";
 inline constexpr char kBackoffAllowed[] =
     "\"none\", \"constant(DURATION)\" or \"exponential(base=DURATION, cap=DURATION)\", e.g. "
     "\"exponential(base=100ms, cap=10s)\"";
@@ -124,6 +125,25 @@ struct GroupPair {
 template <class Group>
 GroupPair(Group&, Group&) -> GroupPair<Group>;
 
+// Calls f(TYPE, (T*)nullptr) with the schema type of a strategy key's language (core/settings.hpp) and the
+// C++ type of its values, and returns what f returns.
+template <class F>
+decltype(auto) with_setting_type(const lethe::SettingKey& key, F&& f) {
+  switch (key.language) {
+    case lethe::SettingLanguage::Boolean: return f(Boolean{}, static_cast<bool*>(nullptr));
+    case lethe::SettingLanguage::Word: {
+      Words<std::string> words;
+      for (const std::string& word : key.words) words.emplace_back(word, word);
+      return f(Choice<std::string>{std::move(words)}, static_cast<std::string*>(nullptr));
+    }
+    case lethe::SettingLanguage::Poll: return f(Language{kPollAllowed}, static_cast<lethe::Poll*>(nullptr));
+    case lethe::SettingLanguage::PollRead:
+      return f(Language{kPollReadAllowed}, static_cast<lethe::PollRead*>(nullptr));
+    case lethe::SettingLanguage::Duration: break;
+  }
+  return f(Duration{key.min, key.none}, static_cast<sim::Duration*>(nullptr));
+}
+
 // The partition groups `between` may name.
 Words<lethe::PartitionGroup> group_words();
 
@@ -167,7 +187,7 @@ enum class Rule {
   TopologyCounts,  // partitions >= 1 for kafka, clients >= 1 for clients
   WorkloadRate,    // a rate above 0 when there are messages
   WindowFits,      // at + for of an outage or partition stays representable
-  ProtocolKind,    // the keys protocol.kind requires (keys_required_by)
+  ProtocolKind,    // the keys protocol.kind requires (its registry entry's keys without a default)
   SagaRuns,        // sagas: one processor, a kind whose effect is a provider call
   RedeliveryCopies,  // at most `copies` [[workload.redelivery.copy]] entries
   ExternalNodes,     // protocol.kind "external" needs external.command, and runs plain messages
@@ -285,37 +305,7 @@ void visit_schema(V& v, Config& c) {
 
   v.table("protocol");
   v.key("kind", Choice<std::string>{protocol_kind_words()}, c.protocol.kind, "the dedupe strategy");
-  v.key("max_processing_time", Duration{1}, c.protocol.max_processing_time,
-        "how long an owner may work before its record may be taken over");
-  v.key("ttl", Duration{1, true}, c.protocol.ttl, "how long a record is kept (\"none\": forever, no expiry)");
-  v.key("poll",
-        Language{std::string(kDistributionAllowed) +
-                 " with a mean above 0, or \"backoff(base=50ms, factor=1.5, cap=5s)\""},
-        c.protocol.poll, "the re-read interval while waiting on an in-flight record");
-  v.key("max_wait", Duration{0}, c.protocol.max_wait, "how long a caller waits on an in-flight record");
-  v.key("on_max_wait", Choice<lethe::OnMaxWait>{words_of({lethe::OnMaxWait::Error, lethe::OnMaxWait::Process})},
-        c.protocol.on_max_wait, "after max_wait: fail the call (redelivered later) or process anyway");
-  v.key("memoize", Boolean{}, c.protocol.memoize, "callers of a completed record get its stored result");
-  v.key("takeover",
-        Choice<lethe::Takeover>{words_of({lethe::Takeover::Conditional, lethe::Takeover::IfNotExists})},
-        c.protocol.takeover, "conditional: one waiter wins a stale record; if-not-exists: every waiter runs");
-  v.key("complete", Choice<lethe::Complete>{words_of({lethe::Complete::Fenced, lethe::Complete::Blind})},
-        c.protocol.complete, "fenced: only the current owner's completion lands; blind: any may overwrite");
-  v.key("poll_read", Language{"\"consistent\" or \"eventual(lag=DISTRIBUTION)\", e.g. \"eventual(lag=50ms)\""},
-        c.protocol.poll_read, "waiting callers read the primary, or a replica that lags");
-  v.key("poll_with", Choice<lethe::PollWith>{words_of({lethe::PollWith::Read, lethe::PollWith::StartWrite})},
-        c.protocol.poll_with, "read: waiting callers re-read the record; start-write: they run the start write again");
-  v.key("expires_on",
-        Choice<lethe::ExpiresOn>{words_of({lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart})},
-        c.protocol.expires_on, "at-complete: in-flight records never expire; at-start: the TTL runs from the start");
-  v.key("expired_wins", Boolean{}, c.protocol.expired_wins,
-        "an expired, not yet evicted completed record counts as absent (true) or as completed");
-  v.key("precedence",
-        Choice<lethe::Precedence>{words_of({lethe::Precedence::ExpiredWins, lethe::Precedence::ExpiredFirst,
-                                            lethe::Precedence::CompletedFirst, lethe::Precedence::ExpiryIgnored})},
-        c.protocol.precedence,
-        "how an expired, not yet evicted record ranks against completed, stale and running; expired-wins: as "
-        "expired_wins says");
+  v.strategy_keys(c.protocol);
   v.rule(Rule::ProtocolKind, c.protocol);
 
   v.table("sink");

@@ -34,6 +34,8 @@ std::string toml_value(const schema::Language&, const lethe::Schedule& value);
 std::string toml_value(const schema::Groups&, schema::GroupPair<const lethe::PartitionGroup> value);
 // A choice as its word ("\"mnemosyne\"").
 std::string toml_word(const std::string& word);
+// A strategy key's value (core/settings.hpp) in its language. REQUIRES: `value` holds its language's type.
+std::string toml_setting(const lethe::SettingKey& key, const lethe::SettingValue& value);
 
 template <class T>
 std::string toml_value(const schema::Integer&, T value) {

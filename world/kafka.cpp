@@ -439,11 +439,13 @@ void ConsumerGroup::release(int member, const KafkaRecord& record) {
 
 namespace {
 
-// How long a consumer waits before handling a failed record again: the protocol's own re-read interval.
+// How long a consumer waits before handling a failed record again: the protocol's own re-read interval
+// (protocol.poll), or the interval a poll setting has by default when the strategy reads none.
 sim::Duration retry_wait_of(const ProtocolSection& protocol) {
-  return protocol.poll.kind == PollKind::Distribution
-             ? std::max<sim::Duration>(protocol.poll.interval.quantile(0.5), sim::kMillisecond)
-             : std::max<sim::Duration>(protocol.poll.backoff_base, sim::kMillisecond);
+  const Poll* set = protocol.settings.find<Poll>("poll");
+  const Poll poll = set != nullptr ? *set : Poll{};
+  return poll.kind == PollKind::Distribution ? std::max<sim::Duration>(poll.interval.quantile(0.5), sim::kMillisecond)
+                                             : std::max<sim::Duration>(poll.backoff_base, sim::kMillisecond);
 }
 
 }  // namespace

@@ -39,8 +39,11 @@ StoreSettings store_settings(const ScenarioConfig& config) {
   settings.latency = config.store.latency;
   settings.ttl_eviction = config.store.ttl_eviction.kind;
   settings.lazy_max = config.store.ttl_eviction.lazy_max;
-  settings.poll_read = config.protocol.poll_read.kind;
-  settings.replica_lag = config.protocol.poll_read.lag;
+  // A read replica only for a strategy that reads protocol.poll_read and sets it eventual.
+  const PollRead* poll_read = config.protocol.settings.find<PollRead>("poll_read");
+  const PollRead read = poll_read != nullptr ? *poll_read : PollRead{};
+  settings.poll_read = read.kind;
+  settings.replica_lag = read.lag;
   settings.rpc_timeout = config.network.rpc_timeout;
   return settings;
 }

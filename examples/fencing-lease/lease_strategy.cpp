@@ -30,8 +30,14 @@ class FencedLease final : public lethe::Strategy {
  public:
   FencedLease(const lethe::ProtocolSection& settings, lethe::StoreClient& store, lethe::Clock& clock,
               lethe::ProtocolHooks& hooks, sim::Rng rng)
-      : lease_(*settings.max_processing_time), ttl_(*settings.ttl), settings_(settings), store_(store),
-        clock_(clock), reporter_(hooks, clock), rng_(rng) {}
+      : lease_(settings.settings.get<sim::Duration>("lease")),
+        ttl_(settings.settings.get<sim::Duration>("ttl")),
+        max_wait_(settings.settings.get<sim::Duration>("max_wait")),
+        poll_(settings.settings.get<lethe::Poll>("poll")),
+        store_(store),
+        clock_(clock),
+        reporter_(hooks, clock),
+        rng_(rng) {}
 
   lethe::ProtectResult protect(lethe::MessageId id, lethe::ProcessorId processor, lethe::AttemptId attempt,
                                const lethe::Effect& effect) override {
@@ -64,7 +70,7 @@ class FencedLease final : public lethe::Strategy {
         claim = take_over(call, *claim.seen, now);
         continue;
       }
-      if (!call.waiting) wait_ends = now + settings_.max_wait;
+      if (!call.waiting) wait_ends = now + max_wait_;
       if (now >= wait_ends) return give_up(call, Basis::MaxWaitError, claim.seen);
       reporter_.note(call, Basis::InFlightRecent, claim.seen, now);
       reporter_.begin_wait(call, now);
@@ -169,14 +175,15 @@ class FencedLease final : public lethe::Strategy {
   }
 
   sim::Duration poll_interval() {
-    const lethe::Poll& poll = settings_.poll;
+    const lethe::Poll& poll = poll_;
     if (poll.kind == lethe::PollKind::Backoff) return poll.backoff_base;
     return std::max<sim::Duration>(poll.interval.sample(rng_), 1);
   }
 
   sim::Duration lease_;
   sim::Duration ttl_;
-  const lethe::ProtocolSection& settings_;
+  sim::Duration max_wait_;
+  lethe::Poll poll_;
   lethe::StoreClient& store_;
   lethe::Clock& clock_;
   lethe::Reporter reporter_;
@@ -189,8 +196,15 @@ void register_lease_strategy() {
   lethe::StrategyInfo info;
   info.name = "fenced-lease";
   info.description = "a lease with a fencing token: a takeover bumps the token and the provider refuses older ones";
-  info.reads = {"max_processing_time", "ttl", "poll", "max_wait"};
-  info.required = {"max_processing_time", "ttl"};
+  // Its own key, declared like a built-in's: the loader validates it and docs list it under "fenced-lease".
+  info.keys = {
+      {"lease", lethe::SettingLanguage::Duration, std::nullopt,
+       "how long a holder keeps its lease; an in-flight record older than this may be taken over", {}, 1, false},
+      lethe::ttl_key(),
+      lethe::poll_key(),
+      lethe::max_wait_key(),
+  };
+  info.slow_owner_key = "lease";  // a holder past its lease is the slow owner its takeover window names
   info.factory = [](const lethe::ProtocolSection& settings, lethe::StoreClient& store, lethe::Clock& clock,
                     lethe::ProtocolHooks& hooks, sim::Rng rng) -> std::unique_ptr<lethe::Strategy> {
     return std::make_unique<FencedLease>(settings, store, clock, hooks, rng);

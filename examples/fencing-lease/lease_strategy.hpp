@@ -4,7 +4,7 @@
 //   1. Start: an Upsert that succeeds only if there is no record (require_absent), creating it in flight with
 //      started_at = now, owner = attempt, counter = 1. The previous item (ALL_OLD) says what was there instead.
 //   2. On a completed record: skip, returning its memoized value.
-//      On an in-flight record whose lease ran out (started_at + max_processing_time <= now): take the lease
+//      On an in-flight record whose lease ran out (started_at + lease <= now, protocol.lease): take the lease
 //      over with an Upsert fenced on the previous holder (started_at and owner equal, not completed), adding 1
 //      to counter. The winner's fencing token is the new counter; a loser polls again.
 //      On a lease still held: sleep a poll interval (protocol.poll) and look again, for at most max_wait; then

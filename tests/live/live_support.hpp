@@ -10,6 +10,7 @@
 #include <string>
 
 #include "live/run.hpp"
+#include "protocol/registry.hpp"
 
 namespace live_test {
 
@@ -36,12 +37,25 @@ inline std::string skip_reason(const std::string& store) {
 inline lethe::ProtocolSection live_protocol(sim::Duration max_processing_time) {
   lethe::ProtocolSection protocol;
   protocol.kind = "mnemosyne";
-  protocol.max_processing_time = max_processing_time;
-  protocol.ttl = sim::kHour;
-  protocol.poll.kind = lethe::PollKind::Distribution;
-  protocol.poll.interval = sim::Distribution::constant(5 * sim::kMillisecond);
-  protocol.max_wait = 5 * sim::kSecond;
+  protocol.settings.set("max_processing_time", max_processing_time);
+  protocol.settings.set("ttl", sim::Duration{sim::kHour});
+  lethe::Poll poll;
+  poll.interval = sim::Distribution::constant(5 * sim::kMillisecond);
+  protocol.settings.set("poll", poll);
+  protocol.settings.set("max_wait", sim::Duration{5 * sim::kSecond});
   return protocol;
+}
+
+// `protocol` under another kind: the settings that kind reads are kept, the others dropped (a kind refuses a key
+// it does not read). REQUIRES: `kind` is registered.
+inline void set_kind(lethe::ProtocolSection& protocol, const std::string& kind) {
+  protocol.kind = kind;
+  const lethe::StrategyInfo& info = lethe::strategy_info(kind);
+  std::vector<std::string> unread;
+  for (const auto& [key, value] : protocol.settings.values()) {
+    if (lethe::find_key(info, key) == nullptr) unread.push_back(key);
+  }
+  for (const std::string& key : unread) protocol.settings.erase(key);
 }
 
 // A run with no injected faults (races only: every id delivered 1 + copies times, back to back).

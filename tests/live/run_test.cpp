@@ -16,7 +16,7 @@ using live_test::faulty_settings;
 TEST(LiveMemory, AtomicStorePassesUnderEveryFault) {
   live::LiveSettings s = faulty_settings("memory", "atomic");
   s.faults.stall_every = 0;  // the in-process store cannot stall
-  s.protocol.max_processing_time = 50 * sim::kMillisecond;
+  s.protocol.settings.set("max_processing_time", sim::Duration{50 * sim::kMillisecond});
   s.messages = 200;
   const live::LiveOutcome o = live::run_live(s);
   SCOPED_TRACE(live_test::describe(o));
@@ -36,7 +36,7 @@ TEST(LiveMemory, ReadThenWriteStoreIsCaughtWithinFiveRuns) {
 // (duplicates, cause unprotected) while the store's history stays linearizable.
 TEST(LiveMemory, CheckThenInsertDuplicatesOnACorrectStoreWhoseHistoryIsLinearizable) {
   live::LiveSettings s = live_test::quiet_settings("memory", "atomic");
-  s.protocol.kind = "check-then-insert";
+  live_test::set_kind(s.protocol, "check-then-insert");
   const live::LiveOutcome o = live::run_live(s);
   SCOPED_TRACE(live_test::describe(o));
   EXPECT_EQ(o.verdict, lethe::lin::Verdict::Linearizable);
@@ -47,7 +47,7 @@ TEST(LiveMemory, CheckThenInsertDuplicatesOnACorrectStoreWhoseHistoryIsLineariza
 TEST(LiveSettings, UnsupportedProtocolsVariantsAndValuesAreRefused) {
   live::LiveSettings s = live_test::quiet_settings("memory", "atomic");
   EXPECT_TRUE(live::validate(s).empty());
-  s.protocol.kind = "inbox";
+  live_test::set_kind(s.protocol, "inbox");
   EXPECT_NE(live::validate(s).find("inbox"), std::string::npos);
   s = live_test::quiet_settings("memory", "no-such-variant");
   EXPECT_NE(live::validate(s).find("unknown variant"), std::string::npos);
@@ -55,7 +55,9 @@ TEST(LiveSettings, UnsupportedProtocolsVariantsAndValuesAreRefused) {
   s.faults.drop = 1.5;
   EXPECT_FALSE(live::validate(s).empty());
   s = live_test::quiet_settings("memory", "atomic");
-  s.protocol.poll_read.kind = lethe::PollReadKind::Eventual;
+  lethe::PollRead eventual;
+  eventual.kind = lethe::PollReadKind::Eventual;
+  s.protocol.settings.set("poll_read", eventual);
   EXPECT_FALSE(live::validate(s).empty());
   EXPECT_THROW(live::run_live(s), std::invalid_argument);
 }

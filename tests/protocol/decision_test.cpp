@@ -163,14 +163,14 @@ RC_GTEST_PROP(DecisionPrecedence, ExpiredWinsMapsOntoExpiredFirstWhenTrueAndExpi
   const std::optional<Item> record = gen_record();
   const Time now = *gen_time();
   const Duration max_processing_time = *rc::gen::arbitrary<std::int64_t>();
-  lethe::ProtocolSection protocol;
-  protocol.expired_wins = *rc::gen::arbitrary<bool>();
-  const lethe::Precedence effective = lethe::effective_precedence(protocol);
-  RC_ASSERT(effective == (protocol.expired_wins ? lethe::Precedence::ExpiredFirst : lethe::Precedence::ExpiryIgnored));
+  const bool expired_wins = *rc::gen::arbitrary<bool>();
+  const lethe::Precedence effective = lethe::effective_precedence(lethe::Precedence::ExpiredWins, expired_wins);
+  RC_ASSERT(effective == (expired_wins ? lethe::Precedence::ExpiredFirst : lethe::Precedence::ExpiryIgnored));
   RC_ASSERT(lethe::decide_with_precedence(record, now, max_processing_time, effective) ==
-            decide_with_basis(record, now, max_processing_time, protocol.expired_wins));
-  protocol.precedence = lethe::Precedence::CompletedFirst;  // an explicit precedence overrides expired_wins
-  RC_ASSERT(lethe::effective_precedence(protocol) == lethe::Precedence::CompletedFirst);
+            decide_with_basis(record, now, max_processing_time, expired_wins));
+  // An explicit precedence overrides expired_wins.
+  RC_ASSERT(lethe::effective_precedence(lethe::Precedence::CompletedFirst, expired_wins) ==
+            lethe::Precedence::CompletedFirst);
 }
 
 TEST(DecisionTable, TheFourRowsWithTheirBases) {

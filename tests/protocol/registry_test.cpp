@@ -53,7 +53,7 @@ class RecordingHooks final : public lethe::ProtocolHooks {
 lethe::ProtocolSection settings_of(const std::string& kind) {
   lethe::ProtocolSection settings;
   settings.kind = kind;
-  settings.ttl = sim::kHour;
+  settings.settings.set("ttl", sim::Duration{sim::kHour});
   return settings;
 }
 
@@ -68,7 +68,11 @@ TEST(Registry, RefusesASecondStrategyUnderATakenName) {
   const std::vector<std::string> names = lethe::strategy_names();
   EXPECT_EQ(std::count(names.begin(), names.end(), "mnemosyne"), 1);
   EXPECT_EQ(std::count(names.begin(), names.end(), "registry-test-once"), 1);
-  EXPECT_EQ(lethe::strategy_info("mnemosyne").required, (std::vector<std::string>{"max_processing_time", "ttl"}));
+  std::vector<std::string> required;
+  for (const lethe::SettingKey& key : lethe::strategy_info("mnemosyne").keys) {
+    if (!key.default_value) required.push_back(key.name);
+  }
+  EXPECT_EQ(required, (std::vector<std::string>{"max_processing_time", "ttl"}));
 }
 
 TEST(Registry, FindsNothingUnderAnUnknownNameAndMakeStrategyRefusesIt) {
@@ -117,11 +121,22 @@ TEST(Registry, RefusesAnEntryWhosePromisesCannotBeChecked) {
   bad.factory = nullptr;
   refused(bad);
   bad = entry;
-  bad.reads.push_back("memoize");
-  bad.required.push_back("memoize");  // has a default: requiring it means nothing
+  bad.keys.push_back(bad.keys.front());  // ttl declared twice
   refused(bad);
   bad = entry;
-  bad.reads.clear();  // requires ttl without reading it
+  bad.keys.front().name = "kind";  // the key every strategy shares
+  refused(bad);
+  bad = entry;
+  bad.keys.front().name = "Run-Label";
+  refused(bad);
+  bad = entry;
+  bad.keys.back().default_value = lethe::SettingValue{true};  // a Word key with a Boolean default
+  refused(bad);
+  bad = entry;
+  bad.keys.back().default_value = lethe::SettingValue{std::string("quiet")};  // not one of its words
+  refused(bad);
+  bad = entry;
+  bad.keys.back().words.clear();
   refused(bad);
   bad = entry;
   bad.windows = {window(Cause::SinkRetry, WindowOpens::Always)};
@@ -143,11 +158,14 @@ TEST(Registry, MakeStrategyChecksTheRequiredKeysAndPassesDeclaredBasesThrough) {
   SilentStore store;
   RecordingHooks hooks;
   lethe::ProtocolSection settings = settings_of("registry-test-declared");
-  settings.ttl.reset();
+  settings.settings.erase("ttl");
   EXPECT_THROW(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), std::invalid_argument);
-  settings.ttl = 0;
+  settings.settings.set("ttl", sim::Duration{0});
   EXPECT_THROW(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), std::invalid_argument);
-  settings.ttl = sim::kHour;
+  settings.settings.set("ttl", sim::Duration{sim::kHour});
+  settings.settings.set("run_label", std::string("quiet"));  // not one of its words
+  EXPECT_THROW(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), std::invalid_argument);
+  settings.settings.erase("run_label");  // its default, "plain", is filled in
   const auto strategy = lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1));
   int runs = 0;
   const lethe::ProtectResult result = strategy->protect(1, 0, 1, [&runs](lethe::FencingToken) -> std::optional<std::uint64_t> {
@@ -185,6 +203,39 @@ std::string scenario_text(const std::string& kind, bool with_ttl) {
 
 std::variant<lethe::ScenarioConfig, std::vector<scenario::LoadError>> load(const std::string& text) {
   return scenario::load_scenario_text(text, "test.toml", ".", {});
+}
+
+std::string errors_of(const std::variant<lethe::ScenarioConfig, std::vector<scenario::LoadError>>& loaded) {
+  if (!std::holds_alternative<std::vector<scenario::LoadError>>(loaded)) return "(loaded)";
+  std::string text;
+  for (const scenario::LoadError& error : std::get<std::vector<scenario::LoadError>>(loaded)) {
+    text += error.message + "\n";
+  }
+  return text;
+}
+
+// A strategy registered at runtime declares a key of its own (run_label) as the built-ins do: the loader reads it
+// for that kind only, fills its default, checks its words, and refuses it under a kind that does not read it.
+TEST(RegistryWorld, ARuntimeStrategysOwnKeyIsReadForItAndRefusedForAKindThatDoesNotReadIt) {
+  ensure_registered(run_always_entry("registry-test-own-key", Basis::Absent, {Basis::Absent}, {}));
+  const std::string base = scenario_text("registry-test-own-key", true);
+  const auto defaulted = load(base);
+  ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(defaulted)) << errors_of(defaulted);
+  EXPECT_EQ(std::get<lethe::ScenarioConfig>(defaulted).protocol.settings.get<std::string>("run_label"), "plain");
+  const auto loud = load(base + "run_label = \"loud\"\n");
+  ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loud)) << errors_of(loud);
+  EXPECT_EQ(std::get<lethe::ScenarioConfig>(loud).protocol.settings.get<std::string>("run_label"), "loud");
+  EXPECT_NE(errors_of(load(base + "run_label = \"quiet\"\n")).find("allowed: \"plain\", \"loud\""),
+            std::string::npos);
+  // Under mnemosyne (line 17 of the text: [protocol] ends it), the key is another kind's.
+  const std::string mnemosyne = scenario_text("mnemosyne", true) + "max_processing_time = \"1s\"\nrun_label = \"loud\"\n";
+  const std::string refused = errors_of(load(mnemosyne));
+  // (Every run_always entry this process registered reads it: the list names them all.)
+  EXPECT_NE(refused.find("protocol.run_label: found a key that protocol.kind \"mnemosyne\" does not read (read by "),
+            std::string::npos)
+      << refused;
+  EXPECT_NE(refused.find("\"registry-test-own-key\""), std::string::npos) << refused;
+  EXPECT_EQ(refused.rfind("test.toml:", 0), 0u) << refused;
 }
 
 TEST(RegistryWorld, ARuntimeStrategyLoadsFromAScenarioTextRunsAndIsJudgedByItsWindows) {

@@ -45,15 +45,19 @@ class RunAlways final : public lethe::Strategy {
 };
 
 // An entry for RunAlways named `name`: it reports `reported` and declares `declared` and `windows`. It reads
-// and requires ttl (so the loader's required-key rule has something to ask).
+// and requires ttl (so the loader's required-key rule has something to ask), and declares a key of its own,
+// run_label (a word, "plain" or "loud"; no built-in reads it), as an out-of-tree strategy would.
 inline lethe::StrategyInfo run_always_entry(std::string name, lethe::Basis reported, std::vector<lethe::Basis> declared,
                                             std::vector<lethe::DuplicateWindow> windows,
                                             lethe::FencingToken token_offset = 0) {
   lethe::StrategyInfo info;
   info.name = std::move(name);
   info.description = "run the effect every time (a test strategy)";
-  info.reads = {"ttl"};
-  info.required = {"ttl"};
+  info.keys = {
+      {"ttl", lethe::SettingLanguage::Duration, std::nullopt, "how long a record is kept", {}, 1, true},
+      {"run_label", lethe::SettingLanguage::Word, lethe::SettingValue{std::string("plain")},
+       "a word the test strategy is given", {"plain", "loud"}, 0, false},
+  };
   info.factory = [reported, token_offset](const lethe::ProtocolSection& /*settings*/, lethe::StoreClient& /*store*/,
                                           lethe::Clock& clock, lethe::ProtocolHooks& hooks,
                                           sim::Rng /*rng*/) -> std::unique_ptr<lethe::Strategy> {

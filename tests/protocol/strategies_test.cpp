@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/registry.hpp"
 #include "sim/node.hpp"
 #include "sim/simulation.hpp"
 
@@ -160,14 +161,23 @@ class RecordingHooks final : public lethe::ProtocolHooks {
   }
 };
 
+// A poll every `interval`.
+lethe::Poll poll_every(sim::Duration interval) {
+  lethe::Poll poll;
+  poll.interval = sim::Distribution::constant(interval);
+  return poll;
+}
+
+// The settings of `kind`: those of the keys below that it reads (the others are not its to set).
 ProtocolSection settings_for(const std::string& kind) {
   ProtocolSection settings;
   settings.kind = kind;
-  settings.max_processing_time = kSecond;
-  settings.ttl = sim::kHour;
-  settings.poll.kind = lethe::PollKind::Distribution;
-  settings.poll.interval = sim::Distribution::constant(10 * kMillisecond);
-  settings.max_wait = 10 * kSecond;
+  const lethe::StrategyInfo& info = lethe::strategy_info(kind);
+  for (auto& [key, value] : std::vector<std::pair<std::string, lethe::SettingValue>>{
+           {"max_processing_time", kSecond}, {"ttl", sim::kHour}, {"poll", poll_every(10 * kMillisecond)},
+           {"max_wait", 10 * kSecond}}) {
+    if (lethe::find_key(info, key) != nullptr) settings.settings.set(key, value);
+  }
   return settings;
 }
 
@@ -271,7 +281,7 @@ TEST(ProtocolMemoization, EmailLikeEffectEveryCallerGetsTheFirstCallsProviderId)
 
 TEST(ProtocolMemoization, WithoutMemoizeADuplicateSkipsWithNoValue) {
   ProtocolSection settings = settings_for("mnemosyne");
-  settings.memoize = false;
+  settings.settings.set("memoize", false);
   World world(settings);
   CountingEffect effect;
   world.caller(1, 0, effect.make(10 * kMillisecond, 9));
@@ -289,7 +299,7 @@ TEST(ProtocolMemoization, WithoutMemoizeADuplicateSkipsWithNoValue) {
 
 // Ten waiters find the record of a dead owner (started at 0, max_processing_time 1s) at t = 2s.
 void ten_waiters_on_a_stale_record(lethe::Takeover takeover, World& world, CountingEffect& effect) {
-  world.settings.takeover = takeover;
+  world.settings.settings.set("takeover", lethe::to_string(takeover));
   world.store.delay = kMillisecond;
   world.store.state[kRecordKey] = in_flight_record(0, 999);
   for (AttemptId attempt = 1; attempt <= 10; ++attempt) {
@@ -342,7 +352,7 @@ TEST(ProtocolTakeover, ConditionalLetsExactlyOneOfTenWaitersRunTheEffectAndTheOt
 // A (t=0) works 3s although max_processing_time is 1s; B (t=1.5s) takes over and completes with 2 at ~1.6s;
 // A completes with 1 at ~3s; C (t=5s) is a duplicate.
 void timed_out_owner_completes_late(lethe::Complete complete, World& world, CountingEffect& effect) {
-  world.settings.complete = complete;
+  world.settings.settings.set("complete", lethe::to_string(complete));
   world.caller(1, 0, effect.make(3 * kSecond, 1));
   world.caller(2, 3 * kSecond / 2, effect.make(100 * kMillisecond, 2));
   world.caller(3, 5 * kSecond, effect.make(100 * kMillisecond, 3));
@@ -376,7 +386,7 @@ TEST(ProtocolCompletion, FencedCompletionOfATimedOutOwnerDoesNotLand) {
 
 // A starts at 0 and dies before its effect: an abandoned in-flight record.
 void abandon_a_record(World& world, lethe::ExpiresOn expires_on) {
-  world.settings.expires_on = expires_on;
+  world.settings.settings.set("expires_on", lethe::to_string(expires_on));
   world.hooks.crash_at.insert({CrashPoint::AfterStartBeforeEffect, 1});
   CountingEffect never;
   world.caller(1, 0, never.make(0, 1));
@@ -411,7 +421,7 @@ TEST(ProtocolExpiry, AtStartLetsAnAbandonedRecordExpire) {
 TEST(ProtocolExpiry, CompletionSetsExpiresOnInBothVariants) {
   for (const auto expires_on : {lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart}) {
     ProtocolSection settings = settings_for("mnemosyne");
-    settings.expires_on = expires_on;
+    settings.settings.set("expires_on", lethe::to_string(expires_on));
     World world(settings);
     CountingEffect effect;
     world.caller(1, 0, effect.make(2 * kSecond, 1));
@@ -422,7 +432,7 @@ TEST(ProtocolExpiry, CompletionSetsExpiresOnInBothVariants) {
 
 // A completed record (memo 7) that expired at 10s but was not evicted yet (lazy TTL); a duplicate at 20s.
 void expired_not_evicted(bool expired_wins, World& world, CountingEffect& effect) {
-  world.settings.expired_wins = expired_wins;
+  world.settings.settings.set("expired_wins", expired_wins);
   Item completed = in_flight_record(0, 999);
   completed.completed_at = kSecond;
   completed.expires_on = 10 * kSecond;
@@ -461,10 +471,10 @@ TEST(ProtocolExpiry, ExpiredWinsFalseSkipsAnExpiredNotEvictedRecordWithItsMemo) 
 
 // A (t=0) works 10s; W (t=10ms) waits on it with max_wait = 1s.
 void wait_on_slow_owner(lethe::OnMaxWait on_max_wait, World& world, CountingEffect& effect) {
-  world.settings.on_max_wait = on_max_wait;
-  world.settings.max_processing_time = 60 * kSecond;
-  world.settings.max_wait = kSecond;
-  world.settings.poll.interval = sim::Distribution::constant(100 * kMillisecond);
+  world.settings.settings.set("on_max_wait", lethe::to_string(on_max_wait));
+  world.settings.settings.set("max_processing_time", sim::Duration{60 * kSecond});
+  world.settings.settings.set("max_wait", sim::Duration{kSecond});
+  world.settings.settings.set("poll", poll_every(100 * kMillisecond));
   world.caller(1, 0, effect.make(10 * kSecond, 1));
   world.caller(2, 10 * kMillisecond, effect.make(10 * kSecond, 2));
   world.simulation.run();
@@ -499,7 +509,7 @@ TEST(ProtocolMaxWait, ProcessGoesAheadAfterMaxWaitAndRunsTheEffectASecondTime) {
 
 TEST(ProtocolMaxWait, ZeroMaxWaitEndsTheWaitAtOnce) {
   ProtocolSection settings = settings_for("mnemosyne");
-  settings.max_wait = 0;
+  settings.settings.set("max_wait", sim::Duration{0});
   World world(settings);
   CountingEffect effect;
   world.caller(1, 0, effect.make(kSecond / 2, 1));
@@ -513,12 +523,14 @@ TEST(ProtocolMaxWait, ZeroMaxWaitEndsTheWaitAtOnce) {
 
 TEST(ProtocolMaxWait, BackoffPollIntervalsGrowByTheFactorUpToTheCapAndTheLastIsCutAtMaxWait) {
   ProtocolSection settings = settings_for("mnemosyne");
-  settings.max_processing_time = 60 * kSecond;
-  settings.max_wait = 200 * kMillisecond;
-  settings.poll.kind = lethe::PollKind::Backoff;
-  settings.poll.backoff_base = 10 * kMillisecond;
-  settings.poll.backoff_factor = 2.0;
-  settings.poll.backoff_cap = 50 * kMillisecond;
+  settings.settings.set("max_processing_time", sim::Duration{60 * kSecond});
+  settings.settings.set("max_wait", sim::Duration{200 * kMillisecond});
+  lethe::Poll backoff;
+  backoff.kind = lethe::PollKind::Backoff;
+  backoff.backoff_base = 10 * kMillisecond;
+  backoff.backoff_factor = 2.0;
+  backoff.backoff_cap = 50 * kMillisecond;
+  settings.settings.set("poll", backoff);
   World world(settings);
   CountingEffect effect;
   world.caller(1, 0, effect.make(10 * kSecond, 1));
@@ -535,8 +547,10 @@ TEST(ProtocolMaxWait, BackoffPollIntervalsGrowByTheFactorUpToTheCapAndTheLastIsC
 // A (t=0) works 500ms; W (t=10ms) finds A's record and polls every 100ms. The replica lags 200ms, so W's first
 // eventual read (t=110ms) sees the store as it was at -90ms: no record.
 void waiter_polls_a_replica(lethe::PollReadKind kind, World& world, CountingEffect& effect) {
-  world.settings.poll_read.kind = kind;
-  world.settings.poll.interval = sim::Distribution::constant(100 * kMillisecond);
+  lethe::PollRead poll_read;
+  poll_read.kind = kind;
+  world.settings.settings.set("poll_read", poll_read);
+  world.settings.settings.set("poll", poll_every(100 * kMillisecond));
   world.store.eventual_lag = 200 * kMillisecond;
   world.store.begin_history();
   world.caller(1, 0, effect.make(500 * kMillisecond, 1));
@@ -632,7 +646,7 @@ TEST(ProtocolRecordAfter, CrashAfterTheEffectMakesTheNextAttemptRunItAgain) {
 
 TEST(ProtocolMnemosyne, CrashAfterTheEffectLeavesAnInFlightRecordThatMakesTheNextAttemptWait) {
   ProtocolSection settings = settings_for("mnemosyne");
-  settings.max_wait = 500 * kMillisecond;
+  settings.settings.set("max_wait", sim::Duration{500 * kMillisecond});
   {
     World world(settings);
     world.hooks.crash_at.insert({CrashPoint::AfterEffectBeforeComplete, 1});
@@ -831,8 +845,8 @@ TEST(ProtocolInbox, AnUnknownOutcomeFailsAndTheRedeliveryFindsTheRowIfItLanded) 
 TEST(ProtocolInbox, AnExpiredInboxRowIsReplacedWhenExpiredWinsAndKeptOtherwise) {
   for (const bool expired_wins : {true, false}) {
     ProtocolSection settings = settings_for("inbox");
-    settings.ttl = kSecond;
-    settings.expired_wins = expired_wins;
+    settings.settings.set("ttl", sim::Duration{kSecond});
+    settings.settings.set("expired_wins", expired_wins);
     World world(settings);
     CountingEffect effect;
     world.caller(1, 0, effect.make(0, 1));
@@ -862,14 +876,19 @@ TEST(ProtocolFactory, RefusesSettingsTheLoaderWouldHaveRejected) {
   FiberClock clock;
   RecordingHooks hooks;
   ProtocolSection settings = settings_for("mnemosyne");
-  settings.max_processing_time.reset();
+  settings.settings.erase("max_processing_time");
   EXPECT_THROW(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), std::invalid_argument);
   settings = settings_for("inbox");
-  settings.ttl.reset();
+  settings.settings.erase("ttl");
+  EXPECT_THROW(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), std::invalid_argument);
+  settings = settings_for("inbox");
+  settings.settings.set("takeover", std::string("conditional"));  // a key inbox does not read
+  EXPECT_THROW(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), std::invalid_argument);
+  settings = settings_for("mnemosyne");
+  settings.settings.set("takeover", std::string("sometimes"));  // not one of its words
   EXPECT_THROW(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), std::invalid_argument);
   settings = settings_for("none");
-  settings.ttl.reset();
-  settings.max_processing_time.reset();
+  EXPECT_TRUE(settings.settings.values().empty());
   EXPECT_NE(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), nullptr);
 }
 

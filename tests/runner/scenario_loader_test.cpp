@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "protocol/registry.hpp"
+#include "scenario/values.hpp"
 #include "scenario/text.hpp"
 
 namespace {
@@ -56,6 +58,17 @@ scenario::LoadResult load_text(const std::string& text, const std::vector<std::s
 }
 
 const std::string kMinimal = "[scenario]\nname = \"t\"\n\n[protocol]\nmax_processing_time = \"30s\"\nttl = \"7d\"\n";
+
+// The strategy settings as "key = TOML" lines, in key order (a key its kind does not declare: "key = ?").
+std::string settings_text(const lethe::ProtocolSection& protocol) {
+  const lethe::StrategyInfo* info = lethe::find_strategy(protocol.kind);
+  std::string text;
+  for (const auto& [name, value] : protocol.settings.values()) {
+    const lethe::SettingKey* key = info != nullptr ? lethe::find_key(*info, name) : nullptr;
+    text += name + " = " + (key != nullptr ? scenario::values::toml_setting(*key, value) : "?") + "\n";
+  }
+  return text;
+}
 
 // Field-by-field comparison of two configs (positions, lines and source_name aside).
 // Distributions compare by their canonical text. Returns the names of the fields that differ.
@@ -126,20 +139,7 @@ std::vector<std::string> differences(const ScenarioConfig& a, const ScenarioConf
   const lethe::ProtocolSection& p = a.protocol;
   const lethe::ProtocolSection& q = b.protocol;
   check("protocol.kind", p.kind == q.kind);
-  check("protocol.max_processing_time", p.max_processing_time == q.max_processing_time);
-  check("protocol.ttl", p.ttl == q.ttl);
-  check("protocol.poll", p.poll.kind == q.poll.kind && dist(p.poll.interval) == dist(q.poll.interval) &&
-                             p.poll.backoff_base == q.poll.backoff_base &&
-                             p.poll.backoff_factor == q.poll.backoff_factor &&
-                             p.poll.backoff_cap == q.poll.backoff_cap);
-  check("protocol.max_wait", p.max_wait == q.max_wait);
-  check("protocol.on_max_wait", p.on_max_wait == q.on_max_wait);
-  check("protocol.memoize", p.memoize == q.memoize);
-  check("protocol.takeover", p.takeover == q.takeover);
-  check("protocol.complete", p.complete == q.complete);
-  check("protocol.poll_read", p.poll_read.kind == q.poll_read.kind && dist(p.poll_read.lag) == dist(q.poll_read.lag));
-  check("protocol.expires_on", p.expires_on == q.expires_on);
-  check("protocol.expired_wins", p.expired_wins == q.expired_wins);
+  check("protocol.settings", settings_text(p) == settings_text(q));
   check("sink.kind", a.sink.kind == b.sink.kind);
   check("sink.idempotent", a.sink.idempotent == b.sink.idempotent);
   check("sink.latency", dist(a.sink.latency) == dist(b.sink.latency));
@@ -240,6 +240,62 @@ TEST(ScenarioLoaderBrokenCorpus, EveryFileFailsWithOneErrorAtItsLineNamingItsKey
   }
 }
 
+// ---------------------------------------------------------------- keys of the protocol kind
+
+const std::string kRecordAfter =
+    "[scenario]\nname = \"t\"\n\n[protocol]\nkind = \"record-after\"\nttl = \"7d\"\n";
+
+TEST(ScenarioLoaderProtocolKeys, AKeyTheChosenKindDoesNotReadIsAnErrorNamingTheKindsThatReadIt) {
+  const std::vector<scenario::LoadError> errors =
+      must_fail(load_text(kRecordAfter + "takeover = \"if-not-exists\"\nmax_wait = \"5s\"\n"));
+  ASSERT_EQ(errors.size(), 2u) << errors_text(errors);
+  EXPECT_EQ(errors[0].message,
+            "test.toml:7:1: protocol.takeover: found a key that protocol.kind \"record-after\" does not read (read by "
+            "\"mnemosyne\"); allowed in [protocol] with kind \"record-after\": kind, ttl, memoize, expired_wins, "
+            "precedence");
+  EXPECT_EQ(errors[1].message.rfind("test.toml:8:1: protocol.max_wait: found a key that protocol.kind \"record-after\" "
+                                    "does not read (read by \"mnemosyne\"",
+                                    0),
+            0u)
+      << errors[1].message;
+}
+
+TEST(ScenarioLoaderProtocolKeys, AKeyNoKindReadsIsAnUnknownKeyListingTheChosenKindsKeys) {
+  const std::vector<scenario::LoadError> errors = must_fail(load_text(kRecordAfter + "bogus = 1\n"));
+  ASSERT_EQ(errors.size(), 1u) << errors_text(errors);
+  EXPECT_EQ(errors[0].message,
+            "test.toml:7:1: protocol.bogus: found an unknown key; allowed in [protocol]: kind, ttl, memoize, "
+            "expired_wins, precedence");
+}
+
+TEST(ScenarioLoaderProtocolKeys, SetOfAKeyTheChosenKindDoesNotReadIsRefusedLikeTheFileWould) {
+  const std::vector<scenario::LoadError> errors = must_fail(load_text(kRecordAfter, {"protocol.takeover=if-not-exists"}));
+  ASSERT_EQ(errors.size(), 1u) << errors_text(errors);
+  EXPECT_EQ(errors[0].message,
+            "--set protocol.takeover=if-not-exists: protocol.takeover: found a key that protocol.kind \"record-after\" "
+            "does not read (read by \"mnemosyne\"); allowed in [protocol] with kind \"record-after\": kind, ttl, "
+            "memoize, expired_wins, precedence");
+  // Switching the kind with --set makes the file's own keys another kind's.
+  const std::vector<scenario::LoadError> switched = must_fail(load_text(kMinimal, {"protocol.kind=inbox"}));
+  ASSERT_EQ(switched.size(), 1u) << errors_text(switched);
+  EXPECT_NE(switched[0].message.find("protocol.max_processing_time: found a key that protocol.kind \"inbox\" does not "
+                                     "read (read by \"mnemosyne\", \"saga-state\")"),
+            std::string::npos)
+      << switched[0].message;
+  // protocol.KEY=off leaves the file's key out.
+  const ScenarioConfig inbox = must_load(load_text(kMinimal, {"protocol.kind=inbox", "protocol.max_processing_time=off"}));
+  EXPECT_FALSE(inbox.protocol.settings.has("max_processing_time"));
+  EXPECT_EQ(inbox.protocol.settings.get<sim::Duration>("ttl"), 7 * sim::kDay);
+}
+
+TEST(ScenarioLoaderProtocolKeys, TheKindsKeysAreFilledWithTheirDefaultsAndNoOtherKeyIsSet) {
+  const ScenarioConfig config = must_load(load_text(kRecordAfter));
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : config.protocol.settings.values()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"expired_wins", "memoize", "precedence", "ttl"}));
+  EXPECT_EQ(config.protocol.settings.get<std::string>("precedence"), "expired-wins");
+}
+
 // ---------------------------------------------------------------- good files
 
 TEST(ScenarioLoaderGoodFiles, TheScenariosMdExampleLoadsWithTheValuesWritten) {
@@ -263,10 +319,10 @@ TEST(ScenarioLoaderGoodFiles, TheScenariosMdExampleLoadsWithTheValuesWritten) {
   ASSERT_TRUE(config.faults.clock_skew.has_value());
   EXPECT_EQ(config.faults.clock_skew->quantile(0.0), -50 * sim::kMillisecond);
   EXPECT_EQ(config.store.ttl_eviction.kind, lethe::TtlEvictionKind::Exact);
-  EXPECT_EQ(config.protocol.max_processing_time, 30 * sim::kSecond);
-  EXPECT_EQ(config.protocol.ttl, 7 * sim::kDay);
-  EXPECT_EQ(config.protocol.poll.kind, lethe::PollKind::Distribution);
-  EXPECT_EQ(config.protocol.poll.interval.to_string(), "100ms");
+  EXPECT_EQ(config.protocol.settings.get<sim::Duration>("max_processing_time"), 30 * sim::kSecond);
+  EXPECT_EQ(config.protocol.settings.get<sim::Duration>("ttl"), 7 * sim::kDay);
+  EXPECT_EQ(config.protocol.settings.get<lethe::Poll>("poll").kind, lethe::PollKind::Distribution);
+  EXPECT_EQ(config.protocol.settings.get<lethe::Poll>("poll").interval.to_string(), "100ms");
   EXPECT_EQ(config.sink.capacity.per_second, 0.0);
   ASSERT_EQ(config.sink.outages.size(), 1u);
   EXPECT_EQ(config.sink.outages[0].at, sim::kMinute);
@@ -295,16 +351,17 @@ TEST(ScenarioLoaderGoodFiles, EveryValueFormLoadsIncludingEmpiricalFiles) {
   EXPECT_FALSE(config.faults.pause_every.has_value());
   EXPECT_EQ(config.store.ttl_eviction.kind, lethe::TtlEvictionKind::Lazy);
   EXPECT_EQ(config.store.ttl_eviction.lazy_max, 48 * sim::kHour);
-  EXPECT_EQ(config.protocol.poll.kind, lethe::PollKind::Backoff);
-  EXPECT_EQ(config.protocol.poll.backoff_base, 50 * sim::kMillisecond);
-  EXPECT_EQ(config.protocol.poll.backoff_factor, 1.5);
-  EXPECT_EQ(config.protocol.poll.backoff_cap, 5 * sim::kSecond);
-  EXPECT_EQ(config.protocol.poll_read.kind, lethe::PollReadKind::Eventual);
-  EXPECT_EQ(config.protocol.poll_read.lag.to_string(), "uniform(1ms, 5ms)");
-  EXPECT_EQ(config.protocol.takeover, lethe::Takeover::IfNotExists);
-  EXPECT_EQ(config.protocol.complete, lethe::Complete::Blind);
-  EXPECT_EQ(config.protocol.expires_on, lethe::ExpiresOn::AtStart);
-  EXPECT_EQ(config.protocol.on_max_wait, lethe::OnMaxWait::Process);
+  const lethe::StrategySettings& protocol = config.protocol.settings;
+  EXPECT_EQ(protocol.get<lethe::Poll>("poll").kind, lethe::PollKind::Backoff);
+  EXPECT_EQ(protocol.get<lethe::Poll>("poll").backoff_base, 50 * sim::kMillisecond);
+  EXPECT_EQ(protocol.get<lethe::Poll>("poll").backoff_factor, 1.5);
+  EXPECT_EQ(protocol.get<lethe::Poll>("poll").backoff_cap, 5 * sim::kSecond);
+  EXPECT_EQ(protocol.get<lethe::PollRead>("poll_read").kind, lethe::PollReadKind::Eventual);
+  EXPECT_EQ(protocol.get<lethe::PollRead>("poll_read").lag.to_string(), "uniform(1ms, 5ms)");
+  EXPECT_EQ(protocol.get<std::string>("takeover"), "if-not-exists");
+  EXPECT_EQ(protocol.get<std::string>("complete"), "blind");
+  EXPECT_EQ(protocol.get<std::string>("expires_on"), "at-start");
+  EXPECT_EQ(protocol.get<std::string>("on_max_wait"), "process");
   EXPECT_EQ(config.sink.backoff.kind, lethe::BackoffKind::Exponential);
   EXPECT_EQ(config.sink.backoff.cap, 10 * sim::kSecond);
   EXPECT_EQ(config.sink.jitter, lethe::Jitter::Decorrelated);
@@ -329,7 +386,7 @@ TEST(ScenarioLoaderGoodFiles, AClientsScenarioMayPartitionClients) {
   EXPECT_EQ(config.topology.clients, 50);
   EXPECT_EQ(config.network.partitions[0].first, lethe::PartitionGroup::Clients);
   EXPECT_EQ(config.protocol.kind, "none");
-  EXPECT_FALSE(config.protocol.ttl.has_value());
+  EXPECT_TRUE(config.protocol.settings.values().empty());  // "none" reads no key
   EXPECT_EQ(config.sink.backoff.kind, lethe::BackoffKind::Constant);
   EXPECT_EQ(config.sink.backoff.delay, 100 * sim::kMillisecond);
   EXPECT_EQ(config.topology.client_timeout, 2 * sim::kSecond);
@@ -343,8 +400,9 @@ TEST(ScenarioLoaderGoodFiles, AMinimalFileGetsTheDocumentedDefaults) {
   ScenarioConfig config = must_load(scenario::load_scenario(kTestDir / "good" / "minimal.toml", {}));
   ScenarioConfig expected;
   expected.scenario.name = "minimal";
-  expected.protocol.max_processing_time = 30 * sim::kSecond;
-  expected.protocol.ttl = 7 * sim::kDay;
+  expected.protocol.settings.set("max_processing_time", sim::Duration{30 * sim::kSecond});
+  expected.protocol.settings.set("ttl", sim::Duration{7 * sim::kDay});
+  expected.protocol = lethe::with_defaults(expected.protocol);
   EXPECT_EQ(differences(config, expected), std::vector<std::string>{});
   // Spot checks of the defaults against docs/scenarios.md's example.
   EXPECT_EQ(config.run.seeds, 20);
@@ -354,7 +412,7 @@ TEST(ScenarioLoaderGoodFiles, AMinimalFileGetsTheDocumentedDefaults) {
   EXPECT_EQ(config.network.latency.to_string(), "uniform(500us, 2ms)");
   EXPECT_EQ(config.store.latency.to_string(), "200us");
   EXPECT_EQ(config.faults.pause_for.to_string(), "exponential(mean=2s)");
-  EXPECT_EQ(config.protocol.max_wait, sim::kMinute);
+  EXPECT_EQ(config.protocol.settings.get<sim::Duration>("max_wait"), sim::kMinute);
   EXPECT_FALSE(config.faults.crash_every.has_value());
   EXPECT_FALSE(config.faults.clock_skew.has_value());
   EXPECT_TRUE(config.expect.empty());
@@ -363,7 +421,7 @@ TEST(ScenarioLoaderGoodFiles, AMinimalFileGetsTheDocumentedDefaults) {
 TEST(ScenarioLoaderGoodFiles, TtlNoneMeansNoExpiryAndRendersBackAsNone) {
   const std::string text = "[scenario]\nname = \"t\"\n[protocol]\nmax_processing_time = \"30s\"\nttl = \"none\"\n";
   const ScenarioConfig config = must_load(load_text(text));
-  EXPECT_EQ(config.protocol.ttl, std::optional<sim::Duration>(lethe::kTtlNone));
+  EXPECT_EQ(config.protocol.settings.get<sim::Duration>("ttl"), lethe::kTtlNone);
   const std::string rendered = scenario::render_scenario_toml(config);
   EXPECT_NE(rendered.find("ttl = \"none\""), std::string::npos) << rendered;
   EXPECT_EQ(differences(must_load(load_text(rendered)), config), std::vector<std::string>{});
@@ -438,7 +496,7 @@ TEST(ScenarioLoaderOverrides, SetValuesAreTypedByTheKeysSchema) {
                  "scenario.name=\"quoted name\"", "faults.crash_every=exponential(mean=10m)", "workload.rate=30/m",
                  "sink.backoff=exponential(base=100ms, cap=10s)", "expect.lost_messages=== 0",
                  "expect.duplicates.expired=<= 2%"}));
-  EXPECT_EQ(config.protocol.max_processing_time, 5 * sim::kSecond);
+  EXPECT_EQ(config.protocol.settings.get<sim::Duration>("max_processing_time"), 5 * sim::kSecond);
   EXPECT_EQ(config.topology.consumers, 8);
   EXPECT_EQ(config.network.loss, 0.1);
   EXPECT_TRUE(config.faults.swarm);
@@ -676,24 +734,32 @@ ScenarioConfig arbitrary_config() {
   if (*gen::arbitrary<bool>()) c.store.ttl_eviction = lethe::TtlEviction{lethe::TtlEvictionKind::Lazy, duration(0)};
   lethe::ProtocolSection& p = c.protocol;
   p.kind = *gen::element<std::string>("none", "check-then-insert", "record-after", "mnemosyne", "inbox");
-  if (p.kind == "mnemosyne" || *gen::arbitrary<bool>()) p.max_processing_time = duration(1);
-  if (p.kind != "none" || *gen::arbitrary<bool>()) p.ttl = duration(1);
+  const lethe::StrategyInfo& info = lethe::strategy_info(p.kind);
+  // Only the keys the kind reads (another kind's key is refused); the rest take their defaults below.
+  const auto put = [&](const char* key, lethe::SettingValue value) {
+    if (lethe::find_key(info, key) != nullptr) p.settings.set(key, std::move(value));
+  };
+  put("max_processing_time", duration(1));
+  put("ttl", duration(1));
+  lethe::Poll poll;
   if (*gen::arbitrary<bool>()) {
-    p.poll.kind = lethe::PollKind::Backoff;
-    p.poll.backoff_base = duration(1);
-    p.poll.backoff_factor = *gen::element(1.0, 1.5, 2.0, 1.0 / 3.0 + 1.0);
-    p.poll.backoff_cap = p.poll.backoff_base + *gen::inRange<sim::Duration>(0, sim::kHour);
+    poll.kind = lethe::PollKind::Backoff;
+    poll.backoff_base = duration(1);
+    poll.backoff_factor = *gen::element(1.0, 1.5, 2.0, 1.0 / 3.0 + 1.0);
+    poll.backoff_cap = poll.backoff_base + *gen::inRange<sim::Duration>(0, sim::kHour);
   } else {
-    p.poll.interval = positive();
+    poll.interval = positive();
   }
-  p.max_wait = duration(0);
-  p.on_max_wait = *gen::element(lethe::OnMaxWait::Error, lethe::OnMaxWait::Process);
-  p.memoize = *gen::arbitrary<bool>();
-  p.takeover = *gen::element(lethe::Takeover::Conditional, lethe::Takeover::IfNotExists);
-  p.complete = *gen::element(lethe::Complete::Fenced, lethe::Complete::Blind);
-  if (*gen::arbitrary<bool>()) p.poll_read = lethe::PollRead{lethe::PollReadKind::Eventual, distribution(false)};
-  p.expires_on = *gen::element(lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart);
-  p.expired_wins = *gen::arbitrary<bool>();
+  put("poll", poll);
+  put("max_wait", duration(0));
+  put("on_max_wait", lethe::to_string(*gen::element(lethe::OnMaxWait::Error, lethe::OnMaxWait::Process)));
+  put("memoize", *gen::arbitrary<bool>());
+  put("takeover", lethe::to_string(*gen::element(lethe::Takeover::Conditional, lethe::Takeover::IfNotExists)));
+  put("complete", lethe::to_string(*gen::element(lethe::Complete::Fenced, lethe::Complete::Blind)));
+  if (*gen::arbitrary<bool>()) put("poll_read", lethe::PollRead{lethe::PollReadKind::Eventual, distribution(false)});
+  put("expires_on", lethe::to_string(*gen::element(lethe::ExpiresOn::AtComplete, lethe::ExpiresOn::AtStart)));
+  put("expired_wins", *gen::arbitrary<bool>());
+  p = lethe::with_defaults(p);
   c.sink.kind = *gen::element<std::string>("counter", "payment", "email");
   c.sink.idempotent = *gen::arbitrary<bool>();
   c.sink.latency = distribution(false);

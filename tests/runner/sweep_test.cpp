@@ -498,10 +498,12 @@ double survival_at(const std::string& scenario, const runner::Params& params, bo
   for (const auto& [key, value] : params) overrides.push_back(key + "=" + value);
   auto loaded = scenario::load_scenario(scenario, overrides);
   const auto& config = std::get<lethe::ScenarioConfig>(loaded);
-  if (!of_delay) return config.workload.processing_time.survival(*config.protocol.max_processing_time);
+  if (!of_delay) {
+    return config.workload.processing_time.survival(config.protocol.settings.get<sim::Duration>("max_processing_time"));
+  }
   // The copy finds the record expired when its delay exceeds ttl + the (constant) processing time.
   const sim::Duration processing = config.workload.processing_time.quantile(0.5);
-  return config.workload.redelivery.delay.survival(*config.protocol.ttl + processing);
+  return config.workload.redelivery.delay.survival(config.protocol.settings.get<sim::Duration>("ttl") + processing);
 }
 
 void expect_rates_match_the_tail(const std::string& file, const runner::VarySpec& axis, lethe::Cause cause,

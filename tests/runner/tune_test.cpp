@@ -152,8 +152,8 @@ TEST(Tune, CliRecommendsAndWritesTheReport) {
   ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded))
       << std::get<std::vector<scenario::LoadError>>(loaded).front().message;
   const auto& config = std::get<lethe::ScenarioConfig>(loaded);
-  EXPECT_EQ(config.protocol.max_processing_time, 1'660'000'000);
-  EXPECT_EQ(config.protocol.ttl, 2 * sim::kDay);
+  EXPECT_EQ(config.protocol.settings.get<sim::Duration>("max_processing_time"), 1'660'000'000);
+  EXPECT_EQ(config.protocol.settings.get<sim::Duration>("ttl"), 2 * sim::kDay);
   EXPECT_EQ(config.workload.redelivery.fraction, 1.0) << "every message redelivered while in flight";
   EXPECT_EQ(config.topology.source, "queue");
   ASSERT_TRUE(config.faults.crash_every.has_value()) << "crashes at the default 1/h, raised for the crash side";

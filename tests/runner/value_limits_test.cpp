@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "scenario/loader.hpp"
+#include "protocol/registry.hpp"
 #include "scenario/schema.hpp"
 #include "tests/runner/support.hpp"
 
@@ -58,6 +59,14 @@ struct DurationKeys {
     const Entry entry{};
     entry_keys(*this, entry);
     table_path = outer;
+  }
+  // The default kind's duration keys (the other kinds' share the same languages).
+  void strategy_keys(const lethe::ProtocolSection& protocol) {
+    for (const lethe::SettingKey& key : lethe::strategy_info(protocol.kind).keys) {
+      if (key.language == lethe::SettingLanguage::Duration) {
+        forms(key.name, schema::Duration{key.min, key.none}, sim::Duration{0});
+      }
+    }
   }
   template <class Object>
   void rule(schema::Rule, const Object&) {}
