@@ -14,5 +14,5 @@ install(FILES ${PROJECT_BINARY_DIR}/lethe.1.gz DESTINATION ${CMAKE_INSTALL_MANDI
 
 # The documentation as the repository lays it out (README.md beside docs/), so that every relative link between
 # them works in the installed tree too (scripts/doc-links checks it there).
-install(FILES README.md CHANGELOG.md CONTRIBUTING.md SECURITY.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES README.md CHANGELOG.md CONTRIBUTING.md SECURITY.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
