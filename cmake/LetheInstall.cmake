@@ -3,7 +3,7 @@
 #
 #   P/bin/lethe
 #   P/lib/liblethe_*.a
-#   P/include/lethe/<folder>/*.hpp        sim core protocol check external world scenario reports runner live
+#   P/include/lethe/<folder>/*.hpp        the public headers (LETHE_PUBLIC_HEADERS below; docs/architecture.md)
 #   P/share/lethe/scenarios/              every scenario of scenarios/
 #   P/share/lethe/examples/external/      the node libraries and example nodes (the external scenarios run them)
 #   P/lib/cmake/lethe/                    find_package(lethe CONFIG): lethe::lethe and one target per library
@@ -17,7 +17,19 @@ include(CMakePackageConfigHelpers)
 
 set(LETHE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/lethe)
 set(LETHE_INSTALL_SCENARIOSDIR ${CMAKE_INSTALL_DATADIR}/lethe/scenarios)
-set(LETHE_HEADER_FOLDERS sim core protocol check external world scenario reports runner live)
+# The headers a library user includes (registering a strategy, source or effect provider, loading and running a
+# scenario, the checker, a command line of its own) and every header they include: nothing else is installed.
+# tests/package and examples/fencing-lease build against them; scripts/package-check compiles each one alone
+# against the installed prefix, so a public header that starts including an uninstalled one fails there.
+set(LETHE_PUBLIC_HEADERS
+    check/ledger.hpp check/linearizability.hpp check/store_model.hpp
+    core/btree.hpp core/config.hpp core/registry.hpp core/result.hpp
+    protocol/decision.hpp protocol/env.hpp protocol/registry.hpp protocol/store_ops.hpp protocol/strategies.hpp
+    protocol/strategy_support.hpp
+    runner/cli.hpp
+    scenario/loader.hpp
+    sim/distribution.hpp sim/network.hpp sim/node.hpp sim/random.hpp sim/simulation.hpp sim/time.hpp sim/trace.hpp
+    world/external_shared.hpp world/retry.hpp world/sink.hpp world/world.hpp)
 
 # The libraries by their exported names (lethe::<name>), each after every library it depends on.
 set(LETHE_PACKAGE_LIBRARIES sim_values sim core protocol check external world scenario reports live runner)
@@ -39,14 +51,17 @@ set_target_properties(lethe_package PROPERTIES EXPORT_NAME lethe)
 list(TRANSFORM LETHE_PACKAGE_LIBRARIES PREPEND lethe_ OUTPUT_VARIABLE LETHE_LIBRARY_TARGETS)
 target_link_libraries(lethe_package INTERFACE ${LETHE_LIBRARY_TARGETS})
 add_library(lethe::lethe ALIAS lethe_package)
+# What the packages hold, without the tests (debian/rules builds it with lethe and lethe-man-gz).
+add_custom_target(lethe-libraries DEPENDS ${LETHE_LIBRARY_TARGETS})
 
 if(TARGET lethe)
   install(TARGETS lethe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 install(TARGETS ${LETHE_LIBRARY_TARGETS} lethe_package EXPORT lethe-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-foreach(folder ${LETHE_HEADER_FOLDERS})
-  install(DIRECTORY ${folder}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lethe/${folder} FILES_MATCHING PATTERN "*.hpp")
+foreach(header ${LETHE_PUBLIC_HEADERS})
+  get_filename_component(folder ${header} DIRECTORY)
+  install(FILES ${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lethe/${folder})
 endforeach()
 install(FILES ${PROJECT_BINARY_DIR}/generated/core/version.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/lethe/core)
 install(DIRECTORY scenarios/ DESTINATION ${LETHE_INSTALL_SCENARIOSDIR})

@@ -2,7 +2,10 @@
 // transcripts of tests/external/test_external_nodes.py.
 "use strict";
 const path = require("path");
-const { Node, Reject } = require(path.join(__dirname, "..", "..", "examples", "external", "lib", "lethe_node.js"));
+// LETHE_NODE_PACKAGES=1: the lethe-node package that npm installed (scripts/package-check); else the tree's.
+const { Node, Reject } = process.env.LETHE_NODE_PACKAGES === "1"
+  ? require("lethe-node")
+  : require(path.join(__dirname, "..", "..", "examples", "external", "lib", "lethe_node.js"));
 
 const node = new Node();
 

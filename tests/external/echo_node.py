@@ -8,10 +8,13 @@ same with a failing coroutine instead of the sleep (error 11 once the effect is 
 acknowledges with the effect's value. A sink error answers error 11 (the RPCError propagates).
 echo: Maelstrom's echo, with node.now().
 """
+import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "external" / "lib"))
+# LETHE_NODE_PACKAGES=1: the lethe_node that pip installed (scripts/package-check); else the tree's.
+if os.environ.get("LETHE_NODE_PACKAGES") != "1":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "external" / "lib"))
 from lethe_node import Node, Reject  # noqa: E402
 
 node = Node()

@@ -2,7 +2,9 @@
 a scripted transcript of lethe's side (tests/external/lethe_side.py checks the turn protocol on every turn).
 
 Run: python3 tests/external/test_external_nodes.py [-v] [-k NAME]   (ctest: external_node_libraries)
+With LETHE_EXAMPLES_DIR set (an installed share/lethe/examples/external), the installed copy is tested.
 """
+import os
 import shutil
 import sys
 import unittest
@@ -10,7 +12,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-EXAMPLES = ROOT / "examples" / "external"
+EXAMPLES = Path(os.environ.get("LETHE_EXAMPLES_DIR", ROOT / "examples" / "external"))
 sys.path.insert(0, str(HERE))
 from lethe_side import ProtocolViolation, ScriptedLethe  # noqa: E402
 
