@@ -5,7 +5,8 @@ const path = require("path");
 // LETHE_NODE_PACKAGES=1: the lethe-node package that npm installed (scripts/package-check); else the tree's.
 const { Node, Reject } = process.env.LETHE_NODE_PACKAGES === "1"
   ? require("lethe-node")
-  : require(path.join(__dirname, "..", "..", "examples", "external", "lib", "lethe_node.js"));
+  : require(path.join(process.env.LETHE_EXAMPLES_DIR || path.join(__dirname, "..", "..", "examples", "external"),
+                      "lib", "lethe_node.js"));
 
 const node = new Node();
 

@@ -13,8 +13,10 @@ import sys
 from pathlib import Path
 
 # LETHE_NODE_PACKAGES=1: the lethe_node that pip installed (scripts/package-check); else the tree's.
+# LETHE_EXAMPLES_DIR: an installed share/lethe/examples/external, whose lib/ is the library under test.
 if os.environ.get("LETHE_NODE_PACKAGES") != "1":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "external" / "lib"))
+    examples = os.environ.get("LETHE_EXAMPLES_DIR") or str(Path(__file__).resolve().parents[2] / "examples" / "external")
+    sys.path.insert(0, str(Path(examples) / "lib"))
 from lethe_node import Node, Reject  # noqa: E402
 
 node = Node()
