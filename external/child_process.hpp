@@ -69,6 +69,11 @@ class ChildProcess {
   int pid() const { return pid_; }  // the shepherd's (the node's process group)
   // When it was spawned (steady clock): a start-up budget counts from here.
   std::chrono::steady_clock::time_point started() const { return started_; }
+  // Wall-clock time since it was spawned: the one read of a real clock a start-up budget needs, kept here in the
+  // process layer so that the deterministic folders never read a clock.
+  std::chrono::milliseconds age() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started_);
+  }
   // The last 4 KiB of what the child wrote to stderr (drained now, without waiting).
   std::string stderr_tail();
   // "exited with status N" / "killed by signal N" / "running".

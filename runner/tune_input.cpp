@@ -44,11 +44,12 @@ constexpr sim::Duration kMptMax = sim::kDurationMax / 4;
 // Below this, 1 - target is too close to 1 for a quantile in double precision to mean anything.
 constexpr double kTargetMin = 1e-12;
 
-// A crash rate of 0 (no crashes), or one whose mean interval is a scenario duration: 1 ns to kDurationMax.
+// A crash rate of 0 (no crashes), or one whose mean interval a scenario's faults.crash_every accepts: 1 ms (the
+// shortest mean interval of a fault loop) to kDurationMax.
 bool crash_rate_in_range(double per_second) {
   if (per_second == 0.0) return true;
   const double mean_ns = 1e9 / per_second;
-  return mean_ns >= 1.0 && mean_ns <= static_cast<double>(sim::kDurationMax);
+  return mean_ns >= 1e6 && mean_ns <= static_cast<double>(sim::kDurationMax);
 }
 
 // One field of a CSV line, trimmed and unquoted ("\"12ms\"" -> 12ms).
@@ -257,7 +258,7 @@ std::optional<TuneInput> tune_input(const TuneOptions& o) {
   const auto rate = scenario::text::parse_rate_per_second(o.crash_rate);
   if (!rate || !crash_rate_in_range(*rate)) {
     std::cerr << fmt::format("lethe tune: --crash-rate: found \"{}\"; allowed: crashes per worker as N/s, N/m, N/h "
-                             "or N/d (e.g. \"2/h\"): 0, or from one per {} to one per nanosecond (1e9/s)\n",
+                             "or N/d (e.g. \"2/h\"): 0, or from one per {} to one per millisecond (1000/s)\n",
                              o.crash_rate, sim::format_duration(sim::kDurationMax));
     ok = false;
   } else {

@@ -264,9 +264,7 @@ void ExternalSession::turn(const std::string& src, Json body) {
   // node_timeout since its spawn (the processes started together), and kInitGrace at least to answer the line:
   // nodes that never start cost one node_timeout, not one each. Otherwise a turn has node_timeout from its line.
   const bool judged_from_spawn = turn == 1 && shared_.start_failed;
-  const auto spent = judged_from_spawn ? std::chrono::duration_cast<std::chrono::milliseconds>(
-                                             std::chrono::steady_clock::now() - process_->started())
-                                       : std::chrono::milliseconds(0);
+  const auto spent = judged_from_spawn ? process_->age() : std::chrono::milliseconds(0);
   const external::WallBudget budget(std::max(node_timeout - spent, std::min(node_timeout, kInitGrace)));
   for (;;) {
     const std::chrono::milliseconds left = budget.left();
