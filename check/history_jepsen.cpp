@@ -108,6 +108,8 @@ struct Event {
   std::int64_t process = 0;
   EventType type = EventType::Invoke;
   std::string f;
+  std::size_t f_line = 0;    // where :f's value is written (an EDN map may span lines)
+  std::size_t f_column = 0;
   Value value;
   std::optional<std::string> key;
   std::optional<std::int64_t> time;
@@ -156,6 +158,8 @@ bool event_of(const edn::Reader& reader, const Value& op, Event& event) {
   event.process = process->integer;
   event.type = event_type(reader, *type);
   event.f = f->text;
+  event.f_line = f->line;
+  event.f_column = f->column;
   if (const Value* value = op.get("value")) event.value = *value;
   if (const Value* key = op.get("key")) event.key = key_text(reader, *key);
   if (const Value* time = op.get("time")) {
@@ -219,6 +223,8 @@ bool tab_event(const std::string& file, std::size_t number, std::string_view lin
   event.process = process.integer;
   event.type = event_type(reader, type);
   event.f = f.text;
+  event.f_line = f.line;
+  event.f_column = f.column;
   event.value = reader.read();
   const std::string_view rest = reader.rest();
   if (!rest.empty() && rest.front() != '\t' && !blank(rest)) {
@@ -369,7 +375,15 @@ ModelKind model_from_ops(const std::string& file, const std::vector<Event>& even
     }
     return family.model == ModelKind::CasRegister ? registers : family.model;
   }
-  return registers;  // no client ops, or reads only
+  // No op of any model: guessing one would name only its ops, so every model's are listed.
+  if (!events.empty()) {
+    const Event& first = events.front();
+    throw Error(file, first.f_line, first.f_column,
+                fmt::format("unknown operation :{}; allowed: :read, :write, :cas (register), :get, :put, :append (kv), "
+                            ":txn (multi-register), :acquire, :release (mutex), :add (set), :enqueue, :dequeue, "
+                            ":drain (queues); or name the model with --model", first.f));
+  }
+  return registers;  // no client ops
 }
 
 // ---------------------------------------------------------------- converting paired ops per model

@@ -356,6 +356,7 @@ StoreHistory read_lethe(const std::string& file, std::string_view text) {
   });
   StoreHistory sorted;
   sorted.timed = true;
+  sorted.model = history.model;
   for (std::size_t index : order) {
     sorted.ops.push_back(std::move(history.ops[index]));
     sorted.origins.push_back(history.origins[index]);

@@ -1,7 +1,9 @@
 // core/utf8.hpp — text from outside lethe (a node's stderr, a line it wrote) made safe to print and to embed in
 // XML or JSON: well-formed UTF-8 passes unchanged, every byte that is not part of a well-formed sequence
 // (a stray continuation byte, an overlong form, a surrogate, a code point past U+10FFFF, a sequence cut short)
-// becomes the four characters "\xNN". Header-only, allocation of the result only.
+// becomes the four characters "\xNN", and so does every byte of a character XML 1.0 forbids (a control
+// character other than tab, newline and carriage return; U+FFFE; U+FFFF). Header-only, allocation of the
+// result only.
 #pragma once
 
 #include <cstddef>
@@ -39,22 +41,34 @@ inline std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
   return length;
 }
 
-// `text` with every byte outside a well-formed UTF-8 sequence written as "\xNN".
+// True when the well-formed sequence `character` is one XML 1.0 does not allow in character data.
+inline bool xml_forbidden_character(std::string_view character) {
+  if (character.size() == 1) {
+    const auto c = static_cast<unsigned char>(character.front());
+    return c < 0x20 && c != '\t' && c != '\n' && c != '\r';
+  }
+  return character == "\xEF\xBF\xBE" || character == "\xEF\xBF\xBF";  // U+FFFE, U+FFFF
+}
+
+// `text` with every byte outside a well-formed UTF-8 sequence, and every byte of a character XML 1.0 forbids,
+// written as "\xNN". GUARANTEES: the result is well-formed UTF-8 that XML 1.0 accepts as character data.
 inline std::string printable_utf8(std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t length = utf8_sequence_length(text, at);
-    if (length > 0) {
+    if (length > 0 && !xml_forbidden_character(text.substr(at, length))) {
       out.append(text.substr(at, length));
       at += length;
       continue;
     }
-    const auto value = static_cast<unsigned char>(text[at++]);
-    out += "\\x";
-    out += kHex[value >> 4];
-    out += kHex[value & 0xF];
+    for (const std::size_t end = at + (length == 0 ? 1 : length); at < end; ++at) {
+      const auto value = static_cast<unsigned char>(text[at]);
+      out += "\\x";
+      out += kHex[value >> 4];
+      out += kHex[value & 0xF];
+    }
   }
   return out;
 }

@@ -111,13 +111,18 @@ std::vector<std::string> explore_values_to_check(const lethe::ExploreEntry& entr
       return values;
     }
     case Kind::Reals: {
+      // The ends first: a range that reaches past what its key allows is reported by the end written in the file.
+      values.push_back(text::format_number(entry.real_low));
+      values.push_back(text::format_number(entry.real_high));
       const double width = (entry.real_high - entry.real_low) / static_cast<double>(2 * kRangeBins);
-      for (std::size_t i = 0; i <= 2 * kRangeBins; ++i) {
-        const double value = i == 2 * kRangeBins ? entry.real_high : entry.real_low + width * static_cast<double>(i);
-        values.push_back(i == 0 || i == 2 * kRangeBins ? text::format_number(value) : short_number(value));
+      for (std::size_t i = 1; i < 2 * kRangeBins; ++i) {
+        values.push_back(short_number(entry.real_low + width * static_cast<double>(i)));
       }
-      values.erase(std::unique(values.begin(), values.end()), values.end());
-      return values;
+      std::vector<std::string> unique;
+      for (std::string& value : values) {
+        if (std::find(unique.begin(), unique.end(), value) == unique.end()) unique.push_back(std::move(value));
+      }
+      return unique;
     }
   }
   return values;

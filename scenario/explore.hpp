@@ -38,8 +38,8 @@ std::string bin_name(const lethe::ExploreEntry& entry, std::size_t bin);
 
 // The values of an entry the loader loads once each to check them: every choice; every value of an integer range
 // of at most kCheckEveryValue values; for a longer one its ends, the kCheckNearEnds values next to each end and
-// every bin edge (where rules of lethe's keys change: 0, 1, a cap); for a real range its ends, bin edges and bin
-// middles. Text as --set writes it.
+// every bin edge (where rules of lethe's keys change: 0, 1, a cap); for a real range its ends (first, so an end
+// past what the key allows is the value reported), bin edges and bin middles. Text as --set writes it.
 inline constexpr std::uint64_t kCheckEveryValue = 256;
 inline constexpr std::uint64_t kCheckNearEnds = 64;
 std::vector<std::string> explore_values_to_check(const lethe::ExploreEntry& entry);

@@ -98,12 +98,13 @@ TEST(CheckCommand, BadInputExitsTwoNamingFileLineAndWhatWasExpected) {
   const auto dir = temp_dir("CheckCommand", "bad-input");
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
       {"truncated.edn", "{:process 0, :type :invoke, :f :get, :key \"1\", :value nil}\n{:process 0, :type :ok, :f :get",
-       "truncated.edn:2: truncated: the line ends before the closing '}'"},
+       "truncated.edn:2:1: unclosed '{': the text ends before its closing '}'"},
       {"unknown-op.edn", "{:process 0, :type :invoke, :f :frob, :key \"1\", :value nil}\n",
-       "unknown-op.edn:1: unknown operation :frob; allowed: :read, :write, :cas (register), :get, :put, :append (kv)"},
+       "unknown-op.edn:1:32: unknown operation :frob; allowed: :read, :write, :cas (register), :get, :put, :append (kv), "
+       ":txn (multi-register), :acquire, :release (mutex), :add (set), :enqueue, :dequeue, :drain (queues)"},
       {"orphan.log", "INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 3\t:ok\t:read\t1\n",
        "orphan.log:2: a response (:ok :read) of process 3 without an invocation"},
-      {"short.log", "INFO  jepsen.util - 0\t:invoke\n", "short.log:1: truncated: expected :F VALUE after the type"},
+      {"short.log", "INFO  jepsen.util - 0\t:invoke\n", "short.log:1:10: truncated: :F VALUE missing after the type; expected \"PROCESS :TYPE :F VALUE\""},
       {"field.jsonl", "{\"client\":1,\"invoked_at\":5,\"returned_at\":6,\"op\":{\"kind\":\"get\",\"key\":1},\"reply\":{\"applied\":true,\"previus\":null}}\n",
        "field.jsonl:1: unknown field \"previus\" in reply; allowed: applied, previous, previous_parts"},
       {"kind.jsonl", "{\"client\":1,\"invoked_at\":5,\"op\":{\"kind\":\"gte\",\"key\":1}}\n",
@@ -118,7 +119,7 @@ TEST(CheckCommand, BadInputExitsTwoNamingFileLineAndWhatWasExpected) {
   }
   const Outcome model = run_lethe("check --model store " + kData + "kv/c01-ok.txt");
   EXPECT_EQ(model.exit_code, 2) << model.out;
-  EXPECT_NE(model.out.find("allowed models: register, kv"), std::string::npos) << model.out;
+  EXPECT_NE(model.out.find("allowed models: register, cas-register, etcd-register, kv, multi-register"), std::string::npos) << model.out;
   const Outcome format = run_lethe("check --format edn " + kData + "kv/c01-ok.txt");
   EXPECT_EQ(format.exit_code, 2) << format.out;
   EXPECT_NE(format.out.find("allowed: auto, lethe, jepsen-edn, jepsen-log"), std::string::npos) << format.out;

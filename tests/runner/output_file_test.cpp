@@ -77,8 +77,10 @@ TEST(OutputFile, AFailedWriteLeavesTheOldFileWholeOrNoneAndNoTemporary) {
     ::signal(SIGXFSZ, SIG_IGN);
     const bool failed_old = !reports::write_file(dir / "old.txt", big).empty();
     const bool failed_new = !reports::write_file_atomically(dir / "new.txt", big).empty();
-    reports::OutputFile abandoned(dir / "abandoned.txt");  // destroyed unfinished
-    abandoned.stream() << "partial";
+    {  // destroyed unfinished; the block ends before _exit, which runs no destructor
+      reports::OutputFile abandoned(dir / "abandoned.txt");
+      abandoned.stream() << "partial";
+    }
     ::_exit(failed_old && failed_new ? 0 : 1);
   }
   int status = 0;
