@@ -1,5 +1,8 @@
 #include "runner/report.hpp"
 
+#include "check/store_json.hpp"  // parse_bounded_json
+#include "runner/command.hpp"  // exit codes
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -22,6 +25,11 @@ namespace runner {
 namespace {
 
 std::optional<nlohmann::json> read_json(const fs::path& path, std::string& error) {
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {  // a device such as /dev/zero never ends
+    error = fmt::format("{}: not a regular file (a sweep folder holds the files lethe sweep wrote)", path.string());
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = fmt::format("{}: cannot read it (is this a folder written by lethe sweep or lethe merge, and did it "
@@ -31,9 +39,12 @@ std::optional<nlohmann::json> read_json(const fs::path& path, std::string& error
   std::ostringstream text;
   text << in.rdbuf();
   try {
-    return nlohmann::json::parse(text.str());
+    return lethe::history::parse_bounded_json<nlohmann::json>(text.str());
   } catch (const nlohmann::json::exception& e) {
     error = fmt::format("{}: not valid JSON: {}", path.string(), e.what());
+    return std::nullopt;
+  } catch (const lethe::history::JsonTooDeep& e) {
+    error = fmt::format("{}: not a sweep's JSON: {}", path.string(), e.what());
     return std::nullopt;
   }
 }
@@ -102,6 +113,8 @@ std::string render_sweep_report(const fs::path& dir, std::ostream& messages) {
 
 int report_after_sweep(const fs::path& dir, int exit_code) {
   std::error_code ec;
+  // A sweep that could not write its files (exit 2) or broke (exit 3) has no cells to draw.
+  if (exit_code == kExitBadInput || exit_code == kExitInternal) return exit_code;
   if (!fs::exists(dir / "cells.json", ec)) return exit_code;
   const std::string error = render_sweep_report(dir, std::cerr);
   if (!error.empty()) {
