@@ -28,7 +28,8 @@
 //        owner is still at work (the duplicate poll_read = eventual reproduces). The last sleep is shortened so
 //        that the wait ends exactly max_wait after the first Wait decision; a Wait decision at or after that
 //        instant ends the wait: on_max_wait = "error" -> Failed (MaxWaitError), "process" -> run the effect
-//        without a claim (MaxWaitProcess, the Rust port's behaviour). max_wait = 0 ends the wait at once.
+//        without a claim (MaxWaitProcess, the Rust port's behaviour). max_wait = 0 refuses at once: no wait begins
+//        and none is counted (waited = false).
 //   3. Run: hooks.crash_point(AfterStartBeforeEffect), the effect, hooks.crash_point(AfterEffectBeforeComplete).
 //      A failed effect (nullopt) returns Failed and leaves the in-flight record as it is (the effect may have
 //      half-happened, like a crash): the redelivery waits until the record is stale, then takes over.

@@ -111,6 +111,9 @@ std::string expectation_number(const lethe::Expectation& expectation) {
 // The row forms of schema::visit_schema, writing TOML.
 class Renderer {
  public:
+  // expect_defaults: ScenarioConfig::expect_defaults, written as "defaults = false" in [expect] when off.
+  explicit Renderer(bool expect_defaults) : expect_defaults_(expect_defaults) {}
+
   void table(std::string_view path) { out_ += fmt::format("{}[{}]\n", out_.empty() ? "" : "\n", path); }
 
   template <class Type, class Field>
@@ -141,6 +144,7 @@ class Renderer {
   }
   void expect(const std::vector<lethe::Expectation>& expectations, std::string_view) {
     table("expect");
+    if (!expect_defaults_) line("defaults", "false");
     for (const lethe::Expectation& expectation : expectations) {
       line(toml_quote(expectation.key),
            toml_quote(fmt::format("{} {}", lethe::to_string(expectation.op), expectation_number(expectation))));
@@ -160,13 +164,14 @@ class Renderer {
   }
   void line(std::string_view name, const std::string& value) { out_ += fmt::format("{} = {}\n", name, value); }
 
+  bool expect_defaults_;
   std::string out_;
 };
 
 }  // namespace
 
 std::string render_scenario_toml(const lethe::ScenarioConfig& config) {
-  Renderer renderer;
+  Renderer renderer(config.expect_defaults);
   schema::visit_schema(renderer, config);
   return renderer.take();
 }

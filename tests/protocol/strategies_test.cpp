@@ -507,7 +507,7 @@ TEST(ProtocolMaxWait, ProcessGoesAheadAfterMaxWaitAndRunsTheEffectASecondTime) {
   EXPECT_EQ(world.store.record()->memoized, std::optional<std::uint64_t>(1));
 }
 
-TEST(ProtocolMaxWait, ZeroMaxWaitEndsTheWaitAtOnce) {
+TEST(ProtocolMaxWait, ZeroMaxWaitRefusesAtOnceWithoutCountingAWait) {
   ProtocolSection settings = settings_for("mnemosyne");
   settings.settings.set("max_wait", sim::Duration{0});
   World world(settings);
@@ -516,7 +516,7 @@ TEST(ProtocolMaxWait, ZeroMaxWaitEndsTheWaitAtOnce) {
   world.caller(2, kMillisecond, effect.make(kSecond / 2, 2));
   world.simulation.run();
   EXPECT_EQ(world.results[2].outcome, Outcome::Failed);
-  EXPECT_TRUE(world.results[2].waited);
+  EXPECT_FALSE(world.results[2].waited);  // a max_wait of 0 refuses at once: no wait begins
   EXPECT_EQ(world.results[2].wait_time, 0);
   EXPECT_EQ(world.store.times_of(OpKind::Get).size(), 0u);  // no poll read at all
 }

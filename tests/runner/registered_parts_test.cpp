@@ -93,8 +93,9 @@ void register_test_parts() {
 }
 
 scenario::LoadResult load(const std::string& source, const std::string& sink, const std::string& kind = "none") {
-  const std::string text = "[scenario]\nname = \"registered\"\n[protocol]\nkind = \"" + kind +
-                           "\"\nttl = \"7d\"\n"
+  // Each strategy reads its own [protocol] keys: "none" reads none, so ttl would be refused there.
+  const std::string ttl = kind == "none" ? "" : "ttl = \"7d\"\n";
+  const std::string text = "[scenario]\nname = \"registered\"\n[protocol]\nkind = \"" + kind + "\"\n" + ttl +
                            "[topology]\nsource = \"" + source +
                            "\"\nconsumers = 2\nprocessors = [\"billing\", \"audit\"]\n"
                            "[workload]\nmessages = 40\nrate = \"100/s\"\nprocessing_time = \"5ms\"\n"

@@ -17,6 +17,7 @@
 
 #include "core/config.hpp"
 #include "protocol/registry.hpp"
+#include "scenario/schema.hpp"
 #include "scenario/values.hpp"
 #include "scenario/text.hpp"
 
@@ -156,6 +157,7 @@ std::vector<std::string> differences(const ScenarioConfig& a, const ScenarioConf
   check("producer.mode", a.producer.mode == b.producer.mode);
   check("producer.crash_between_commit_and_publish",
         a.producer.crash_between_commit_and_publish == b.producer.crash_between_commit_and_publish);
+  check("expect.defaults", a.expect_defaults == b.expect_defaults);
   check("expect", std::equal(a.expect.begin(), a.expect.end(), b.expect.begin(), b.expect.end(),
                              [](const lethe::Expectation& x, const lethe::Expectation& y) {
                                return x.key == y.key && x.op == y.op && x.number == y.number && x.percent == y.percent;
@@ -641,6 +643,11 @@ ScenarioConfig arbitrary_config() {
     return *parsed;
   };
   auto positive = [&] { return sim::Distribution::constant(*gen::inRange<sim::Duration>(1, sim::kDay)); };
+  // A fault loop's interval has a mean of at least kMinFaultIntervalMean (a shorter one is refused at load).
+  auto fault_interval = [&] {
+    const sim::Duration shortest = scenario::schema::kMinFaultIntervalMean;
+    return sim::Distribution::constant(*gen::inRange<sim::Duration>(shortest, sim::kDay));
+  };
   auto duration = [](sim::Duration min) { return *gen::inRange<sim::Duration>(min, 400 * sim::kDay); };
   auto probability = [] {
     return *gen::oneOf(gen::element(0.0, 1.0, 0.5),
@@ -720,12 +727,12 @@ ScenarioConfig arbitrary_config() {
     p.second = groups[second];
     c.network.partitions.push_back(p);
   }
-  if (*gen::arbitrary<bool>()) c.faults.crash_every = positive();
+  if (*gen::arbitrary<bool>()) c.faults.crash_every = fault_interval();
   c.faults.restart_after = distribution(false);
-  if (*gen::arbitrary<bool>()) c.faults.pause_every = positive();
+  if (*gen::arbitrary<bool>()) c.faults.pause_every = fault_interval();
   c.faults.pause_for = distribution(false);
   if (*gen::arbitrary<bool>()) c.faults.clock_skew = distribution(true);
-  if (*gen::arbitrary<bool>()) c.faults.rebalance_every = positive();
+  if (*gen::arbitrary<bool>()) c.faults.rebalance_every = fault_interval();
   c.faults.swarm = *gen::arbitrary<bool>();
   c.faults.crash_points.after_start_before_effect = probability();
   c.faults.crash_points.after_effect_before_complete = probability();
@@ -790,6 +797,7 @@ ScenarioConfig arbitrary_config() {
     }
     c.expect.push_back(e);
   }
+  c.expect_defaults = *gen::arbitrary<bool>();
   return c;
 }
 

@@ -166,6 +166,9 @@ TEST(ResultFieldTable, EveryNameExpectMayUseIsAnsweredByFieldAndTheJsonKeysAreTh
   result.schedule = {"random"};  // written only when run.schedule is not fifo
   result.drawn = {"topology.consumers=3"};  // written only when [explore] drew the configuration
   result.not_reproducible = {"external node billing-0 speaks no turn protocol"};  // written only then
+  result.defaults_replaced = {"duplicate_effects"};  // written only when an [expect] entry replaces a default
+  result.lost_examples = {"message 3 (billing)"};  // written only when something was lost
+  result.store_error_first = {"bad op"};  // written only when an external node's store operation was rejected
   const nlohmann::ordered_json json = reports::to_json(result);
   std::vector<std::string> rows;
   for (const lethe::ResultField& field : lethe::result_fields()) {
