@@ -255,7 +255,7 @@ TEST(OracleWorld, AnOwnerThatFailedAfterTheEffectIsACrashAfterEffectNotATakeover
     if (e.id != 38 || e.attempt != 71) continue;
     found = true;
     EXPECT_EQ(e.cause, lethe::Cause::CrashAfterEffect) << e.because;
-    EXPECT_NE(e.because.find("gave up"), std::string::npos) << e.because;
+    EXPECT_NE(e.because.find("and then failed at"), std::string::npos) << e.because;
   }
   EXPECT_TRUE(found);
   EXPECT_EQ(r.duplicates[static_cast<std::size_t>(lethe::Cause::TakeoverWhileAlive)], 0u);
