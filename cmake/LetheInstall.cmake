@@ -22,8 +22,10 @@ set(LETHE_INSTALL_SCENARIOSDIR ${CMAKE_INSTALL_DATADIR}/lethe/scenarios)
 # tests/package and examples/fencing-lease build against them; scripts/package-check compiles each one alone
 # against the installed prefix, so a public header that starts including an uninstalled one fails there.
 set(LETHE_PUBLIC_HEADERS
-    check/ledger.hpp check/linearizability.hpp check/store_model.hpp
-    core/btree.hpp core/config.hpp core/registry.hpp core/result.hpp
+    check/ledger.hpp check/linearizability.hpp check/linearizability_batch.hpp check/linearizability_core.hpp
+    check/linearizability_incremental.hpp check/store_model.hpp
+    core/btree.hpp core/config.hpp core/registry.hpp core/result.hpp core/settings.hpp
+    external/child_process.hpp
     protocol/decision.hpp protocol/env.hpp protocol/registry.hpp protocol/store_ops.hpp protocol/strategies.hpp
     protocol/strategy_support.hpp
     runner/cli.hpp
