@@ -19,7 +19,10 @@ std::string quantiles_text(const lethe::Quantiles& q) {
 // Each expectation (a default invariant marked as such), the defaults the scenario replaced, or that nothing was
 // checked: an OK must say what it rests on.
 std::string expectations_text(const lethe::RunResult& r) {
-  if (r.expectations.empty()) return "  expectations: none checked (OK means only that the run ended)\n";
+  if (r.expectations.empty()) {
+    return r.ok ? "  expectations: none checked (OK means only that the run ended)\n"
+                : "  expectations: none checked (the verdict below is the run's own)\n";
+  }
   std::string out = "  expectations:\n";
   for (const auto& e : r.expectations) {
     out += fmt::format("    {:4} {} {} {} (got {}){}\n", e.ok ? "ok" : "FAIL", e.key, e.op, e.want,
