@@ -11,45 +11,13 @@
 
 #include "check/store_json.hpp"  // parse_bounded_json
 #include "scenario/loader.hpp"
+#include "sim/text.hpp"
 
 namespace fs = std::filesystem;
 
 namespace runner {
 
 namespace sweep_detail {
-
-std::string trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return std::string(text.substr(first, last - first + 1));
-}
-
-
-std::vector<std::string> split_top_level(std::string_view text) {
-  std::vector<std::string> parts;
-  std::string current;
-  int depth = 0;
-  char quote = 0;
-  for (char c : text) {
-    if (quote != 0) {
-      if (c == quote) quote = 0;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '(' || c == '[' || c == '{') {
-      ++depth;
-    } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
-      --depth;
-    } else if (c == ',' && depth == 0) {
-      parts.push_back(trim(current));
-      current.clear();
-      continue;
-    }
-    current += c;
-  }
-  parts.push_back(trim(current));
-  return parts;
-}
 
 std::string params_text(const Params& params) {
   std::string out;
@@ -305,12 +273,19 @@ std::optional<VarySpec> parse_vary(std::string_view text, std::string& error) {
     return std::nullopt;
   }
   VarySpec spec;
-  spec.key = trim(text.substr(0, equals));
+  spec.key = lethe::text::trim(text.substr(0, equals));
   if (spec.key.empty()) {
     error = fmt::format("--vary {}: found no key before '='; allowed: --vary KEY=V1,V2,...", text);
     return std::nullopt;
   }
-  spec.values = split_top_level(text.substr(equals + 1));
+  auto values = lethe::text::split_top_level(text.substr(equals + 1));
+  if (!values) {
+    error = fmt::format("--vary {}: found an unbalanced bracket or quote; allowed: --vary KEY=V1,V2,... where a value "
+                        "may hold commas inside (), [], {{}} or quotes",
+                        text);
+    return std::nullopt;
+  }
+  spec.values = std::move(*values);
   std::set<std::string> seen;
   for (const auto& value : spec.values) {
     if (value.empty()) {

@@ -24,9 +24,6 @@ inline constexpr const char* kFormat = "lethe-sweep/1";
 inline constexpr const char* kResultsName = "results.jsonl";
 inline constexpr const char* kSweepName = "sweep.json";
 
-std::string trim(std::string_view text);
-// Splits at commas that are outside (), [], {} and quotes.
-std::vector<std::string> split_top_level(std::string_view text);
 // "k1=v1, k2=v2"
 std::string params_text(const Params& params);
 nlohmann::ordered_json params_json(const Params& params);

@@ -11,6 +11,7 @@
 #include "check/store_json.hpp"  // parse_bounded_json
 #include "reports/json.hpp"
 #include "reports/output_file.hpp"
+#include "sim/text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -131,7 +132,7 @@ bool read_results(const fs::path& path, Partial partial, const Identity& id, con
     const std::string_view raw(text->data() + start, end - start);
     start = end + 1;
     ++number;
-    if (trim(raw).empty()) continue;
+    if (lethe::text::trim(raw).empty()) continue;
     const std::string origin = fmt::format("{}:{}", path.string(), number);
     std::string error;
     auto parsed = parse_result_line(raw, error);

@@ -12,6 +12,7 @@
 
 #include "reports/output_file.hpp"
 #include "scenario/text.hpp"
+#include "sim/text.hpp"
 #include "sim/regular_file.hpp"
 
 namespace fs = std::filesystem;
@@ -54,7 +55,7 @@ bool crash_rate_in_range(double per_second) {
 
 // One field of a CSV line, trimmed and unquoted ("\"12ms\"" -> 12ms).
 std::string csv_field(std::string field) {
-  field = scenario::text::trim(field);
+  field = std::string(lethe::text::trim(field));
   if (field.size() >= 2 && field.front() == '"' && field.back() == '"') field = field.substr(1, field.size() - 2);
   return field;
 }
@@ -128,7 +129,7 @@ std::optional<std::vector<sim::Duration>> read_samples(const fs::path& file, con
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (scenario::text::trim(line).empty()) continue;
+    if (lethe::text::trim(line).empty()) continue;
     const auto fields = csv_fields(line);
     const std::string where = fmt::format("--samples {}:{}", shown, number);
     if (!index) {
@@ -138,7 +139,7 @@ std::optional<std::vector<sim::Duration>> read_samples(const fs::path& file, con
       if (!column.empty()) {
         if (!header) {
           error = fmt::format("{}: --column {}: the first line is not a header naming the columns (found \"{}\")",
-                              where, column, scenario::text::trim(line));
+                              where, column, lethe::text::trim(line));
           return std::nullopt;
         }
         const auto it = std::find(fields.begin(), fields.end(), column);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scenario/loader.hpp"
+#include "sim/text.hpp"
 
 namespace scenario {
 namespace {
@@ -19,12 +20,6 @@ std::string too_many_parts() {
 std::string too_long_key() {
   return fmt::format("found a key of more than {} bytes; allowed: keys of at most {} bytes", kMaxKeyBytes,
                      kMaxKeyBytes);
-}
-
-std::string trimmed(std::string_view text) {
-  std::size_t begin = text.find_first_not_of(" \t\r");
-  if (begin == std::string_view::npos) return "";
-  return std::string(text.substr(begin, text.find_last_not_of(" \t\r") - begin + 1));
 }
 
 // The offset of the first byte that does not belong to a well-formed UTF-8 sequence (RFC 3629: no overlong
@@ -151,7 +146,7 @@ class Scanner {
   // A key (before its '=') or a table header (before its ']') ends: remember its text for messages, and
   // count the [[tables]] of each name.
   void end_key() {
-    std::string name = trimmed(text_.substr(name_start_, at_ - name_start_));
+    std::string name(lethe::text::trim(text_.substr(name_start_, at_ - name_start_)));
     if (mode_ == Mode::Header) {
       const bool array_of_tables = name_start_ >= 2 && text_.substr(name_start_ - 2, 2) == "[[";
       table_ = name;

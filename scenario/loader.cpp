@@ -31,6 +31,7 @@
 #include "scenario/input_check.hpp"
 #include "scenario/schema.hpp"
 #include "scenario/text.hpp"
+#include "sim/text.hpp"
 #include "sim/regular_file.hpp"
 #include "world/names.hpp"
 
@@ -389,14 +390,14 @@ std::optional<std::vector<KeyPart>> split_key(std::string_view key) {
 void Loader::apply_override(toml::table& root, const std::string& argument) {
   const std::string set_text = "--set " + argument;
   std::size_t equals = argument.find('=');
-  std::string key = text::trim(std::string_view(argument).substr(0, std::min(equals, argument.size())));
+  std::string key(lethe::text::trim(std::string_view(argument).substr(0, std::min(equals, argument.size()))));
   if (equals == std::string::npos || key.empty()) {
     errors_.push_back({Where{0, 0, set_text}, (key.empty() ? argument : key) +
                                                   ": found no KEY=VALUE; allowed: --set KEY=VALUE, e.g. "
                                                   "--set protocol.max_processing_time=5s"});
     return;
   }
-  std::string value = text::trim(std::string_view(argument).substr(equals + 1));
+  std::string value(lethe::text::trim(std::string_view(argument).substr(equals + 1)));
   // The key and the value (read as TOML below) within the limits of a file's (scenario/input_check.hpp).
   std::optional<std::string> limit = check_override_key(key);
   // A misplaced non-ASCII character is fine in a verbatim string: coerce does not hand it to toml++.
@@ -503,8 +504,8 @@ const toml::node* Loader::coerce(const std::string& path, const toml::node* node
     std::size_t start = 0;
     while (start <= raw.size()) {
       std::size_t comma = raw.find(',', start);
-      std::string item = text::trim(
-          std::string_view(raw).substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      std::string item = std::string(lethe::text::trim(
+          std::string_view(raw).substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
       items.push_back(item);
       if (comma == std::string::npos) break;
       start = comma + 1;
@@ -968,7 +969,7 @@ std::optional<lethe::Schedule> Loader::parse_schedule(const std::string& value, 
 std::optional<lethe::Expectation> Loader::parse_expectation(const std::string& key, const std::string& value,
                                                             std::string& problem) const {
   std::optional<FieldKind> kind = lethe::expectation_kind(key);
-  std::string body = text::trim(value);
+  std::string body(lethe::text::trim(value));
   lethe::Expectation expectation;
   expectation.key = key;
   static const std::vector<std::pair<std::string, lethe::ExpectationOp>> ops = {
@@ -980,7 +981,7 @@ std::optional<lethe::Expectation> Loader::parse_expectation(const std::string& k
   for (const auto& [word, op] : ops) {
     if (body.rfind(word, 0) == 0 && !(word.size() == 1 && body.size() > 1 && body[1] == '=')) {
       expectation.op = op;
-      body = text::trim(std::string_view(body).substr(word.size()));
+      body = std::string(lethe::text::trim(std::string_view(body).substr(word.size())));
       found_op = true;
       break;
     }
@@ -995,7 +996,7 @@ std::optional<lethe::Expectation> Loader::parse_expectation(const std::string& k
       return std::nullopt;
     }
     expectation.percent = true;
-    body = text::trim(std::string_view(body).substr(0, body.size() - 1));
+    body = std::string(lethe::text::trim(std::string_view(body).substr(0, body.size() - 1)));
   }
   std::optional<double> number = text::parse_number(body);
   if (!number && kind == FieldKind::Time) {
@@ -1435,8 +1436,8 @@ std::optional<lethe::ExploreEntry> Loader::read_explore_entry(const std::string&
   entry.written = value.as_string()->get();
   const std::size_t dots = entry.written.find("..");
   if (dots == std::string::npos) return std::nullopt;
-  const std::string low = text::trim(std::string_view(entry.written).substr(0, dots));
-  const std::string high = text::trim(std::string_view(entry.written).substr(dots + 2));
+  const std::string low(lethe::text::trim(std::string_view(entry.written).substr(0, dots)));
+  const std::string high(lethe::text::trim(std::string_view(entry.written).substr(dots + 2)));
   if (auto low_int = whole_number(low), high_int = whole_number(high); low_int && high_int) {
     if (*low_int > *high_int) return std::nullopt;
     entry.kind = lethe::ExploreEntry::Kind::Integers;

@@ -8,15 +8,11 @@
 #include <cmath>
 #include <cstdint>
 
+#include "sim/text.hpp"
+
 namespace scenario::text {
 
-std::string trim(std::string_view text) {
-  std::size_t begin = 0;
-  std::size_t end = text.size();
-  while (begin < end && (text[begin] == ' ' || text[begin] == '\t')) ++begin;
-  while (end > begin && (text[end - 1] == ' ' || text[end - 1] == '\t')) --end;
-  return std::string(text.substr(begin, end - begin));
-}
+using lethe::text::trim;
 
 std::optional<double> parse_number(std::string_view text) {
   if (text.empty()) return std::nullopt;
@@ -40,7 +36,7 @@ std::optional<double> parse_rate_per_second(std::string_view text) {
   if (slash == std::string_view::npos) return std::nullopt;
   std::optional<double> count = parse_number(trim(text.substr(0, slash)));
   if (!count || *count < 0) return std::nullopt;
-  std::string unit = trim(text.substr(slash + 1));
+  const std::string_view unit = trim(text.substr(slash + 1));
   double seconds_per_unit = 0.0;
   if (unit == "ns")
     seconds_per_unit = 1e-9;
@@ -67,29 +63,10 @@ namespace {
 
 bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; }
 
-// Splits `inside` at commas outside parentheses; nullopt on unbalanced parentheses.
-std::optional<std::vector<std::string>> split_top_level(std::string_view inside) {
-  std::vector<std::string> parts;
-  int depth = 0;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < inside.size(); ++i) {
-    char c = inside[i];
-    if (c == '(') ++depth;
-    if (c == ')' && --depth < 0) return std::nullopt;
-    if (c == ',' && depth == 0) {
-      parts.push_back(trim(inside.substr(start, i - start)));
-      start = i + 1;
-    }
-  }
-  if (depth != 0) return std::nullopt;
-  parts.push_back(trim(inside.substr(start)));
-  return parts;
-}
-
 }  // namespace
 
 std::optional<Call> parse_call(std::string_view text) {
-  std::string whole = trim(text);
+  const std::string whole(trim(text));
   std::size_t open = whole.find('(');
   if (open == std::string::npos || whole.empty() || whole.back() != ')') return std::nullopt;
   Call call;
@@ -97,7 +74,7 @@ std::optional<Call> parse_call(std::string_view text) {
   if (call.name.empty() || !std::all_of(call.name.begin(), call.name.end(), is_name_char)) return std::nullopt;
   std::string_view inside = std::string_view(whole).substr(open + 1, whole.size() - open - 2);
   if (trim(inside).empty()) return call;
-  std::optional<std::vector<std::string>> parts = split_top_level(inside);
+  std::optional<std::vector<std::string>> parts = lethe::text::split_top_level(inside);
   if (!parts) return std::nullopt;
   for (const std::string& part : *parts) {
     if (part.empty()) return std::nullopt;

@@ -17,9 +17,6 @@
 
 namespace scenario::text {
 
-// Leading and trailing spaces and tabs removed.
-std::string trim(std::string_view text);
-
 // A finite decimal number ("3", "-0.5", "1e-3"), the whole text; nullopt otherwise.
 std::optional<double> parse_number(std::string_view text);
 

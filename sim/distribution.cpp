@@ -13,6 +13,7 @@
 
 #include "sim/assert.hpp"
 #include "sim/regular_file.hpp"
+#include "sim/text.hpp"
 
 namespace sim {
 namespace {
@@ -71,14 +72,7 @@ std::uint64_t discrete_quantile_index(double q, double count, std::uint64_t inde
   return static_cast<std::uint64_t>(index);
 }
 
-std::string_view trim(std::string_view text) {
-  const auto is_space = [](char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-  };
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
-  return text;
-}
+using ::lethe::text::trim;
 
 std::string in_quotes(std::string_view text) {
   std::string result = "\"";

@@ -5,12 +5,12 @@
 #include <string>
 
 #include "world/source_support.hpp"
+#include "sim/assert.hpp"
 
 namespace lethe {
 namespace {
 
 using source_support::pack;
-using source_support::require;
 
 // Removes `tag`'s pending entry when the waiting try ends, also when it unwinds on a crash.
 struct PendingGuard {
@@ -30,13 +30,13 @@ ClientsSource::ClientsSource(sim::Simulation& simulation, sim::Network& network,
       settings_(settings),
       ledger_(ledger),
       mailboxes_(workers_.size()) {
-  require(settings_.clients >= 1, "ClientsSource: clients must be >= 1");
-  require(settings_.rate_per_second > 0.0 && std::isfinite(settings_.rate_per_second),
+  LETHE_ASSERT(settings_.clients >= 1, "ClientsSource: clients must be >= 1");
+  LETHE_ASSERT(settings_.rate_per_second > 0.0 && std::isfinite(settings_.rate_per_second),
           "ClientsSource: rate_per_second must be finite and > 0");
-  require(settings_.timeout > 0, "ClientsSource: timeout must be > 0");
-  require(settings_.retries >= 0, "ClientsSource: retries must be >= 0");
-  require(!workers_.empty(), "ClientsSource: no workers");
-  for (const sim::Node* worker : workers_) require(worker != nullptr, "ClientsSource: null worker node");
+  LETHE_ASSERT(settings_.timeout > 0, "ClientsSource: timeout must be > 0");
+  LETHE_ASSERT(settings_.retries >= 0, "ClientsSource: retries must be >= 0");
+  LETHE_ASSERT(!workers_.empty(), "ClientsSource: no workers");
+  for (const sim::Node* worker : workers_) LETHE_ASSERT(worker != nullptr, "ClientsSource: null worker node");
   RetryPolicy check(settings_.backoff, settings_.jitter);  // validates the backoff (throws on a bad one)
   (void)check;
   for (int i = 0; i < settings_.clients; ++i) {
@@ -58,7 +58,7 @@ ClientsSource::ClientsSource(sim::Simulation& simulation, sim::Network& network,
 }
 
 void ClientsSource::start() {
-  require(!started_, "ClientsSource::start: already started");
+  LETHE_ASSERT(!started_, "ClientsSource::start: already started");
   started_ = true;
   for (std::size_t i = 0; i < clients_.size(); ++i) {
     const auto client = static_cast<std::uint32_t>(i);
@@ -135,7 +135,7 @@ void ClientsSource::arrive_request(const Request& request) {
 }
 
 std::optional<Request> ClientsSource::next_request(int worker, sim::Time deadline) {
-  require(worker >= 0 && static_cast<std::size_t>(worker) < workers_.size(), "ClientsSource: no such worker");
+  LETHE_ASSERT(worker >= 0 && static_cast<std::size_t>(worker) < workers_.size(), "ClientsSource: no such worker");
   const auto index = static_cast<std::size_t>(worker);
   sim::Node& node = *workers_[index];
   while (true) {
@@ -151,7 +151,7 @@ std::optional<Request> ClientsSource::next_request(int worker, sim::Time deadlin
 }
 
 void ClientsSource::respond(const Request& request, std::uint64_t value) {
-  require(request.worker < workers_.size() && request.client < clients_.size(), "ClientsSource::respond: bad request");
+  LETHE_ASSERT(request.worker < workers_.size() && request.client < clients_.size(), "ClientsSource::respond: bad request");
   const std::uint32_t client = request.client;
   const std::uint64_t tag = request.tag;
   network_.send(*workers_[request.worker], *clients_[client]->node,
@@ -169,7 +169,7 @@ void ClientsSource::arrive_response(std::uint32_t client_index, std::uint64_t ta
 }
 
 const ClientStats& ClientsSource::stats(int client) const {
-  require(client >= 0 && static_cast<std::size_t>(client) < clients_.size(), "ClientsSource: no such client");
+  LETHE_ASSERT(client >= 0 && static_cast<std::size_t>(client) < clients_.size(), "ClientsSource: no such client");
   return clients_[static_cast<std::size_t>(client)]->stats;
 }
 
@@ -186,7 +186,7 @@ ClientStats ClientsSource::totals() const {
 }
 
 sim::Node& ClientsSource::client_node(int client) {
-  require(client >= 0 && static_cast<std::size_t>(client) < clients_.size(), "ClientsSource: no such client");
+  LETHE_ASSERT(client >= 0 && static_cast<std::size_t>(client) < clients_.size(), "ClientsSource: no such client");
   return *clients_[static_cast<std::size_t>(client)]->node;
 }
 

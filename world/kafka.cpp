@@ -4,11 +4,11 @@
 #include <stdexcept>
 
 #include "world/source_support.hpp"
+#include "sim/assert.hpp"
 
 namespace lethe {
 
 using source_support::pack;
-using source_support::require;
 using source_support::zero_time_service;
 
 
@@ -31,10 +31,10 @@ Kafka::Kafka(sim::Simulation& simulation, sim::Network& network, sim::Node& brok
       ledger_(ledger),
       rng_(rng),
       service_(zero_time_service(broker)) {
-  require(settings_.partitions >= 1, "Kafka: partitions must be >= 1");
-  require(settings_.processors >= 1, "Kafka: processors must be >= 1");
-  require(settings_.rpc_timeout > 0, "Kafka: rpc_timeout must be > 0");
-  require(settings_.commit.mode != CommitMode::Interval || settings_.commit.interval > 0,
+  LETHE_ASSERT(settings_.partitions >= 1, "Kafka: partitions must be >= 1");
+  LETHE_ASSERT(settings_.processors >= 1, "Kafka: processors must be >= 1");
+  LETHE_ASSERT(settings_.rpc_timeout > 0, "Kafka: rpc_timeout must be > 0");
+  LETHE_ASSERT(settings_.commit.mode != CommitMode::Interval || settings_.commit.interval > 0,
           "Kafka: a commit interval must be > 0");
   logs_.resize(static_cast<std::size_t>(settings_.partitions));
   for (int processor = 0; processor < settings_.processors; ++processor) {
@@ -43,7 +43,7 @@ Kafka::Kafka(sim::Simulation& simulation, sim::Network& network, sim::Node& brok
 }
 
 int Kafka::partition_for_key(MessageId id, int partitions) {
-  require(partitions >= 1, "Kafka::partition_for_key: partitions must be >= 1");
+  LETHE_ASSERT(partitions >= 1, "Kafka::partition_for_key: partitions must be >= 1");
   std::uint64_t state = id;
   return static_cast<int>(sim::splitmix64(state) % static_cast<std::uint64_t>(partitions));
 }
@@ -66,17 +66,17 @@ KafkaAppend Kafka::publish(MessageId id) {
 }
 
 ConsumerGroup& Kafka::group(ProcessorId processor) {
-  require(processor < groups_.size(), "Kafka::group: no such processor");
+  LETHE_ASSERT(processor < groups_.size(), "Kafka::group: no such processor");
   return *groups_[processor];
 }
 
 const ConsumerGroup& Kafka::group(ProcessorId processor) const {
-  require(processor < groups_.size(), "Kafka::group: no such processor");
+  LETHE_ASSERT(processor < groups_.size(), "Kafka::group: no such processor");
   return *groups_[processor];
 }
 
 const std::vector<MessageId>& Kafka::log(int partition) const {
-  require(partition >= 0 && partition < settings_.partitions, "Kafka::log: no such partition");
+  LETHE_ASSERT(partition >= 0 && partition < settings_.partitions, "Kafka::log: no such partition");
   return logs_[static_cast<std::size_t>(partition)];
 }
 
@@ -94,7 +94,7 @@ ConsumerGroup::ConsumerGroup(Kafka& kafka, ProcessorId processor)
       high_water_(static_cast<std::size_t>(kafka.settings_.partitions), 0) {}
 
 void ConsumerGroup::check_partition(int partition) const {
-  require(partition >= 0 && partition < kafka_.settings_.partitions, "ConsumerGroup: no such partition");
+  LETHE_ASSERT(partition >= 0 && partition < kafka_.settings_.partitions, "ConsumerGroup: no such partition");
 }
 
 int ConsumerGroup::owner(int partition) const {
@@ -123,13 +123,13 @@ bool ConsumerGroup::drained() const {
 }
 
 void ConsumerGroup::join(int member) {
-  require(member >= 0, "ConsumerGroup::join: member must be >= 0");
+  LETHE_ASSERT(member >= 0, "ConsumerGroup::join: member must be >= 0");
   members_.insert(member);
   bump();
 }
 
 void ConsumerGroup::leave(int member) {
-  require(member >= 0, "ConsumerGroup::leave: member must be >= 0");
+  LETHE_ASSERT(member >= 0, "ConsumerGroup::leave: member must be >= 0");
   if (members_.erase(member) == 0) return;
   bump();
 }
@@ -251,7 +251,7 @@ bool ConsumerGroup::serve_commit(int member, std::uint64_t generation,
 // ------------------------------------------------------------------------ ConsumerGroup: member side
 
 ConsumerGroup::MemberState& ConsumerGroup::member_state(int member) {
-  require(member >= 0, "ConsumerGroup: member must be >= 0");
+  LETHE_ASSERT(member >= 0, "ConsumerGroup: member must be >= 0");
   sim::Node& node = kafka_.simulation_.this_node();
   MemberState& state = member_states_[member];
   if (!state.known || state.node != node.id() || state.incarnation != node.incarnation()) {

@@ -3,10 +3,10 @@
 #include <stdexcept>
 
 #include "world/source_support.hpp"
+#include "sim/assert.hpp"
 
 namespace lethe {
 
-using source_support::require;
 using source_support::zero_time_service;
 
 
@@ -26,8 +26,8 @@ Queue::Queue(sim::Simulation& simulation, sim::Network& network, sim::Node& brok
       settings_(settings),
       ledger_(ledger),
       service_(zero_time_service(broker)) {
-  require(settings_.visibility_timeout > 0, "Queue: visibility_timeout must be > 0");
-  require(settings_.rpc_timeout > 0, "Queue: rpc_timeout must be > 0");
+  LETHE_ASSERT(settings_.visibility_timeout > 0, "Queue: visibility_timeout must be > 0");
+  LETHE_ASSERT(settings_.rpc_timeout > 0, "Queue: rpc_timeout must be > 0");
 }
 
 std::uint64_t Queue::publish(MessageId id) {

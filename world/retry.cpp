@@ -4,14 +4,12 @@
 #include <limits>
 #include <stdexcept>
 
+#include "sim/assert.hpp"
+
 namespace lethe {
 namespace {
 
 constexpr sim::Duration kDurationMax = std::numeric_limits<sim::Duration>::max();
-
-void require(bool condition, const char* message) {
-  if (!condition) throw std::invalid_argument(message);
-}
 
 // min(cap, base * 2^exponent) without overflow. REQUIRES: 0 <= base <= cap, exponent >= 0.
 sim::Duration doubled_capped(sim::Duration base, int exponent, sim::Duration cap) {
@@ -36,13 +34,13 @@ RetryPolicy::RetryPolicy(const Backoff& backoff, Jitter jitter) : backoff_(backo
       cap_ = 0;
       break;
     case BackoffKind::Constant:
-      require(backoff.delay >= 0, "RetryPolicy: constant backoff delay must be >= 0");
+      LETHE_ASSERT(backoff.delay >= 0, "RetryPolicy: constant backoff delay must be >= 0");
       base_ = backoff.delay;
       cap_ = backoff.delay;
       break;
     case BackoffKind::Exponential:
-      require(backoff.base > 0, "RetryPolicy: exponential backoff base must be > 0");
-      require(backoff.cap >= backoff.base, "RetryPolicy: exponential backoff cap must be >= base");
+      LETHE_ASSERT(backoff.base > 0, "RetryPolicy: exponential backoff base must be > 0");
+      LETHE_ASSERT(backoff.cap >= backoff.base, "RetryPolicy: exponential backoff cap must be >= base");
       base_ = backoff.base;
       cap_ = backoff.cap;
       break;
@@ -51,7 +49,7 @@ RetryPolicy::RetryPolicy(const Backoff& backoff, Jitter jitter) : backoff_(backo
 }
 
 sim::Duration RetryPolicy::backoff_delay(int retry_number) const {
-  require(retry_number >= 1, "RetryPolicy: retry numbers start at 1");
+  LETHE_ASSERT(retry_number >= 1, "RetryPolicy: retry numbers start at 1");
   switch (backoff_.kind) {
     case BackoffKind::None: return 0;
     case BackoffKind::Constant: return backoff_.delay;

@@ -5,12 +5,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/assert.hpp"
+
 namespace lethe {
 namespace {
-
-void require(bool condition, const char* message) {
-  if (!condition) throw std::invalid_argument(message);
-}
 
 std::uint64_t pack_processor_call(ProcessorId processor, std::uint32_t call_number) {
   return (static_cast<std::uint64_t>(processor) << 32) | call_number;
@@ -27,27 +25,27 @@ Sink::Sink(sim::Simulation& simulation, sim::Network& network, sim::Node& node, 
       provider_(sink_registry().at(section.kind, "sink.kind").make(EffectContext{section_, rng})),
       service_{&node, section.latency, /*serial=*/false, 0, simulation.rng("sink.service")} {
   const double per_second = section.capacity.per_second;
-  require(per_second >= 0.0 && std::isfinite(per_second), "Sink: capacity must be a finite rate >= 0");
+  LETHE_ASSERT(per_second >= 0.0 && std::isfinite(per_second), "Sink: capacity must be a finite rate >= 0");
   for (const SinkOutage& outage : section.outages) {
-    require(outage.at >= 0 && outage.for_duration > 0, "Sink: an outage needs at >= 0 and for > 0");
+    LETHE_ASSERT(outage.at >= 0 && outage.for_duration > 0, "Sink: an outage needs at >= 0 and for > 0");
   }
   if (per_second > 0.0) {
     const double interval = std::round(static_cast<double>(sim::kSecond) / per_second);
-    require(interval <= static_cast<double>(sim::kTimeMax / 2), "Sink: capacity too small");
+    LETHE_ASSERT(interval <= static_cast<double>(sim::kTimeMax / 2), "Sink: capacity too small");
     emission_interval_ns_ = std::max<sim::Duration>(1, static_cast<sim::Duration>(interval));
     // (N * window) / 1 s, in this order: exact for whole N, so N = 70 gives 7, not 6.999...
     const double window_calls = std::floor(per_second * static_cast<double>(kDefaultBurstWindow) /
                                            static_cast<double>(sim::kSecond));
-    require(window_calls <= 1e9, "Sink: capacity too large");
+    LETHE_ASSERT(window_calls <= 1e9, "Sink: capacity too large");
     set_burst(std::max<std::uint64_t>(1, static_cast<std::uint64_t>(window_calls)));
   }
 }
 
 void Sink::set_burst(std::uint64_t calls) {
-  require(calls >= 1, "Sink: the burst must be at least one call");
-  require(calls_ == 0, "Sink: set the burst before the first call");
-  require(calls <= 1'000'000'000, "Sink: burst too large");
-  require(emission_interval_ns_ == 0 ||
+  LETHE_ASSERT(calls >= 1, "Sink: the burst must be at least one call");
+  LETHE_ASSERT(calls_ == 0, "Sink: set the burst before the first call");
+  LETHE_ASSERT(calls <= 1'000'000'000, "Sink: burst too large");
+  LETHE_ASSERT(emission_interval_ns_ == 0 ||
               static_cast<sim::Duration>(calls - 1) <= sim::kTimeMax / emission_interval_ns_,
           "Sink: burst too large for this capacity");
   burst_calls_ = calls;
@@ -166,9 +164,9 @@ SinkClient::SinkClient(Sink& sink, sim::Network& network, const SinkSection& sec
       payload_(section.payload),
       fail_after_(section.fail_after),
       fail_rng_(rng.derive("sink.fail")) {
-  require(timeout_ns_ > 0, "SinkClient: timeout must be > 0");
-  require(fail_ >= 0.0 && fail_ <= 1.0, "SinkClient: fail must be a probability");
-  require(retries_ >= 0, "SinkClient: retries must be >= 0");
+  LETHE_ASSERT(timeout_ns_ > 0, "SinkClient: timeout must be > 0");
+  LETHE_ASSERT(fail_ >= 0.0 && fail_ <= 1.0, "SinkClient: fail must be a probability");
+  LETHE_ASSERT(retries_ >= 0, "SinkClient: retries must be >= 0");
 }
 
 std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processor, AttemptId attempt,

@@ -12,11 +12,6 @@
 
 namespace lethe::source_support {
 
-// Throws std::invalid_argument(message) unless `condition`.
-inline void require(bool condition, const char* message) {
-  if (!condition) throw std::invalid_argument(message);
-}
-
 // Two 32-bit fields in one trace word.
 inline std::uint64_t pack(std::uint64_t high, std::uint64_t low) { return (high << 32) | (low & 0xffffffffull); }
 
