@@ -46,7 +46,7 @@ reports::SurvivalPlot survival_plot(const TuneInput& in, const TuneAnalysis& a) 
   if (a.patience_mpt && *a.patience_mpt > last && *a.patience_mpt / 5 < last) last = *a.patience_mpt / 10 * 11;
   for (int i = 0; i <= 400; ++i) {
     const sim::Duration t = last / 400 * i;
-    plot.points.emplace_back(t, in.processing_time.survival(t));
+    plot.points.emplace_back(t, a.law->survival(t));
   }
   return plot;
 }
@@ -67,6 +67,12 @@ nlohmann::ordered_json inputs_json(const TuneInput& in) {
   put_duration(j, "patience", in.patience);
   put_duration(j, "redelivery_window", in.redelivery_window);
   put_duration(j, "poll", in.poll);
+  const auto law_text = [](const std::optional<sim::Distribution>& law) {
+    return law ? nlohmann::ordered_json(law->to_string()) : nlohmann::ordered_json();
+  };
+  j["pause_every"] = law_text(in.pause_every);
+  j["pause_for"] = law_text(in.pause_for);
+  j["clock_skew"] = law_text(in.clock_skew);
   if (in.sample_count > 0) {
     nlohmann::ordered_json summary;
     summary["count"] = in.sample_count;
@@ -98,6 +104,10 @@ std::vector<std::pair<std::string, std::string>> inputs_rows(const TuneInput& in
   rows.emplace_back("redelivery window",
                     in.redelivery_window ? d(*in.redelivery_window) : "none given (no ttl recommended)");
   rows.emplace_back("poll", d(in.poll));
+  rows.emplace_back("pauses", in.pause_every ? fmt::format("every {}, lasting {}", in.pause_every->to_string(),
+                                                           in.pause_for->to_string())
+                                             : "none given");
+  rows.emplace_back("clock skew", in.clock_skew ? in.clock_skew->to_string() + " per worker" : "none given");
   rows.emplace_back("confirmation",
                     fmt::format("{} seeds x {} messages a cell{}, {:.3g} messages/s, about {:.0f} recoveries "
                                 "expected a seed (a p99 needs {})", seeds, size.messages,
@@ -110,7 +120,7 @@ std::vector<std::pair<std::string, std::string>> inputs_rows(const TuneInput& in
 std::vector<reports::TuneCandidateRow> candidate_rows(const TuneInput& in, const TuneAnalysis& a) {
   std::vector<reports::TuneCandidateRow> rows;
   for (const auto& c : a.candidates) {
-    rows.push_back({d(c.mpt), takeover_rate_text(in, c.takeover_rate), d(c.recovery),
+    rows.push_back({d(c.mpt), candidate_rate_text(in, a, c), d(c.recovery),
                     reports::format_time(static_cast<std::int64_t>(std::llround(c.crash_delay_ns))), c.label,
                     c.meets_target, c.within_patience});
   }
@@ -132,6 +142,9 @@ nlohmann::ordered_json analysis_json(const TuneInput& in, const TuneAnalysis& a)
     put_duration(candidate, "max_processing_time", c.mpt);
     candidate["label"] = c.label;
     candidate["takeover_duplicate_rate"] = c.takeover_rate;
+    candidate["takeover_share"] = {{"work", c.work_rate},
+                                   {"pauses", c.pause_rate},
+                                   {"clock_skew", c.skew_rate}};
     candidate["recovery_ns"] = c.recovery;
     candidate["crash_delay_per_message_ns"] = static_cast<std::int64_t>(std::llround(c.crash_delay_ns));
     candidate["meets_target"] = c.meets_target;
@@ -146,10 +159,17 @@ nlohmann::ordered_json analysis_json(const TuneInput& in, const TuneAnalysis& a)
 void print_analysis(const TuneInput& in, const TuneAnalysis& a, const Verdict& v) {
   std::cout << fmt::format("processing time: {}{}\n", in.processing_time_text,
                            in.sample_count > 0 ? fmt::format(" ({} samples)", in.sample_count) : "");
-  std::cout << fmt::format("crash rate: {:.3g} per worker per hour; target duplicate rate: {}; patience: {}; poll: {}\n\n",
+  std::cout << fmt::format("crash rate: {:.3g} per worker per hour; target duplicate rate: {}; patience: {}; poll: {}\n",
                            in.crash_rate_per_second * 3600.0, rate_text(in.target_duplicates),
                            in.patience ? d(*in.patience) : "none given", d(in.poll));
-  std::cout << v.text << "\n";
+  if (!a.law->exact()) {
+    std::cout << fmt::format("a live owner looks stale when its {} passes mpt{}{}\n", a.law->name(),
+                             in.pause_every ? fmt::format("; pauses every {} lasting {}", in.pause_every->to_string(),
+                                                          in.pause_for->to_string())
+                                            : "",
+                             in.clock_skew ? "; clock offset per worker " + in.clock_skew->to_string() : "");
+  }
+  std::cout << "\n" << v.text << "\n";
   std::cout << "trade-off: duplicates from taking over live work against recovery latency after a crash\n";
   std::cout << candidates_text(in, a);
   std::cout << fmt::format("  (an attempt of typical length {} is hit by a crash with probability {})\n",
@@ -209,8 +229,9 @@ std::vector<SeedSpread> seed_spreads(const fs::path& results, std::size_t cells)
   return spreads;
 }
 
-void add_measured(const TuneInput& in, sim::Duration mpt, const reports::CellSummary& cell, Confirmation& c) {
-  const double analytic = in.processing_time.survival(mpt);
+void add_measured(const TuneInput& in, const TakeoverLaw& law, sim::Duration mpt, const reports::CellSummary& cell,
+                  Confirmation& c) {
+  const double analytic = law.survival(mpt);
   const RecoveryEstimate recovery_model = analytic_recovery(in.processing_time, mpt, in.poll);
   const SeedSpread spread = cell.index < c.spreads.size() ? c.spreads[cell.index] : SeedSpread{};
   c.analytic[cell.index] = analytic;
@@ -290,7 +311,8 @@ bool sequential_takeover(const TuneOptions& o, const TuneInput& in, const SweepS
 
 // Runs the confirmation sweep; nullopt after printing why when lethe broke or refused the scenario (or could not
 // write its files), with the sweep's exit code in failed_exit.
-std::optional<Confirmation> confirm(const TuneOptions& o, const TuneInput& in, const ConfirmationSize& size,
+std::optional<Confirmation> confirm(const TuneOptions& o, const TuneInput& in, const TakeoverLaw& law,
+                                    const ConfirmationSize& size,
                                     const std::vector<sim::Duration>& mpts, sim::Duration centre,
                                     const SweepSpec& spec, int& failed_exit) {
   std::cout << fmt::format("\nconfirmation sweep: {} cells x {} seeds x {} messages{} ({})\n", mpts.size(), o.seeds,
@@ -310,7 +332,7 @@ std::optional<Confirmation> confirm(const TuneOptions& o, const TuneInput& in, c
   c.text = fmt::format("  {:>10}  {:>10}  {:>10}  {:>24}  {:>10}  {:>17}  {}\n", "mpt", "analytic", "measured",
                        "95% interval", "takeovers", "analytic rec p50/99", "measured rec. p50 [seeds] / p99 [seeds] (n)");
   c.spreads = seed_spreads(spec.out_dir / "results.jsonl", c.cells.size());
-  for (std::size_t i = 0; i < c.cells.size() && i < mpts.size(); ++i) add_measured(in, mpts[i], c.cells[i], c);
+  for (std::size_t i = 0; i < c.cells.size() && i < mpts.size(); ++i) add_measured(in, law, mpts[i], c.cells[i], c);
   std::cout << "measured in the simulator (duplicates: every cause; the analytic rate is an upper bound of the "
                "takeovers, a waiter notices a stale record only at its next re-read; recovery: the median over seeds "
                "of each seed's p50 / p99, with the seeds' range):\n"
@@ -407,7 +429,7 @@ int run_tune(const TuneOptions& o) {
     spec.messages_out = &std::cerr;
     // The sweep's own exit code: one that could not write its files (a full disk) is exit 2, not an internal error.
     int failed_exit = kExitInternal;
-    auto confirmed = confirm(o, in, size, mpts, centre, spec, failed_exit);
+    auto confirmed = confirm(o, in, *a.law, size, mpts, centre, spec, failed_exit);
     if (!confirmed) return failed_exit;
     measured = std::move(*confirmed);
     report.cells = measured.cells;
@@ -472,6 +494,11 @@ ExtraCommand register_tune(CLI::App& app) {
   command->add_option("--redelivery-window", o->redelivery_window,
                       "How late a duplicate delivery can turn up (ttl = 2x this)");
   command->add_option("--poll", o->poll, "The protocol's re-read interval while waiting (default 100ms)");
+  command->add_option("--pause-every", o->pause_every,
+                      "How often a worker stops the world (a distribution of the interval; with --pause-for)");
+  command->add_option("--pause-for", o->pause_for, "How long a pause lasts (a distribution; with --pause-every)");
+  command->add_option("--clock-skew", o->clock_skew,
+                      "A fixed clock offset drawn per worker (a distribution; negative values allowed)");
   command->add_option("--seeds", o->seeds, "Seeds per cell of the confirmation sweep (default 5)")
       ->check(CLI::Range(1, 100000));
   command->add_option("--messages", o->messages, "Messages per seed of the confirmation sweep (default 2000)")

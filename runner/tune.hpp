@@ -2,6 +2,7 @@
 //
 //   lethe tune (--processing-time DIST | --samples FILE [--column NAME] [--samples-unit U]) [--crash-rate R]
 //              [--target-duplicates P] [--patience D] [--redelivery-window D] [--poll D]
+//              [--pause-every DIST --pause-for DIST] [--clock-skew DIST]
 //              [--seeds N] [--messages N] [-j N] [--no-confirm] --out DIR
 //
 // max_processing_time (mpt) is a statement about the domain, not a config value: too low and healthy-but-slow
@@ -10,6 +11,10 @@
 // - takeover duplicate rate(mpt) = P(processing time > mpt) = survival(mpt) of the processing-time law
 //   (a waiting redelivery takes over as soon as the record is mpt old; polling can only make it later, so this
 //   is an upper bound of the rate the simulator measures);
+//   With --pause-every/--pause-for (a worker's stop-the-world pauses) or --clock-skew (a fixed offset per
+//   worker), a live owner also looks stale when its work plus the pauses it met plus the taker's clock offset
+//   minus its own passes mpt: the rate is that sum's survival (TakeoverLaw), and the table gives each input's
+//   share; the confirmation scenario has the same pauses and skew.
 // - recovery after a crash ~= mpt + poll: the crashed attempt's record must age to mpt, then a waiter needs up
 //   to one poll interval to re-read it. --patience bounds this: mpt + poll <= patience.
 // The recommendation is the mpt whose takeover rate is a quarter of --target-duplicates (kDesignMargin; the

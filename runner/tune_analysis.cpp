@@ -43,9 +43,153 @@ std::string tune_level_label(double level) {
 
 bool tune_meets(double rate, double target) { return rate <= target * (1.0 + kRelativeSlack); }
 
+namespace {
+
+// The pauses an owner meets while its work of `length` ns runs, as the simulator's pause loop makes them (an
+// interval, a pause, an interval, ... from time 0): the work starts at a uniform time within the first
+// `horizon` ns (several mean cycles, so where it starts in a cycle is near the loop's steady state, and a long
+// interval is met more often than a short one, as at any real instant); a pause lengthens the work it
+// interrupts, so later pauses can land in it too.
+double paused_length(double length, const sim::Distribution& every, const sim::Distribution& pause, double horizon,
+                     sim::Rng& rng) {
+  double start = rng.uniform() * horizon;
+  const auto draw = [&rng](const sim::Distribution& law, sim::Duration least) {
+    return static_cast<double>(std::max<sim::Duration>(law.sample(rng), least));
+  };
+  double at = draw(every, 1);  // the next pause's start
+  for (int i = 0; i < 100000; ++i) {  // a bound on pathological laws (mean interval >= 1ms)
+    if (at >= start) break;
+    const double ends = at + draw(pause, 0);
+    if (ends > start) {  // the work was waiting for this pause to end: it starts when the pause ends
+      start = ends;
+      at = ends + draw(every, 1);
+      break;
+    }
+    at = ends + draw(every, 1);
+  }
+  double total = length;
+  for (int i = 0; at < start + total && i < 1000; ++i) {
+    const double paused = draw(pause, 0);
+    total += paused;
+    at += paused + draw(every, 1);
+  }
+  return total;
+}
+
+double sorted_survival(const std::vector<double>& sorted, sim::Duration x) {
+  const auto above = sorted.end() - std::upper_bound(sorted.begin(), sorted.end(), static_cast<double>(x));
+  return static_cast<double>(above) / static_cast<double>(sorted.size());
+}
+
+}  // namespace
+
+TakeoverLaw::TakeoverLaw(const TuneInput& in) : work_(in.processing_time) {
+  const bool pauses = in.pause_every && in.pause_for;
+  if (!pauses && !in.clock_skew) return;
+  if (pauses) name_ += " + pauses";
+  if (in.clock_skew) name_ += " + clock offset";
+  sim::Rng rng(0x736b6577);  // "skew": a fixed stream, so the law is a function of its inputs
+  double horizon = 0.0;      // where work starts: within 8 mean cycles of the pause loop (paused_length)
+  if (pauses) {
+    const auto mean_or_median = [](const sim::Distribution& law) {
+      const double mean = law.mean_ns();
+      return std::isfinite(mean) ? mean : static_cast<double>(law.quantile(0.5));
+    };
+    horizon = 8.0 * (mean_or_median(*in.pause_every) + mean_or_median(*in.pause_for));
+  }
+  work_draws_.reserve(kApparentAgeDraws);
+  paused_.reserve(kApparentAgeDraws);
+  total_.reserve(kApparentAgeDraws);
+  for (int i = 0; i < kApparentAgeDraws; ++i) {
+    const auto work = static_cast<double>(std::max<sim::Duration>(work_.sample(rng), 0));
+    const double paused = pauses ? paused_length(work, *in.pause_every, *in.pause_for, horizon, rng) : work;
+    double offsets = 0.0;
+    if (in.clock_skew) {
+      offsets = static_cast<double>(in.clock_skew->sample(rng)) - static_cast<double>(in.clock_skew->sample(rng));
+    }
+    work_draws_.push_back(work);
+    paused_.push_back(paused);
+    total_.push_back(paused + offsets);
+  }
+  std::sort(work_draws_.begin(), work_draws_.end());
+  std::sort(paused_.begin(), paused_.end());
+  std::sort(total_.begin(), total_.end());
+}
+
+double TakeoverLaw::pause_share(sim::Duration mpt) const {
+  return exact() ? 0.0 : sorted_survival(paused_, mpt) - sorted_survival(work_draws_, mpt);
+}
+
+double TakeoverLaw::skew_share(sim::Duration mpt) const {
+  return exact() ? 0.0 : sorted_survival(total_, mpt) - sorted_survival(paused_, mpt);
+}
+
+double TakeoverLaw::survival(sim::Duration mpt) const {
+  if (exact()) return work_.survival(mpt);
+  return std::clamp(work_share(mpt) + pause_share(mpt) + skew_share(mpt), 0.0, 1.0);
+}
+
+sim::Duration TakeoverLaw::quantile(double level) const {
+  if (exact()) return work_.quantile(level);
+  // The smallest mpt whose survival is at most 1 - level, by bisection (survival falls with mpt, up to the
+  // Monte Carlo's noise in the shares).
+  sim::Duration low = 0;
+  sim::Duration high = sim::kTimeMax;
+  if (survival(high) > 1.0 - level) return sim::kTimeMax;
+  while (high - low > 1) {
+    const sim::Duration middle = low + (high - low) / 2;
+    (survival(middle) <= 1.0 - level ? high : low) = middle;
+  }
+  return high;
+}
+
+double TakeoverLaw::resolution() const { return exact() ? 0.0 : 1.0 / static_cast<double>(kApparentAgeDraws); }
+
+namespace {
+
+// The caveats of an analysis: too few samples, a Monte Carlo share near the design rate, a heavy tail, ttl.
+void add_notes(const TuneInput& in, TuneAnalysis& a) {
+  const TakeoverLaw& law = *a.law;
+  const double mean = in.processing_time.mean_ns();
+  if (in.sample_count > 0) {
+    const double resolution = 1.0 / static_cast<double>(in.sample_count);
+    if (resolution > in.target_duplicates) {
+      a.notes.push_back(fmt::format(
+          "only {} samples: a rate below 1/{} = {} cannot be told apart from zero, so the recommendation is the "
+          "largest sample seen; collect at least {:.0f} samples (10 / target) for a trustworthy tail",
+          in.sample_count, in.sample_count, tune_rate_text(resolution), std::ceil(10.0 / in.target_duplicates)));
+    } else if (resolution * 10.0 > in.target_duplicates) {
+      a.notes.push_back(fmt::format("{} samples: the {} quantile rests on fewer than 10 values of the tail", in.sample_count,
+                                    tune_level_label(1.0 - in.target_duplicates)));
+    }
+  }
+  if (law.resolution() * 10.0 > a.design_rate) {
+    a.notes.push_back(fmt::format(
+        "what pauses and clock skew add to the takeover rate is weighed by {} draws, so it is known only to about "
+        "{}, not much below the rate the recommendation aims at ({}): the confirmation's measured rate decides",
+        kApparentAgeDraws, tune_rate_text(law.resolution()), tune_rate_text(a.design_rate)));
+  }
+  if (!std::isfinite(mean)) {
+    a.notes.push_back("the processing time has an infinite mean (heavy tail): every max_processing_time leaves a "
+                      "real chance of taking over live work; the table uses the median as the typical duration");
+  }
+  if (!in.redelivery_window) {
+    a.notes.push_back("no --redelivery-window given: ttl is not recommended (the confirmation scenario uses 7d). "
+                      "Give how late a duplicate can turn up: the producer's retry budget, the broker's replay "
+                      "window, how far back an operator may rewind offsets");
+  } else if (a.ttl && *a.ttl < 10 * (a.target_mpt + in.poll)) {
+    a.notes.push_back(fmt::format("ttl {} is not much longer than max_processing_time {}: with expires_on = "
+                                  "\"at-start\" a record could expire while its attempt is still running",
+                                  sim::format_duration(*a.ttl), sim::format_duration(a.target_mpt)));
+  }
+}
+
+}  // namespace
+
 TuneAnalysis analyze_tuning(const TuneInput& in) {
   TuneAnalysis a;
-  const auto& law = in.processing_time;
+  a.law = std::make_shared<const TakeoverLaw>(in);
+  const TakeoverLaw& law = *a.law;
   a.target_mpt_exact = law.quantile(1.0 - in.target_duplicates);
   a.target_mpt = std::max<sim::Duration>(round_up_significant(a.target_mpt_exact), sim::kMillisecond);
   // The rounded value must meet the target (it does for any monotone survival; guard against rounding in
@@ -68,8 +212,8 @@ TuneAnalysis analyze_tuning(const TuneInput& in) {
   if (in.redelivery_window) {
     a.ttl = *in.redelivery_window > sim::kTimeMax / 2 ? sim::kTimeMax : 2 * *in.redelivery_window;
   }
-  const double mean = law.mean_ns();
-  a.typical_processing_ns = std::isfinite(mean) ? mean : static_cast<double>(law.quantile(0.5));
+  const double mean = in.processing_time.mean_ns();
+  a.typical_processing_ns = std::isfinite(mean) ? mean : static_cast<double>(in.processing_time.quantile(0.5));
   a.crash_hit_probability = 1.0 - std::exp(-in.crash_rate_per_second * a.typical_processing_ns / 1e9);
 
   // Candidates: quantile levels, the recommendation and its neighbours, and the patience limit.
@@ -94,6 +238,9 @@ TuneAnalysis analyze_tuning(const TuneInput& in) {
     c.mpt = mpt;
     c.label = label;
     c.takeover_rate = law.survival(mpt);
+    c.work_rate = law.work_share(mpt);
+    c.pause_rate = law.pause_share(mpt);
+    c.skew_rate = law.skew_share(mpt);
     c.recovery = mpt > sim::kTimeMax - in.poll ? sim::kTimeMax : mpt + in.poll;
     c.crash_delay_ns = a.crash_hit_probability * static_cast<double>(c.recovery);
     c.meets_target = tune_meets(c.takeover_rate, in.target_duplicates);
@@ -101,31 +248,7 @@ TuneAnalysis analyze_tuning(const TuneInput& in) {
     a.candidates.push_back(c);
   }
 
-  if (in.sample_count > 0) {
-    const double resolution = 1.0 / static_cast<double>(in.sample_count);
-    if (resolution > in.target_duplicates) {
-      a.notes.push_back(fmt::format(
-          "only {} samples: a rate below 1/{} = {} cannot be told apart from zero, so the recommendation is the "
-          "largest sample seen; collect at least {:.0f} samples (10 / target) for a trustworthy tail",
-          in.sample_count, in.sample_count, tune_rate_text(resolution), std::ceil(10.0 / in.target_duplicates)));
-    } else if (resolution * 10.0 > in.target_duplicates) {
-      a.notes.push_back(fmt::format("{} samples: the {} quantile rests on fewer than 10 values of the tail", in.sample_count,
-                                    tune_level_label(1.0 - in.target_duplicates)));
-    }
-  }
-  if (!std::isfinite(mean)) {
-    a.notes.push_back("the processing time has an infinite mean (heavy tail): every max_processing_time leaves a "
-                      "real chance of taking over live work; the table uses the median as the typical duration");
-  }
-  if (!in.redelivery_window) {
-    a.notes.push_back("no --redelivery-window given: ttl is not recommended (the confirmation scenario uses 7d). "
-                      "Give how late a duplicate can turn up: the producer's retry budget, the broker's replay "
-                      "window, how far back an operator may rewind offsets");
-  } else if (a.ttl && *a.ttl < 10 * (a.target_mpt + in.poll)) {
-    a.notes.push_back(fmt::format("ttl {} is not much longer than max_processing_time {}: with expires_on = "
-                                  "\"at-start\" a record could expire while its attempt is still running",
-                                  sim::format_duration(*a.ttl), sim::format_duration(a.target_mpt)));
-  }
+  add_notes(in, a);
   return a;
 }
 
@@ -235,7 +358,13 @@ std::string confirmation_scenario(const TuneInput& in, const TuneAnalysis& a, si
                      scenario::text::toml_quote(in.processing_time_text));
   out += fmt::format("[workload.redelivery]\nfraction = 1.0\ncopies = 1\ndelay = {}\n\n",
                      scenario::text::toml_quote(fmt::format("uniform(0s, {})", sim::format_duration(in.poll))));
-  out += "[faults]\n" + crash + "restart_after = \"1s\"\n\n";
+  std::string stale;  // what else makes a live owner look stale: the same laws the analysis weighed
+  if (in.pause_every && in.pause_for) {
+    stale += fmt::format("pause_every = {}\npause_for = {}\n", scenario::text::toml_quote(in.pause_every->to_string()),
+                         scenario::text::toml_quote(in.pause_for->to_string()));
+  }
+  if (in.clock_skew) stale += fmt::format("clock_skew = {}\n", scenario::text::toml_quote(in.clock_skew->to_string()));
+  out += "[faults]\n" + crash + stale + "restart_after = \"1s\"\n\n";
   out += fmt::format("[protocol]\nkind = \"mnemosyne\"\nmax_processing_time = {}\nttl = {}\npoll = {}\nmax_wait = {}\n\n",
                      scenario::text::toml_quote(sim::format_duration(mpt)), scenario::text::toml_quote(sim::format_duration(ttl)),
                      scenario::text::toml_quote(sim::format_duration(in.poll)), scenario::text::toml_quote(sim::format_duration(max_wait)));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,12 +23,57 @@ struct TuneInput {
   std::optional<sim::Duration> patience;          // the longest a crashed message may wait for a retry
   std::optional<sim::Duration> redelivery_window; // how late a duplicate delivery can turn up
   sim::Duration poll = 100 * sim::kMillisecond;   // the protocol's re-read interval while waiting
+  // What else makes a live owner look stale (absent = none): stop-the-world pauses of the owner (the interval
+  // between two pauses of a node, and a pause's length; both or neither) and a fixed clock offset per node.
+  std::optional<sim::Distribution> pause_every;
+  std::optional<sim::Distribution> pause_for;
+  std::optional<sim::Distribution> clock_skew;
+};
+
+// The age a waiter reads on a live owner's record when the owner finishes: the owner's work, plus the pauses it
+// met while working, plus the taker's clock offset minus the owner's. A takeover of live work happens when that
+// age passes max_processing_time, so its survival is the takeover duplicate rate. Without pauses and skew it is
+// the processing-time law itself (exact). With them it is the exact survival of the work plus what pauses and
+// skew change, estimated by a fixed-seed Monte Carlo of kApparentAgeDraws paired draws (work alone, with pauses,
+// with pauses and skew: a control variate, so the estimate's error is only in those shares, to about
+// 1 / kApparentAgeDraws; deterministic, a function of the inputs).
+// A pause's first occurrence is at a uniform point of one interval after the attempt starts, then an interval
+// after each pause ends, as the simulator's pause loop; the two offsets are drawn independently (owner and taker
+// are different workers).
+inline constexpr int kApparentAgeDraws = 1000000;
+class TakeoverLaw {
+ public:
+  explicit TakeoverLaw(const TuneInput& input);
+  // P(apparent age > mpt), in [0, 1].
+  double survival(sim::Duration mpt) const;
+  // The shares of survival(mpt): the work alone (exact), what pauses add, what clock skew adds (may be negative:
+  // a taker whose clock is behind sees a younger record).
+  double work_share(sim::Duration mpt) const { return work_.survival(mpt); }
+  double pause_share(sim::Duration mpt) const;
+  double skew_share(sim::Duration mpt) const;
+  // The smallest mpt with survival(mpt) <= 1 - level.
+  sim::Duration quantile(double level) const;
+  bool exact() const { return total_.empty(); }
+  // What the law adds up, for sentences: "processing time", "processing time + pauses", ...
+  const std::string& name() const { return name_; }
+  // The smallest share of pauses and skew the Monte Carlo tells apart from zero: 0 when exact.
+  double resolution() const;
+
+ private:
+  sim::Distribution work_;           // the processing time
+  std::vector<double> work_draws_;   // sorted draws of the work (empty when exact)
+  std::vector<double> paused_;       // sorted draws of work + pauses, paired with the work's draws
+  std::vector<double> total_;        // sorted draws of work + pauses + offsets
+  std::string name_ = "processing time";
 };
 
 struct TuneCandidate {
   sim::Duration mpt = 0;
   std::string label;             // "p99.9", "recommended", "0.5x", "patience limit", ...
-  double takeover_rate = 0.0;    // P(processing time > mpt)
+  double takeover_rate = 0.0;    // P(apparent age > mpt): TakeoverLaw::survival
+  double work_rate = 0.0;        // its shares (TakeoverLaw): slow work alone, P(processing time > mpt) ...
+  double pause_rate = 0.0;       // ... what pauses add ...
+  double skew_rate = 0.0;        // ... and what clock skew adds (may be negative)
   sim::Duration recovery = 0;    // ~= mpt + poll
   double crash_delay_ns = 0.0;   // mean delay added per message by crashes: P(attempt hit) x (mpt + poll)
   bool meets_target = false;
@@ -40,6 +86,7 @@ struct TuneCandidate {
 inline constexpr double kDesignMargin = 4.0;
 
 struct TuneAnalysis {
+  std::shared_ptr<const TakeoverLaw> law;        // what the rates below are read from
   sim::Duration target_mpt_exact = 0;            // the (1 - target) quantile
   sim::Duration target_mpt = 0;                  // rounded up: the smallest mpt offered that meets the target
   double design_rate = 0.0;                      // target / kDesignMargin

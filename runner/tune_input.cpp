@@ -190,11 +190,97 @@ std::optional<std::vector<sim::Duration>> read_samples(const fs::path& file, con
 }
 
 
+// The crash rate, the target and the durations into `in`; false after printing what is wrong with any of them.
+bool read_rates_and_durations(const TuneOptions& o, const sim::Distribution& law, TuneInput& in) {
+  bool ok = true;
+  const auto rate = scenario::text::parse_rate_per_second(o.crash_rate);
+  if (!rate || !crash_rate_in_range(*rate)) {
+    std::cerr << fmt::format("lethe tune: --crash-rate: found \"{}\"; allowed: crashes per worker as N/s, N/m, N/h "
+                             "or N/d (e.g. \"2/h\"): 0, or from one per {} to one per millisecond (1000/s)\n",
+                             o.crash_rate, sim::format_duration(sim::kDurationMax));
+    ok = false;
+  } else {
+    in.crash_rate_per_second = *rate;
+  }
+  if (!(o.target >= kTargetMin && o.target < 1.0)) {
+    std::cerr << fmt::format("lethe tune: --target-duplicates: found {}; allowed: a probability from {} up to, not "
+                             "including, 1 (e.g. 0.001)\n", o.target, kTargetMin);
+    ok = false;
+  } else if (law.quantile(1.0 - o.target) > kMptMax) {
+    std::cerr << fmt::format("lethe tune: --target-duplicates: found {}; the processing time {} exceeds {} with a "
+                             "higher probability, so no max_processing_time tune can confirm (at most {}) meets it; "
+                             "allowed: a target of at least P(processing time > {}) = {:.3g}\n",
+                             o.target, in.processing_time_text, sim::format_duration(kMptMax),
+                             sim::format_duration(kMptMax), sim::format_duration(kMptMax),
+                             law.survival(kMptMax));
+    ok = false;
+  }
+  in.target_duplicates = o.target;
+  in.patience = duration_option("--patience", o.patience, sim::kDurationMax, ok);
+  // ttl = 2 x the window, and the poll recurs in max_wait ten times: both stay scenario durations.
+  in.redelivery_window = duration_option("--redelivery-window", o.redelivery_window, sim::kDurationMax / 2, ok);
+  const auto poll = duration_option("--poll", o.poll, sim::kDurationMax / 100, ok);
+  if (poll) {
+    if (*poll <= 0) {
+      std::cerr << "lethe tune: --poll: found 0s; allowed: a positive duration (the re-read interval)\n";
+      ok = false;
+    } else {
+      in.poll = *poll;
+    }
+  }
+  if (in.patience && *in.patience <= 0) {
+    std::cerr << "lethe tune: --patience: found 0s; allowed: a positive duration\n";
+    ok = false;
+  }
+  if (in.redelivery_window && *in.redelivery_window <= 0) {
+    std::cerr << "lethe tune: --redelivery-window: found 0s; allowed: a positive duration\n";
+    ok = false;
+  }
+  return ok;
+}
+
+// A distribution option of what makes a live owner look stale (--pause-every, --pause-for, --clock-skew), as
+// the scenario's faults take it; nullopt when not given, or after printing what is wrong (ok = false).
+std::optional<sim::Distribution> stale_option(const std::string& name, const std::string& text, bool negative,
+                                              bool& ok) {
+  if (text.empty()) return std::nullopt;
+  std::string error;
+  auto law = sim::Distribution::parse(text, fs::current_path(), error, negative);
+  if (law && law->largest_magnitude() > sim::kDurationMax) {
+    error = fmt::format("{} is above {}, the longest duration a scenario may give",
+                        sim::format_duration(law->largest_magnitude()), sim::format_duration(sim::kDurationMax));
+    law.reset();
+  }
+  if (law && name == "--pause-every" && !(law->mean_ns() >= 1e6)) {
+    error = fmt::format("found \"{}\", a mean interval below 1ms; allowed: a distribution with a mean of at least 1ms",
+                        text);
+    law.reset();
+  }
+  if (!law) {
+    std::cerr << fmt::format("lethe tune: {}: {}\n", name, error);
+    ok = false;
+  }
+  return law;
+}
+
+// --pause-every and --pause-for (both or neither) and --clock-skew into `in`; false after printing what is wrong.
+bool read_stale_inputs(const TuneOptions& o, TuneInput& in) {
+  if (o.pause_every.empty() != o.pause_for.empty()) {
+    std::cerr << "lethe tune: --pause-every and --pause-for go together: give both (how often a worker pauses, "
+                 "how long a pause lasts) or neither\n";
+    return false;
+  }
+  bool ok = true;
+  in.pause_every = stale_option("--pause-every", o.pause_every, false, ok);
+  in.pause_for = stale_option("--pause-for", o.pause_for, false, ok);
+  in.clock_skew = stale_option("--clock-skew", o.clock_skew, true, ok);
+  return ok;
+}
+
 }  // namespace
 
 std::optional<TuneInput> tune_input(const TuneOptions& o) {
   TuneInput in;
-  bool ok = true;
   if (o.processing_time.empty() == o.samples.empty()) {
     std::cerr << "lethe tune: give exactly one of --processing-time DIST and --samples FILE\n";
     return std::nullopt;
@@ -256,50 +342,8 @@ std::optional<TuneInput> tune_input(const TuneOptions& o) {
   }
   in.processing_time = *law;
   in.processing_time_text = law->to_string();
-  const auto rate = scenario::text::parse_rate_per_second(o.crash_rate);
-  if (!rate || !crash_rate_in_range(*rate)) {
-    std::cerr << fmt::format("lethe tune: --crash-rate: found \"{}\"; allowed: crashes per worker as N/s, N/m, N/h "
-                             "or N/d (e.g. \"2/h\"): 0, or from one per {} to one per millisecond (1000/s)\n",
-                             o.crash_rate, sim::format_duration(sim::kDurationMax));
-    ok = false;
-  } else {
-    in.crash_rate_per_second = *rate;
-  }
-  if (!(o.target >= kTargetMin && o.target < 1.0)) {
-    std::cerr << fmt::format("lethe tune: --target-duplicates: found {}; allowed: a probability from {} up to, not "
-                             "including, 1 (e.g. 0.001)\n", o.target, kTargetMin);
-    ok = false;
-  } else if (law->quantile(1.0 - o.target) > kMptMax) {
-    std::cerr << fmt::format("lethe tune: --target-duplicates: found {}; the processing time {} exceeds {} with a "
-                             "higher probability, so no max_processing_time tune can confirm (at most {}) meets it; "
-                             "allowed: a target of at least P(processing time > {}) = {:.3g}\n",
-                             o.target, in.processing_time_text, sim::format_duration(kMptMax),
-                             sim::format_duration(kMptMax), sim::format_duration(kMptMax),
-                             law->survival(kMptMax));
-    ok = false;
-  }
-  in.target_duplicates = o.target;
-  in.patience = duration_option("--patience", o.patience, sim::kDurationMax, ok);
-  // ttl = 2 x the window, and the poll recurs in max_wait ten times: both stay scenario durations.
-  in.redelivery_window = duration_option("--redelivery-window", o.redelivery_window, sim::kDurationMax / 2, ok);
-  const auto poll = duration_option("--poll", o.poll, sim::kDurationMax / 100, ok);
-  if (poll) {
-    if (*poll <= 0) {
-      std::cerr << "lethe tune: --poll: found 0s; allowed: a positive duration (the re-read interval)\n";
-      ok = false;
-    } else {
-      in.poll = *poll;
-    }
-  }
-  if (in.patience && *in.patience <= 0) {
-    std::cerr << "lethe tune: --patience: found 0s; allowed: a positive duration\n";
-    ok = false;
-  }
-  if (in.redelivery_window && *in.redelivery_window <= 0) {
-    std::cerr << "lethe tune: --redelivery-window: found 0s; allowed: a positive duration\n";
-    ok = false;
-  }
-  if (!ok) return std::nullopt;
+  const bool rates = read_rates_and_durations(o, *law, in);  // both read: every wrong option is named at once
+  if (!read_stale_inputs(o, in) || !rates) return std::nullopt;
   return in;
 }
 

@@ -21,6 +21,9 @@ struct TuneOptions {
   std::string patience;
   std::string redelivery_window;
   std::string poll = "100ms";
+  std::string pause_every;  // with pause_for: a worker's stop-the-world pauses (distributions)
+  std::string pause_for;
+  std::string clock_skew;   // a fixed clock offset per worker (a distribution; negative values allowed)
   std::int64_t seeds = 5;
   std::int64_t messages = 2000;
   unsigned jobs = 0;

@@ -24,6 +24,12 @@ std::string takeover_rate_text(const TuneInput& in, double rate) {
   return rate_text(rate);
 }
 
+std::string candidate_rate_text(const TuneInput& in, const TuneAnalysis& a, const TuneCandidate& c) {
+  if (a.law->exact()) return takeover_rate_text(in, c.takeover_rate);
+  return fmt::format("{} (work {}, pauses {}, skew {})", rate_text(c.takeover_rate), rate_text(c.work_rate),
+                     rate_text(c.pause_rate), rate_text(c.skew_rate));
+}
+
 std::string candidates_text(const TuneInput& in, const TuneAnalysis& a) {
   std::string out = fmt::format("  {:>10}  {:>22}  {:>19}  {:>18}  {}\n", "mpt", "takeover dup rate", "recovery ~ mpt+poll",
                                 "crash delay/msg", "");
@@ -31,7 +37,7 @@ std::string candidates_text(const TuneInput& in, const TuneAnalysis& a) {
     std::string flags = c.label;
     if (!c.meets_target) flags += "; over target";
     if (!c.within_patience) flags += "; beyond patience";
-    out += fmt::format("  {:>10}  {:>22}  {:>19}  {:>18}  {}\n", d(c.mpt), takeover_rate_text(in, c.takeover_rate), d(c.recovery),
+    out += fmt::format("  {:>10}  {:>22}  {:>19}  {:>18}  {}\n", d(c.mpt), candidate_rate_text(in, a, c), d(c.recovery),
                        reports::format_time(static_cast<std::int64_t>(std::llround(c.crash_delay_ns))), flags);
   }
   return out;
@@ -44,11 +50,11 @@ Verdict verdict(const TuneInput& in, const TuneAnalysis& a) {
     v.feasible = true;
     v.text += fmt::format("recommended max_processing_time = {}\n", sim::format_duration(*a.recommended_mpt));
     const sim::Duration mpt = *a.recommended_mpt;
-    v.text += fmt::format("  takes over live work with probability P(processing time > mpt) = {}, {:.3g}x the target "
+    v.text += fmt::format("  takes over live work with probability P({} > mpt) = {}, {:.3g}x the target "
                           "{} (the {} quantile, {}, only meets it: a rate at the target can never be confirmed below "
                           "it, so the recommendation aims at 1/{} of it{})\n",
-                          rate_text(in.processing_time.survival(mpt)),
-                          in.processing_time.survival(mpt) / in.target_duplicates, target,
+                          a.law->name(), rate_text(a.law->survival(mpt)),
+                          a.law->survival(mpt) / in.target_duplicates, target,
                           level_label(1.0 - in.target_duplicates), d(a.target_mpt_exact), kDesignMargin,
                           mpt < a.design_mpt ? fmt::format("; the patience allows no more than {}", d(mpt)) : "");
     const RecoveryEstimate recovery = analytic_recovery(in.processing_time, mpt, in.poll);
@@ -60,9 +66,9 @@ Verdict verdict(const TuneInput& in, const TuneAnalysis& a) {
   } else {
     v.text += fmt::format("no max_processing_time meets both the target duplicate rate {} and the patience {}:\n",
                           target, d(*in.patience));
-    v.text += fmt::format("  the target needs mpt >= {} (P(T > mpt) = {}), so a crashed message waits about {}, "
+    v.text += fmt::format("  the target needs mpt >= {} (P({} > mpt) = {}), so a crashed message waits about {}, "
                           "longer than the patience {}\n",
-                          sim::format_duration(a.target_mpt), rate_text(in.processing_time.survival(a.target_mpt)),
+                          sim::format_duration(a.target_mpt), a.law->name(), rate_text(a.law->survival(a.target_mpt)),
                           d(a.target_mpt + in.poll), d(*in.patience));
     v.text += "closest options:\n";
     v.text += fmt::format("  (a) keep the target: max_processing_time = {}; crashed messages wait about {} ({} over "
@@ -70,7 +76,7 @@ Verdict verdict(const TuneInput& in, const TuneAnalysis& a) {
                           sim::format_duration(a.target_mpt), d(a.target_mpt + in.poll),
                           d(a.target_mpt + in.poll - *in.patience));
     if (a.patience_mpt) {
-      const double rate = in.processing_time.survival(*a.patience_mpt);
+      const double rate = a.law->survival(*a.patience_mpt);
       v.text += fmt::format("  (b) keep the patience: max_processing_time = {}; live work is taken over with "
                             "probability {} ({:.3g}x the target)\n",
                             sim::format_duration(*a.patience_mpt), rate_text(rate), rate / in.target_duplicates);

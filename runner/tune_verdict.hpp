@@ -16,6 +16,8 @@ std::string tune_duration_text(sim::Duration v);
 // A takeover rate as people read it: past the largest sample an empirical law gives exactly 0, which only
 // means "below what N samples can resolve": "< 1/N", never 0.
 std::string takeover_rate_text(const TuneInput& in, double rate);
+// A candidate's takeover rate; with pauses or clock skew, each input's share beside it.
+std::string candidate_rate_text(const TuneInput& in, const TuneAnalysis& a, const TuneCandidate& c);
 
 // The candidates as a text table (mpt, takeover rate, recovery, crash delay, labels).
 std::string candidates_text(const TuneInput& in, const TuneAnalysis& a);

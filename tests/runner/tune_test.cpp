@@ -503,3 +503,86 @@ TEST(Tune, TheEdgesOfTheAcceptedRangesGiveAScenarioLetheLoads) {
   EXPECT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded)) << read_file(dir / "scenario.toml");
   fs::remove_all(dir);
 }
+
+namespace {
+
+runner::TuneInput with_pauses(const std::string& work, const std::string& every, const std::string& length) {
+  runner::TuneInput in;
+  in.processing_time = parse(work);
+  in.processing_time_text = in.processing_time.to_string();
+  in.pause_every = parse(every);
+  in.pause_for = parse(length);
+  return in;
+}
+
+TEST(TuneStale, PausesOnlyEverAddToTheTakeoverRateAndWithoutThemTheLawIsTheProcessingTimeExactly) {
+  runner::TuneInput plain = exponential_200ms();
+  const runner::TakeoverLaw exact(plain);
+  ASSERT_TRUE(exact.exact());
+  const runner::TakeoverLaw paused(with_pauses("exponential(mean=200ms)", "exponential(mean=10s)", "2s"));
+  ASSERT_FALSE(paused.exact());
+  for (sim::Duration mpt = 50 * sim::kMillisecond; mpt <= 5 * sim::kSecond; mpt += 50 * sim::kMillisecond) {
+    EXPECT_EQ(exact.survival(mpt), plain.processing_time.survival(mpt)) << mpt;
+    EXPECT_GE(paused.pause_share(mpt), 0.0) << mpt;
+    EXPECT_DOUBLE_EQ(paused.survival(mpt), std::min(1.0, paused.work_share(mpt) + paused.pause_share(mpt))) << mpt;
+  }
+  // A 2s pause in a 200ms-mean work: past a few means of the work, what remains is the pauses' share.
+  EXPECT_GT(paused.pause_share(2 * sim::kSecond), 10 * paused.work_share(2 * sim::kSecond));
+}
+
+// Work of exactly 100ms; pauses of exactly 500ms after exponential intervals of mean 1s (memoryless: at any
+// instant the next pause is exponential(1s) away). The work is stretched past 300ms iff a pause starts within its
+// 100ms: 1 - e^-0.1 = 0.0952. A model that put the first pause at a uniform point of one fresh interval would
+// give about 0.33 (short intervals counted as often as long ones).
+TEST(TuneStale, ThePausesAWorkMeetsAreThoseOfTheSimulatorsPauseLoopAtARandomInstant) {
+  const runner::TakeoverLaw law(with_pauses("100ms", "exponential(mean=1s)", "500ms"));
+  EXPECT_NEAR(law.survival(300 * sim::kMillisecond), 1.0 - std::exp(-0.1), 0.005);
+  EXPECT_EQ(law.work_share(300 * sim::kMillisecond), 0.0);
+}
+
+TEST(TuneStale, ClockSkewWidensTheLawBothWaysAndTheRecommendationAccountsForIt) {
+  runner::TuneInput in = exponential_200ms();
+  const auto plain = runner::analyze_tuning(in);
+  std::string error;
+  in.clock_skew = sim::Distribution::parse("normal(mean=0s, sd=500ms)", {}, error, true);  // offsets either way
+  ASSERT_TRUE(in.clock_skew) << error;
+  const auto skewed = runner::analyze_tuning(in);
+  EXPECT_GT(skewed.design_mpt, plain.design_mpt + 500 * sim::kMillisecond)
+      << "a taker whose clock runs ahead sees an older record: mpt must cover the offset too";
+  EXPECT_LE(skewed.law->survival(skewed.design_mpt), skewed.design_rate * 1.05);
+  // Below the median a clock behind the owner's hides some takeovers: the skew's share is negative there.
+  EXPECT_LT(skewed.law->skew_share(100 * sim::kMillisecond), 0.0);
+}
+
+TEST(TuneStale, TheConfirmationScenarioRunsTheSamePausesAndSkewTheAnalysisWeighed) {
+  runner::TuneInput in = with_pauses("exponential(mean=200ms)", "exponential(mean=1h)", "uniform(0s, 3s)");
+  std::string error;
+  in.clock_skew = sim::Distribution::parse("uniform(-1s, 1s)", {}, error, true);
+  ASSERT_TRUE(in.clock_skew) << error;
+  const auto a = runner::analyze_tuning(in);
+  auto loaded = scenario::load_scenario_text(
+      runner::confirmation_scenario(in, a, a.design_mpt, 2000, 5, 2 * a.design_mpt, a.design_mpt / 2), "c", {}, {});
+  ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded));
+  const auto& faults = std::get<lethe::ScenarioConfig>(loaded).faults;
+  ASSERT_TRUE(faults.pause_every && faults.clock_skew);
+  EXPECT_EQ(faults.pause_every->to_string(), in.pause_every->to_string());
+  EXPECT_EQ(faults.pause_for.to_string(), in.pause_for->to_string());
+  EXPECT_EQ(faults.clock_skew->to_string(), in.clock_skew->to_string());
+}
+
+TEST(TuneStale, APauseWithoutItsLengthOrABadLawExitsTwoNamingTheOption) {
+  const fs::path dir = temp_dir("stale-bad");
+  const std::string base = "tune --processing-time 200ms --no-confirm --out " + dir.string();
+  const auto alone = run_lethe(base + " --pause-every 1h");
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_NE(alone.out.find("--pause-every and --pause-for go together"), std::string::npos) << alone.out;
+  const auto bad = run_lethe(base + " --clock-skew 'gauss(1s)'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("--clock-skew: "), std::string::npos) << bad.out;
+  const auto fast = run_lethe(base + " --pause-every 10us --pause-for 1s");
+  EXPECT_EQ(fast.exit_code, 2);
+  EXPECT_NE(fast.out.find("--pause-every: found \"10us\", a mean interval below 1ms"), std::string::npos) << fast.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
