@@ -199,6 +199,7 @@ struct Confirmation {
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
   std::map<std::size_t, double> analytic;  // by cell index
   std::vector<SeedSpread> spreads;         // by cell index
+  double crash_rate_per_second = 0.0;      // the confirmation world's (raised for samples): the analytic recovery's
   std::uint64_t takeovers = 0;             // at the recommendation, over every round of the sequential test
   std::uint64_t trials = 0;
   int looks = 0;
@@ -232,7 +233,8 @@ std::vector<SeedSpread> seed_spreads(const fs::path& results, std::size_t cells)
 void add_measured(const TuneInput& in, const TakeoverLaw& law, sim::Duration mpt, const reports::CellSummary& cell,
                   Confirmation& c) {
   const double analytic = law.survival(mpt);
-  const RecoveryEstimate recovery_model = analytic_recovery(in.processing_time, mpt, in.poll);
+  const RecoveryEstimate recovery_model =
+      analytic_recovery(in.processing_time, mpt, in.poll, c.crash_rate_per_second);
   const SeedSpread spread = cell.index < c.spreads.size() ? c.spreads[cell.index] : SeedSpread{};
   c.analytic[cell.index] = analytic;
   const auto takeover_count = cell.by_cause[static_cast<std::size_t>(lethe::Cause::TakeoverWhileAlive)];
@@ -328,6 +330,7 @@ std::optional<Confirmation> confirm(const TuneOptions& o, const TuneInput& in, c
     return std::nullopt;
   }
   Confirmation c;
+  c.crash_rate_per_second = size.crash_rate_per_second;
   c.cells = outcome.cells.cells;
   c.text = fmt::format("  {:>10}  {:>10}  {:>10}  {:>24}  {:>10}  {:>17}  {}\n", "mpt", "analytic", "measured",
                        "95% interval", "takeovers", "analytic rec p50/99", "measured rec. p50 [seeds] / p99 [seeds] (n)");
@@ -342,7 +345,7 @@ std::optional<Confirmation> confirm(const TuneOptions& o, const TuneInput& in, c
     if (mpts[i] != centre) continue;
     const auto smallest = *std::min_element(mpts.begin(), mpts.end());
     c.recovery = recovery_verdict(in, size, c.cells[i], o.seeds, o.messages,
-                                  analytic_recovery(in.processing_time, centre, in.poll), c.spreads[i], centre,
+                                  analytic_recovery(in.processing_time, centre, in.poll, size.crash_rate_per_second), c.spreads[i], centre,
                                   std::max<sim::Duration>(smallest, sim::kMillisecond));
     c.takeovers = c.cells[i].by_cause[static_cast<std::size_t>(lethe::Cause::TakeoverWhileAlive)];
     c.trials = c.cells[i].trials;

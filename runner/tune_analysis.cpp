@@ -295,18 +295,33 @@ ConfirmationSize size_confirmation(const TuneInput& in, const TuneAnalysis& a, s
   return size;
 }
 
-RecoveryEstimate analytic_recovery(const sim::Distribution& law, sim::Duration mpt, sim::Duration poll) {
+RecoveryEstimate analytic_recovery(const sim::Distribution& law, sim::Duration mpt, sim::Duration poll,
+                                   double crash_rate_per_second) {
   constexpr int kDraws = 200000;
   sim::Rng rng(0x74756e65);  // "tune": a fixed stream, so the estimate is a function of its inputs
   std::vector<std::pair<double, double>> draws;  // (R in ns, weight = the crashed attempt's length)
   draws.reserve(kDraws);
   double total = 0.0;
+  const double crashes_per_ns = crash_rate_per_second / 1e9;
   for (int i = 0; i < kDraws; ++i) {
     const auto length = static_cast<double>(std::max<sim::Duration>(law.sample(rng), 1));
-    const double age = rng.uniform() * length;
-    const double phase = rng.uniform() * static_cast<double>(poll);
-    const auto rerun = static_cast<double>(law.sample(rng));
-    draws.emplace_back(std::max(static_cast<double>(mpt) - age, 0.0) + phase + rerun, length);
+    double age = rng.uniform() * length;
+    double recovery = 0.0;
+    // Each rerun is hit by a crash of its own worker with probability 1 - e^(-rate x its length) (at most 100
+    // crashes in a row: a bound on pathological inputs); the wait then starts over from that rerun's record.
+    for (int crashes = 0; crashes < 100; ++crashes) {
+      const double phase = rng.uniform() * static_cast<double>(poll);
+      const auto rerun = static_cast<double>(law.sample(rng));
+      const double hit = rng.uniform();
+      const double wait = std::max(static_cast<double>(mpt) - age, 0.0) + phase;
+      if (hit >= 1.0 - std::exp(-crashes_per_ns * rerun)) {
+        recovery += wait + rerun;
+        break;
+      }
+      age = rng.uniform() * rerun;
+      recovery += wait + age;
+    }
+    draws.emplace_back(recovery, length);
     total += length;
   }
   std::sort(draws.begin(), draws.end());

@@ -126,17 +126,20 @@ struct ConfirmationSize {
   bool crash_rate_raised = false;       // above the given --crash-rate
   double expected_recoveries = 0.0;     // per seed
 };
-// Recovery after a crash in the confirmation world, from the processing-time law alone. A crash lands in an
-// attempt with a probability proportional to the attempt's length, at a uniform point of it (age A); the copy
-// the queue redelivers (visibility_timeout <= mpt, so it arrives before the record is stale) waits until the
-// record is mpt old, notices it at its next re-read (uniform in one poll interval) and runs the work again (a
-// fresh processing time T'): R = max(mpt - A, 0) + U(0, poll) + T'. p50 and p99 of R by a fixed-seed Monte
-// Carlo of 200,000 draws (deterministic; its own error is below 1% of the p99).
+// Recovery after a crash in the confirmation world, from the processing-time law and the crash rate. A crash
+// lands in an attempt with a probability proportional to the attempt's length, at a uniform point of it (age A);
+// the copy the queue redelivers (visibility_timeout <= mpt, so it arrives before the record is stale) waits
+// until the record is mpt old, notices it at its next re-read (uniform in one poll interval) and runs the work
+// again (a fresh processing time T'): R = max(mpt - A, 0) + U(0, poll) + T'. The rerun can itself be hit by a
+// crash (a worker crashes at `crash_rate_per_second`): the wait then starts over from the rerun's record, which
+// is what puts a p99 near 2 x mpt when crashes are frequent. p50 and p99 of R by a fixed-seed Monte Carlo of
+// 200,000 draws (deterministic; its own error is below 1% of the p99).
 struct RecoveryEstimate {
   sim::Duration p50 = 0;
   sim::Duration p99 = 0;
 };
-RecoveryEstimate analytic_recovery(const sim::Distribution& processing_time, sim::Duration mpt, sim::Duration poll);
+RecoveryEstimate analytic_recovery(const sim::Distribution& processing_time, sim::Duration mpt, sim::Duration poll,
+                                   double crash_rate_per_second = 0.0);
 
 ConfirmationSize size_confirmation(const TuneInput& input, const TuneAnalysis& analysis, std::int64_t messages,
                                    std::int64_t seeds);

@@ -57,7 +57,7 @@ Verdict verdict(const TuneInput& in, const TuneAnalysis& a) {
                           a.law->survival(mpt) / in.target_duplicates, target,
                           level_label(1.0 - in.target_duplicates), d(a.target_mpt_exact), kDesignMargin,
                           mpt < a.design_mpt ? fmt::format("; the patience allows no more than {}", d(mpt)) : "");
-    const RecoveryEstimate recovery = analytic_recovery(in.processing_time, mpt, in.poll);
+    const RecoveryEstimate recovery = analytic_recovery(in.processing_time, mpt, in.poll, in.crash_rate_per_second);
     v.text += fmt::format("  a crashed message waits at most about {} (mpt + poll {}) for a retry, and is done again "
                           "after p50 {} / p99 {} (the wait, less the work done before the crash, plus the work run "
                           "again){}\n",

@@ -586,3 +586,22 @@ TEST(TuneStale, APauseWithoutItsLengthOrABadLawExitsTwoNamingTheOption) {
 }
 
 }  // namespace
+
+namespace {
+
+// The confirmation raises the crash rate for samples; a rerun hit by a crash waits for its own record to age, so
+// when more than 1% of reruns are hit the p99 is a second wait: about 2 x mpt. The analytic side must say so, or
+// it disagrees with every measurement at a raised rate.
+TEST(TuneRecovery, ARerunHitByACrashStartsTheWaitOverSoFrequentCrashesPutTheP99NearTwiceMpt) {
+  const auto one_second = parse("1s");
+  const sim::Duration mpt = 5 * sim::kSecond;
+  const auto calm = runner::analytic_recovery(one_second, mpt, 100 * sim::kMillisecond, 0.0);
+  EXPECT_LT(calm.p99, mpt + 1200 * sim::kMillisecond);
+  const double five_percent = -std::log(0.95);  // per second: 5% of 1s reruns are hit
+  const auto stormy = runner::analytic_recovery(one_second, mpt, 100 * sim::kMillisecond, five_percent);
+  EXPECT_GT(stormy.p99, 2 * mpt);
+  EXPECT_LT(stormy.p99, 2 * mpt + 2500 * sim::kMillisecond);
+  EXPECT_NEAR(static_cast<double>(stormy.p50), static_cast<double>(calm.p50), 0.05e9) << "the median is one wait";
+}
+
+}  // namespace
