@@ -103,9 +103,9 @@ std::string survival_svg(const SurvivalPlot& plot) {
 
 namespace {
 
-std::string candidates_html(const std::vector<TuneCandidateRow>& rows) {
+std::string candidates_html(const std::vector<TuneCandidateRow>& rows, const std::string& age) {
   std::string out = "<table class=\"tune\">\n<thead><tr><th>max_processing_time</th><th>takeover duplicate rate "
-                    "P(T &gt; mpt)</th><th>recovery after a crash &asymp; mpt + poll</th><th>mean crash delay per "
+                    "P(" + html_escape(age) + " &gt; mpt)</th><th>recovery after a crash &asymp; mpt + poll</th><th>mean crash delay per "
                     "message</th><th>meets target</th><th>within patience</th><th>note</th></tr></thead>\n<tbody>\n";
   for (const auto& c : rows) {
     out += fmt::format("<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
@@ -124,8 +124,9 @@ std::string inputs_html(const std::vector<std::pair<std::string, std::string>>& 
   return out + "</tbody>\n</table>\n";
 }
 
-std::string measured_html(const std::vector<TuneMeasuredRow>& rows) {
-  std::string out = "<table class=\"tune\">\n<thead><tr><th>max_processing_time</th><th>analytic P(T &gt; mpt)</th>"
+std::string measured_html(const std::vector<TuneMeasuredRow>& rows, const std::string& age) {
+  std::string out = "<table class=\"tune\">\n<thead><tr><th>max_processing_time</th><th>analytic P(" +
+                    html_escape(age) + " &gt; mpt)</th>"
                     "<th>measured duplicate rate (every cause)</th><th>95% interval</th><th>of which takeovers of live "
                     "work</th><th>analytic recovery &asymp; mpt + poll</th>"
                     "<th>measured recovery p50 / p99 (samples)</th></tr></thead>\n<tbody>\n";
@@ -151,19 +152,20 @@ std::string tune_intro_html(const TunePage& page) {
   for (const auto& side : page.verdicts) html += verdict_html(side);
   html += "<h2>Inputs</h2>\n" + inputs_html(page.inputs);
   html += "<h2>Processing time</h2>\n<figure>\n" + survival_svg(page.survival) +
-          "<figcaption>The measured or given processing time as P(T &gt; t): a max_processing_time of t "
+          "<figcaption>The measured or given processing time as P(" + html_escape(page.age) +
+          " &gt; t): a max_processing_time of t "
           "takes over live work at this rate. Red: the target rate and the quantile that meets it; "
           "green: the recommended max_processing_time (rounded up); purple: the patience limit."
           "</figcaption>\n</figure>\n";
   for (const auto& note : page.notes) html += "<p class=\"note\">" + html_escape(note) + "</p>\n";
   html += "<h2>Trade-off</h2>\n<p>Duplicates from taking over live work (the record looks dead while "
           "its owner is only slow) against the time a crashed message waits before anyone retries "
-          "it.</p>\n" + candidates_html(page.candidates);
+          "it.</p>\n" + candidates_html(page.candidates, page.age);
   if (page.measured) {
     html += "<h2>Confirmation in the simulator</h2>\n<p>The generated scenario below, at 0.5x, 1x and 2x "
             "the recommendation (or at the closest options), every message redelivered while in flight. "
             "The analytic rate is an upper bound of the takeovers: a waiting copy notices a stale record "
-            "only at its next re-read.</p>\n" + measured_html(*page.measured);
+            "only at its next re-read.</p>\n" + measured_html(*page.measured, page.age);
   }
   return html;
 }

@@ -63,6 +63,9 @@ struct TunePage {
   std::vector<std::string> notes;
   std::vector<TuneCandidateRow> candidates;
   std::optional<std::vector<TuneMeasuredRow>> measured;      // nullopt: no confirmation ran
+  // What T, the age at which a live owner is taken over, adds up: "T" is the processing time alone; with pauses
+  // or clock skew, e.g. "T + pauses + clock offset" (the survival plot and the tables' rate columns).
+  std::string age = "T";
 };
 
 // The page's sections as trusted HTML (every text from `page` is escaped). Deterministic.

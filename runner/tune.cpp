@@ -35,7 +35,8 @@ std::string rate_text(double p) { return tune_rate_text(p); }
 
 reports::SurvivalPlot survival_plot(const TuneInput& in, const TuneAnalysis& a) {
   reports::SurvivalPlot plot;
-  plot.title = "Processing time: P(T > t), the takeover rate of max_processing_time = t";
+  plot.title = a.law->exact() ? "Processing time: P(T > t), the takeover rate of max_processing_time = t"
+                              : "P(" + a.law->name() + " > t), the takeover rate of max_processing_time = t";
   plot.target = in.target_duplicates;
   plot.target_quantile = a.target_mpt_exact;
   plot.recommended = a.recommended_mpt;
@@ -207,6 +208,7 @@ struct Confirmation {
                        "not confirmed", "run without --no-confirm"};
   SideVerdict recovery{false, false, "recovery not confirmed: --no-confirm skipped the confirmation",
                        "not confirmed", "run without --no-confirm"};
+  std::optional<SideVerdict> ttl;          // when a ttl is recommended (--redelivery-window)
 };
 
 // Each cell's spread of the per-seed recovery p50 / p99, read back from the sweep's results.jsonl.
@@ -354,6 +356,58 @@ std::optional<Confirmation> confirm(const TuneOptions& o, const TuneInput& in, c
   return c;
 }
 
+nlohmann::ordered_json confirmation_plan_json(const TuneOptions& o, const ConfirmationSize& size) {
+  return {{"seeds", o.seeds},
+          {"messages", size.messages},
+          {"messages_given", o.messages},
+          {"message_rate_per_second", size.message_rate_per_second},
+          {"crash_rate_per_second", size.crash_rate_per_second},
+          {"crash_rate_raised", size.crash_rate_raised},
+          {"expected_recoveries_per_seed", size.expected_recoveries},
+          {"recoveries_needed_per_seed_for_p99", kRecoveriesForP99}};
+}
+
+// The ttl side (only when a ttl is recommended): a sweep of ttl_scenario() over ttl = half the redelivery window
+// and the recommendation, in DIR/ttl-confirmation. False after printing why when the sweep failed (its exit code
+// in failed_exit).
+bool confirm_ttl(const TuneOptions& o, const TuneInput& in, const TuneAnalysis& a, sim::Duration mpt,
+                 const fs::path& dir, std::optional<SideVerdict>& verdict, int& failed_exit) {
+  if (!a.ttl || !in.redelivery_window) return true;
+  const std::string text = ttl_scenario(in, a, mpt, o.seeds);
+  const fs::path path = dir / "ttl-scenario.toml";
+  const fs::path out = dir / "ttl-confirmation";
+  if (const auto error = reports::write_file(path, text); !error.empty()) {
+    std::cerr << "lethe tune: " << error << "\n";
+    failed_exit = kExitBadInput;
+    return false;
+  }
+  std::error_code ec;
+  fs::remove_all(out, ec);
+  SweepSpec spec;
+  spec.scenario_file = path;
+  spec.scenario_text = text;
+  spec.vary = {VarySpec{"protocol.ttl", {d(*in.redelivery_window / 2), d(*a.ttl)}}};
+  spec.seeds = o.seeds;
+  spec.jobs = o.jobs;
+  spec.out_dir = out;
+  spec.command_line = fmt::format("lethe sweep {} --vary protocol.ttl={},{} --seeds {} --out {}",
+                                  shell_quote(path.string()), spec.vary[0].values[0], spec.vary[0].values[1], o.seeds,
+                                  shell_quote(out.string()));
+  spec.progress = stderr_progress_mode();
+  spec.messages_out = &std::cerr;
+  std::cout << fmt::format("\nttl confirmation: {} x {} seeds x {} messages, each copied once up to {} late ({})\n",
+                           spec.vary[0].values.size(), o.seeds, kTtlMessages, d(*in.redelivery_window), out.string());
+  const SweepOutcome outcome = run_sweep(spec);
+  if (outcome.exit_code == kExitBadInput || outcome.exit_code == kExitInternal || outcome.cells.cells.size() != 2) {
+    std::cerr << fmt::format("lethe tune: the ttl confirmation sweep failed (exit {}); the generated scenario is {}\n",
+                             outcome.exit_code, path.string());
+    failed_exit = outcome.exit_code == kExitBadInput ? kExitBadInput : kExitInternal;
+    return false;
+  }
+  verdict = ttl_verdict(in, a, outcome.cells.cells[1], outcome.cells.cells[0]);
+  return true;
+}
+
 int run_tune(const TuneOptions& o) {
   // The folder first: the samples are copied into it, and nothing is computed for a folder that cannot be had.
   std::error_code ec;
@@ -393,14 +447,7 @@ int run_tune(const TuneOptions& o) {
                                                 shell_quote(confirmation.string()));
 
   nlohmann::ordered_json json = analysis_json(in, a);
-  json["confirmation_plan"] = {{"seeds", o.seeds},
-                               {"messages", size.messages},
-                               {"messages_given", o.messages},
-                               {"message_rate_per_second", size.message_rate_per_second},
-                               {"crash_rate_per_second", size.crash_rate_per_second},
-                               {"crash_rate_raised", size.crash_rate_raised},
-                               {"expected_recoveries_per_seed", size.expected_recoveries},
-                               {"recoveries_needed_per_seed_for_p99", kRecoveriesForP99}};
+  json["confirmation_plan"] = confirmation_plan_json(o, size);
 
   reports::ReportInput report;
   report.title = fmt::format("lethe tune: max_processing_time for {}", in.processing_time_text);
@@ -439,6 +486,7 @@ int run_tune(const TuneOptions& o) {
     report.analytic_duplicate_rate = measured.analytic;
     json["confirmation"] = measured.json;
     page.measured = measured.rows;
+    if (!confirm_ttl(o, in, a, centre, dir, measured.ttl, failed_exit)) return failed_exit;
   }
 
   const auto verdict_json = [](const SideVerdict& side) {
@@ -446,6 +494,7 @@ int run_tune(const TuneOptions& o) {
         {"confirmed", side.confirmed}, {"state", side.state}, {"text", side.text}, {"change", side.change}};
   };
   json["verdict"] = {{"takeover", verdict_json(measured.takeover)}, {"recovery", verdict_json(measured.recovery)}};
+  if (measured.ttl) json["verdict"]["ttl"] = verdict_json(*measured.ttl);
   if (!o.no_confirm) {
     json["sequential_test"] = {{"looks", measured.looks},
                                {"most_looks", kMostLooks},
@@ -453,14 +502,17 @@ int run_tune(const TuneOptions& o) {
                                {"trials", measured.trials},
                                {"confidence_per_look", 0.99}};
   }
-  std::cout << "\nverdict:\n  " << measured.takeover.text << "\n  " << measured.recovery.text << "\n";
+  std::cout << "\nverdict:\n  " << measured.takeover.text << "\n  " << measured.recovery.text << "\n"
+            << (measured.ttl ? "  " + measured.ttl->text + "\n" : "");
   page.recommendation = v.text;
   page.verdicts = {{measured.takeover.confirmed, measured.takeover.text},
                    {measured.recovery.confirmed, measured.recovery.text}};
+  if (measured.ttl) page.verdicts.push_back({measured.ttl->confirmed, measured.ttl->text});
   page.inputs = inputs_rows(in, size, o.seeds, o.messages);
   page.survival = survival_plot(in, a);
   page.notes = a.notes;
   page.candidates = candidate_rows(in, a);
+  if (!a.law->exact()) page.age = a.law->name();
   report.intro_html = reports::tune_intro_html(page);
   const auto rendered = reports::write_report(dir, report);
   for (const auto& w : rendered.warnings) std::cerr << "lethe tune: " << w << "\n";

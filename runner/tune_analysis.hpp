@@ -153,6 +153,13 @@ std::string confirmation_scenario(const TuneInput& input, const TuneAnalysis& an
                                   std::int64_t messages, std::int64_t seeds, sim::Duration largest_mpt,
                                   sim::Duration smallest_mpt);
 
+// The scenario that confirms the ttl (TuneAnalysis::ttl; REQUIRES in.redelivery_window and a.ttl): every
+// message comes again once, uniformly up to the redelivery window late, no crashes, max_processing_time `mpt`;
+// the run lasts past the latest copy, so each copy is delivered and either finds its record or is a duplicate
+// classed `expired`.
+inline constexpr std::int64_t kTtlMessages = 500;  // per seed: about half come later than half the window
+std::string ttl_scenario(const TuneInput& input, const TuneAnalysis& analysis, sim::Duration mpt, std::int64_t seeds);
+
 // The words tune prints: a rate with 3 significant digits; a quantile level as "p99.9"; whether a rate meets a
 // target (allowing for the rounding of survival(), a double).
 std::string tune_rate_text(double p);

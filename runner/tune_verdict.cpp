@@ -154,6 +154,35 @@ std::string recovery_comparison(const TuneInput& in, const reports::CellSummary&
 
 // Recovery after a crash at the recommended mpt: a p99 needs kRecoveriesForP99 recoveries in each seed (the
 // cell's p99 is the median of the seeds' p99s).
+SideVerdict ttl_verdict(const TuneInput& in, const TuneAnalysis& a, const reports::CellSummary& at_ttl,
+                        const reports::CellSummary& at_half) {
+  const auto expired = [](const reports::CellSummary& cell) {
+    return cell.by_cause[static_cast<std::size_t>(lethe::Cause::Expired)];
+  };
+  const std::string window = d(*in.redelivery_window);
+  const std::string half = d(*in.redelivery_window / 2);
+  SideVerdict v;
+  v.measured = true;
+  if (expired(at_ttl) > 0) {
+    v.state = "not confirmed";
+    v.text = fmt::format("ttl not confirmed: {} of {} messages were run again after their record expired at ttl {} "
+                         "(copies up to {} late)", expired(at_ttl), at_ttl.trials, d(*a.ttl), window);
+    v.change = "raise protocol.ttl above the latest redelivery, or look at ttl_eviction and expires_on";
+  } else if (expired(at_half) == 0) {
+    v.state = "not confirmed";
+    v.text = fmt::format("ttl not confirmed: no copy found its record expired even at ttl {} (half the window {}), "
+                         "so the run never met the expiry it should test", half, window);
+    v.change = "look at the generated ttl-scenario.toml: its copies should come up to the window late";
+  } else {
+    v.confirmed = true;
+    v.state = "confirmed";
+    v.text = fmt::format("ttl confirmed: 0 of {} messages whose copies came up to {} late were run again at ttl {} "
+                         "(at ttl {}, {} were: duplicates.expired)", at_ttl.trials, window, d(*a.ttl), half,
+                         expired(at_half));
+  }
+  return v;
+}
+
 SideVerdict recovery_verdict(const TuneInput& in, const ConfirmationSize& size, const reports::CellSummary& cell,
                              std::int64_t seeds, std::int64_t messages, const RecoveryEstimate& analytic,
                              const SeedSpread& spread, sim::Duration mpt, sim::Duration visibility) {

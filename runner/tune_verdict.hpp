@@ -61,6 +61,12 @@ SideVerdict takeover_verdict(const TuneInput& in, std::uint64_t takeovers, std::
 // cell's p99 is the median of the seeds' p99s).
 // Confirmed when the measured p99 is within the patience; the text compares it with analytic_recovery() and
 // says what bounds recovery in the confirmation world.
+// The ttl side: `at_ttl` is the cell of the recommended ttl, `at_half` the cell of half the redelivery window
+// (it shows that copies came late enough to meet the expiry). Confirmed when no copy found its record expired at
+// the ttl while some did at half the window.
+SideVerdict ttl_verdict(const TuneInput& in, const TuneAnalysis& a, const reports::CellSummary& at_ttl,
+                        const reports::CellSummary& at_half);
+
 SideVerdict recovery_verdict(const TuneInput& in, const ConfirmationSize& size, const reports::CellSummary& cell,
                              std::int64_t seeds, std::int64_t messages, const RecoveryEstimate& analytic,
                              const SeedSpread& spread, sim::Duration mpt, sim::Duration visibility);

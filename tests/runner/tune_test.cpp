@@ -605,3 +605,56 @@ TEST(TuneRecovery, ARerunHitByACrashStartsTheWaitOverSoFrequentCrashesPutTheP99N
 }
 
 }  // namespace
+
+namespace {
+
+reports::CellSummary cell_with_expired(std::uint64_t expired, std::uint64_t trials) {
+  reports::CellSummary cell;
+  cell.trials = trials;
+  cell.by_cause[static_cast<std::size_t>(lethe::Cause::Expired)] = expired;
+  return cell;
+}
+
+TEST(TuneTtl, TheTtlIsConfirmedOnlyWhenNoCopyExpiredAtItAndSomeDidAtHalfTheWindow) {
+  runner::TuneInput in = exponential_200ms();
+  in.redelivery_window = 3 * sim::kDay;
+  const auto a = runner::analyze_tuning(in);
+  ASSERT_TRUE(a.ttl);
+  const auto confirmed = runner::ttl_verdict(in, a, cell_with_expired(0, 2500), cell_with_expired(1233, 2500));
+  EXPECT_TRUE(confirmed.confirmed);
+  EXPECT_NE(confirmed.text.find("0 of 2500"), std::string::npos) << confirmed.text;
+  const auto expired = runner::ttl_verdict(in, a, cell_with_expired(3, 2500), cell_with_expired(1233, 2500));
+  EXPECT_FALSE(expired.confirmed);
+  EXPECT_NE(expired.change.find("raise protocol.ttl"), std::string::npos);
+  const auto untested = runner::ttl_verdict(in, a, cell_with_expired(0, 2500), cell_with_expired(0, 2500));
+  EXPECT_FALSE(untested.confirmed) << "no copy met the expiry even at half the window: nothing was tested";
+}
+
+TEST(TuneTtl, TheTtlScenarioDeliversEveryCopyUpToTheWindowLateBeforeTheRunEnds) {
+  runner::TuneInput in = exponential_200ms();
+  in.redelivery_window = 3 * sim::kDay;
+  const auto a = runner::analyze_tuning(in);
+  auto loaded = scenario::load_scenario_text(runner::ttl_scenario(in, a, a.design_mpt, 2), "t", {}, {});
+  ASSERT_TRUE(std::holds_alternative<lethe::ScenarioConfig>(loaded));
+  const auto& config = std::get<lethe::ScenarioConfig>(loaded);
+  EXPECT_GT(config.run.duration, *in.redelivery_window);
+  EXPECT_EQ(config.workload.redelivery.delay.quantile(1.0), *in.redelivery_window);
+}
+
+// The payment question of docs/report-tune-shrink.md, end to end: lognormal work (median 800ms, p99 6s), two
+// crashes a day, a GC pause of up to 3s hourly, copies up to 3 days late, 1 duplicate in 10,000, 2 minutes of
+// patience. Every side is confirmed.
+TEST(TuneSlow, ThePaymentQuestionEndsWithEverySideConfirmed) {
+  const fs::path dir = temp_dir("payment");
+  const auto o = run_lethe("tune --processing-time 'lognormal(median=800ms, p99=6s)' --crash-rate 2/d "
+                           "--pause-every 'exponential(mean=1h)' --pause-for 'uniform(0s, 3s)' "
+                           "--target-duplicates 1e-4 --patience 2m --redelivery-window 3d --out " + dir.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("takeover rate confirmed"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("recovery confirmed"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("ttl confirmed"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("recommended ttl = 6d"), std::string::npos) << o.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
