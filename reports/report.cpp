@@ -330,7 +330,10 @@ std::vector<Figure> heatmaps(const ReportInput& in) {
     const double bottom = log_scale ? lowest / 2.0 : 0.0;
     for (const auto* cell : groups[g].cells) {
       const double rate = cell->trials > 0 ? std::max(cell->duplicate_rate, bottom) : kNaN;
-      const std::string label = cell->trials > 0 ? fmt::format("{:.3g}", cell->duplicate_rate) : "n/a";
+      std::string label = cell->trials > 0 ? fmt::format("{:.3g}", cell->duplicate_rate) : "n/a";
+      if (const auto verdict = in.cell_verdicts.find(cell->index); verdict != in.cell_verdicts.end()) {
+        label += " " + (verdict->second == "fail" ? std::string("FAIL") : verdict->second);
+      }
       f.data += fmt::format("{} {} {} {}\n", ax.position(param_or_empty(*cell, kx)),
                             ay.position(param_or_empty(*cell, ky)), number(rate), data_string(label));
     }
@@ -362,6 +365,12 @@ std::vector<Figure> heatmaps(const ReportInput& in) {
         f.name);
     f.caption = "Each square is one cell: duplicate effects divided by the (message, processor) pairs owed an "
                 "execution, over every seed of the cell. The full numbers and intervals are in the cells table.";
+    if (!in.targets.empty()) {
+      std::string targets;
+      for (const auto& t : in.targets) targets += (targets.empty() ? "" : ", ") + html_escape(t);  // caption is HTML
+      f.caption += " Each square also says whether the cell meets every target (" + targets +
+                   "): pass, FAIL, or undecided when a rate's 95% interval contains its limit (targets.json).";
+    }
     if (log_scale) {
       f.caption += " The colour scale is logarithmic (the bar on the right gives the values); a cell without a "
                    "duplicate has the bottom colour.";

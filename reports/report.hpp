@@ -59,6 +59,11 @@ struct ReportInput {
   std::string target_label;
   std::optional<double> patience_seconds;
   std::string patience_label;
+  // Optional (lethe sweep --target, read back from DIR/targets.json): each cell's verdict over every target,
+  // "pass", "fail", "undecided" or "n/a" (by CellSummary::index), written in the heatmap's squares, and the
+  // targets as given.
+  std::map<std::size_t, std::string> cell_verdicts;
+  std::vector<std::string> targets;
 };
 
 struct ReportOutcome {

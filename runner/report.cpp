@@ -70,6 +70,39 @@ std::string sweep_command(const nlohmann::json& sweep, const fs::path& dir) {
 
 }  // namespace
 
+namespace {
+
+// DIR/targets.json (lethe sweep --target), when there is one: each cell's verdict over every target (fail when
+// any fails, else undecided when any is, else n/a when any is, else pass) and the targets as given. "" or what is
+// wrong with the file.
+std::string read_target_verdicts(const fs::path& path, reports::ReportInput& input) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return {};
+  std::string error;
+  const auto json = read_json(path, error);
+  if (!json) return error;
+  const auto rank = [](const std::string& verdict) {
+    return verdict == "fail" ? 3 : verdict == "undecided" ? 2 : verdict == "n/a" ? 1 : 0;
+  };
+  try {
+    for (const auto& row : *json) {
+      const auto cell = row.at("cell").get<std::size_t>();
+      const auto verdict = row.at("verdict").get<std::string>();
+      const auto target = row.at("target").get<std::string>();
+      if (std::find(input.targets.begin(), input.targets.end(), target) == input.targets.end()) {
+        input.targets.push_back(target);
+      }
+      auto [it, inserted] = input.cell_verdicts.emplace(cell, verdict);
+      if (!inserted && rank(verdict) > rank(it->second)) it->second = verdict;
+    }
+  } catch (const std::exception& e) {
+    return fmt::format("{}: not a targets.json of lethe sweep: {}", path.string(), e.what());
+  }
+  return {};
+}
+
+}  // namespace
+
 std::string render_sweep_report(const fs::path& dir, std::ostream& messages) {
   std::string error;
   const auto cells_json = read_json(dir / "cells.json", error);
@@ -106,6 +139,7 @@ std::string render_sweep_report(const fs::path& dir, std::ostream& messages) {
   } catch (const std::exception& e) {
     return fmt::format("{}: not a sweep.json of lethe sweep: {}", (dir / "sweep.json").string(), e.what());
   }
+  if (error = read_target_verdicts(dir / "targets.json", input); !error.empty()) return error;
   const auto outcome = reports::write_report(dir, input);
   for (const auto& w : outcome.warnings) messages << "lethe report: " << w << "\n";
   return outcome.error;

@@ -29,6 +29,9 @@ struct SweepCommandOptions {
 // --target: the verdict table after the sweep's own, DIR/targets.json, and exit 1 unless every cell passed.
 int apply_targets(const std::vector<SweepTarget>& targets, const SweepSpec& spec, const SweepOutcome& outcome) {
   if (targets.empty() || (outcome.exit_code != kExitOk && outcome.exit_code != kExitExpectation)) {
+    // The report reads targets.json: one left by an earlier sweep with targets would judge these cells.
+    std::error_code ec;
+    std::filesystem::remove(spec.out_dir / "targets.json", ec);
     return outcome.exit_code;
   }
   bool all_pass = true;

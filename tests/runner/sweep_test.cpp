@@ -599,3 +599,24 @@ TEST(SweepCli, TargetPrintsAVerdictPerCellWritesTargetsJsonAndExitsOneUnlessEver
   EXPECT_NE(read_file(dir / "c.log").find("allowed: "), std::string::npos) << read_file(dir / "c.log");
   fs::remove_all(dir);
 }
+
+// Two axes give a heatmap; each square says whether its cell meets every target. A later sweep into the same
+// folder without --target leaves no targets.json behind for the report to misread.
+TEST(SweepCli, TheHeatmapMarksEachCellPassOrFailAndASweepWithoutTargetsClearsThem) {
+  const fs::path dir = temp_dir("target-heatmap");
+  const std::string scenario = (kScenarios / "small.toml").string();
+  const std::string grid = " --vary protocol.max_processing_time=1s,5s --vary protocol.ttl=1h,1d --seeds 2 -j 2";
+  const fs::path out = dir / "grid";
+  EXPECT_EQ(run_lethe("sweep " + scenario + grid + " --target 'duplicate_rate<=0' --out " + out.string(),
+                      dir / "a.log"), 1) << read_file(dir / "a.log");
+  const auto cells = nlohmann::json::parse(read_file(out / "cells.json"));
+  std::string report = read_file(out / "report.html");
+  EXPECT_NE(report.find("meets every target (duplicate_rate&lt;=0)"), std::string::npos);
+  const bool any_duplicate = read_file(dir / "a.log").find(" fail") != std::string::npos;
+  EXPECT_EQ(report.find("FAIL") != std::string::npos, any_duplicate) << "a failed cell is marked in its square";
+  EXPECT_EQ(run_lethe("sweep " + scenario + grid + " --resume --out " + out.string(), dir / "b.log"), 0)
+      << read_file(dir / "b.log");
+  EXPECT_FALSE(fs::exists(out / "targets.json"));
+  EXPECT_EQ(read_file(out / "report.html").find("meets every target"), std::string::npos);
+  fs::remove_all(dir);
+}
