@@ -296,6 +296,28 @@ struct Figure {
   int width = 0;         // the SVG's natural width in px (0: the page's width); it is never drawn wider
 };
 
+// The words under a heatmap: what a square is, the targets when there are any, the log scale, and (on the last
+// heatmap drawn, `groups` > 0) how many were left out.
+std::string heatmap_caption(const ReportInput& in, bool log_scale, std::size_t groups) {
+  std::string caption = "Each square is one cell: duplicate effects divided by the (message, processor) pairs owed "
+                        "an execution, over every seed of the cell. The full numbers and intervals are in the cells table.";
+  if (!in.targets.empty()) {
+    std::string targets;
+    for (const auto& t : in.targets) targets += (targets.empty() ? "" : ", ") + html_escape(t);  // caption is HTML
+    caption += " Each square also says whether the cell meets every target (" + targets +
+               "): pass, FAIL, or undecided when a rate's 95% interval contains its limit (targets.json).";
+  }
+  if (log_scale) {
+    caption += " The colour scale is logarithmic (the bar on the right gives the values); a cell without a "
+               "duplicate has the bottom colour.";
+  }
+  if (groups > kMaxHeatmaps) {
+    caption += fmt::format(" Only the first {} of {} heatmaps are drawn; the table has every cell.", kMaxHeatmaps,
+                           groups);
+  }
+  return caption;
+}
+
 std::vector<Figure> heatmaps(const ReportInput& in) {
   std::vector<Figure> figures;
   if (in.varied_keys.size() < 2) return figures;
@@ -363,22 +385,7 @@ std::vector<Figure> heatmaps(const ReportInput& in) {
                                 number(highest))
                   : fmt::format("set cbrange [0:{}]\nset format cb \"%.2g\"\n", number(highest > 0 ? highest : 1.0)),
         f.name);
-    f.caption = "Each square is one cell: duplicate effects divided by the (message, processor) pairs owed an "
-                "execution, over every seed of the cell. The full numbers and intervals are in the cells table.";
-    if (!in.targets.empty()) {
-      std::string targets;
-      for (const auto& t : in.targets) targets += (targets.empty() ? "" : ", ") + html_escape(t);  // caption is HTML
-      f.caption += " Each square also says whether the cell meets every target (" + targets +
-                   "): pass, FAIL, or undecided when a rate's 95% interval contains its limit (targets.json).";
-    }
-    if (log_scale) {
-      f.caption += " The colour scale is logarithmic (the bar on the right gives the values); a cell without a "
-                   "duplicate has the bottom colour.";
-    }
-    if (g + 1 == kMaxHeatmaps && groups.size() > kMaxHeatmaps) {
-      f.caption += fmt::format(" Only the first {} of {} heatmaps are drawn; the table has every cell.", kMaxHeatmaps,
-                               groups.size());
-    }
+    f.caption = heatmap_caption(in, log_scale, g + 1 == kMaxHeatmaps ? groups.size() : 0);
     figures.push_back(std::move(f));
   }
   return figures;
