@@ -85,6 +85,7 @@ Json op_json(const Op& op) {
     object["condition"] = condition_json(op.condition);
     object["update"] = update_json(op.update);
   }
+  if (op.kind == OpKind::Delete && !(op.condition == Condition{})) object["condition"] = condition_json(op.condition);
   if (op.kind == OpKind::Transaction) {
     Json parts = Json::array();
     for (const TransactionPart& part : op.parts) {
@@ -218,8 +219,8 @@ class LineReader {
     Op op;
     op.kind = kind->second;
     switch (op.kind) {
-      case OpKind::Get:
-      case OpKind::Delete: only(object, "op", {"kind", "key"}); break;
+      case OpKind::Get: only(object, "op", {"kind", "key"}); break;
+      case OpKind::Delete: only(object, "op", {"kind", "key", "condition"}); break;
       case OpKind::Put: only(object, "op", {"kind", "key", "item"}); break;
       case OpKind::Upsert: only(object, "op", {"kind", "key", "condition", "update"}); break;
       case OpKind::Transaction: only(object, "op", {"kind", "parts"}); break;
@@ -230,6 +231,7 @@ class LineReader {
       op.key = unsigned_integer(object["key"], "key");
     }
     if (op.kind == OpKind::Put) op.item = item(object.value("item", Json::object()), "item");
+    if (op.kind == OpKind::Delete && object.contains("condition")) op.condition = condition(object["condition"]);
     if (op.kind == OpKind::Upsert) {
       op.condition = condition(object.value("condition", Json::object()));
       op.update = update(object.value("update", Json::object()));

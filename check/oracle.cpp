@@ -108,11 +108,13 @@ class Judge {
 
   // The attempt ran its effect, then ended (protect() returned, e.g. failed after a provider call whose
   // response was lost) before `time` without its completion record: like a crash after the effect, the record
-  // was abandoned while the effect had happened.
+  // was abandoned while the effect had happened. (One that failed because its completion write went unanswered,
+  // on_completion_failure = "fail", lost its completion: completion_lost_by.)
   bool gave_up_after_effect(AttemptId a, sim::Time time) const {
     if (!ledger_.has_attempt(a)) return false;  // a settled attempt completed
     const auto& r = ledger_.attempt(a);
-    return r.executed && !r.crashed_at && r.outcome == static_cast<int>(Outcome::Failed) && r.ended_at &&
+    return r.executed && !r.crashed_at && r.outcome == static_cast<int>(Outcome::Failed) && !r.completion_failed &&
+           r.ended_at &&
            *r.ended_at <= time &&
            (!r.completed_at || *r.completed_at > time);
   }
@@ -142,13 +144,14 @@ class Judge {
            *settled->second.evicted_at <= to;
   }
 
-  // The attempt ran its effect and acknowledged (protect() returned Executed, alive) by `time`, but its completion
-  // write never landed: the record it owned stayed in flight although its work was done.
+  // The attempt ran its effect and ended alive by `time` (protect() returned Executed: acknowledged; or Failed,
+  // on_completion_failure = "fail"), but its completion write never landed: the record it owned stayed in flight
+  // although its work was done.
   bool completion_lost_by(AttemptId a, sim::Time time) const {
     if (!ledger_.has_attempt(a)) return false;  // a settled attempt's completion landed
     const auto& r = ledger_.attempt(a);
     // A completion refused because TTL had already evicted the record is the eviction's doing, not a lost write.
-    return r.executed && !r.crashed_at && r.outcome == static_cast<int>(Outcome::Executed) && r.completion_failed &&
+    return r.executed && !r.crashed_at && r.outcome != static_cast<int>(Outcome::Skipped) && r.completion_failed &&
            !r.completion_applied && r.ended_at && *r.ended_at <= time &&
            !evicted_between(r.id, r.processor, r.decided_at, *r.ended_at);
   }
@@ -192,10 +195,11 @@ class Judge {
       return Cause::CrashAfterEffect;
     }
     if (completion_lost_by(owner, decided_at)) {
-      why = fmt::format("{} ran the effect at {} and acknowledged at {}, but its completion write never landed; "
+      const bool failed = ledger_.attempt(owner).outcome == static_cast<int>(Outcome::Failed);
+      why = fmt::format("{} ran the effect at {} and {} at {}, but its completion write never landed; "
                         "{} {} at {} and ran it again",
-                        who(owner), t(effect.at), t(*ledger_.attempt(owner).ended_at), who(e.attempt), found,
-                        t(decided_at));
+                        who(owner), t(effect.at), failed ? "failed the message (on_completion_failure)" : "acknowledged",
+                        t(*ledger_.attempt(owner).ended_at), who(e.attempt), found, t(decided_at));
       return Cause::CompletionLost;
     }
     return std::nullopt;

@@ -85,6 +85,9 @@ class ProtocolHooks {
   virtual void waited(MessageId id, ProcessorId processor, AttemptId attempt, sim::Duration waited) = 0;
   // The attempt wrote its completion (applied says whether the write landed).
   virtual void completed(MessageId id, ProcessorId processor, AttemptId attempt, bool applied) = 0;
+  // The attempt, whose effect failed for good, deleted its own in-flight record (applied: the delete landed; false:
+  // the record was no longer its own, or the store never answered). Default: nothing is recorded.
+  virtual void released(MessageId /*id*/, ProcessorId /*processor*/, AttemptId /*attempt*/, bool /*applied*/) {}
 };
 
 }  // namespace lethe

@@ -31,8 +31,20 @@
 //        without a claim (MaxWaitProcess, the Rust port's behaviour). max_wait = 0 refuses at once: no wait begins
 //        and none is counted (waited = false).
 //   3. Run: hooks.crash_point(AfterStartBeforeEffect), the effect, hooks.crash_point(AfterEffectBeforeComplete).
-//      A failed effect (nullopt) returns Failed and leaves the in-flight record as it is (the effect may have
-//      half-happened, like a crash): the redelivery waits until the record is stale, then takes over.
+//      A failed effect (nullopt: a non-retryable error, a refused call, retries exhausted) fails for good:
+//        - memoize_failures = true: the failure is the record's result. A completion write under the same fence as
+//          a successful one (below) sets completed_at and expires_on and removes any memoized value; later
+//          deliveries skip the completed record and are handed the failure (ProtectResult::memoized_failure).
+//          The attempt itself returns Failed (its effect failed).
+//        - else on_failure = "keep" (default): the in-flight record stays as it is (the effect may have
+//          half-happened, like a crash): the redelivery waits until the record is stale, then takes over.
+//        - else on_failure = "release": an owner deletes its record, conditionally: only while it is still its own
+//          (owner_equals(attempt)) and not completed. A takeover that landed first (the owner was slow) or a
+//          completion by another attempt makes the delete a no-op, so a release never removes a record that is no
+//          longer the failing attempt's. A non-owner (if-not-exists takeover, max-wait "process", a waiter that
+//          read "absent") has no record of its own and releases nothing. An unanswered delete is retried like
+//          every step; if every try is unknown the record stays (as with "keep").
+//        hooks.released(applied) reports a release write (landed or not).
 //   4. Complete: an Upsert setting completed_at = now, memoized = value (when memoize), expires_on = now + ttl
 //      (also with "at-start"; completion refreshes it), and started_at / owner if absent (so a completion can
 //      recreate an evicted record). complete = "blind": unconditional (a timed-out owner overwrites completed_at
@@ -45,7 +57,11 @@
 //        - a non-owner that read "absent": only if there is still no record (or an expired one, when
 //          expired_wins; then it is replaced).
 //      hooks.completed(applied) reports whether the write landed. The result is Executed with the effect's own
-//      value whether or not the completion landed (the effect did happen).
+//      value whether or not the completion landed (the effect did happen) — unless on_completion_failure = "fail"
+//      and the completion got no answer at all (every try unknown): then the attempt fails (Failed) and the
+//      message is delivered again, as a library that raises on a failed save does. A completion the store
+//      answered by rejecting it (another attempt took the record over or completed it) is not a failed write:
+//      the attempt returns Executed either way.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -94,7 +110,15 @@ struct MnemosyneSettings {
   PollWith poll_with = PollWith::Read;
   ExpiresOn expires_on = ExpiresOn::AtComplete;
   Precedence precedence = Precedence::ExpiredFirst;  // effective: never ExpiredWins
+  bool release_on_failure = false;      // on_failure = "release"
+  bool fail_on_lost_completion = false;  // on_completion_failure = "fail"
+  bool memoize_failures = false;
 };
+
+constexpr const char* kOnFailureKeep = "keep";
+constexpr const char* kOnFailureRelease = "release";
+constexpr const char* kOnCompletionFailureAck = "ack";
+constexpr const char* kOnCompletionFailureFail = "fail";
 
 MnemosyneSettings read_settings(const StrategySettings& s) {
   MnemosyneSettings m;
@@ -110,6 +134,9 @@ MnemosyneSettings read_settings(const StrategySettings& s) {
   m.poll_with = word_setting(s, "poll_with", {PollWith::Read, PollWith::StartWrite});
   m.expires_on = word_setting(s, "expires_on", {ExpiresOn::AtComplete, ExpiresOn::AtStart});
   m.precedence = precedence_setting(s);
+  m.release_on_failure = s.get<std::string>("on_failure") == kOnFailureRelease;
+  m.fail_on_lost_completion = s.get<std::string>("on_completion_failure") == kOnCompletionFailureFail;
+  m.memoize_failures = s.get<bool>("memoize_failures");
   return m;
 }
 
@@ -136,12 +163,17 @@ class MnemosyneStrategy final : public Strategy {
 
   Op start_write(const Call& call, sim::Time now) const;
   Op takeover_write(const Call& call, const Item& stale, sim::Time now) const;
+  // value nullopt: the effect failed and the failure is memoized (no memoized value, the record completed).
   Op completion(const Call& call, Claim claim, const std::optional<Item>& seen, sim::Time decided_at,
-                sim::Time now, std::uint64_t value) const;
+                sim::Time now, std::optional<std::uint64_t> value) const;
   ProtectResult run(Call& call, const Effect& effect, Claim claim, const std::optional<Item>& seen,
                     sim::Time decided_at);
-  bool complete(const Call& call, Claim claim, const std::optional<Item>& seen, sim::Time decided_at,
-                std::uint64_t value);
+  // What became of a completion write.
+  enum class Landed { Yes, Rejected, Unanswered };
+  Landed complete(const Call& call, Claim claim, const std::optional<Item>& seen, sim::Time decided_at,
+                  std::optional<std::uint64_t> value);
+  ProtectResult effect_failed(Call& call, Claim claim, const std::optional<Item>& seen, sim::Time decided_at);
+  ProtectResult skip(Call& call, const std::optional<Item>& record);
   std::optional<Reply> poll_read(Key key);
   std::optional<std::uint64_t> memo(const std::optional<Item>& record) const {
     return settings_.memoize && record.has_value() ? record->memoized : std::nullopt;
@@ -189,15 +221,17 @@ Op MnemosyneStrategy::takeover_write(const Call& call, const Item& stale, sim::T
 }
 
 Op MnemosyneStrategy::completion(const Call& call, Claim claim, const std::optional<Item>& seen,
-                                 sim::Time decided_at, sim::Time now, std::uint64_t value) const {
+                                 sim::Time decided_at, sim::Time now, std::optional<std::uint64_t> value) const {
   Update update;
   update.completed_at_mode = Assign::Set;
   update.completed_at = now;
   update.expires_on_mode = Assign::Set;
   update.expires_on = saturating_add(now, ttl_);
-  if (settings_.memoize) {
+  if (!value.has_value()) {
+    update.memoized_mode = Assign::Remove;  // the failure is the result: no value to hand back
+  } else if (settings_.memoize) {
     update.memoized_mode = Assign::Set;
-    update.memoized = value;
+    update.memoized = *value;
   }
   update.started_at_mode = Assign::SetIfAbsent;  // only when the completion (re)creates the record
   update.started_at = decided_at;
@@ -258,7 +292,7 @@ ProtectResult MnemosyneStrategy::protect(MessageId id, ProcessorId processor, At
           decide_with_precedence(seen, decided_at, max_processing_time_, settings_.precedence);
       if (verdict.decision == Decision::Skip) {
         reporter_.note(call, verdict.basis, seen, decided_at);
-        return reporter_.skipped(call, memo(seen));
+        return skip(call, seen);
       }
       if (verdict.decision == Decision::Process && verdict.basis == Basis::StaleTakeover) {
         if (settings_.takeover == Takeover::IfNotExists) {
@@ -338,25 +372,54 @@ ProtectResult MnemosyneStrategy::run(Call& call, const Effect& effect, Claim cla
   reporter_.finish_wait(call);
   reporter_.hooks().crash_point(CrashPoint::AfterStartBeforeEffect, call.id, call.attempt);
   const std::optional<std::uint64_t> value = effect(kNoFencingToken);
-  if (!value.has_value()) return reporter_.failed(call);
+  if (!value.has_value()) return effect_failed(call, claim, seen, decided_at);
   reporter_.hooks().crash_point(CrashPoint::AfterEffectBeforeComplete, call.id, call.attempt);
-  const bool applied = complete(call, claim, seen, decided_at, *value);
-  reporter_.hooks().completed(call.id, call.processor, call.attempt, applied);
+  const Landed landed = complete(call, claim, seen, decided_at, value);
+  reporter_.hooks().completed(call.id, call.processor, call.attempt, landed == Landed::Yes);
+  if (landed == Landed::Unanswered && settings_.fail_on_lost_completion) return reporter_.failed(call);
   call.result.outcome = Outcome::Executed;
   call.result.value = value;
   return call.result;
 }
 
-bool MnemosyneStrategy::complete(const Call& call, Claim claim, const std::optional<Item>& seen,
-                                 sim::Time decided_at, std::uint64_t value) {
+ProtectResult MnemosyneStrategy::effect_failed(Call& call, Claim claim, const std::optional<Item>& seen,
+                                               sim::Time decided_at) {
+  if (settings_.memoize_failures) {
+    const Landed landed = complete(call, claim, seen, decided_at, std::nullopt);
+    reporter_.hooks().completed(call.id, call.processor, call.attempt, landed == Landed::Yes);
+  } else if (settings_.release_on_failure && claim == Claim::Owner) {
+    Condition still_ours;
+    still_ours.owner_equals = call.attempt;
+    still_ours.require_not_completed = true;
+    const StepReply step = execute_step(store_, delete_op(call.key, still_ours));
+    // After a lost reply, a rejected retry finding no record means an earlier try of this delete landed.
+    const bool applied = step.reply.has_value() &&
+                         (step.reply->applied || (step.tries > 1 && !step.reply->previous.has_value()));
+    reporter_.hooks().released(call.id, call.processor, call.attempt, applied);
+  }
+  return reporter_.failed(call);
+}
+
+ProtectResult MnemosyneStrategy::skip(Call& call, const std::optional<Item>& record) {
+  // A completed record without a value under memoize holds a memoized failure (nothing else completes it so).
+  const bool failure = settings_.memoize_failures && settings_.memoize && record.has_value() &&
+                       record->completed_at.has_value() && !record->memoized.has_value();
+  ProtectResult result = reporter_.skipped(call, memo(record));
+  result.memoized_failure = failure;
+  return result;
+}
+
+MnemosyneStrategy::Landed MnemosyneStrategy::complete(const Call& call, Claim claim, const std::optional<Item>& seen,
+                                                      sim::Time decided_at, std::optional<std::uint64_t> value) {
   const sim::Time now = clock_.now();
   const StepReply step = execute_step(store_, completion(call, claim, seen, decided_at, now, value));
-  if (!step.reply.has_value()) return false;
-  if (step.reply->applied) return true;
+  if (!step.reply.has_value()) return Landed::Unanswered;
+  if (step.reply->applied) return Landed::Yes;
   // Rejected. After a lost reply, the record may show that an earlier try of this same write landed.
   const std::optional<Item>& there = step.reply->previous;
-  return step.tries > 1 && there.has_value() && there->completed_at == now &&
-         (!settings_.memoize || there->memoized == value);
+  const bool ours = step.tries > 1 && there.has_value() && there->completed_at == now &&
+                    (value.has_value() ? !settings_.memoize || there->memoized == value : !there->memoized.has_value());
+  return ours ? Landed::Yes : Landed::Rejected;
 }
 
 std::vector<SettingKey> mnemosyne_keys() {
@@ -386,6 +449,13 @@ std::vector<SettingKey> mnemosyne_keys() {
            "at-complete: in-flight records never expire; at-start: the TTL runs from the start"),
       expired_wins_key(),
       precedence_key(),
+      word("on_failure", kOnFailureKeep, {kOnFailureKeep, kOnFailureRelease},
+           "after an effect fails for good: keep the in-flight record, or release (delete) it if still its own"),
+      word("on_completion_failure", kOnCompletionFailureAck, {kOnCompletionFailureAck, kOnCompletionFailureFail},
+           "a completion write with no answer: acknowledge the message anyway, or fail it (delivered again)"),
+      SettingKey{"memoize_failures", SettingLanguage::Boolean, SettingValue{false},
+                 "an effect that fails for good completes the record with the failure, handed to later deliveries",
+                 {}, 0, false},
   };
 }
 

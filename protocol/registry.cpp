@@ -180,6 +180,10 @@ void DeclaredBasesHooks::completed(MessageId id, ProcessorId processor, AttemptI
   hooks_.completed(id, processor, attempt, applied);
 }
 
+void DeclaredBasesHooks::released(MessageId id, ProcessorId processor, AttemptId attempt, bool applied) {
+  hooks_.released(id, processor, attempt, applied);
+}
+
 bool declares_cause(const StrategyInfo& strategy, Cause cause) {
   return std::any_of(strategy.windows.begin(), strategy.windows.end(),
                      [cause](const DuplicateWindow& window) { return window.cause == cause; });

@@ -146,6 +146,7 @@ class DeclaredBasesHooks final : public ProtocolHooks {
   void decided(const DecisionNote& note) override;
   void waited(MessageId id, ProcessorId processor, AttemptId attempt, sim::Duration waited) override;
   void completed(MessageId id, ProcessorId processor, AttemptId attempt, bool applied) override;
+  void released(MessageId id, ProcessorId processor, AttemptId attempt, bool applied) override;
 
  private:
   const StrategyInfo& info_;

@@ -122,6 +122,10 @@ Reply apply(StoreState& state, const Op& op, std::optional<Item>* after) {
       now = op.item;
       break;
     case OpKind::Delete:
+      if (!op.condition.holds(now)) {  // a default condition always holds: an unconditional delete
+        reply.applied = false;
+        return reply;
+      }
       now.reset();
       break;
     case OpKind::Upsert:
@@ -166,7 +170,9 @@ std::string describe(const Op& op) {
   switch (op.kind) {
     case OpKind::Get: return fmt::format("get({:#x})", op.key);
     case OpKind::Put: return fmt::format("put({:#x}, {})", op.key, describe(std::optional<Item>(op.item)));
-    case OpKind::Delete: return fmt::format("delete({:#x})", op.key);
+    case OpKind::Delete:
+      return op.condition == Condition{} ? fmt::format("delete({:#x})", op.key)
+                                         : fmt::format("delete({:#x}, conditional)", op.key);
     case OpKind::Upsert: return fmt::format("upsert({:#x})", op.key);
     case OpKind::Evict: return fmt::format("evict({:#x}, at={})", op.key, op.at);
     case OpKind::Transaction: {
@@ -203,6 +209,11 @@ Op delete_op(Key key) {
   Op op;
   op.kind = OpKind::Delete;
   op.key = key;
+  return op;
+}
+Op delete_op(Key key, const Condition& condition) {
+  Op op = delete_op(key);
+  op.condition = condition;
   return op;
 }
 Op upsert_op(Key key, const Condition& condition, const Update& update) {

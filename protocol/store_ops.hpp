@@ -9,7 +9,8 @@
 // Operations (what real databases offer, DynamoDB / Postgres terms):
 //   Get         read one item (an expired item that was not evicted yet is returned, as DynamoDB does)
 //   Put         unconditional overwrite
-//   Delete      unconditional delete
+//   Delete      delete, unconditional, or only if `condition` holds (DeleteItem with a ConditionExpression;
+//               DELETE .. WHERE): a rejected delete changes nothing and replies applied = false
 //   Upsert      conditional update-or-insert returning the previous item (UpdateItem with a
 //               ConditionExpression and ReturnValues=ALL_OLD; INSERT .. ON CONFLICT .. RETURNING)
 //   Transaction several keys, all conditions checked first, then all updates applied, atomically
@@ -134,7 +135,7 @@ struct Op {
   OpKind kind = OpKind::Get;
   Key key = 0;                        // every kind but Transaction
   Item item;                          // Put
-  Condition condition;                // Upsert
+  Condition condition;                // Upsert, Delete (default: always holds)
   Update update;                      // Upsert
   std::vector<TransactionPart> parts; // Transaction
   sim::Time at = 0;                   // Evict
@@ -172,6 +173,7 @@ std::string describe(const std::optional<Item>& item);
 Op get_op(Key key);
 Op put_op(Key key, const Item& item);
 Op delete_op(Key key);
+Op delete_op(Key key, const Condition& condition);  // only if `condition` holds
 Op upsert_op(Key key, const Condition& condition, const Update& update);
 Op evict_op(Key key, sim::Time at);
 Op transaction_op(std::vector<TransactionPart> parts);

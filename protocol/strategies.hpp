@@ -65,6 +65,7 @@ struct ProtectResult {
   std::optional<std::uint64_t> value;  // Executed: the effect's; Skipped: the memoized one (nullopt without memo)
   bool waited = false;                 // a Wait decision was taken (an in-flight record was found)
   sim::Duration wait_time = 0;         // local time spent waiting (0 when !waited)
+  bool memoized_failure = false;       // Skipped: the record holds a failure (memoize_failures), handed back
 };
 
 class Strategy {

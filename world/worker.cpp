@@ -19,6 +19,7 @@ constexpr sim::TraceKind kTraceAttempt{"attempt", "message", "processor", "attem
 constexpr sim::TraceKind kTraceDecision{"decision", "message", "attempt", "basis"};
 constexpr sim::TraceKind kTraceOutcome{"outcome", "message", "attempt", "outcome"};
 constexpr sim::TraceKind kTraceAck{"ack", "message", "processor", "accepted"};
+constexpr sim::TraceKind kTraceRelease{"release", "message", "attempt", "applied"};
 
 class SimClock final : public Clock {
  public:
@@ -59,6 +60,12 @@ class WorkerHooks final : public ProtocolHooks {
     } else {
       record.completion_failed = true;
     }
+  }
+
+  void released(MessageId id, ProcessorId, AttemptId attempt, bool applied) override {
+    auto& simulation = environment_.simulation;
+    simulation.trace().record(simulation.now(), kTraceRelease, node_.id(), id, attempt, applied ? 1 : 0);
+    environment_.observations.cover(applied ? "protocol.released" : "protocol.release_refused");
   }
 
  private:

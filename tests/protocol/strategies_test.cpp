@@ -146,6 +146,10 @@ class RecordingHooks final : public lethe::ProtocolHooks {
   void completed(MessageId /*id*/, ProcessorId /*processor*/, AttemptId attempt, bool applied) override {
     completions[attempt] = applied;
   }
+  std::map<AttemptId, bool> releases;  // attempt -> applied
+  void released(MessageId /*id*/, ProcessorId /*processor*/, AttemptId attempt, bool applied) override {
+    releases[attempt] = applied;
+  }
 
   std::vector<Basis> bases_of(AttemptId attempt) const {
     std::vector<Basis> bases;
@@ -700,6 +704,166 @@ TEST(ProtocolMnemosyne, AFailedEffectFailsTheAttemptAndLeavesItsRecordInFlight) 
   EXPECT_TRUE(world.hooks.completions.empty());
   EXPECT_FALSE(world.store.record()->completed_at.has_value());
   EXPECT_EQ(world.store.record()->owner, 1u);
+}
+
+// ---------------------------------------------------------------- a failed effect: keep, release, memoize
+
+// An effect that takes `duration` and fails (a non-retryable error), counting its runs.
+Effect failing_effect(int& runs, Duration duration) {
+  return [&runs, duration](lethe::FencingToken) -> std::optional<std::uint64_t> {
+    ++runs;
+    sim::sleep(duration);
+    return std::nullopt;
+  };
+}
+
+TEST(ProtocolOnFailure, ReleaseDeletesTheFailedOwnersRecordSoTheNextDeliveryProcessesAtOnce) {
+  for (const bool release : {false, true}) {
+    ProtocolSection settings = settings_for("mnemosyne");
+    settings.settings.set("on_failure", std::string(release ? "release" : "keep"));
+    World world(settings);
+    int failed_runs = 0;
+    CountingEffect effect;
+    world.caller(1, 0, failing_effect(failed_runs, 10 * kMillisecond));
+    world.caller(2, 100 * kMillisecond, effect.make(10 * kMillisecond, 7));
+    world.simulation.run();
+    EXPECT_EQ(world.results[1].outcome, Outcome::Failed);
+    EXPECT_EQ(effect.runs, 1);
+    EXPECT_EQ(world.results[2].outcome, Outcome::Executed);
+    if (release) {
+      EXPECT_TRUE(world.hooks.releases[1]);
+      EXPECT_EQ(world.hooks.bases_of(2), std::vector<Basis>{Basis::Absent});  // no record: no wait
+      EXPECT_FALSE(world.results[2].waited);
+    } else {
+      EXPECT_TRUE(world.hooks.releases.empty());
+      EXPECT_TRUE(world.results[2].waited);  // the kept record is waited on until stale (1s), then taken over
+      EXPECT_EQ(world.hooks.bases_of(2).back(), Basis::StaleTakeover);
+    }
+  }
+}
+
+TEST(ProtocolOnFailure, AReleaseAfterATakeoverOfTheSlowOwnerDeletesNothingAndTheTakersRecordStays) {
+  ProtocolSection settings = settings_for("mnemosyne");  // max_processing_time 1s
+  settings.settings.set("on_failure", std::string("release"));
+  World world(settings);
+  int failed_runs = 0;
+  CountingEffect taker;
+  world.caller(1, 0, failing_effect(failed_runs, 2 * kSecond));   // slow, then fails at 2s
+  world.caller(2, 1500 * kMillisecond, taker.make(3 * kSecond, 5));  // takes the stale record over at 1.5s
+  world.simulation.run();
+  EXPECT_EQ(world.hooks.bases_of(2).front(), Basis::StaleTakeover);
+  EXPECT_FALSE(world.hooks.releases[1]);  // the record was no longer its own
+  EXPECT_EQ(world.results[2].outcome, Outcome::Executed);
+  EXPECT_TRUE(world.hooks.completions[2]);  // the taker's record survived the release and completed
+  ASSERT_TRUE(world.store.record().has_value());
+  EXPECT_EQ(world.store.record()->owner, 2u);
+}
+
+TEST(ProtocolOnFailure, AReleaseAfterAnotherAttemptCompletedTheRecordDeletesNothing) {
+  ProtocolSection settings = settings_for("mnemosyne");
+  settings.settings.set("on_failure", std::string("release"));
+  settings.settings.set("on_max_wait", std::string("process"));
+  settings.settings.set("max_wait", 100 * kMillisecond);
+  World world(settings);
+  int failed_runs = 0;
+  CountingEffect waiter;
+  world.caller(1, 0, failing_effect(failed_runs, kSecond / 2));         // owner, fails at 0.5s
+  world.caller(2, 10 * kMillisecond, waiter.make(10 * kMillisecond, 8));  // waits 100ms, runs and completes
+  world.simulation.run();
+  EXPECT_TRUE(world.hooks.completions[2]);
+  EXPECT_FALSE(world.hooks.releases[1]);  // completed (still owner 1): the conditional delete is refused
+  ASSERT_TRUE(world.store.record().has_value());
+  EXPECT_TRUE(world.store.record()->completed_at.has_value());
+  EXPECT_EQ(world.store.record()->memoized, std::optional<std::uint64_t>(8));
+}
+
+TEST(ProtocolOnFailure, ANonOwnerWhoseEffectFailsReleasesNothing) {
+  ProtocolSection settings = settings_for("mnemosyne");
+  settings.settings.set("on_failure", std::string("release"));
+  settings.settings.set("on_max_wait", std::string("process"));
+  settings.settings.set("max_wait", 100 * kMillisecond);
+  World world(settings);
+  int failed_runs = 0;
+  CountingEffect owner;
+  world.caller(1, 0, owner.make(kSecond / 2, 3));                       // the owner, still at work
+  world.caller(2, 10 * kMillisecond, failing_effect(failed_runs, kMillisecond));  // goes ahead, fails
+  world.simulation.run();
+  EXPECT_EQ(failed_runs, 1);
+  EXPECT_TRUE(world.hooks.releases.empty());  // not its record: no delete was even tried
+  EXPECT_TRUE(world.hooks.completions[1]);
+}
+
+TEST(ProtocolOnCompletionFailure, FailFailsTheAttemptWhenTheCompletionIsNeverAnsweredAndAckReturnsTheValue) {
+  for (const bool fail : {false, true}) {
+    ProtocolSection settings = settings_for("mnemosyne");
+    settings.settings.set("on_completion_failure", std::string(fail ? "fail" : "ack"));
+    World world(settings);
+    world.store.fate = [](const Op& op, int) {
+      return op.kind == OpKind::Upsert && op.update.completed_at_mode == lethe::Assign::Set ? Fate::LoseRequest
+                                                                                            : Fate::Normal;
+    };
+    CountingEffect effect;
+    world.caller(1, 0, effect.make(kMillisecond, 4));
+    world.simulation.run();
+    EXPECT_EQ(effect.runs, 1);
+    EXPECT_FALSE(world.hooks.completions[1]);
+    EXPECT_EQ(world.results[1].outcome, fail ? Outcome::Failed : Outcome::Executed);
+  }
+}
+
+TEST(ProtocolOnCompletionFailure, ARejectedCompletionIsAnAnswerAndStillReturnsExecutedUnderFail) {
+  ProtocolSection settings = settings_for("mnemosyne");
+  settings.settings.set("on_completion_failure", std::string("fail"));
+  World world(settings);
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(2 * kSecond, 1));                       // slow owner
+  world.caller(2, 1500 * kMillisecond, effect.make(kMillisecond, 2));  // takes over, completes first
+  world.simulation.run();
+  EXPECT_FALSE(world.hooks.completions[1]);  // fenced out: rejected
+  EXPECT_EQ(world.results[1].outcome, Outcome::Executed);
+}
+
+TEST(ProtocolMemoizeFailures, APermanentFailureCompletesTheRecordAndLaterDeliveriesAreHandedTheFailure) {
+  for (const bool memoize_failures : {false, true}) {
+    ProtocolSection settings = settings_for("mnemosyne");
+    settings.settings.set("memoize_failures", memoize_failures);
+    settings.settings.set("on_failure", std::string("release"));  // memoizing the failure takes precedence
+    World world(settings);
+    int failed_runs = 0;
+    CountingEffect effect;
+    world.caller(1, 0, failing_effect(failed_runs, 10 * kMillisecond));
+    world.caller(2, 100 * kMillisecond, effect.make(kMillisecond, 6));
+    world.simulation.run();
+    EXPECT_EQ(world.results[1].outcome, Outcome::Failed);
+    if (memoize_failures) {
+      EXPECT_TRUE(world.hooks.completions[1]);
+      EXPECT_TRUE(world.hooks.releases.empty());
+      ASSERT_TRUE(world.store.record().has_value());
+      EXPECT_TRUE(world.store.record()->completed_at.has_value());
+      EXPECT_FALSE(world.store.record()->memoized.has_value());
+      EXPECT_EQ(effect.runs, 0);  // the failure was handed back: no second run
+      EXPECT_EQ(world.results[2].outcome, Outcome::Skipped);
+      EXPECT_TRUE(world.results[2].memoized_failure);
+      EXPECT_FALSE(world.results[2].value.has_value());
+    } else {
+      EXPECT_EQ(effect.runs, 1);
+      EXPECT_EQ(world.results[2].outcome, Outcome::Executed);
+      EXPECT_FALSE(world.results[2].memoized_failure);
+    }
+  }
+}
+
+TEST(ProtocolMemoizeFailures, ASuccessfulCompletionIsNotReadAsAFailure) {
+  ProtocolSection settings = settings_for("mnemosyne");
+  settings.settings.set("memoize_failures", true);
+  World world(settings);
+  CountingEffect effect;
+  world.caller(1, 0, effect.make(kMillisecond, 6));
+  world.caller(2, 100 * kMillisecond, effect.make(kMillisecond, 6));
+  world.simulation.run();
+  EXPECT_EQ(world.results[2].outcome, Outcome::Skipped);
+  EXPECT_FALSE(world.results[2].memoized_failure);
+  EXPECT_EQ(world.results[2].value, std::optional<std::uint64_t>(6));
 }
 
 TEST(ProtocolStoreFailures, ALostStartWriteReplyIsRetriedAndTheAttemptRecognisesItsOwnRecord) {
