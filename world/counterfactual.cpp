@@ -116,10 +116,14 @@ void Intervener::fence_takeover(Item& item, sim::Node& reader) {
 }
 
 void Intervener::show_first_record(bool read, std::optional<Item>& item, sim::Node& reader) const {
-  if (!read || item || running_on(reader) != cf_.attempt) return;
+  if (!read || item) return;
+  // Either attempt of the racing pair may be the one whose read missed the other's record: the duplicate's, or
+  // (a lagging replica read) the first executor's, which decided later than the duplicate's attempt created it.
+  const AttemptId reading = running_on(reader);
+  if (reading == 0 || (reading != cf_.attempt && reading != cf_.first_attempt)) return;
   Item record;
   record.started_at = reader.local_now();
-  record.owner = cf_.first_attempt;
+  record.owner = reading == cf_.attempt ? cf_.first_attempt : cf_.attempt;
   if (!shape_.in_flight_records) record.completed_at = reader.local_now();
   item = record;
 }

@@ -18,7 +18,7 @@
 //                      clock), replies to any other attempt showing that same record (owner, started_at) show it
 //                      as a conditional takeover by the first would have left it: owned by it, started at its
 //                      clock then (one taker wins, the others wait on it);
-//   RecordSeen         a read by the duplicate's attempt that finds no record finds the first executor's: in
+//   RecordSeen         a read by either attempt of the pair that finds no record finds the other's: in
 //                      flight, started at the reader's clock, or, for a strategy whose records are written
 //                      completed (check-then-insert, record-after), completed then;
 //   ProviderDedupes    the provider answers every call of the message after its first execution with that
