@@ -214,11 +214,13 @@ class Judge {
   // Each duplicate gets the first cause that applies: the provider's (whatever the strategy decided), this
   // attempt's ownership overtaken, then the basis of this attempt's own decision.
   Cause classify(const ExecutionRecord& e, const std::vector<const ExecutionRecord*>& earlier, std::string& why) {
+    read_nothing_ = false;
     if (const std::optional<Cause> cause = provider_cause(e, earlier, why)) return *cause;
     const ExecutionRecord& first = *earlier.front();
     const std::optional<ProcessDecision> d = process_decision(e.attempt);
     // An attempt that checked nothing is unprotected whatever the others did: no search of the group (a
     // strategy without a record can run the effect thousands of times per message).
+    read_nothing_ = (d && d->basis == Basis::Unprotected) || (!d && !strategy_.decisions_inferred);
     if (d && d->basis == Basis::Unprotected) return unprotected(e, first, why);
     if (const std::optional<Cause> cause = owner_overtaken(e, earlier, why)) return *cause;
     if (!d) return undecided(e, why);
@@ -463,7 +465,8 @@ class Judge {
         result_.explanations.push_back(DuplicateExplanation{e.id, e.processor, cause, e.attempt,
                                                             earlier.front()->attempt, e.at,
                                                             fmt::format("message {} ({}): {}", e.id,
-                                                                        processor(e.processor), why)});
+                                                                        processor(e.processor), why),
+                                                            read_nothing_});
       }
       earlier.push_back(&e);
     }
@@ -640,6 +643,7 @@ class Judge {
     const std::size_t group = group_of(id, processor);
     return group == kNoGroup ? nullptr : &first_value_[group].value;
   }
+  bool read_nothing_ = false;  // the duplicate classify() judged last decided without reading a record
   std::vector<EvictionRecord> evictions_;  // sorted by (key, at)
   mutable std::vector<std::pair<AttemptId, std::uint64_t>> settled_by_attempt_;  // (attempt, group key), sorted
   std::vector<FirstValue> first_value_;

@@ -254,6 +254,8 @@ struct DuplicateExplanation {
   std::uint64_t first_attempt = 0;    // the attempt that executed first
   std::int64_t at = 0;                // virtual time of the duplicate execution
   std::string because;                // plain words: which clause broke, when, on which nodes
+  bool read_nothing = false;          // the attempt decided without reading a record (the strategy checks
+                                      // nothing): no read exists for RecordSeen to act on
 };
 
 // Why a caller was handed a value other than the first execution's (a memo mismatch), in plain words.

@@ -15,6 +15,7 @@
 #include "reports/timeline.hpp"
 #include "runner/command_line.hpp"
 #include "runner/execute.hpp"
+#include "runner/verify.hpp"
 #include "scenario/loader.hpp"
 
 namespace runner {
@@ -40,6 +41,8 @@ struct ReplayOptions {
   std::string html_path;
   std::string trace_path;
   std::string events_path;
+  bool verify = false;
+  std::optional<std::size_t> verify_limit;
 };
 
 // Refuses what cannot work before the seed runs: a wrong extension, an unknown cause, a selection without
@@ -63,6 +66,10 @@ std::string options_error(const ReplayOptions& o) {
     return fmt::format("--cause {}: not a duplicate cause (allowed: {})", *o.cause, allowed);
   }
   if (o.limit && *o.limit == 0) return "--limit 0: give at least 1 (how many explanations to print)";
+  if (o.verify_limit && !o.verify) return "--verify-limit bounds what --verify replays: add --verify";
+  if (o.verify_limit && *o.verify_limit == 0) {
+    return "--verify-limit 0: give at least 1 (duplicates replayed per cause)";
+  }
   return "";
 }
 
@@ -169,6 +176,16 @@ void print_explanations(const ExplainSelection& o, const lethe::RunResult& r) {
 
 namespace {
 
+// The exit code of the run, after --verify: 3 when a duplicate's intervention did not remove it.
+int verified_exit(const ReplayOptions& o, const lethe::ScenarioConfig& config, const lethe::RunResult& result) {
+  if (o.verify) {
+    const VerifyReport report = verify_causes(config, o.seed, result, o.verify_limit.value_or(0));
+    std::cout << verify_text(report);
+    if (report.failed()) return kExitInternal;
+  }
+  return result.ok ? kExitOk : kExitExpectation;
+}
+
 int command_replay(const ReplayOptions& o) {
   if (const auto error = options_error(o); !error.empty()) {
     std::cerr << "lethe replay: " << error << "\n";
@@ -243,7 +260,7 @@ int command_replay(const ReplayOptions& o) {
     std::cout << reports::timeline_text(*story, record.node_names);
   }
   if (o.explain) print_explanations(ExplainSelection{o.message, o.cause, o.limit.value_or(kDefaultLimit)}, run.result);
-  return run.result.ok ? kExitOk : kExitExpectation;
+  return verified_exit(o, *config, run.result);
 }
 
 }  // namespace
@@ -288,6 +305,8 @@ ExtraCommand register_replay(CLI::App& app) {
     std::uint64_t message_id = 0;
     std::string cause;
     std::size_t limit = 0;
+    std::size_t verify_limit = 0;
+    CLI::Option* verify_limit_option = nullptr;
     CLI::Option* message = nullptr;
     CLI::Option* cause_option = nullptr;
     CLI::Option* limit_option = nullptr;
@@ -303,6 +322,11 @@ ExtraCommand register_replay(CLI::App& app) {
   replay->cause_option = command->add_option("--cause", replay->cause, "With --explain: only duplicates of this cause");
   replay->limit_option =
       command->add_option("--limit", replay->limit, "With --explain: at most N sentences (default 1000)");
+  command->add_flag("--verify", replay->options.verify,
+                    "Prove each duplicate's cause: replay the seed once per duplicated message with the cause's "
+                    "window closed, check the duplicate is gone (exit 3 if one is not)");
+  replay->verify_limit_option = command->add_option(
+      "--verify-limit", replay->verify_limit, "With --verify: replay at most N duplicates per cause (default all)");
   command->add_option("--html", replay->options.html_path,
                       "Write the incident page: the message (or the first duplicated ones) drawn in virtual time");
   command->add_option("--dot", replay->options.dot_path,
@@ -314,6 +338,7 @@ ExtraCommand register_replay(CLI::App& app) {
             if (replay->message->count() > 0) replay->options.message = replay->message_id;
             if (replay->cause_option->count() > 0) replay->options.cause = replay->cause;
             if (replay->limit_option->count() > 0) replay->options.limit = replay->limit;
+            if (replay->verify_limit_option->count() > 0) replay->options.verify_limit = replay->verify_limit;
             return command_replay(replay->options);
           }};
 }

@@ -1,16 +1,18 @@
 // runner/replay.hpp — `lethe replay`: one seed again, bit for bit, and what happened in it.
 //
 //   lethe replay FILE --seed N [--set K=V ...] [--message ID] [--explain [--cause C] [--limit N]]
-//                [--html OUT.html] [--dot OUT.dot|.svg|.png] [--trace OUT.jsonl]
+//                [--html OUT.html] [--dot OUT.dot|.svg|.png] [--trace OUT.jsonl] [--verify [--verify-limit N]]
 //
 // Prints the run's summary; --message the story of one message (its records, polls folded); --explain a summary
 // of the duplicates by cause (counts, the first message of each) and then one sentence per duplicate and per memo
 // mismatch (--cause selects one cause, --limit caps the sentences, 1000 by default, and says how many it left
 // out); --html the incident page (reports/incident.hpp) of the message, or of the first duplicated messages;
-// --dot the message's Graphviz timeline, rendered by `dot` for .svg and .png.
+// --dot the message's Graphviz timeline, rendered by `dot` for .svg and .png; --verify replays the seed once per
+// duplicated message with its cause's window closed and checks each duplicate is gone (runner/verify.hpp).
 // Exit codes: 0/1 the run's expectations held/failed; 2 bad input: an unknown extension, an unknown message or
 // cause, --cause or --limit without --explain, --dot with no message to draw, a file that cannot be written, or
-// Graphviz missing for .svg/.png; 3 an internal error of lethe.
+// Graphviz missing for .svg/.png; 3 an internal error of lethe, or (--verify) a duplicate its cause's intervention
+// did not remove.
 #pragma once
 
 #include <cstdint>

@@ -167,6 +167,7 @@ void FaultInjector::crash_point(CrashPoint point, sim::Node& node, MessageId id,
   }
   if (!switches_.crash_points || !on_) probability = 0.0;
   if (probability <= 0.0 || !rng_.bernoulli(probability)) return;
+  if (intervener_ != nullptr && intervener_->spares_crash_point(point, attempt)) return;
   observations_.crash_point_fired(point);
   simulation_.trace().record(simulation_.now(), kTraceCrashPoint, node.id(), id, static_cast<std::uint64_t>(point),
                              attempt);
@@ -177,6 +178,7 @@ void FaultInjector::crash_point(CrashPoint point, sim::Node& node, MessageId id,
 
 void FaultInjector::crash(sim::Node& node) {
   if (!node.alive()) return;
+  if (intervener_ != nullptr && intervener_->spares(node)) return;
   ledger_folding_.node_crashed(node.id(), simulation_.now());
   node.crash();
   observations_.cover("crash");

@@ -27,6 +27,7 @@
 #include "sim/node.hpp"
 #include "sim/random.hpp"
 #include "sim/simulation.hpp"
+#include "world/counterfactual.hpp"
 #include "world/ledger_folding.hpp"
 #include "world/observations.hpp"
 #include "world/source.hpp"
@@ -76,6 +77,8 @@ class FaultInjector {
   const std::vector<std::string>& swarm_on() const { return swarm_on_; }  // the kinds a swarm seed got
 
   void start(const FaultTargets& targets);
+  // A counterfactual replay (NoCrash): crashes it spares are not done (their draws are). Before start().
+  void set_intervener(const Intervener* intervener) { intervener_ = intervener; }
 
   // From a worker fiber at `point` of attempt `attempt` of `id`. Throws sim::Crash when the worker dies here.
   void crash_point(CrashPoint point, sim::Node& node, MessageId id, AttemptId attempt);
@@ -106,6 +109,7 @@ class FaultInjector {
   FaultSwitches switches_;
   std::vector<std::string> swarm_on_;
   FaultTargets targets_;
+  const Intervener* intervener_ = nullptr;
   bool on_ = true;
 };
 

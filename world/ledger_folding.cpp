@@ -49,6 +49,15 @@ void LedgerFolding::node_crashed(std::uint32_t node, sim::Time now) {
   active.clear();
 }
 
+AttemptId LedgerFolding::running(std::uint32_t node, MessageId id, ProcessorId processor) const {
+  if (node >= active_attempts_.size()) return 0;
+  for (const AttemptId a : active_attempts_[node]) {
+    const AttemptRecord& record = ledger_.attempt(a);
+    if (record.id == id && record.processor == processor) return a;
+  }
+  return 0;
+}
+
 void LedgerFolding::record_execution(const ExecutionRecord& execution) {
   if (folding_) {
     const auto open = open_groups_.find(group_key(execution.id, execution.processor));

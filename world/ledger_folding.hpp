@@ -45,6 +45,8 @@ class LedgerFolding {
   AttemptRecord end(AttemptId attempt, const ProtectResult& result, sim::Time now);
   // Node `node` crashed at `now`: every attempt active on it is marked crashed.
   void node_crashed(std::uint32_t node, sim::Time now);
+  // The attempt of (id, processor) active on node `node` (begun, not ended nor crashed), or 0 if none.
+  AttemptId running(std::uint32_t node, MessageId id, ProcessorId processor) const;
 
   // One execution of an effect (the provider's, or an inbox domain write).
   void record_execution(const ExecutionRecord& execution);

@@ -73,7 +73,7 @@ bool Sink::arrive(const SinkRequest& request) {
   const IdempotencyKey key = key_of(request);
   std::uint32_t& serving = in_service_[key];
   const auto stored = idempotency_.find(key);
-  const bool has_result = stored != idempotency_.end() && !key_expired(stored->second, simulation_.now());
+  const bool has_result = stored != idempotency_.end() && !key_expired(key, stored->second, simulation_.now());
   const bool busy = serving > 0 && !has_result;
   ++serving;
   return busy;
@@ -110,7 +110,7 @@ SinkResponse Sink::handle(const SinkRequest& request) {
       return SinkResponse{.unavailable = false, .value = 0, .refused = false, .conflict = true};
     }
     const auto found = idempotency_.find(key);
-    if (found != idempotency_.end() && key_expired(found->second, now)) {
+    if (found != idempotency_.end() && key_expired(key, found->second, now)) {
       ++keys_expired_;
       trace.record(now, sink_kinds::kKeyExpired, provider, request.id, request.attempt,
                    static_cast<std::uint64_t>(now - found->second.stored_at));
@@ -133,6 +133,7 @@ SinkResponse Sink::handle(const SinkRequest& request) {
                  pack_processor_call(request.processor, request.call_number));
     return SinkResponse{.unavailable = false, .value = 0, .refused = true};
   }
+  if (const auto replayed = deduped(request, outcome.value, now)) return *replayed;
   const std::uint64_t value = outcome.value;
   const Execution execution{request.id, request.processor, request.attempt, request.call_number,
                             request.caller, now, value};
@@ -142,14 +143,33 @@ SinkResponse Sink::handle(const SinkRequest& request) {
     executions_.push_back(execution);
   }
   if (section_.idempotent) idempotency_.emplace(key, StoredKey{value, now, request.payload});
+  trace_execution(request, value, now);
+  return SinkResponse{false, value};
+}
+
+void Sink::trace_execution(const SinkRequest& request, std::uint64_t value, sim::Time now) {
+  sim::Trace& trace = simulation_.trace();
   if (trace.detailed()) {
-    trace.record_detail(now, sink_kinds::kExecute, provider, request.id, request.attempt, value,
+    trace.record_detail(now, sink_kinds::kExecute, node_.id(), request.id, request.attempt, value,
                         section_.kind + " processor " + std::to_string(request.processor) + " call " +
                             std::to_string(request.call_number) + " from " + simulation_.node(request.caller).name());
   } else {
-    trace.record(now, sink_kinds::kExecute, provider, request.id, request.attempt, value);
+    trace.record(now, sink_kinds::kExecute, node_.id(), request.id, request.attempt, value);
   }
-  return SinkResponse{false, value};
+}
+
+std::optional<SinkResponse> Sink::deduped(const SinkRequest& request, std::uint64_t value, sim::Time now) {
+  if (intervener_ == nullptr || !intervener_->acts(Intervention::ProviderDedupes, request.id, request.processor)) {
+    return std::nullopt;
+  }
+  // The provider's own draws for this call are made; a key it has executed is answered, not run again.
+  if (!deduped_value_) {
+    deduped_value_ = value;
+    return std::nullopt;
+  }
+  ++replays_;
+  simulation_.trace().record(now, sink_kinds::kReplay, node_.id(), request.id, request.attempt, *deduped_value_);
+  return SinkResponse{false, *deduped_value_};
 }
 
 SinkClient::SinkClient(Sink& sink, sim::Network& network, const SinkSection& section, sim::Rng rng)

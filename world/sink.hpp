@@ -125,6 +125,7 @@
 
 #include "core/config.hpp"
 #include "check/ledger.hpp"
+#include "world/counterfactual.hpp"
 #include "world/retry.hpp"
 #include "protocol/store_ops.hpp"
 #include "protocol/strategies.hpp"
@@ -235,6 +236,8 @@ class Sink {
   // Hands every later execution to `record` as it happens instead of keeping it in the log (the world folds
   // settled groups as they settle; see check/ledger.hpp).
   void set_on_execute(std::function<void(const Execution&)> record) { on_execute_ = std::move(record); }
+  // A counterfactual replay (world/counterfactual.hpp): ProviderDedupes and ProviderKeyKept act here.
+  void set_intervener(const Intervener* intervener) { intervener_ = intervener; }
   // Calls that reached the provider (including rejected 503s and idempotent replays).
   std::uint64_t calls() const { return calls_; }
   // 503s (capacity or outage).
@@ -278,6 +281,9 @@ class Sink {
  private:
   bool in_outage(sim::Time now) const;
   bool take_token(sim::Time now);
+  void trace_execution(const SinkRequest& request, std::uint64_t value, sim::Time now);
+  // ProviderDedupes (a counterfactual replay): the first execution's value for a later call of the message.
+  std::optional<SinkResponse> deduped(const SinkRequest& request, std::uint64_t value, sim::Time now);
 
   sim::Simulation& simulation_;
   sim::Network& network_;
@@ -305,13 +311,16 @@ class Sink {
     return IdempotencyKey{request.id, request.processor, request.key_generation};
   }
   bool tracks_in_progress() const { return section_.idempotent && section_.in_progress == KeyInProgress::Conflict; }
-  bool key_expired(const StoredKey& stored, sim::Time now) const {
+  bool key_expired(const IdempotencyKey& key, const StoredKey& stored, sim::Time now) const {
+    if (intervener_ != nullptr && intervener_->acts(Intervention::ProviderKeyKept, key.id, key.processor)) return false;
     return section_.idempotency_window != kTtlNone && now - stored.stored_at >= section_.idempotency_window;
   }
   std::map<IdempotencyKey, StoredKey> idempotency_;
   std::map<IdempotencyKey, std::uint32_t> in_service_;  // in_progress = "conflict": requests arrived, not decided
   std::deque<Execution> executions_;
   std::function<void(const Execution&)> on_execute_;
+  const Intervener* intervener_ = nullptr;
+  std::optional<std::uint64_t> deduped_value_;  // ProviderDedupes: the message's first execution's value
   std::uint64_t calls_ = 0;
   std::uint64_t rejected_ = 0;
   std::uint64_t rejected_for_capacity_ = 0;

@@ -404,6 +404,7 @@ void Store::run_sweeper(Key key, std::uint64_t token) {
   if (pending == pending_evictions_.end() || pending->second.token != token) return;  // superseded
   pending_evictions_.erase(pending);
   ++stats_.sweeper_runs;
+  if (never_evict_ && never_evict_(key)) return;
   const sim::Time now = simulation_.now();
   const Op op = evict_op(key, now);
   const Reply reply = execute(0, op, std::nullopt);

@@ -124,6 +124,9 @@ class StoreServer {
 
   // Items deleted by applied evictions (coverage "store.evictions").
   virtual std::uint64_t evictions() const = 0;
+  // A counterfactual replay's veto (world/counterfactual.hpp, NeverExpires): a key for which it returns true is
+  // never evicted; its sweeper runs and draws as without it. Unset by default (every due eviction runs).
+  virtual void set_never_evict(std::function<bool(Key)> veto) = 0;
   // The most items it held at once, every table (the growth of a store without expiry, ttl = "none").
   virtual std::uint64_t peak_records() const = 0;
 };
@@ -182,6 +185,7 @@ class Store final : public StoreServer {
   void set_on_applied(AppliedHook hook) override { on_applied_ = std::move(hook); }
   lin::Result check_history(std::uint64_t budget) override;
   std::uint64_t evictions() const override { return stats_.evictions; }
+  void set_never_evict(std::function<bool(Key)> veto) override { never_evict_ = std::move(veto); }
   std::uint64_t peak_records() const override { return stats_.peak_records; }
 
   // Checks the history as it is recorded instead of keeping it (see the header comment), with this budget.
@@ -281,6 +285,7 @@ class Store final : public StoreServer {
   double bug_probability_ = 0.0;
   std::map<Key, std::optional<Item>> before_last_write_;  // StaleRead only
 
+  std::function<bool(Key)> never_evict_;  // set only in a counterfactual replay
   BTreeMap<Key, PendingEviction> pending_evictions_;  // 27 B per key (heaptrack; a std::map node took 64)
   std::uint64_t next_eviction_token_ = 1;
   // The sweeper's schedule: one entry per armed eviction, popped in (at, token) order, and ONE kernel timer, for

@@ -181,7 +181,8 @@ void Workers::main(std::size_t index) {
     return;
   }
   SimClock clock(self);
-  const std::unique_ptr<StoreClient> store_client = topology.store().connect(self);
+  std::unique_ptr<StoreClient> store_client = topology.store().connect(self);
+  if (environment.intervener != nullptr) store_client = environment.intervener->wrap(std::move(store_client), self);
   SinkClient sink_client(topology.sink(), environment.network, environment.config.sink,
                          simulation.rng(fmt::format("sink-client:{}:{}", self.name(), self.incarnation())));
   WorkerHooks hooks(environment, self);

@@ -42,6 +42,7 @@ struct WorkerEnvironment {
   LedgerFolding& ledger_folding;
   Observations& observations;
   FaultInjector& faults;
+  Intervener* intervener = nullptr;  // a counterfactual replay only (world/counterfactual.hpp)
 };
 
 // One attempt of (id, processor) on `node`, begun and ended in the ledger and traced ("attempt", "outcome"):

@@ -51,6 +51,7 @@ class World {
   // The parts, built and started in this order: fault switches, topology, hooks, workers, injectors, producer.
   void build();
   void wire_ledger();
+  void wire_intervener();  // a counterfactual replay: the parts its intervention acts in
   // The workload until done or run.duration, then (run.drain) the drain: faults healed, in-flight work settles.
   void simulate();
   void simulate_until_done();
@@ -71,6 +72,7 @@ class World {
   std::unique_ptr<Topology> topology_;
   std::unique_ptr<Workers> workers_;
   std::unique_ptr<Producer> producer_;
+  std::unique_ptr<Intervener> intervener_;  // a counterfactual replay only
 };
 
 // The store's and the sink's hooks feed the ledger: evictions, and the effects (the provider's executions; for
@@ -109,6 +111,24 @@ void World::wire_ledger() {
   }
 }
 
+void World::wire_intervener() {
+  if (!options_.counterfactual) return;
+  const StrategyInfo& strategy = strategy_info(config_.protocol.kind);
+  StrategyShape shape;
+  shape.in_flight_records = std::find(strategy.bases.begin(), strategy.bases.end(), Basis::InFlightRecent) !=
+                            strategy.bases.end();
+  if (config_.protocol.settings.has("max_processing_time")) {
+    shape.max_processing_time = config_.protocol.settings.get<sim::Duration>("max_processing_time");
+  }
+  intervener_ = std::make_unique<Intervener>(*options_.counterfactual, shape, ledger_, ledger_folding_);
+  faults_->set_intervener(intervener_.get());
+  topology_->sink().set_intervener(intervener_.get());
+  if (options_.counterfactual->intervention == Intervention::NeverExpires) {
+    topology_->store().set_never_evict(
+        [this](Key key) { return intervener_->acts_on_record(Intervention::NeverExpires, key); });
+  }
+}
+
 bool World::workload_done() const {
   return producer_->done() && topology_->source().drained();
 }
@@ -124,8 +144,9 @@ void World::build() {
   topology_ = std::make_unique<Topology>(config_, *simulation_, *network_, faults_->switches(), ledger_,
                                          observations_);
   wire_ledger();
+  wire_intervener();
   workers_ = std::make_unique<Workers>(WorkerEnvironment{config_, *simulation_, *network_, *topology_, ledger_,
-                                                         ledger_folding_, observations_, *faults_});
+                                                         ledger_folding_, observations_, *faults_, intervener_.get()});
   workers_->external().lines = options_.external_lines;
   const std::vector<WorkerSlot>& workers = topology_->workers();
   for (std::size_t i = 0; i < workers.size(); ++i) workers[i].node->set_main([this, i] { workers_->main(i); });

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@
 #include "core/result.hpp"
 #include "sim/simulation.hpp"
 #include "sim/trace.hpp"
+#include "world/counterfactual.hpp"
 #include "world/external_shared.hpp"
 
 namespace lethe {
@@ -59,6 +61,9 @@ struct WorldOptions {
   // Set (protocol.kind = "external"): every line exchanged with the nodes, in order (`lethe run
   // --check-determinism` compares two runs' lines). Nothing the run does changes.
   std::vector<ExternalLine>* external_lines = nullptr;
+  // Set: a counterfactual replay (world/counterfactual.hpp): one cause's window closed for one message, applied
+  // where the world opens it. Unset (a normal run): nothing of it is built, nothing changes.
+  std::optional<Counterfactual> counterfactual;
 };
 
 // Everything a run leaves behind for replay, explanation and reports.

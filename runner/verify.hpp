@@ -1,0 +1,62 @@
+// runner/verify.hpp — `--verify`: every duplicate's cause proven by a counterfactual replay.
+//
+// For each duplicate of a run, the seed runs again with its cause's intervention (core/result.hpp, kCauses:
+// Intervention) applied to its message (world/counterfactual.hpp); the cause is verified when that duplicate
+// (the same message and processor, the same pair of attempts) is gone from the replay. A duplicate of the
+// message that the replay shows instead, through another pair of attempts, is a second window: reported, and
+// the cause still verified. A cause whose intervention is Intervention::None (not_attributable), or a RecordSeen
+// duplicate whose attempt read no record (the strategy checks nothing), is not verifiable: reported, never a
+// failure. A duplicate still there is a lethe bug (the oracle named the wrong window, or the intervention does
+// not close it): the command ends with exit 3.
+//
+// Cost: one replay per intervened message (a message-wide intervention verifies every duplicate of its message
+// and cause in one replay; RecordSeen targets one attempt, so one replay per duplicate). Replays check no
+// linearizability. `limit` bounds the duplicates replayed per cause (the others are counted as not replayed).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/result.hpp"
+
+namespace runner {
+
+enum class VerifyVerdict : std::uint8_t { Verified, NotRemoved, NotVerifiable, NotReplayed, Error };
+
+struct VerifiedDuplicate {
+  lethe::DuplicateExplanation duplicate;
+  VerifyVerdict verdict = VerifyVerdict::Verified;
+  std::vector<lethe::DuplicateExplanation> after;  // the message's duplicates in the replay (its other windows)
+  std::string error;                               // VerifyVerdict::Error: the replay's internal error
+};
+
+struct CauseTally {
+  std::uint64_t total = 0;
+  std::uint64_t verified = 0;
+  std::uint64_t not_removed = 0;
+  std::uint64_t not_verifiable = 0;
+  std::uint64_t not_replayed = 0;
+  std::uint64_t errors = 0;
+};
+
+struct VerifyReport {
+  std::vector<VerifiedDuplicate> duplicates;  // in the run's explanation order
+  std::array<CauseTally, lethe::kCauseCount> by_cause{};
+  std::uint64_t replays = 0;
+  std::uint64_t second_windows = 0;  // verified duplicates whose message was duplicated again another way
+  bool failed() const;               // a duplicate not removed, or a replay that failed
+};
+
+// Replays `seed` of `config` once per intervened message of `result` (the normal run's result, with every
+// explanation: WorldOptions::max_explanations = SIZE_MAX). `limit`: duplicates replayed per cause (0: all).
+VerifyReport verify_causes(const lethe::ScenarioConfig& config, std::uint64_t seed, const lethe::RunResult& result,
+                           std::size_t limit = 0);
+
+// "causes verified: K of N" with the breakdown per cause, the second windows and every failure with both runs'
+// explanations.
+std::string verify_text(const VerifyReport& report);
+
+}  // namespace runner

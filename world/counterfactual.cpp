@@ -1,0 +1,173 @@
+#include "world/counterfactual.hpp"
+
+#include "check/ledger.hpp"
+#include "protocol/decision.hpp"
+#include "world/ledger_folding.hpp"
+
+namespace lethe {
+namespace {
+
+// A completion write is re-sent at most this many times (CompletionArrives): a store cut off for good does not
+// hang the run; the attempt then sees the write unanswered, as without the intervention.
+constexpr int kMaxResends = 1000;
+
+bool in_flight(const Item& item) { return item.started_at.has_value() && !item.completed_at.has_value(); }
+
+// NeverExpires: a condition or update that honours expiry honours only absence on the message's record.
+void ignore_expiry(Condition& condition, Update& update) {
+  if (condition.absent_or_expired_at.has_value()) {
+    condition.absent_or_expired_at.reset();
+    condition.require_absent = true;
+  }
+  update.replace_expired_at.reset();
+}
+
+bool writes_completion(const Op& op) {
+  if (op.kind == OpKind::Upsert) return op.update.completed_at_mode == Assign::Set;
+  if (op.kind == OpKind::Put) return op.item.completed_at.has_value();
+  if (op.kind != OpKind::Transaction) return false;
+  for (const TransactionPart& part : op.parts) {
+    if (part.update.completed_at_mode == Assign::Set) return true;
+  }
+  return false;
+}
+
+// The store connection of a worker, through the intervention: what it sends and what it is answered.
+class InterveningStoreClient final : public StoreClient {
+ public:
+  InterveningStoreClient(std::unique_ptr<StoreClient> inner, Intervener& intervener, sim::Node& node)
+      : inner_(std::move(inner)), intervener_(intervener), node_(node) {}
+
+  std::optional<Reply> execute(const Op& op) override {
+    const Op sent = intervener_.sent(op);
+    std::optional<Reply> reply = inner_->execute(sent);
+    if (!reply && completion_must_land(op)) {
+      for (int i = 0; i < kMaxResends && !reply; ++i) reply = inner_->execute(sent);
+    }
+    if (reply && op.kind != OpKind::Transaction) {
+      intervener_.seen(op.key, op.kind == OpKind::Get, *reply, node_);
+    }
+    return reply;
+  }
+
+  std::optional<Reply> read_eventual(Key key) override {
+    std::optional<Reply> reply = inner_->read_eventual(key);
+    if (reply) intervener_.seen(key, true, *reply, node_);
+    return reply;
+  }
+
+ private:
+  bool completion_must_land(const Op& op) const {
+    if (!writes_completion(op)) return false;
+    for (const Key key : op.keys()) {
+      if (intervener_.acts_on_record(Intervention::CompletionArrives, key)) return true;
+    }
+    return false;
+  }
+
+  std::unique_ptr<StoreClient> inner_;
+  Intervener& intervener_;
+  sim::Node& node_;
+};
+
+}  // namespace
+
+bool Intervener::acts_on_record(Intervention kind, Key key) const {
+  const Table table = key_table(key);
+  return (table == Table::Dedupe || table == Table::Inbox) && acts(kind, key_message(key), key_processor(key));
+}
+
+AttemptId Intervener::running_on(const sim::Node& node) const {
+  return folding_.running(node.id(), cf_.id, cf_.processor);
+}
+
+bool Intervener::spares(const sim::Node& node) const {
+  if (cf_.intervention != Intervention::NoCrash) return false;
+  const AttemptId attempt = running_on(node);
+  if (attempt == 0) return false;
+  const AttemptRecord& record = ledger_.attempt(attempt);
+  return record.decided_to_process && !record.completion_applied;
+}
+
+bool Intervener::spares_crash_point(CrashPoint point, AttemptId attempt) const {
+  if (point != CrashPoint::AfterEffectBeforeComplete || !ledger_.has_attempt(attempt)) return false;
+  const AttemptRecord& record = ledger_.attempt(attempt);
+  return acts(Intervention::NoCrash, record.id, record.processor);
+}
+
+void Intervener::fence_takeover(Item& item, sim::Node& reader) {
+  const AttemptId reading = running_on(reader);
+  if (reading == 0 || reading == item.owner) return;
+  // A record shown as claimed may be stale again (its claimer died before taking it over): the first reader to
+  // find that one stale claims it in turn, so each record shown has one taker. Claims chain at most once per read.
+  for (std::size_t hop = 0; hop <= takeovers_.size(); ++hop) {
+    const auto key = std::make_pair(item.owner, *item.started_at);
+    const auto claimed = takeovers_.find(key);
+    if (claimed == takeovers_.end()) {
+      if (is_stale(*item.started_at, reader.local_now(), shape_.max_processing_time)) {
+        takeovers_.emplace(key, std::make_pair(reading, reader.local_now()));
+      }
+      return;
+    }
+    if (claimed->second.first == reading) return;
+    item.owner = claimed->second.first;
+    item.started_at = claimed->second.second;
+  }
+}
+
+void Intervener::show_first_record(bool read, std::optional<Item>& item, sim::Node& reader) const {
+  if (!read || item) return;
+  // Either attempt of the racing pair may be the one whose read missed the other's record: the duplicate's, or
+  // (a lagging replica read) the first executor's, which decided later than the duplicate's attempt created it.
+  const AttemptId reading = running_on(reader);
+  if (reading == 0 || (reading != cf_.attempt && reading != cf_.first_attempt)) return;
+  Item record;
+  record.started_at = reader.local_now();
+  record.owner = reading == cf_.attempt ? cf_.first_attempt : cf_.attempt;
+  if (!shape_.in_flight_records) record.completed_at = reader.local_now();
+  item = record;
+}
+
+Op Intervener::sent(const Op& op) const {
+  if (cf_.intervention != Intervention::NeverExpires) return op;
+  Op sent = op;
+  if (op.kind == OpKind::Transaction) {
+    for (TransactionPart& part : sent.parts) {
+      if (acts_on_record(Intervention::NeverExpires, part.key)) ignore_expiry(part.condition, part.update);
+    }
+  } else if (acts_on_record(Intervention::NeverExpires, op.key)) {
+    ignore_expiry(sent.condition, sent.update);
+  }
+  return sent;
+}
+
+void Intervener::seen(Key key, bool read, Reply& reply, sim::Node& reader) {
+  if (key_table(key) != Table::Dedupe && key_table(key) != Table::Inbox) return;
+  if (key_message(key) != cf_.id || key_processor(key) != cf_.processor) return;
+  std::optional<Item>& item = reply.previous;
+  switch (cf_.intervention) {
+    case Intervention::NeverExpires:
+      if (item) item->expires_on = MaybeTime();
+      return;
+    case Intervention::OwnerNeverStale:
+      if (item && in_flight(*item)) {
+        item->started_at = reader.local_now();
+        item->expires_on = MaybeTime();
+      }
+      return;
+    case Intervention::TakeoverFenced:
+      if (item && in_flight(*item)) fence_takeover(*item, reader);
+      return;
+    case Intervention::RecordSeen:
+      show_first_record(read, item, reader);
+      return;
+    default:
+      return;
+  }
+}
+
+std::unique_ptr<StoreClient> Intervener::wrap(std::unique_ptr<StoreClient> inner, sim::Node& node) {
+  return std::make_unique<InterveningStoreClient>(std::move(inner), *this, node);
+}
+
+}  // namespace lethe

@@ -1,0 +1,108 @@
+// world/counterfactual.hpp — a counterfactual replay: the seed run again with one cause's window closed for one
+// message, so that the duplicate the oracle blamed on that window must be gone (runner/verify.hpp).
+//
+// A Counterfactual names the intervention (core/result.hpp, Intervention: each cause's row declares its own) and
+// the duplicate it is to remove: its (message id, processor), its attempt and the attempt that executed first.
+// The Intervener applies it at exactly the points of the simulated world where that window opens, and nowhere
+// else; a run without one never builds an Intervener, so nothing of this changes a normal run (its trace hash):
+//   NoCrash            the fault injector spares the node of an attempt of the message that has decided to run
+//                      its effect and has no completion landed (random crashes, and the crash point
+//                      after_effect_before_complete: its draw is still made, its crash not done);
+//   CompletionArrives  a completion write of the message that got no reply (lost or timed out every time) is
+//                      re-sent until it lands: the store reply the owner gets is the landed one;
+//   NeverExpires       the store never evicts the message's records, and every read of them shows no expires_on
+//                      (writes that replace an expired record, or accept one as absent, only accept absence);
+//   OwnerNeverStale    every reply showing the message's record in flight shows it started at the reader's own
+//                      clock and not expired: no taker, nor a waiter past max_wait, finds it old;
+//   TakeoverFenced     once an attempt has read the message's record stale (older than max_processing_time on its
+//                      clock), replies to any other attempt showing that same record (owner, started_at) show it
+//                      as a conditional takeover by the first would have left it: owned by it, started at its
+//                      clock then (one taker wins, the others wait on it);
+//   RecordSeen         a read by either attempt of the pair that finds no record finds the other's: in
+//                      flight, started at the reader's clock, or, for a strategy whose records are written
+//                      completed (check-then-insert, record-after), completed then;
+//   ProviderDedupes    the provider answers every call of the message after its first execution with that
+//                      execution's value (it still executes the call for its own draws, and logs nothing);
+//   ProviderKeyKept    the provider never prunes the message's idempotency key.
+// Every random draw stays where it was: an intervention changes what is done with a draw, never whether it is
+// made. The protocol never learns of it: the store replies and the provider's answers are what it sees.
+//
+// Lifetime: an Intervener outlives every fiber of its run (the World owns it). Does not: judge anything.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "core/config.hpp"  // first: its Partitioner::Key would shadow protocol/store_ops.hpp's Key
+#include "core/result.hpp"
+#include "protocol/env.hpp"
+#include "protocol/store_ops.hpp"
+#include "sim/node.hpp"
+
+namespace lethe {
+
+class LedgerFolding;
+struct Ledger;
+
+struct Counterfactual {
+  Intervention intervention = Intervention::None;
+  MessageId id = 0;
+  ProcessorId processor = 0;
+  AttemptId attempt = 0;        // the duplicate's attempt
+  AttemptId first_attempt = 0;  // the attempt whose execution came first
+};
+
+// What the intervention needs of the strategy under test (the world reads it from its registry entry and
+// settings): whether it keeps records in flight, and after how long such a record is stale.
+struct StrategyShape {
+  bool in_flight_records = true;             // it reports InFlightRecent (read-then-record strategies do not)
+  sim::Duration max_processing_time = 0;     // its protocol.max_processing_time (0: none)
+};
+
+// The counterfactual of one run, consulted by the fault injector, the sink, the store and the workers' store
+// clients. REQUIRES: `ledger` and `folding` outlive it.
+class Intervener {
+ public:
+  Intervener(const Counterfactual& counterfactual, const StrategyShape& shape, const Ledger& ledger,
+             const LedgerFolding& folding)
+      : cf_(counterfactual), shape_(shape), ledger_(ledger), folding_(folding) {}
+
+  const Counterfactual& counterfactual() const { return cf_; }
+  // The intervention is `kind` and (id, processor) is its message.
+  bool acts(Intervention kind, MessageId id, ProcessorId processor) const {
+    return cf_.intervention == kind && cf_.id == id && cf_.processor == processor;
+  }
+  // `key` is the message's dedupe or inbox record and the intervention is `kind`.
+  bool acts_on_record(Intervention kind, Key key) const;
+
+  // NoCrash: `node` runs an attempt of the message between its decision to run the effect and its completion.
+  bool spares(const sim::Node& node) const;
+  // NoCrash: the crash point `point` of attempt `attempt` is in the window.
+  bool spares_crash_point(CrashPoint point, AttemptId attempt) const;
+
+  // The op as the store is to execute it (NeverExpires: expiry is not honoured on the message's records).
+  Op sent(const Op& op) const;
+  // The reply as `reader` is to see it, for a single-key op on `key` (`read`: a Get or a replica read).
+  void seen(Key key, bool read, Reply& reply, sim::Node& reader);
+
+  // A worker's store connection, seen through the intervention.
+  std::unique_ptr<StoreClient> wrap(std::unique_ptr<StoreClient> inner, sim::Node& node);
+
+ private:
+  AttemptId running_on(const sim::Node& node) const;  // the attempt of the message running on `node`, or 0
+  void fence_takeover(Item& item, sim::Node& reader);
+  void show_first_record(bool read, std::optional<Item>& item, sim::Node& reader) const;
+
+  Counterfactual cf_;
+  StrategyShape shape_;
+  const Ledger& ledger_;
+  const LedgerFolding& folding_;
+  // TakeoverFenced: (owner, started_at) of a stale record -> (the first attempt that read it stale, its clock then):
+  // the conditional takeover that attempt's read leads to is the one that wins.
+  std::map<std::pair<AttemptId, sim::Time>, std::pair<AttemptId, sim::Time>> takeovers_;
+};
+
+}  // namespace lethe
