@@ -273,6 +273,8 @@ struct Ledger {
   std::uint64_t messages = 0;          // distinct message ids published
   std::uint64_t store_errors = 0;      // external nodes' store operations rejected as malformed
   std::string first_store_error;       // the first one's error text
+  std::uint64_t undelivered = 0;       // copies due after the run ended (never delivered), set at its end
+  sim::Time undelivered_latest = 0;    // the latest due time of those
 
   AttemptRecord& attempt(AttemptId id) { return attempts.at(id); }
   const AttemptRecord& attempt(AttemptId id) const { return attempts.at(id); }

@@ -48,6 +48,7 @@ class Judge {
   void run() {
     count_executions();
     count_lost();
+    count_unanswered();
     count_memo_mismatches();
     count_memo_overwrites();
     count_waits();
@@ -484,6 +485,19 @@ class Judge {
     });
     result_.messages = ledger_.messages;
     result_.deliveries = ledger_.deliveries;
+  }
+
+  // Deliveries the consumer still held unanswered at the end: attempts that neither ended nor were cut by a crash
+  // (the crash answers for its attempts: the source redelivers by its own rules).
+  void count_unanswered() {
+    ledger_.attempts.for_each([this](const AttemptRecord& a) {
+      if (a.ended_at || a.crashed_at) return;
+      ++result_.unanswered;
+      if (result_.unanswered_examples.size() < kLostExamples) {
+        result_.unanswered_examples.push_back(
+            fmt::format("message {} ({}) {}", a.id, processor(a.processor), who(a.attempt)));
+      }
+    });
   }
 
   void count_memo_mismatches() {

@@ -11,8 +11,8 @@ using K = FieldKind;
 // The rows. [expect]'s "allowed" list follows this order; the JSON puts the extensions (the flag after
 // `expectable`) after the rest, in this order: coverage, swarm, schedule, memo_overwrites, store_peak_records,
 // trace_events, linearizable_unknown, the saga fields, drawn, not_reproducible, defaults_replaced,
-// lost_examples, store_errors, store_error_first.
-constexpr std::array<ResultField, 40> kResultFields = {{
+// lost_examples, store_errors, store_error_first, undelivered, undelivered_latest, unanswered, unanswered_examples.
+constexpr std::array<ResultField, 44> kResultFields = {{
     {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
     {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},
     {"trace_hash", K::Hash, false, false, "the determinism fingerprint: a hash of every trace record",
@@ -95,6 +95,20 @@ constexpr std::array<ResultField, 40> kResultFields = {{
      &RunResult::store_errors},
     {"store_error_first", K::Words, false, true, "the first such rejection: the operation's error text (left out "
      "when none)", &RunResult::store_error_first},
+    {"undelivered", K::Count, true, true,
+     "message copies due after the run ended (producer copies, redeliveries), so never delivered: a longer "
+     "run.duration delivers them",
+     &RunResult::undelivered},
+    {"undelivered_latest", K::Time, false, true, "the latest due time of those copies (0 when none)",
+     &RunResult::undelivered_latest},
+    {"unanswered", K::Count, true, true,
+     "deliveries a consumer never answered (no ack, no rejection): still held when the run ended; one cut by a "
+     "crash lethe injected is not counted",
+     &RunResult::unanswered},
+    {"unanswered_examples", K::Words, false, true,
+     "the first such deliveries, \"message ID (PROCESSOR) attempt A on NODE\", at most 20 (left out "
+     "when none)",
+     &RunResult::unanswered_examples},
 }};
 
 const ResultField* find_field(std::string_view name) {

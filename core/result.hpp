@@ -243,6 +243,8 @@ inline constexpr DefaultExpectation kDefaultExpectations[] = {
     {"linearizable", "==", 1, ""},  // checked only when the history was checked (null: not checked)
     {"saga_stuck", "==", 0, ""},
     {"saga_duplicate_compensations", "==", 0, ""},
+    {"undelivered", "==", 0, ""},
+    {"unanswered", "==", 0, ""},
 };
 
 // One explained duplicate: which execution, why, and the evidence.
@@ -313,6 +315,10 @@ struct RunResult {
   std::vector<std::string> lost_examples;          // the first lost pairs, "message ID (PROCESSOR)" (capped)
   std::uint64_t store_errors = 0;                  // an external node's store operations lethe rejected
   std::vector<std::string> store_error_first;      // the first such rejection's text (empty without)
+  std::uint64_t undelivered = 0;                   // copies due after the run ended, never delivered
+  std::int64_t undelivered_latest = 0;             // the latest due time of those (0 without)
+  std::uint64_t unanswered = 0;                    // deliveries still held unanswered when the run ended
+  std::vector<std::string> unanswered_examples;    // the first of those (capped)
 
   // A numeric result field by its dotted name ("duplicates.expired", "wait_time.p99", "ok"); nullopt if the
   // name is not a numeric field of result_fields() or (linearizable) the value is absent.

@@ -37,6 +37,38 @@ std::string expectations_text(const lethe::RunResult& r) {
   return out;
 }
 
+// A run.duration at least `at`, in the largest unit that keeps it short ("3d", "5h", "90m" -> "2h"), rounded up.
+std::string duration_at_least(std::int64_t at) {
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  struct Unit {
+    std::int64_t ns;
+    const char* suffix;
+  };
+  constexpr Unit kUnits[] = {{86'400 * kSecond, "d"}, {3'600 * kSecond, "h"}, {60 * kSecond, "m"}, {kSecond, "s"}};
+  for (const Unit& unit : kUnits) {
+    if (at >= unit.ns || unit.ns == kSecond) return fmt::format("{}{}", (std::max<std::int64_t>(at, 1) + unit.ns - 1) / unit.ns, unit.suffix);
+  }
+  return "1s";
+}
+
+// What the run never saw: copies due after it ended, deliveries still unanswered when it ended.
+std::string unseen_text(const lethe::RunResult& r) {
+  std::string out;
+  if (r.undelivered > 0) {
+    out += fmt::format("  undelivered {}: message copies due after the run ended, the latest at {}; "
+                       "run.duration = \"{}\" delivers them\n",
+                       r.undelivered, format_time(r.undelivered_latest), duration_at_least(r.undelivered_latest));
+  }
+  if (r.unanswered > 0) {
+    std::string held;
+    for (const auto& x : r.unanswered_examples) held += (held.empty() ? "" : ", ") + x;
+    out += fmt::format("  unanswered {}: deliveries the consumer held without an ack or a rejection when the run "
+                       "ended: {}{}\n",
+                       r.unanswered, held, r.unanswered > r.unanswered_examples.size() ? ", ..." : "");
+  }
+  return out;
+}
+
 std::string saga_text(const lethe::RunResult& r) {
   if (r.saga_completed + r.saga_compensated + r.saga_stuck + r.saga_duplicate_steps +
           r.saga_duplicate_compensations + r.saga_orphan_compensations + r.saga_late_steps ==
@@ -81,6 +113,7 @@ std::string run_summary(const lethe::RunResult& r, bool live) {
     out += fmt::format("  store operations rejected: {} (first: {})\n", r.store_errors,
                        r.store_error_first.empty() ? std::string("?") : r.store_error_first.front());
   }
+  out += unseen_text(r);
   out += saga_text(r);
   out += fmt::format("  waits {}\n", quantiles_text(r.wait_time));
   out += fmt::format("  recovery latency {}\n", quantiles_text(r.recovery_latency));

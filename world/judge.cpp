@@ -89,6 +89,8 @@ RunResult judge_run(const JudgeInput& in) {
   result.store_peak_records = in.topology.store().peak_records();
   result.store_errors = in.ledger.store_errors;
   if (!in.ledger.first_store_error.empty()) result.store_error_first = {in.ledger.first_store_error};
+  result.undelivered = in.ledger.undelivered;
+  result.undelivered_latest = in.ledger.undelivered_latest;
   return result;
 }
 

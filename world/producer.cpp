@@ -1,5 +1,6 @@
 #include "world/producer.hpp"
 
+#include <algorithm>
 #include <memory>
 
 namespace lethe {
@@ -42,6 +43,23 @@ void Producer::hand_over_to_source() {
 bool Producer::done() const {
   if (!producer_done_ || pending_copies_ > 0) return false;
   return config_.producer.mode != ProducerMode::Outbox || relay_cursor_ >= committed_;
+}
+
+Producer::Unsent Producer::unsent(sim::Time end) const {
+  Unsent out;
+  if (pending_copies_ > 0) {
+    out.count += static_cast<std::uint64_t>(pending_copies_);
+    out.latest = latest_copy_due_;
+  }
+  const std::int64_t messages = config_.workload.messages;
+  if (!producer_done_ && next_to_publish_ < messages) {
+    out.count += static_cast<std::uint64_t>(messages - next_to_publish_);
+    const double rate = config_.workload.rate.per_second;
+    const sim::Duration spacing = rate > 0.0 ? static_cast<sim::Duration>(1e9 / rate) : 0;  // as main() spaces them
+    const sim::Time last_due = static_cast<sim::Time>(messages - 1) * spacing;
+    out.latest = std::max({out.latest, last_due, end});
+  }
+  return out;
 }
 
 void Producer::main() {
@@ -113,6 +131,7 @@ void Producer::schedule_copies(MessageId id, sim::Rng& copies_rng) {
         entry < redelivery.copy_delays.size() ? redelivery.copy_delays[entry].delay : redelivery.delay;
     const sim::Duration delay = distribution.sample(copies_rng);
     ++pending_copies_;
+    latest_copy_due_ = std::max(latest_copy_due_, simulation_.now() + delay);
     simulation_.after(delay, [this, id, copy] {
       --pending_copies_;
       publish(id, static_cast<std::uint32_t>(copy));

@@ -54,6 +54,13 @@ class Producer {
   void hand_over_to_source();
   // Every message published (and, for outbox, relayed) and every redelivery copy published.
   bool done() const;
+  // What the producer still owed the broker when the run ended at `end`: messages not yet published (each due at
+  // its place in workload.rate) and redelivery copies whose timer had not fired. Reads only, changes nothing.
+  struct Unsent {
+    std::uint64_t count = 0;
+    sim::Time latest = 0;  // the latest due time among them (0 when none)
+  };
+  Unsent unsent(sim::Time end) const;
 
  private:
   void main();
@@ -77,6 +84,7 @@ class Producer {
   std::int64_t relay_cursor_ = 0;     // durable outbox relay position
   bool producer_done_ = false;
   std::int64_t pending_copies_ = 0;   // redelivery copies scheduled but not yet published
+  sim::Time latest_copy_due_ = 0;     // the latest due time of every copy scheduled
 };
 
 }  // namespace lethe

@@ -208,6 +208,9 @@ RunResult World::run(WorldRecord* record) {
   build();
   if (options_.on_phase) options_.on_phase(WorldPhase::Built);
   simulate();
+  const Producer::Unsent unsent = producer_->unsent(simulation_->now());
+  ledger_.undelivered = unsent.count;
+  ledger_.undelivered_latest = unsent.latest;
   if (options_.on_phase) options_.on_phase(WorldPhase::Ran);
   RunResult result = judge_run(JudgeInput{config_, seed_, options_, *simulation_, *network_, *topology_, ledger_,
                                           ledger_folding_, observations_, *faults_});

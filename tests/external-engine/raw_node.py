@@ -13,6 +13,7 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
   wrong-src         writes a message whose src is another node
   exit              exits on its first delivery
   hang              never ends its first delivery's turn
+  silent            ends every turn but never answers a delivery (holds every message it is sent)
   forks             like hang, but at init starts a plain child and a daemon (forked twice, setsid()), each
                     sleeping an hour; their pids go to RAW_NODE_LOG ("NODE child PID", "NODE daemon PID")
   flood             on its first delivery sends 100,000 valid clock requests in one turn
@@ -85,6 +86,8 @@ def start_descendants():
 
 
 def on_deliver(delivery, now):
+    if MODE == "silent":
+        return
     if MODE == "flood":
         for _ in range(100000):
             request("clock", {"type": "sleep", "duration_ns": 10**9}, None, delivery)

@@ -169,6 +169,7 @@ TEST(ResultFieldTable, EveryNameExpectMayUseIsAnsweredByFieldAndTheJsonKeysAreTh
   result.defaults_replaced = {"duplicate_effects"};  // written only when an [expect] entry replaces a default
   result.lost_examples = {"message 3 (billing)"};  // written only when something was lost
   result.store_error_first = {"bad op"};  // written only when an external node's store operation was rejected
+  result.unanswered_examples = {"message 3 (billing) attempt 7 on billing-0"};  // written only when one was held
   const nlohmann::ordered_json json = reports::to_json(result);
   std::vector<std::string> rows;
   for (const lethe::ResultField& field : lethe::result_fields()) {

@@ -1,0 +1,99 @@
+// What a run did not see is counted, not dropped: message copies due after the run ended (undelivered, with the
+// latest due time) and deliveries a consumer still held unanswered at the end (unanswered). Reproducers in
+// tests/world/verdicts/.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "scenario/loader.hpp"
+#include "world/world.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+lethe::ScenarioConfig load(const std::string& name, const std::vector<std::string>& sets = {}) {
+  const fs::path file = fs::path(LETHE_SOURCE_DIR) / "tests" / "world" / "verdicts" / (name + ".toml");
+  auto loaded = scenario::load_scenario(file, sets);
+  if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
+    std::string message;
+    for (const auto& e : *errors) message += e.message + "\n";
+    throw std::runtime_error(message);
+  }
+  return std::get<lethe::ScenarioConfig>(std::move(loaded));
+}
+
+std::uint64_t copies_published(const lethe::RunResult& r) {
+  const auto it = r.coverage.find("redelivery.copy");
+  return it == r.coverage.end() ? 0 : it->second;
+}
+
+constexpr std::int64_t kDay = 86'400'000'000'000;
+
+// The copies a seed schedules do not depend on run.duration (one draw per message, in publishing order): a run
+// long enough to deliver every copy counts them all, and a short one delivers some and counts the rest.
+TEST(UnseenCopies, EveryScheduledCopyIsEitherPublishedOrCountedUndelivered) {
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    const lethe::RunResult whole = lethe::run_world(load("late-redelivery-after-run", {"run.duration=4d"}), seed);
+    ASSERT_EQ(whole.undelivered, 0u) << "seed " << seed;
+    ASSERT_GT(copies_published(whole), 0u) << "seed " << seed;
+    const lethe::RunResult cut = lethe::run_world(load("late-redelivery-after-run"), seed);
+    EXPECT_GT(cut.undelivered, 0u) << "seed " << seed;
+    EXPECT_EQ(copies_published(cut) + cut.undelivered, copies_published(whole)) << "seed " << seed;
+    // The latest due time is past the run's end and within the 3 days the copies are drawn from.
+    EXPECT_GT(cut.undelivered_latest, cut.sim_time) << "seed " << seed;
+    EXPECT_LE(cut.undelivered_latest, 3 * kDay) << "seed " << seed;
+  }
+}
+
+// The defect this field exists for: cut short, ttl = 1d looks safe; run long enough to deliver the late copies,
+// the ones due after the TTL ran out are expired duplicates.
+TEST(UnseenCopies, ARunLongEnoughForTheLatestCopyShowsTheDuplicatesACutRunHid) {
+  const lethe::RunResult cut = lethe::run_world(load("late-redelivery-after-run"), 1);
+  EXPECT_EQ(cut.duplicate_effects, 0u);
+  ASSERT_GT(cut.undelivered, 0u);
+  const std::int64_t days = (cut.undelivered_latest + kDay - 1) / kDay;
+  const lethe::RunResult whole =
+      lethe::run_world(load("late-redelivery-after-run", {"run.duration=" + std::to_string(days) + "d"}), 1);
+  EXPECT_EQ(whole.undelivered, 0u);
+  EXPECT_GT(whole.duplicates[static_cast<std::size_t>(lethe::Cause::Expired)], 100u);
+}
+
+TEST(UnseenCopies, MessagesNotYetPublishedWhenTheRunEndsAreUndeliveredToo) {
+  // 1,000 messages at 10/s take 100 s; without a drain the run stops at 30 s.
+  const lethe::RunResult r = lethe::run_world(
+      load("late-redelivery-after-run", {"run.duration=30s", "run.drain=false", "workload.redelivery.fraction=0"}), 1);
+  EXPECT_GE(r.undelivered, 690u);
+  EXPECT_LE(r.undelivered, 700u);
+  EXPECT_EQ(r.undelivered_latest, 99'900'000'000);  // message 999, due at 999 x 100 ms
+}
+
+TEST(UnseenCopies, ADeliveryStillHeldWhenTheRunEndsIsUnansweredAndNamed) {
+  const lethe::RunResult r = lethe::run_world(load("held-at-end"), 1);
+  EXPECT_EQ(r.lost_messages, 1u);
+  EXPECT_EQ(r.unanswered, 1u);
+  ASSERT_EQ(r.unanswered_examples.size(), 1u);
+  EXPECT_NE(r.unanswered_examples.front().find("message 0 ("), std::string::npos) << r.unanswered_examples.front();
+  EXPECT_NE(r.unanswered_examples.front().find(" on "), std::string::npos) << r.unanswered_examples.front();
+}
+
+TEST(UnseenCopies, ADeliveryCutByAnInjectedCrashIsNotUnanswered) {
+  // Every attempt dies after its effect; the restarted consumers take the redeliveries over. No delivery is held
+  // at the end: the crashes answered for theirs.
+  const lethe::RunResult r = lethe::run_world(load("crash-then-ttl"), 1);
+  ASSERT_GT(r.coverage.at("crash"), 0u);
+  EXPECT_EQ(r.unanswered, 0u);
+}
+
+TEST(UnseenCopies, AnExternalNodeThatNeverAnswersLeavesEveryConsumerHoldingADelivery) {
+  const lethe::RunResult r = lethe::run_world(load("silent-node"), 1);
+  EXPECT_EQ(r.lost_messages, 5u);
+  EXPECT_EQ(r.unanswered, 2u);  // each of the 2 consumers holds the first message it was sent
+  EXPECT_EQ(r.unanswered_examples.size(), 2u);
+}
+
+}  // namespace
