@@ -178,6 +178,18 @@ class Judge {
     return fmt::format("ran the effect at {} and died at {}", t(effect_at), t(died));
   }
 
+  // "ran the effect at T and then failed at U", or, when the attempt gave up while its provider call was in
+  // flight (the provider executed it after the attempt had ended), that instead.
+  std::string failed_after(AttemptId a, sim::Time effect_at) const {
+    const sim::Time ended = *ledger_.attempt(a).ended_at;
+    if (ended < effect_at) {
+      return fmt::format("called the provider, gave up at {} while the call was in flight, and the provider "
+                         "executed it at {}",
+                         t(ended), t(effect_at));
+    }
+    return fmt::format("ran the effect at {} and then failed at {}", t(effect_at), t(ended));
+  }
+
   // The first executor abandoned the group's record after its effect, before the duplicate's decision at
   // `decided_at` and with no completion landed by then: it crashed, it failed, or its completion write was lost.
   // That is the window, whatever became of the record afterwards (released, expired, evicted, found stale).
@@ -189,10 +201,8 @@ class Judge {
       return Cause::CrashAfterEffect;
     }
     if (gave_up_after_effect(owner, decided_at)) {
-      why = fmt::format("{} ran the effect at {} and then failed at {} without its completion record; {} {} at {} "
-                        "and ran it again",
-                        who(owner), t(effect.at), t(*ledger_.attempt(owner).ended_at), who(e.attempt), found,
-                        t(decided_at));
+      why = fmt::format("{} {} without its completion record; {} {} at {} and ran it again", who(owner),
+                        failed_after(owner, effect.at), who(e.attempt), found, t(decided_at));
       return Cause::CrashAfterEffect;
     }
     if (completion_lost_by(owner, decided_at)) {

@@ -31,7 +31,7 @@ set(LETHE_PUBLIC_HEADERS
     runner/cli.hpp
     scenario/loader.hpp
     sim/distribution.hpp sim/network.hpp sim/node.hpp sim/random.hpp sim/simulation.hpp sim/time.hpp sim/trace.hpp
-    world/external_shared.hpp world/retry.hpp world/sink.hpp world/world.hpp)
+    world/counterfactual.hpp world/external_shared.hpp world/retry.hpp world/sink.hpp world/world.hpp)
 
 # The libraries by their exported names (lethe::<name>), each after every library it depends on.
 set(LETHE_PACKAGE_LIBRARIES sim_values sim core protocol check external world scenario reports live runner)

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -94,6 +95,25 @@ std::vector<std::string> false_statements(const Facts& f, const std::string& why
          if (deaths.empty() || effects.empty() || calls.empty() || calls.front() > deaths.front() ||
              deaths.front() > effects.front()) {
            wrong.push_back("not a call in flight at the death: " + m[0].str());
+         }
+       });
+  // "ran the effect at E and then failed at U": the effect came first; "called the provider, gave up at U while the
+  // call was in flight, and the provider executed it at E": the attempt ended before the provider executed.
+  const auto ended = [&f](AttemptId a) -> std::optional<sim::Time> {
+    if (!f.ledger->has_attempt(a) || !f.ledger->attempt(a).ended_at) return std::nullopt;
+    return *f.ledger->attempt(a).ended_at;
+  };
+  each(R"(attempt (\d+) on \S+ ran the effect at ([0-9][0-9.]*(?:ns|us|ms|s|m|h|d)) and then failed at ([0-9][0-9.]*(?:ns|us|ms|s|m|h|d)))", [&](const std::smatch& m) {
+    const auto effects = f.of(f.executed, number(m[1]), m[2]);
+    const auto end = ended(number(m[1]));
+    if (!end || effects.empty() || effects.front() > *end) wrong.push_back("the effect came after the failure: " + m[0].str());
+  });
+  each(R"(attempt (\d+) on \S+ called the provider, gave up at ([0-9][0-9.]*(?:ns|us|ms|s|m|h|d)) while the call was in flight, and the provider executed it at ([0-9][0-9.]*(?:ns|us|ms|s|m|h|d)))",
+       [&](const std::smatch& m) {
+         const auto effects = f.of(f.executed, number(m[1]), m[3]);
+         const auto end = ended(number(m[1]));
+         if (!end || effects.empty() || *end > effects.front()) {
+           wrong.push_back("not a call in flight when the attempt gave up: " + m[0].str());
          }
        });
   each(R"(attempt (\d+) on \S+ (?:found|created)(?:(?!ran the effect)[^;])*? at ([0-9][0-9.]*(?:ns|us|ms|s|m|h|d)))", [&](const std::smatch& m) {
