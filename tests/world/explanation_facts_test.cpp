@@ -143,7 +143,7 @@ std::vector<fs::path> library() {
   return files;
 }
 
-TEST(ExplanationFacts, EveryTimeNodeAndStateInTheLibrarysExplanationsIsReadFromTheTrace) {
+TEST(ExplanationFactsSlow, EveryTimeNodeAndStateInTheLibrarysExplanationsIsReadFromTheTrace) {
   std::size_t checked = 0;
   for (const fs::path& file : library()) {
     auto loaded = scenario::load_scenario(file, {});
