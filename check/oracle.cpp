@@ -166,28 +166,24 @@ class Judge {
     return false;
   }
 
-  // "ran the effect at T and died at U", or, when the node died while its provider call was in flight (the
-  // provider executed it after the death), that instead: every instant in the order it happened.
-  std::string died_after(AttemptId a, sim::Time effect_at) const {
-    const sim::Time died = *ledger_.attempt(a).crashed_at;
-    if (died < effect_at) {
-      return fmt::format("called the provider, died at {} while the call was in flight, and the provider executed "
+  // The effect at `effect_at` and how the attempt stopped at `stopped_at` ("died", "gave up"), every instant in
+  // the order it happened: "ran the effect at T and then <how> at U", or, when the attempt stopped while its
+  // provider call was in flight (the provider executed it afterwards), "called the provider, <how> at U while
+  // the call was in flight, and the provider executed it at T".
+  std::string stopped_after(sim::Time effect_at, std::string_view how, sim::Time stopped_at) const {
+    if (stopped_at < effect_at) {
+      return fmt::format("called the provider, {} at {} while the call was in flight, and the provider executed "
                          "it at {}",
-                         t(died), t(effect_at));
+                         how, t(stopped_at), t(effect_at));
     }
-    return fmt::format("ran the effect at {} and died at {}", t(effect_at), t(died));
+    return fmt::format("ran the effect at {} and {} at {}", t(effect_at), how == "died" ? how : "then failed",
+                       t(stopped_at));
   }
-
-  // "ran the effect at T and then failed at U", or, when the attempt gave up while its provider call was in
-  // flight (the provider executed it after the attempt had ended), that instead.
+  std::string died_after(AttemptId a, sim::Time effect_at) const {
+    return stopped_after(effect_at, "died", *ledger_.attempt(a).crashed_at);
+  }
   std::string failed_after(AttemptId a, sim::Time effect_at) const {
-    const sim::Time ended = *ledger_.attempt(a).ended_at;
-    if (ended < effect_at) {
-      return fmt::format("called the provider, gave up at {} while the call was in flight, and the provider "
-                         "executed it at {}",
-                         t(ended), t(effect_at));
-    }
-    return fmt::format("ran the effect at {} and then failed at {}", t(effect_at), t(ended));
+    return stopped_after(effect_at, "gave up", *ledger_.attempt(a).ended_at);
   }
 
   // The first executor abandoned the group's record after its effect, before the duplicate's decision at

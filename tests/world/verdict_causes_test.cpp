@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scenario/loader.hpp"
+#include "tests/world/verdict_scenarios.hpp"
 #include "world/world.hpp"
 
 namespace {
@@ -16,14 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 lethe::ScenarioConfig load(const std::string& name, const std::vector<std::string>& sets = {}) {
-  const fs::path file = fs::path(LETHE_SOURCE_DIR) / "tests" / "world" / "verdicts" / (name + ".toml");
-  auto loaded = scenario::load_scenario(file, sets);
-  if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
-    std::string message;
-    for (const auto& e : *errors) message += e.message + "\n";
-    throw std::runtime_error(message);
-  }
-  return std::get<lethe::ScenarioConfig>(std::move(loaded));
+  return test_support::load_verdict(name, sets);
 }
 
 std::uint64_t count(const lethe::RunResult& r, lethe::Cause c) { return r.duplicates[static_cast<std::size_t>(c)]; }

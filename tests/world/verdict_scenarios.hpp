@@ -1,0 +1,26 @@
+// tests/world/verdict_scenarios.hpp — the reproducer scenarios of tests/world/verdicts/, loaded for a test.
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "scenario/loader.hpp"
+
+namespace test_support {
+
+// tests/world/verdicts/NAME.toml with `sets` applied; throws with the loader's messages when it does not load.
+inline lethe::ScenarioConfig load_verdict(const std::string& name, const std::vector<std::string>& sets = {}) {
+  const auto file = std::filesystem::path(LETHE_SOURCE_DIR) / "tests" / "world" / "verdicts" / (name + ".toml");
+  auto loaded = scenario::load_scenario(file, sets);
+  if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
+    std::string message;
+    for (const auto& e : *errors) message += e.message + "\n";
+    throw std::runtime_error(message);
+  }
+  return std::get<lethe::ScenarioConfig>(std::move(loaded));
+}
+
+}  // namespace test_support
