@@ -30,6 +30,7 @@
 #include "external/child_process.hpp"
 #include "runner/determinism.hpp"
 #include "runner/events.hpp"
+#include "runner/verify.hpp"
 #include "runner/execute.hpp"
 #include "runner/explore.hpp"
 #include "runner/live.hpp"
@@ -106,7 +107,19 @@ struct RunOptions {
   std::string save_drawn_path;
   std::string events_path;
   bool check_determinism = false;
+  bool verify = false;
+  std::size_t verify_limit = 0;  // duplicates replayed per cause by --verify (0: all)
 };
+
+// --verify: every duplicate's cause proven by replaying the seed with its window closed (runner/verify.hpp). The
+// text follows the summary (on stderr after --json's object); exit 3 when a duplicate is not removed, else
+// `verdict`, the run's own exit code.
+int verify_run(const RunOptions& o, const lethe::ScenarioConfig& config, const lethe::RunResult& result,
+               int verdict) {
+  const runner::VerifyReport report = runner::verify_causes(config, o.seed, result, o.verify_limit);
+  (o.json ? std::cerr : std::cout) << runner::verify_text(report);
+  return report.failed() ? kExitInternal : verdict;
+}
 
 // [explore]: the seed's configuration replaces `config` (scenario/explore.hpp), its values go to `drawn`, and
 // --save-drawn writes it as a plain scenario. False (after saying why) on a draw that does not load or a file
@@ -149,6 +162,7 @@ int command_run(const RunOptions& o) {
   if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
   const bool keep_record = !o.dot_path.empty() || !o.events_path.empty();
   options.keep_trace = keep_record;
+  if (o.verify) options.max_explanations = SIZE_MAX;  // every duplicate is replayed
   std::vector<lethe::StoreOperation> history;
   if (!o.history_path.empty()) options.store_history = &history;
   lethe::WorldRecord record;
@@ -197,7 +211,8 @@ int command_run(const RunOptions& o) {
     if (!drawn.empty()) std::cout << "  drawn: " << scenario::text::join(drawn, ", ") << "\n";
     std::cout << "  replay: " << replay_command(o.file, o.seed, o.sets) << " --explain\n";
   }
-  return run.result.ok ? kExitOk : kExitExpectation;
+  const int verdict = run.result.ok ? kExitOk : kExitExpectation;
+  return o.verify ? verify_run(o, *config, run.result, verdict) : verdict;
 }
 
 // ---------------------------------------------------------------- suite
@@ -210,6 +225,8 @@ struct SuiteOptions {
   std::string json_path;
   bool json_to_stdout = false;  // --json without FILE: the JSON lines on stdout, the table on stderr
   std::vector<std::string> sets;
+  bool verify = false;           // every duplicate's cause proven by a counterfactual replay (exit 3 if not)
+  std::size_t verify_limit = 0;  // duplicates replayed per cause and seed (0: all)
 };
 
 // The files before the table: no verdict is printed for results that did not reach their files. Returns
@@ -268,6 +285,159 @@ std::string load_for_suite(const std::string& file, const std::vector<std::strin
   return "";
 }
 
+// Every output path before the first seed: a folder that is missing is created, one that cannot be written
+// stops the suite now instead of losing its results at the end. The previous run's reports are removed: a
+// suite stopped before its end (SIGINT) leaves none that passes for its.
+bool prepare_suite_outputs(const SuiteOptions& o) {
+  for (const auto& [path, flag] : {std::pair{o.junit_path, "--junit"}, std::pair{o.json_path, "--json"}}) {
+    if (const auto error = runner::prepare_output_path(path, flag); !error.empty()) {
+      std::cerr << "lethe suite: " << error << "\n";
+      return false;
+    }
+    std::error_code stale;
+    if (!path.empty() && fs::is_regular_file(path, stale)) fs::remove(path, stale);
+  }
+  return true;
+}
+
+// The scenarios that loaded, with their files; a file that does not load is reported (stderr, a JUnit case) and
+// the others still run.
+struct SuiteScenarios {
+  std::vector<lethe::ScenarioConfig> configs;
+  std::vector<std::string> files;
+  std::vector<reports::JunitCase> load_cases;
+};
+
+SuiteScenarios load_suite(const SuiteOptions& o, const std::vector<std::string>& all_files) {
+  SuiteScenarios loaded;
+  for (const auto& f : all_files) {
+    std::optional<lethe::ScenarioConfig> config;
+    const std::string errors = load_for_suite(f, o.sets, config);
+    if (!errors.empty()) {
+      std::cerr << errors;
+      reports::JunitCase c;
+      c.scenario = fs::path(f).stem().string();  // the name it would have had is unknown
+      c.file = f;
+      c.load_error = errors;
+      loaded.load_cases.push_back(std::move(c));
+      continue;
+    }
+    loaded.configs.push_back(std::move(*config));
+    loaded.files.push_back(f);
+  }
+  return loaded;
+}
+
+// What the seeds gave, in job order (scenario by scenario, seeds ascending).
+struct SuiteRuns {
+  struct Job {
+    std::size_t scenario;
+    std::uint64_t seed;
+  };
+  std::vector<Job> jobs;
+  std::vector<runner::SeedRun> runs;
+  std::vector<double> seconds;
+  std::vector<runner::VerifyReport> verified;  // --verify: each seed's counterfactual replays (else empty)
+};
+
+SuiteRuns run_suite(const SuiteOptions& o, const std::vector<lethe::ScenarioConfig>& configs,
+                    std::chrono::nanoseconds interval) {
+  SuiteRuns out;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const auto seeds = o.seeds > 0 ? o.seeds : configs[i].run.seeds;
+    for (std::int64_t s = 1; s <= seeds; ++s) out.jobs.push_back(SuiteRuns::Job{i, static_cast<std::uint64_t>(s)});
+  }
+  out.runs.resize(out.jobs.size());
+  out.seconds.assign(out.jobs.size(), 0.0);
+  out.verified.resize(out.jobs.size());
+  lethe::WorldOptions options;
+  if (o.verify) options.max_explanations = SIZE_MAX;  // every duplicate is replayed
+  runner::Progress progress("lethe suite", out.jobs.size(), std::cerr, runner::stderr_progress_mode(), interval);
+  runner::parallel_for(out.jobs.size(), o.jobs == 0 ? runner::default_jobs() : o.jobs, [&](std::size_t i) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto& config = configs[out.jobs[i].scenario];
+    out.runs[i] = runner::run_seed(config, out.jobs[i].seed, options);
+    if (o.verify && out.runs[i].error.empty()) {
+      out.verified[i] = runner::verify_causes(config, out.jobs[i].seed, out.runs[i].result, o.verify_limit);
+    }
+    out.seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    progress.seed_done(!out.runs[i].error.empty() || !out.runs[i].result.ok || out.verified[i].failed());
+  });
+  return out;
+}
+
+// The table's rows, the JUnit cases, the failure lines and the JSON lines of a finished suite.
+struct SuiteTally {
+  std::vector<reports::SuiteRow> rows;
+  std::vector<reports::JunitCase> cases;
+  std::string failures;
+  std::string json_lines;
+  runner::VerifyReport verified;  // --verify: every seed's tallies added
+  bool any_error = false;
+  bool any_bad_node = false;
+  bool any_failure = false;
+  bool any_unverified = false;
+};
+
+std::string failed_expectations(const lethe::RunResult& result) {
+  std::string what;
+  for (const auto& x : result.expectations) {
+    if (!x.ok) what += fmt::format("{}{} {} {} (got {})", what.empty() ? "" : "; ", x.key, x.op, x.want, x.got);
+  }
+  return what;
+}
+
+// One seed into the tally: its row, its failure lines (an error, failed expectations, causes not verified).
+void tally_seed(const SuiteOptions& o, const SuiteScenarios& loaded, const SuiteRuns& runs, std::size_t i,
+                SuiteTally& t) {
+  const auto& run = runs.runs[i];
+  const auto& job = runs.jobs[i];
+  auto& row = t.rows[job.scenario];
+  const std::string& file = loaded.files[job.scenario];
+  ++row.seeds;
+  row.messages += run.result.messages;
+  row.effects += run.result.effects;
+  row.duplicates += run.result.duplicate_effects;
+  row.lost += run.result.lost_messages;
+  const std::string replay = replay_command(file, job.seed, o.sets);
+  if (!run.error.empty()) {
+    ++row.errors;
+    t.any_error = t.any_error || !run.bad_input;
+    t.any_bad_node = t.any_bad_node || run.bad_input;
+    row.failed_seeds.push_back(job.seed);
+    t.failures += fmt::format("ERROR {} seed {}: {}\n  replay: {}\n", row.scenario, job.seed, run.error, replay);
+  } else if (!run.result.ok) {
+    t.any_failure = true;
+    row.failed_seeds.push_back(job.seed);
+    t.failures += fmt::format("FAIL {} seed {}: {}\n  replay: {} --explain\n  draw it: {} --html {}-seed{}.html\n",
+                              row.scenario, job.seed, failed_expectations(run.result), replay, replay, row.scenario,
+                              job.seed);
+  } else {
+    ++row.passed;
+  }
+  if (runs.verified[i].failed()) {
+    t.any_unverified = true;
+    t.failures += fmt::format("UNVERIFIED {} seed {}:{}  replay: {} --verify\n", row.scenario, job.seed,
+                              runner::verify_text(runs.verified[i]), replay);
+  }
+  runner::add_tallies(t.verified, runs.verified[i]);
+  t.cases.push_back(reports::JunitCase{row.scenario, file, run.result, run.error, replay, runs.seconds[i], ""});
+  if (!o.json_path.empty() || o.json_to_stdout) t.json_lines += reports::to_json(run.result).dump() + "\n";
+}
+
+SuiteTally tally_suite(const SuiteOptions& o, const SuiteScenarios& loaded, const SuiteRuns& runs) {
+  SuiteTally t;
+  t.rows.resize(loaded.configs.size());
+  for (std::size_t i = 0; i < loaded.configs.size(); ++i) {
+    t.rows[i].scenario = loaded.configs[i].scenario.name;
+    t.rows[i].file = loaded.files[i];
+  }
+  t.cases = loaded.load_cases;
+  for (const auto& c : loaded.load_cases) t.failures += fmt::format("ERROR {}: did not load (messages above)\n", c.file);
+  for (std::size_t i = 0; i < runs.jobs.size(); ++i) tally_seed(o, loaded, runs, i, t);
+  return t;
+}
+
 int command_suite(const SuiteOptions& o) {
   bool ok = true;
   const auto all_files = collect_scenarios(o.paths, ok);
@@ -278,112 +448,32 @@ int command_suite(const SuiteOptions& o) {
     std::cerr << "lethe suite: " << progress_error << "\n";
     return kExitBadInput;
   }
-  // Every output path before the first seed: a folder that is missing is created, one that cannot be written
-  // stops the suite now instead of losing its results at the end.
-  for (const auto& [path, flag] : {std::pair{o.junit_path, "--junit"}, std::pair{o.json_path, "--json"}}) {
-    if (const auto error = runner::prepare_output_path(path, flag); !error.empty()) {
-      std::cerr << "lethe suite: " << error << "\n";
-      return kExitBadInput;
-    }
-    // The previous run's report goes now: a suite stopped before its end (SIGINT) leaves none that passes for its.
-    std::error_code stale;
-    if (!path.empty() && fs::is_regular_file(path, stale)) fs::remove(path, stale);
-  }
-  // A file that does not load is reported (stderr, the JUnit XML, exit 2) and the others still run.
-  std::vector<lethe::ScenarioConfig> configs;
-  std::vector<std::string> files;
-  std::vector<reports::JunitCase> load_cases;
-  for (const auto& f : all_files) {
-    std::optional<lethe::ScenarioConfig> config;
-    const std::string errors = load_for_suite(f, o.sets, config);
-    if (!errors.empty()) {
-      std::cerr << errors;
-      reports::JunitCase c;
-      c.scenario = fs::path(f).stem().string();  // the name it would have had is unknown
-      c.file = f;
-      c.load_error = errors;
-      load_cases.push_back(std::move(c));
-      continue;
-    }
-    configs.push_back(std::move(*config));
-    files.push_back(f);
-  }
-  struct Job {
-    std::size_t scenario;
-    std::uint64_t seed;
-  };
-  std::vector<Job> jobs;
-  for (std::size_t i = 0; i < configs.size(); ++i) {
-    const auto seeds = o.seeds > 0 ? o.seeds : configs[i].run.seeds;
-    for (std::int64_t s = 1; s <= seeds; ++s) jobs.push_back(Job{i, static_cast<std::uint64_t>(s)});
-  }
-  std::vector<runner::SeedRun> runs(jobs.size());
-  std::vector<double> seconds(jobs.size(), 0.0);
-  lethe::WorldOptions options;
-  {
-    runner::Progress progress("lethe suite", jobs.size(), std::cerr, runner::stderr_progress_mode(), *interval);
-    runner::parallel_for(jobs.size(), o.jobs == 0 ? runner::default_jobs() : o.jobs, [&](std::size_t i) {
-      const auto started = std::chrono::steady_clock::now();
-      runs[i] = runner::run_seed(configs[jobs[i].scenario], jobs[i].seed, options);
-      seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      progress.seed_done(!runs[i].error.empty() || !runs[i].result.ok);
-    });
-  }
-
-  std::vector<reports::SuiteRow> rows(configs.size());
-  for (std::size_t i = 0; i < configs.size(); ++i) {
-    rows[i].scenario = configs[i].scenario.name;
-    rows[i].file = files[i];
-  }
-  std::vector<reports::JunitCase> cases = load_cases;
-  std::string failures;
-  for (const auto& c : load_cases) failures += fmt::format("ERROR {}: did not load (messages above)\n", c.file);
-  bool any_error = false;
-  bool any_bad_node = false;
-  bool any_failure = false;
-  std::string json_lines;
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    const auto& run = runs[i];
-    auto& row = rows[jobs[i].scenario];
-    const std::string& file = files[jobs[i].scenario];
-    ++row.seeds;
-    row.messages += run.result.messages;
-    row.effects += run.result.effects;
-    row.duplicates += run.result.duplicate_effects;
-    row.lost += run.result.lost_messages;
-    const std::string replay = replay_command(file, jobs[i].seed, o.sets);
-    if (!run.error.empty()) {
-      ++row.errors;
-      any_error = any_error || !run.bad_input;
-      any_bad_node = any_bad_node || run.bad_input;
-      row.failed_seeds.push_back(jobs[i].seed);
-      failures += fmt::format("ERROR {} seed {}: {}\n  replay: {}\n", row.scenario, jobs[i].seed, run.error, replay);
-    } else if (!run.result.ok) {
-      any_failure = true;
-      row.failed_seeds.push_back(jobs[i].seed);
-      std::string what;
-      for (const auto& x : run.result.expectations) {
-        if (!x.ok) what += fmt::format("{}{} {} {} (got {})", what.empty() ? "" : "; ", x.key, x.op, x.want, x.got);
-      }
-      failures += fmt::format("FAIL {} seed {}: {}\n  replay: {} --explain\n  draw it: {} --html {}-seed{}.html\n",
-                              row.scenario, jobs[i].seed, what, replay, replay, row.scenario, jobs[i].seed);
-    } else {
-      ++row.passed;
-    }
-    cases.push_back(reports::JunitCase{row.scenario, file, run.result, run.error, replay, seconds[i], ""});
-    if (!o.json_path.empty() || o.json_to_stdout) json_lines += reports::to_json(run.result).dump() + "\n";
-  }
-  if (!write_suite_files(o, json_lines, cases)) return kExitBadInput;
-  if (o.json_to_stdout) std::cout << json_lines;
+  if (!prepare_suite_outputs(o)) return kExitBadInput;
+  const SuiteScenarios loaded = load_suite(o, all_files);
+  const SuiteRuns runs = run_suite(o, loaded.configs, *interval);
+  const SuiteTally t = tally_suite(o, loaded, runs);
+  if (!write_suite_files(o, t.json_lines, t.cases)) return kExitBadInput;
+  if (o.json_to_stdout) std::cout << t.json_lines;
   std::ostream& summary = o.json_to_stdout ? std::cerr : std::cout;
-  summary << reports::suite_table(rows);
-  if (!failures.empty()) summary << "\n" << failures;
-  if (any_error) return kExitInternal;
-  if (!load_cases.empty() || any_bad_node) return kExitBadInput;
-  return any_failure ? kExitExpectation : kExitOk;
+  summary << reports::suite_table(t.rows);
+  if (!t.failures.empty()) summary << "\n" << t.failures;
+  if (o.verify) summary << runner::verify_summary(t.verified);
+  if (t.any_error || t.any_unverified) return kExitInternal;
+  if (!loaded.load_cases.empty() || t.any_bad_node) return kExitBadInput;
+  return t.any_failure ? kExitExpectation : kExitOk;
 }
 
 // ---------------------------------------------------------------- the commands
+
+// --verify and --verify-limit N, as replay has them; a limit without --verify is bad input (exit 2).
+void add_verify_options(CLI::App& command, bool& verify, std::size_t& limit) {
+  auto* flag = command.add_flag("--verify", verify,
+                                "Prove each duplicate's cause: replay the seed once per duplicated message with the "
+                                "cause's window closed, check the duplicate is gone (exit 3 if one is not)");
+  command.add_option("--verify-limit", limit, "With --verify: replay at most N duplicates per cause (default all)")
+      ->check(CLI::Range(std::size_t{1}, SIZE_MAX))
+      ->needs(flag);
+}
 
 // Each add_<name>_command adds a subcommand to `app` and returns how to run it, like runner/<name>.cpp's
 // register_<name>(); its options live as long as the returned function.
@@ -402,6 +492,7 @@ runner::ExtraCommand add_run_command(CLI::App& app) {
                       "[explore]: write the seed's drawn configuration as a plain scenario file");
   command->add_flag("--check-determinism", run->check_determinism,
                     "Run the seed twice and compare; name the first line where an external node behaved differently");
+  add_verify_options(*command, run->verify, run->verify_limit);
   return {command, [run] { return command_run(*run); }};
 }
 
@@ -419,6 +510,7 @@ runner::ExtraCommand add_suite_command(CLI::App& app) {
                                    "or with FILE write them to FILE")
                    ->expected(0, 1);
   command->add_option("--set", suite->sets, "Override a key in every scenario: KEY=VALUE (repeatable)");
+  add_verify_options(*command, suite->verify, suite->verify_limit);
   return {command, [suite, json] {
             suite->json_to_stdout = json->count() > 0 && suite->json_path.empty();
             return command_suite(*suite);

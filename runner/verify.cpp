@@ -189,7 +189,7 @@ std::string failure_lines(const VerifyReport& report) {
 
 }  // namespace
 
-std::string verify_text(const VerifyReport& report) {
+std::string verify_summary(const VerifyReport& report) {
   CauseTally all;
   for (const CauseTally& t : report.by_cause) {
     all.total += t.total;
@@ -200,9 +200,28 @@ std::string verify_text(const VerifyReport& report) {
   std::string extra;
   if (all.not_verifiable > 0) extra += fmt::format(", {} not verifiable", all.not_verifiable);
   if (all.not_replayed > 0) extra += fmt::format(", {} not replayed", all.not_replayed);
-  std::string text = fmt::format("\ncauses verified: {} of {}{} ({} counterfactual replays)\n", all.verified,
-                                 all.total, extra, report.replays);
-  return text + cause_lines(report) + second_window_lines(report) + failure_lines(report);
+  return fmt::format("\ncauses verified: {} of {}{} ({} counterfactual replays)\n", all.verified, all.total, extra,
+                     report.replays) +
+         cause_lines(report);
+}
+
+std::string verify_text(const VerifyReport& report) {
+  return verify_summary(report) + second_window_lines(report) + failure_lines(report);
+}
+
+void add_tallies(VerifyReport& into, const VerifyReport& from) {
+  for (std::size_t c = 0; c < lethe::kCauseCount; ++c) {
+    CauseTally& t = into.by_cause[c];
+    const CauseTally& f = from.by_cause[c];
+    t.total += f.total;
+    t.verified += f.verified;
+    t.not_removed += f.not_removed;
+    t.not_verifiable += f.not_verifiable;
+    t.not_replayed += f.not_replayed;
+    t.errors += f.errors;
+  }
+  into.replays += from.replays;
+  into.second_windows += from.second_windows;
 }
 
 }  // namespace runner

@@ -59,4 +59,11 @@ VerifyReport verify_causes(const lethe::ScenarioConfig& config, std::uint64_t se
 // explanations.
 std::string verify_text(const VerifyReport& report);
 
+// "causes verified: K of N" and the breakdown per cause only (a suite's total, after its failing seeds).
+std::string verify_summary(const VerifyReport& report);
+
+// Adds `from`'s tallies, replay count and second windows to `into`; its duplicates are not copied (a suite's
+// total: each seed's failures are printed with that seed's own report).
+void add_tallies(VerifyReport& into, const VerifyReport& from);
+
 }  // namespace runner

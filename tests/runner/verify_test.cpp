@@ -152,4 +152,30 @@ TEST(CauseVerification, VerifyLimitWithoutVerifyIsRefused) {
   EXPECT_NE(out.out.find("add --verify"), std::string::npos) << out.out;
 }
 
+TEST(CauseVerification, RunVerifyPrintsTheCountAfterTheSummary) {
+  const auto out = test_support::run_lethe("run scenarios/crash-window-after-effect.toml --seed 1 --verify");
+  EXPECT_EQ(out.exit_code, 0) << out.out;
+  const auto summary = out.out.find("replay: ");
+  const auto verified = out.out.find("causes verified: 14 of 14");
+  ASSERT_NE(verified, std::string::npos) << out.out;
+  EXPECT_LT(summary, verified) << out.out;
+  const auto refused = test_support::run_lethe("run scenarios/crash-window-after-effect.toml --verify-limit 2");
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+}
+
+// A seed whose duplicate its cause's intervention does not remove fails the suite with exit 3 and is named with
+// its replay command; the total adds every seed. gc-pause-takeover seed 1 is such a seed (a give-up, one of
+// CauseVerificationSlow's known gaps): when that gap closes, this test needs another unverified run.
+TEST(CauseVerification, SuiteVerifyNamesEachUnverifiedSeedAndTotalsEverySeed) {
+  const auto out = test_support::run_lethe(
+      "suite scenarios/crash-window-after-effect.toml scenarios/gc-pause-takeover.toml --seeds 1 -j 2 --verify");
+  EXPECT_EQ(out.exit_code, 3) << out.out;
+  EXPECT_NE(out.out.find("UNVERIFIED gc-pause-takeover seed 1:"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("--seed 1 --verify"), std::string::npos) << out.out;
+  EXPECT_EQ(out.out.find("UNVERIFIED crash-window-after-effect"), std::string::npos) << out.out;
+  const auto total = out.out.rfind("causes verified: ");
+  ASSERT_NE(total, std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("crash_after_effect", total), std::string::npos) << out.out;
+}
+
 }  // namespace
