@@ -9,7 +9,7 @@
 // Value types by language: Duration -> sim::Duration, Boolean -> bool, Word -> std::string (one of `words`),
 // Poll -> lethe::Poll, PollRead -> lethe::PollRead.
 //
-// Does not: parse or validate text (scenario/loader.cpp does), or know any key by name.
+// Does not: parse or validate text (the scenario loader, scenario/loader_protocol.cpp, does), or know any key by name.
 #pragma once
 
 #include <map>

@@ -3,7 +3,7 @@
 // visit_schema() lists every TOML table and key of a scenario file, in docs/scenarios.md's order: for each key
 // its name, its value type (which gives the parser, the renderer and the allowed values), the config field it
 // fills (whose initializer in core/config.hpp is the default) and a one-line description. Three visitors walk
-// it: the loader (scenario/loader.cpp: reads and validates each key, registers it for the unknown-key and
+// it: the loader (scenario/loader_rows.cpp: reads and validates each key, registers it for the unknown-key and
 // did-you-mean checks of files and --set), the renderer (scenario/render.cpp) and the reference page
 // (scenario/reference.cpp, docs/scenario-reference.md). A new key is one row here plus the code that uses it
 // (a strategy's key: one SettingKey in its registry entry).

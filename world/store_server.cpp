@@ -11,8 +11,6 @@ namespace lethe {
 
 namespace {
 
-constexpr sim::Time kBeforeAnything = std::numeric_limits<sim::Time>::min();
-
 // Restores the invariant "the call has a record" when a call unwinds (timeout, sim::Crash).
 class CallGuard {
  public:
@@ -48,16 +46,6 @@ StoreSettings store_settings(const ScenarioConfig& config) {
   return settings;
 }
 
-const char* to_string(StoreBug bug) {
-  switch (bug) {
-    case StoreBug::None: return "none";
-    case StoreBug::StaleRead: return "stale-read";
-    case StoreBug::LostWrite: return "lost-write";
-    case StoreBug::NonAtomicUpsert: return "non-atomic-upsert";
-  }
-  return "?";
-}
-
 // ---------------------------------------------------------------- Store
 
 Store::Store(sim::Simulation& simulation, sim::Network& network, sim::Node& node, StoreSettings settings)
@@ -66,35 +54,18 @@ Store::Store(sim::Simulation& simulation, sim::Network& network, sim::Node& node
       node_(node),
       settings_(std::move(settings)),
       service_{&node, settings_.latency, false, 0, simulation.rng("store.service")},
-      ttl_rng_(simulation.rng("store.ttl")),
-      replica_rng_(simulation.rng("store.replica")),
-      bug_rng_(simulation.rng("store.bugs")) {
+      bugs_(simulation.rng("store.bugs")),
+      sweeper_(simulation, settings_.ttl_eviction, settings_.lazy_max, simulation.rng("store.ttl"),
+               [this](Key key) { evict_expired(key); }),
+      replica_(settings_.replica_lag, settings_.poll_read == PollReadKind::Eventual, simulation.rng("store.replica")) {
   if (settings_.lazy_max < 0) throw std::invalid_argument("Store: lazy_max must be >= 0");
   if (settings_.rpc_timeout <= 0) throw std::invalid_argument("Store: rpc_timeout must be > 0");
-  if (settings_.poll_read == PollReadKind::Eventual) {
-    sim::Duration horizon = settings_.replica_lag.quantile(1.0);
-    if (horizon == sim::kTimeMax) horizon = settings_.replica_lag.quantile(1.0 - 1e-9);
-    replica_horizon_ = std::max<sim::Duration>(0, horizon);
-  }
 }
 
 std::optional<Item> Store::peek(Key key) const {
   auto found = state_.find(key);
   if (found == state_.end()) return std::nullopt;
   return found->second;
-}
-
-void Store::set_bug(StoreBug bug, double probability) {
-  if (!(probability >= 0.0 && probability <= 1.0)) throw std::invalid_argument("Store::set_bug: probability");
-  bug_ = bug;
-  bug_probability_ = probability;
-  before_last_write_.clear();
-}
-
-std::size_t Store::replica_versions() const {
-  std::size_t total = 0;
-  for (const auto& [key, log] : versions_) total += log.size();
-  return total;
 }
 
 // --- client side
@@ -188,11 +159,7 @@ void Store::abandon_call(std::uint64_t request) {
   }
 }
 
-std::optional<std::optional<Item>> Store::snapshot_for_bug(const Op& op) {
-  if (bug_ != StoreBug::NonAtomicUpsert || op.kind != OpKind::Upsert) return std::nullopt;
-  if (!bug_rng_.bernoulli(bug_probability_)) return std::nullopt;
-  return std::optional<std::optional<Item>>(peek(op.key));
-}
+std::optional<std::optional<Item>> Store::snapshot_for_bug(const Op& op) { return bugs_.snapshot(op, state_); }
 
 // --- server side
 
@@ -234,7 +201,7 @@ Reply Store::execute(std::uint64_t request, const Op& op, const std::optional<st
   if (op.kind != OpKind::Transaction) {
     // One key (op.keys() == {op.key}): no vectors.
     first_key = op.key;
-    if (request != 0 && bug_ != StoreBug::None) {
+    if (request != 0 && bugs_.active()) {
       const std::optional<Item> before = peek(op.key);
       reply = execute_with_bug(request, op, snapshot);
       after_change(op.key, before, peek(op.key));
@@ -248,7 +215,7 @@ Reply Store::execute(std::uint64_t request, const Op& op, const std::optional<st
     std::vector<std::optional<Item>> before;
     before.reserve(keys.size());
     for (Key key : keys) before.push_back(peek(key));
-    reply = (request != 0 && bug_ != StoreBug::None) ? execute_with_bug(request, op, snapshot) : apply(state_, op);
+    reply = (request != 0 && bugs_.active()) ? execute_with_bug(request, op, snapshot) : apply(state_, op);
     for (std::size_t index = 0; index < keys.size(); ++index) after_change(keys[index], before[index], peek(keys[index]));
     first_key = keys.empty() ? 0 : keys.front();
   }
@@ -266,50 +233,14 @@ Reply Store::execute(std::uint64_t request, const Op& op, const std::optional<st
 
 Reply Store::execute_with_bug(std::uint64_t request, const Op& op,
                               const std::optional<std::optional<Item>>& snapshot) {
-  auto fired = [this, request] {
+  bool fired = false;
+  Reply reply = bugs_.apply(state_, op, snapshot, fired);
+  if (fired) {
     ++stats_.bugs_fired;
-    simulation_.trace().record(simulation_.now(), kTraceBug, node_.id(), request, static_cast<std::uint64_t>(bug_));
-  };
-  switch (bug_) {
-    case StoreBug::None: break;
-    case StoreBug::StaleRead: {
-      if (op.kind != OpKind::Get || !bug_rng_.bernoulli(bug_probability_)) break;
-      auto found = before_last_write_.find(op.key);
-      if (found == before_last_write_.end() || found->second == peek(op.key)) break;
-      fired();
-      Reply reply;
-      reply.previous = found->second;
-      return reply;
-    }
-    case StoreBug::LostWrite: {
-      if ((op.kind != OpKind::Put && op.kind != OpKind::Upsert) || !bug_rng_.bernoulli(bug_probability_)) break;
-      StoreState scratch;
-      if (auto current = peek(op.key)) scratch.emplace(op.key, *current);
-      Reply reply = apply(scratch, op);  // what applying it would answer; the durable state is left alone
-      if (reply.applied) fired();
-      return reply;
-    }
-    case StoreBug::NonAtomicUpsert: {
-      if (op.kind != OpKind::Upsert || !snapshot.has_value()) break;
-      fired();
-      // Read at invocation (the snapshot), write now: a read-modify-write that is not atomic.
-      std::optional<Item> item = *snapshot;
-      Reply reply;
-      reply.previous = item;
-      if (!op.condition.holds(item)) {
-        reply.applied = false;
-        return reply;
-      }
-      op.update.apply_to(item);
-      if (item.has_value()) {
-        state_[op.key] = *item;
-      } else {
-        state_.erase(op.key);
-      }
-      return reply;
-    }
+    simulation_.trace().record(simulation_.now(), kTraceBug, node_.id(), request,
+                               static_cast<std::uint64_t>(bugs_.kind()));
   }
-  return apply(state_, op);
+  return reply;
 }
 
 void Store::after_change(Key key, const std::optional<Item>& before, const std::optional<Item>& after) {
@@ -318,91 +249,16 @@ void Store::after_change(Key key, const std::optional<Item>& before, const std::
     stats_.records = after.has_value() ? stats_.records + 1 : stats_.records - 1;
     stats_.peak_records = std::max(stats_.peak_records, stats_.records);
   }
-  if (settings_.poll_read == PollReadKind::Eventual) record_version(key, before, after);
-  if (bug_ == StoreBug::StaleRead) before_last_write_[key] = before;
+  if (settings_.poll_read == PollReadKind::Eventual) replica_.record(key, before, after, simulation_.now());
+  bugs_.saw_write(key, before);
   if (after.has_value() && after->expires_on.has_value()) arm_sweeper(key, *after);
 }
 
 void Store::arm_sweeper(Key key, const Item& item) {
-  const sim::Time expires_on = *item.expires_on;
-  if (expires_on == sim::kTimeMax) return;  // never expires (ttl = "none"): no eviction to arm
-  auto pending = pending_evictions_.lower_bound(key);  // one descent: the entry, or where it goes
-  const bool found = pending != pending_evictions_.end() && pending->first == key;
-  // A pending eviction armed for an earlier-or-equal expiry runs no later than this one needs (it re-arms if
-  // the item is not expired by then).
-  if (found && pending->second.for_expires_on <= expires_on) return;
-  sim::Time at = expires_on;
-  if (settings_.ttl_eviction == TtlEvictionKind::Lazy && settings_.lazy_max > 0) {
-    const sim::Duration delay = ttl_rng_.between(0, settings_.lazy_max);
-    at = expires_on > sim::kTimeMax - delay ? sim::kTimeMax : expires_on + delay;
-  }
-  at = std::max(at, simulation_.now());
-  const std::uint64_t token = next_eviction_token_++;
-  if (found) {
-    pending->second = PendingEviction{expires_on, token};
-  } else {
-    pending_evictions_.emplace_hint(pending, key, PendingEviction{expires_on, token});
-  }
-  ++stats_.eviction_timers;
-  schedule_sweep(Sweep{at, token, key});
+  if (sweeper_.arm(key, *item.expires_on)) ++stats_.eviction_timers;
 }
 
-void Store::schedule_sweep(const Sweep& sweep) {
-  if (sweep_fifo_.empty() || sweep_fifo_.back().at <= sweep.at) {
-    sweep_fifo_.push_back(sweep);  // tokens grow, so the fifo stays sorted by (at, token)
-  } else {
-    sweep_heap_.push_back(sweep);
-    std::push_heap(sweep_heap_.begin(), sweep_heap_.end(), SweepLater{});
-  }
-  if (!sweeping_) arm_sweep_timer();
-}
-
-bool Store::heap_first() const {
-  return !sweep_heap_.empty() && (sweep_fifo_.empty() || SweepLater{}(sweep_fifo_.front(), sweep_heap_.front()));
-}
-
-bool Store::next_sweep(Sweep& out) const {
-  if (sweep_fifo_.empty() && sweep_heap_.empty()) return false;
-  out = heap_first() ? sweep_heap_.front() : sweep_fifo_.front();
-  return true;
-}
-
-void Store::pop_sweep() {
-  if (heap_first()) {
-    std::pop_heap(sweep_heap_.begin(), sweep_heap_.end(), SweepLater{});
-    sweep_heap_.pop_back();
-  } else {
-    sweep_fifo_.pop_front();
-  }
-}
-
-void Store::arm_sweep_timer() {
-  Sweep next;
-  if (!next_sweep(next) || next.at >= sweep_timer_at_) return;  // the live timer fires early enough
-  sweep_timer_at_ = next.at;
-  const std::uint64_t generation = ++sweep_timer_generation_;
-  simulation_.at(next.at, [this, generation] {
-    if (generation != sweep_timer_generation_) return;  // superseded by an earlier one
-    sweep_timer_at_ = sim::kTimeMax;
-    run_due_sweeps();
-  });
-}
-
-void Store::run_due_sweeps() {
-  sweeping_ = true;
-  Sweep next;
-  while (next_sweep(next) && next.at <= simulation_.now()) {
-    pop_sweep();
-    run_sweeper(next.key, next.token);
-  }
-  sweeping_ = false;
-  arm_sweep_timer();
-}
-
-void Store::run_sweeper(Key key, std::uint64_t token) {
-  auto pending = pending_evictions_.find(key);
-  if (pending == pending_evictions_.end() || pending->second.token != token) return;  // superseded
-  pending_evictions_.erase(pending);
+void Store::evict_expired(Key key) {
   ++stats_.sweeper_runs;
   if (never_evict_ && never_evict_(key)) return;
   const sim::Time now = simulation_.now();
@@ -422,49 +278,14 @@ void Store::run_sweeper(Key key, std::uint64_t token) {
   }
 }
 
-void Store::record_version(Key key, const std::optional<Item>& before, const std::optional<Item>& after) {
-  const sim::Time now = simulation_.now();
-  std::deque<Version>& log = versions_[key];
-  if (log.empty()) log.push_back(Version{kBeforeAnything, before});
-  log.push_back(Version{now, after});
-  version_writes_.emplace_back(now, key);
-  prune_versions();
-}
-
-void Store::prune_versions() {
-  const sim::Time now = simulation_.now();
-  const sim::Time cutoff = now - replica_horizon_;
-  while (!version_writes_.empty() && version_writes_.front().first <= cutoff) {
-    const Key key = version_writes_.front().second;
-    version_writes_.pop_front();
-    auto found = versions_.find(key);
-    if (found == versions_.end()) continue;
-    std::deque<Version>& log = found->second;
-    // Keep the newest version at or before the cutoff (the replica may still be asked for it).
-    while (log.size() >= 2 && log[1].at <= cutoff) log.pop_front();
-    // A single version at or before the cutoff is the current state: nothing to remember.
-    if (log.size() == 1) versions_.erase(found);
-  }
-}
-
-std::optional<Item> Store::replica_item(Key key, sim::Time at) const {
-  auto found = versions_.find(key);
-  if (found == versions_.end()) return peek(key);
-  const std::deque<Version>& log = found->second;
-  auto after = std::upper_bound(log.begin(), log.end(), at,
-                                [](sim::Time wanted, const Version& version) { return wanted < version.at; });
-  if (after == log.begin()) return log.front().item;  // unreachable: the base version is at kBeforeAnything
-  return std::prev(after)->item;
-}
-
 Reply Store::serve_replica_read(Key key) {
-  prune_versions();
-  const sim::Duration lag = std::clamp<sim::Duration>(settings_.replica_lag.sample(replica_rng_), 0, replica_horizon_);
+  replica_.prune(simulation_.now());
+  const sim::Duration lag = replica_.draw_lag();
   ++stats_.replica_reads;
   const sim::Time now = simulation_.now();
   simulation_.trace().record(now, kTraceReplicaRead, node_.id(), key, static_cast<std::uint64_t>(lag));
   Reply reply;
-  reply.previous = replica_item(key, now - lag);
+  reply.previous = replica_.item_at(key, now - lag, state_);
   return reply;
 }
 

@@ -14,18 +14,12 @@
 // durable: it survives crashes of the store node (requests to a down node are dropped by the network).
 //
 // TTL eviction (docs/scenarios.md store.ttl_eviction): whenever an executed operation leaves an item with
-// `expires_on` set, the sweeper is scheduled (a simulation.at callback) to run evict_op(key, now) at
-// `expires_on` (exact) or at `expires_on + uniform[0, lazy_max]` (lazy: expired items linger and stay readable
-// until the sweeper deletes them, as DynamoDB's TTL does). At most one live sweeper timer per key: a new one is
-// scheduled only if no pending eviction is due at an earlier-or-equal instant; a sweeper run that finds the item
-// refreshed (not expired) does nothing and re-arms for the item's current expires_on. Memory: one pending entry
-// per item with a TTL (plus stale kernel timers only when an expiry moves earlier).
+// `expires_on` set, the Sweeper (world/store_sweeper.hpp) is armed for it and, when due, the store executes
+// evict_op(key, now); a sweeper run that finds the item refreshed (not expired) does nothing and re-arms for the
+// item's current expires_on.
 //
 // Read replica (protocol.poll_read = "eventual(lag=DIST)"): read_eventual answers from the state as it was
-// `lag` ago, lag drawn per read. A per-key version log of (instant, item after) keeps only what such reads can
-// still ask for: versions newer than now - horizon plus one base version per key, where horizon is the largest
-// lag the distribution gives (its 1 - 1e-9 quantile when unbounded; larger draws are clamped to it). Keys whose
-// only remaining version is older than the horizon are dropped (their current state is the answer).
+// `lag` ago, lag drawn per read, from the versions ReplicaVersions keeps (world/store_replica.hpp).
 //
 // History: every client call (SimStoreClient) is recorded with its invocation and response instants in virtual
 // time (not the caller's skewed clock), or with returned_at == lin::kNever when no response came (timeout, or
@@ -44,14 +38,8 @@
 // executed (their first execution, if it comes, is the unanswered call itself), and whatever the checker keeps
 // (check/linearizability.hpp, IncrementalChecker).
 //
-// Deliberate bugs (set_bug), to show the checker catches them; each fires with the given probability per
-// eligible operation, drawn from the store's own Rng stream:
-//   StaleRead        a Get answers the item as it was before the key's last write;
-//   LostWrite        a Put/Upsert is acknowledged (the reply says what applying it gives) but not applied;
-//   NonAtomicUpsert  an Upsert reads the item when the client sends the request and writes at the service
-//                    instant, so two concurrent upserts can both see "absent" (a lost update). (Network::call has
-//                    no arrival hook, so the read instant is the invocation, not the arrival: both lie inside the
-//                    operation's interval, which is all the bug needs.)
+// Deliberate bugs (set_bug), to show the checker catches them: StoreBugs (world/store_bugs.hpp), drawn from the
+// store's own Rng stream.
 //
 // Sweeper timers are ordinary simulation timers: Simulation::run() with no limit keeps going until the last armed
 // expiry (a 7-day TTL moves virtual time 7 days on); bound the run with run_until where that matters.
@@ -83,6 +71,9 @@
 #include "sim/simulation.hpp"
 #include "sim/time.hpp"
 #include "sim/trace.hpp"
+#include "world/store_bugs.hpp"
+#include "world/store_replica.hpp"
+#include "world/store_sweeper.hpp"
 
 namespace lethe {
 
@@ -130,9 +121,6 @@ class StoreServer {
   // The most items it held at once, every table (the growth of a store without expiry, ttl = "none").
   virtual std::uint64_t peak_records() const = 0;
 };
-
-enum class StoreBug { None, StaleRead, LostWrite, NonAtomicUpsert };
-const char* to_string(StoreBug bug);
 
 // One item deleted by an applied Evict (the sweeper's, or a client's).
 struct Eviction {
@@ -196,8 +184,9 @@ class Store final : public StoreServer {
   const StoreChecker* checker() const { return checker_.get(); }
   std::size_t live_calls() const { return live_calls_.size(); }
 
-  void set_bug(StoreBug bug, double probability = 0.25);
-  StoreBug bug() const { return bug_; }
+  // REQUIRES: probability in [0, 1] (else std::invalid_argument).
+  void set_bug(StoreBug bug, double probability = 0.25) { bugs_.set(bug, probability); }
+  StoreBug bug() const { return bugs_.kind(); }
 
   // Off: no history is kept (for long runs that do not check it), nor the eviction log (96 bytes per evicted
   // item: with a TTL, as much as a record per message over the whole run). On by default.
@@ -212,9 +201,9 @@ class Store final : public StoreServer {
   const StoreStats& stats() const { return stats_; }
 
   // Keys with a pending sweeper eviction, and versions kept for the replica (memory checks).
-  std::size_t pending_evictions() const { return pending_evictions_.size(); }
-  std::size_t replica_versions() const;
-  sim::Duration replica_horizon() const { return replica_horizon_; }
+  std::size_t pending_evictions() const { return sweeper_.pending(); }
+  std::size_t replica_versions() const { return replica_.versions(); }
+  sim::Duration replica_horizon() const { return replica_.horizon(); }
 
  private:
   friend class SimStoreClient;
@@ -242,14 +231,6 @@ class Store final : public StoreServer {
     Op op;
     Reply reply;
   };
-  struct PendingEviction {  // (when the sweeper runs is in its Sweep entry)
-    sim::Time for_expires_on = 0;  // the expiry it was armed for
-    std::uint64_t token = 0;       // a timer whose token is not the pending one is stale
-  };
-  struct Version {
-    sim::Time at = 0;
-    std::optional<Item> item;
-  };
 
   // Client side (SimStoreClient).
   std::uint64_t begin_call(std::uint32_t client, const std::shared_ptr<const Op>& op);
@@ -262,60 +243,27 @@ class Store final : public StoreServer {
   Response serve(std::uint64_t request, const Op& op, const std::optional<std::optional<Item>>& snapshot);
   Reply serve_replica_read(Key key);
   Reply execute(std::uint64_t request, const Op& op, const std::optional<std::optional<Item>>& snapshot);
+  // bugs_.apply, counted and traced when the bug fires.
   Reply execute_with_bug(std::uint64_t request, const Op& op, const std::optional<std::optional<Item>>& snapshot);
   void after_change(Key key, const std::optional<Item>& before, const std::optional<Item>& after);
   void arm_sweeper(Key key, const Item& item);
-  void run_sweeper(Key key, std::uint64_t token);
-  void record_version(Key key, const std::optional<Item>& before, const std::optional<Item>& after);
-  void prune_versions();
-  std::optional<Item> replica_item(Key key, sim::Time at) const;
+  void evict_expired(Key key);  // the Sweeper's eviction, when due
 
   sim::Simulation& simulation_;
   sim::Network& network_;
   sim::Node& node_;
   StoreSettings settings_;
   sim::Service service_;
-  sim::Rng ttl_rng_;
-  sim::Rng replica_rng_;
-  sim::Rng bug_rng_;
 
   StoreState state_;
   AppliedHook on_applied_;
-  StoreBug bug_ = StoreBug::None;
-  double bug_probability_ = 0.0;
-  std::map<Key, std::optional<Item>> before_last_write_;  // StaleRead only
+  StoreBugs bugs_;
 
   std::function<bool(Key)> never_evict_;  // set only in a counterfactual replay
-  BTreeMap<Key, PendingEviction> pending_evictions_;  // 27 B per key (heaptrack; a std::map node took 64)
-  std::uint64_t next_eviction_token_ = 1;
-  // The sweeper's schedule: one entry per armed eviction, popped in (at, token) order, and ONE kernel timer, for
-  // the earliest entry (a kernel timer and its callback per record cost about 120 bytes per record within TTL).
-  // Entries armed in non-decreasing `at` order (a constant TTL: the common case) queue in sweep_fifo_ at O(1);
-  // an entry earlier than the fifo's back goes to the min-heap sweep_heap_.
-  struct Sweep {
-    sim::Time at = 0;
-    std::uint64_t token = 0;
-    Key key = 0;
-  };
-  struct SweepLater {
-    bool operator()(const Sweep& x, const Sweep& y) const { return x.at != y.at ? x.at > y.at : x.token > y.token; }
-  };
-  std::deque<Sweep> sweep_fifo_;
-  std::vector<Sweep> sweep_heap_;
-  sim::Time sweep_timer_at_ = sim::kTimeMax;  // the live kernel timer's instant (kTimeMax: none)
-  std::uint64_t sweep_timer_generation_ = 0;  // a kernel timer of an older generation is stale
-  bool sweeping_ = false;                     // in run_due_sweeps (it re-arms the timer once, at its end)
-  void schedule_sweep(const Sweep& sweep);
-  bool heap_first() const;                    // the earliest entry is the heap's (not the fifo's)
-  bool next_sweep(Sweep& out) const;          // the earliest entry, if any
-  void pop_sweep();                           // REQUIRES: next_sweep() found one
-  void arm_sweep_timer();
-  void run_due_sweeps();
+  Sweeper sweeper_;
   std::vector<Eviction> evictions_;
 
-  sim::Duration replica_horizon_ = 0;
-  std::map<Key, std::deque<Version>> versions_;       // Eventual only
-  std::deque<std::pair<sim::Time, Key>> version_writes_;  // FIFO of version instants, for pruning
+  ReplicaVersions replica_;  // Eventual only
 
   bool record_history_ = true;
   bool keep_history_ = false;

@@ -589,6 +589,12 @@ TEST(ScenarioLoaderOverrides, BadSetValuesAreValidatedLikeTheFileAndNameSetAndTh
       {"protocol=none", "--set protocol=none: protocol: ", "allowed: --set sets one value"},
       {"scenario.name.first=x", "--set scenario.name.first=x: scenario.name: ", "not a table"},
       {"topology..consumers=3", "--set topology..consumers=3: topology..consumers: ", "malformed key"},
+      {"network.partition[1].at=1m", "--set network.partition[1].at=1m: network.partition[1]: ",
+       "found index 1; allowed: 0 to 0 (an existing entry, or 0 to add one)"},
+      {"network.partition[0]=x", "--set network.partition[0]=x: network.partition[0]: ",
+       "found a whole table; allowed: one key of it, e.g. network.partition[0].at=1m"},
+      {"scenario.name[0].x=1", "--set scenario.name[0].x=1: scenario.name: ",
+       "found string \"t\" in the file; allowed: an array of tables"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.set);
