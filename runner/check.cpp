@@ -227,7 +227,7 @@ std::string partition_name(const history::History<Input, Output>& recorded, cons
   }
   std::string text;
   for (std::size_t index = 0; index < partition.keys.size() && index < 8; ++index) {
-    text += (index == 0 ? "" : ", ") + fmt::format("\"{}\"", key_name(recorded, partition.keys[index]));
+    text += (index == 0 ? "" : ", ") + key_name(recorded, partition.keys[index]);
   }
   if (partition.keys.size() > 8) text += fmt::format(", ... ({} keys)", partition.keys.size());
   return text;

@@ -254,6 +254,16 @@ TEST(IndependentKeys, TuplesAreSplitIntoKeysInSortedOrder) {
   EXPECT_EQ(recorded.ops[1].output.value, 1);
 }
 
+TEST(IndependentKeys, TheStringTheIntegerAndTheKeywordOneAreThreeKeysNamedAsWritten) {
+  std::string text;
+  for (const std::string key : {"\"1\"", "1", ":1"}) {
+    text += "{:process 0, :type :invoke, :f :get, :key " + key + ", :value nil}\n"
+            "{:process 0, :type :ok, :f :get, :key " + key + ", :value \"\"}\n";
+  }
+  const auto recorded = std::get<history::KvHistory>(history::read_history("h", text));
+  EXPECT_EQ(recorded.key_names, (std::vector<std::string>{"\"1\"", "1", ":1"}));
+}
+
 // ---------------------------------------------------------------- total-queue
 
 TEST(TotalQueue, CountsLostDuplicatedRecoveredAndUnexpectedAsJepsenDoes) {

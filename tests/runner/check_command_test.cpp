@@ -70,6 +70,34 @@ TEST(CheckCommand, C50BadIsProvenNotLinearizableWithAWindowInItsFailingKey) {
   EXPECT_FALSE(lines[0]["failing"]["window"].empty());
 }
 
+// Jepsen's independent [K V] tuples: every failing key is named as EDN writes it (the string "a", the integer 1,
+// the keyword :k), in the text and in --json, and the key that passes is not.
+TEST(CheckCommand, EveryFailingIndependentKeyIsNamedAsWrittenAndOnlyThose) {
+  const auto dir = temp_dir("CheckCommand", "independent");
+  const auto path = dir / "independent.edn";
+  std::ofstream out(path);
+  for (const std::string key : {"\"a\"", "1", ":k", "\"ok\""}) {
+    const std::string read = key == "\"ok\"" ? "5" : "6";
+    out << "{:process 0, :type :invoke, :f :write, :value [" << key << " 5]}\n"
+        << "{:process 0, :type :ok, :f :write, :value [" << key << " 5]}\n"
+        << "{:process 1, :type :invoke, :f :read, :value [" << key << " nil]}\n"
+        << "{:process 1, :type :ok, :f :read, :value [" << key << " " << read << "]}\n";
+  }
+  out.close();
+  const Outcome text = run_lethe("check " + path.string());
+  EXPECT_EQ(text.exit_code, 1) << text.out;
+  EXPECT_NE(text.out.find("3 failing keys"), std::string::npos) << text.out;
+  for (const std::string named : {"key \"a\" (2 ops)", "key 1 (2 ops)", "key :k (2 ops)"}) {
+    EXPECT_NE(text.out.find(named), std::string::npos) << named << "\n" << text.out;
+  }
+  EXPECT_EQ(text.out.find("\"ok\""), std::string::npos) << text.out;
+  const auto json = json_lines(run_lethe("check --json " + path.string()).out);
+  ASSERT_EQ(json.size(), 1u);
+  std::vector<std::string> keys;
+  for (const auto& failing : json[0]["failing_keys"]) keys.push_back(failing["key"]);
+  EXPECT_EQ(keys, (std::vector<std::string>{"\"a\"", "1", ":k"}));
+}
+
 TEST(CheckCommand, TheAnswerAndItsWindowDoNotDependOnTheNumberOfThreads) {
   const std::string files = " " + kData + "kv/c50-bad.txt " + kData + "kv/c10-bad.txt " + kData + "jepsen/etcd_000.log";
   const Outcome one = run_lethe("check -j 1" + files);
