@@ -220,6 +220,27 @@ TEST(CheckPage, ThePageOfAFailingHistoryMarksItsWindowItsFailingResponseAndTheLi
   EXPECT_EQ(two.exit_code, 2) << two.out;
 }
 
+// A window of 1,001 operations (1,000 sequential writes, then a read of a value never written): the page shows the
+// 1,000 steps that explain everything before the failing read, not an empty prefix.
+TEST(CheckPage, ALongFailingWindowShowsItsLongestLinearizablePrefix) {
+  const auto dir = temp_dir("CheckPage", "long-window");
+  const auto history = dir / "long.edn";
+  std::ofstream out(history);
+  for (int i = 0; i < 1000; ++i) {
+    out << "{:process 0, :type :invoke, :f :write, :value " << i << "}\n{:process 0, :type :ok, :f :write, :value " << i << "}\n";
+  }
+  out << "{:process 1, :type :invoke, :f :read, :value nil}\n{:process 1, :type :ok, :f :read, :value -7}\n";
+  out.close();
+  const auto page = dir / "long.html";
+  const Outcome o = run_lethe("check " + history.string() + " --html " + page.string());
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  const std::string html = read_file(page);
+  EXPECT_NE(html.find("Longest linearizable prefix found (1000 steps)"), std::string::npos) << o.out;
+  EXPECT_NE(html.find("<td>1000</td><td>0</td><td><a href=\"#op-999\">write(999)</a>"), std::string::npos);
+  EXPECT_EQ(html.find("may not be the longest"), std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST(CheckPage, ThePageOfALinearizableHistoryDrawsEveryOperationWithNoWindowAndSaysItIsLinearizable) {
   const auto dir = temp_dir("CheckPage", "linearizable");
   const auto page = dir / "etcd_002.html";
