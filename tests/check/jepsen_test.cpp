@@ -7,8 +7,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <variant>
 
+#include "check/events.hpp"
 #include "check/history.hpp"
 #include "check/history_edn.hpp"
 #include "check/linearizability_batch.hpp"
@@ -318,6 +320,44 @@ TEST(KnossosGroundTruth, EveryKnossosHistoryGetsTheVerdictKnossossTestsExpect) {
     ++checked;
   }
   EXPECT_EQ(checked, 10u);
+}
+
+}  // namespace
+
+namespace {
+
+// ---------------------------------------------------------------- JSON lines: why a line is not JSON
+
+// The lethe history reader and the event-log reader say why a line is not JSON (nested too deep, a number beyond a
+// double, invalid UTF-8), with its file and line, and quote none of its bytes.
+TEST(JsonLines, EveryJsonLineReaderSaysWhyALineIsNotJsonWithoutQuotingItsBytes) {
+  const std::string run = "{\"event\":\"run\",\"protocol\":\"mnemosyne\",\"scenario\":\"s\",\"seed\":1}\n";
+  // line, why, what the history reader says (it checks UTF-8 itself, with the column)
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"{\"client\":" + std::string(100'000, '[') + std::string(100'000, ']') + "}", "values nested deeper than 64 levels",
+       "h.jsonl:1: not a JSON object (values nested deeper than 64 levels)"},
+      {"{\"client\":1e400}", "a number beyond a double (as 1e400)",
+       "h.jsonl:1: not a JSON object (a number beyond a double (as 1e400))"},
+      {"{\"client\":\"\xff\"}", "invalid UTF-8 at byte 12 of the line", "h.jsonl:1:12: byte 0xFF is not valid UTF-8"},
+  };
+  for (const auto& [line, why, history_says] : cases) {
+    std::string history_error;
+    try {
+      history::read_history("h.jsonl", line + "\n");
+    } catch (const history::Error& e) {
+      history_error = e.what();
+    }
+    EXPECT_NE(history_error.find(history_says), std::string::npos) << history_error;
+    EXPECT_EQ(history_error.find('\xff'), std::string::npos);
+    std::string events_error;
+    try {
+      lethe::events::read_events({lethe::events::EventFile{"e.jsonl", run + line + "\n"}});
+    } catch (const history::Error& e) {
+      events_error = e.what();
+    }
+    EXPECT_NE(events_error.find("e.jsonl:2: not a JSON object (" + why + ")"), std::string::npos) << events_error;
+    EXPECT_EQ(events_error.find('\xff'), std::string::npos);
+  }
 }
 
 }  // namespace
