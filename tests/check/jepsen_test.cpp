@@ -243,6 +243,21 @@ TEST(KnossosModels, AMultiRegisterTxnReadsWhatTheLastTxnWroteAcrossKeys) {
   EXPECT_EQ(verdict_of(text + "{:process 1, :type :ok, :f :txn, :value [[:read :x 1] [:read :y 0]]}\n"), Verdict::NotLinearizable);
 }
 
+// #_ discards its next form, which may start with #_ again: a chain of them is read without recursing as deep as
+// the chain (it overflowed the stack at 100,000), and `#_ #_ 1 2 3` is 3 as in Clojure.
+TEST(Edn, AChainOfDiscardsIsBoundedBadInputAndAShortOneDiscardsAsClojureDoes) {
+  std::string deep = "{:process 0, :type :invoke, :f :write, :value ";
+  for (int i = 0; i < 100'000; ++i) deep += "#_ ";
+  deep += "1}\n";
+  EXPECT_NE(error_of(deep).find("h.edn:1:818: #_ discards nested deeper than 256 levels"), std::string::npos)
+      << error_of(deep);
+  const std::string text = "{:process 0, :type :invoke, :f :write, :value #_ #_ 1 2 3}\n"
+                           "{:process 0, :type :ok, :f :write, :value 3}\n";
+  const auto recorded = std::get<history::RegisterHistory>(history::read_history("h.edn", text));
+  ASSERT_EQ(recorded.ops.size(), 1u);
+  EXPECT_EQ(recorded.ops[0].input.value, 3);
+}
+
 // ---------------------------------------------------------------- independent keys
 
 TEST(IndependentKeys, TuplesAreSplitIntoKeysInSortedOrder) {
