@@ -98,6 +98,21 @@ TEST(CheckCommand, EveryFailingIndependentKeyIsNamedAsWrittenAndOnlyThose) {
   EXPECT_EQ(keys, (std::vector<std::string>{"\"a\"", "1", ":k"}));
 }
 
+// Knossos calls a history of nemesis ops only, or of failed ops only, valid: exit 0, and the line says there was
+// nothing to order rather than only "linearizable (0 ops)".
+TEST(CheckCommand, AHistoryWithNoClientOperationIsLinearizableSayingThereWasNothingToOrder) {
+  const auto dir = temp_dir("CheckCommand", "nothing");
+  std::ofstream(dir / "nemesis.edn") << "{:process :nemesis, :type :info, :f :start, :value nil}\n";
+  std::ofstream(dir / "failed.edn") << "{:process 0, :type :invoke, :f :write, :value 1}\n"
+                                       "{:process 0, :type :fail, :f :write, :value 1}\n";
+  for (const std::string name : {"nemesis.edn", "failed.edn"}) {
+    const Outcome o = run_lethe("check " + (dir / name).string());
+    EXPECT_EQ(o.exit_code, 0) << o.out;
+    EXPECT_NE(o.out.find("0 ops, 0 partitions): no client operation that took or may have taken effect"),
+              std::string::npos) << o.out;
+  }
+}
+
 TEST(CheckCommand, TheAnswerAndItsWindowDoNotDependOnTheNumberOfThreads) {
   const std::string files = " " + kData + "kv/c50-bad.txt " + kData + "kv/c10-bad.txt " + kData + "jepsen/etcd_000.log";
   const Outcome one = run_lethe("check -j 1" + files);
