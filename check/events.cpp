@@ -26,10 +26,12 @@ namespace {
 using Json = nlohmann::json;
 
 // One line's JSON, or a discarded value when it is not JSON, nests too deep or holds a number beyond a double.
-Json parse_line(std::string_view content) {
+// One line as JSON; `why` says what is wrong when it is not JSON.
+Json parse_line(std::string_view content, std::string& why) {
   try {
     return history::parse_bounded_json(content);
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    why = history::json_error_reason(e);
     return Json(Json::value_t::discarded);
   }
 }
@@ -129,9 +131,11 @@ class Reader {
         std::string_view content = text.substr(begin, end - begin);
         begin = end + 1;
         if (content.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-        Line line{&names_[f], number, parse_line(content)};
+        std::string why;
+        Line line{&names_[f], number, parse_line(content, why)};
         if (line.json.is_discarded() || !line.json.is_object()) {
-          line.fail("not a JSON object: expected one event per line ({\"event\": KIND, ...})");
+          line.fail(fmt::format("not a JSON object{}: expected one event per line ({{\"event\": KIND, ...}})",
+                                why.empty() ? "" : " (" + why + ")"));
         }
         if (lines.empty() && line.kind() != "run") {
           line.fail(fmt::format("the first event is \"{}\": expected the run line ({{\"event\":\"run\", ...}})",

@@ -90,7 +90,7 @@ struct History {
   using OpType = lin::Operation<Input, Output>;
   std::vector<lin::Operation<Input, Output>> ops;  // in invocation order
   std::vector<OpOrigin> origins;                   // one per op
-  std::vector<std::string> key_names;              // key id -> the key as written (Jepsen formats)
+  std::vector<std::string> key_names;              // key id -> the key as EDN prints it (Jepsen formats)
   bool raw_keys = false;                           // the lethe format: keys are the store's own, unnamed
   bool timed = false;  // invoked_at / returned_at are nanoseconds; false: they are line numbers
   ModelKind model = ModelKind::Auto;  // the model it was read for (read_history sets it)

@@ -179,7 +179,10 @@ bool Reader::at_end() {
       advance();
       skip_blank();
       if (pos_ >= text_.size()) fail("the text ends after #_; expected a form to discard");
+      if (discarding_ >= kMaxDepth) fail(fmt::format("#_ discards nested deeper than {} levels", kMaxDepth));
+      ++discarding_;
       (void)read();
+      --discarding_;  // not restored when read() throws: the reader is done then
       continue;
     }
     return pos_ >= text_.size();

@@ -78,6 +78,7 @@ class Reader {
   const std::string& file_;
   std::string_view text_;
   std::size_t pos_ = 0;
+  std::size_t discarding_ = 0;  // #_ forms being read inside one another: each is a read() on the C++ stack
   std::size_t line_;
   std::size_t line_start_ = 0;
 };

@@ -130,9 +130,12 @@ EventType event_type(const edn::Reader& reader, const Value& value) {
   reader.fail_at(value.line, value.column, fmt::format(":type is {}; allowed: :invoke, :ok, :fail, :info", edn::show(value)));
 }
 
+// A key as EDN prints it, so that the string "1", the integer 1 and the keyword :1 stay three keys and are named
+// as written.
 std::string key_text(const edn::Reader& reader, const Value& value) {
-  if (value.type == Value::Type::String || value.type == Value::Type::Keyword) return value.text;
-  if (value.type == Value::Type::Int) return std::to_string(value.integer);
+  if (value.type == Value::Type::String || value.type == Value::Type::Keyword || value.type == Value::Type::Int) {
+    return edn::canonical(value);
+  }
   reader.fail_at(value.line, value.column, fmt::format(":key is {}; expected a string, keyword or integer", edn::show(value)));
 }
 

@@ -323,7 +323,7 @@ StoreHistory read_lethe(const std::string& file, std::string_view text) {
       object = parse_bounded_json(line);
     } catch (const std::exception& e) {  // parse_error, out_of_range (1e400), JsonTooDeep
       reader.fail(fmt::format("not a JSON object ({}); expected one operation per line: {{\"client\", "
-                              "\"invoked_at\", \"returned_at\", \"op\", \"reply\"}}", e.what()));
+                              "\"invoked_at\", \"returned_at\", \"op\", \"reply\"}}", json_error_reason(e)));
     }
     reader.only(object, "the operation", {"client", "invoked_at", "returned_at", "op", "reply"});
     for (const char* required : {"client", "invoked_at", "op"}) {

@@ -36,6 +36,24 @@ Json parse_bounded_json(std::string_view text, int max_depth = kMaxJsonDepth) {
   return Json::parse(text, bound);
 }
 
+// Why parse_bounded_json refused a text, in words, quoting none of its bytes (the parser's own message ends with
+// the bytes last read, invalid UTF-8 included): "invalid UTF-8 at byte N", "a number beyond a double (as 1e400)",
+// "values nested deeper than 64 levels", or the parser's reason and byte (counted in `of`: a line, a file).
+inline std::string json_error_reason(const std::exception& error, const std::string& of = "of the line") {
+  if (const auto* parse = dynamic_cast<const nlohmann::json::parse_error*>(&error)) {
+    std::string what = parse->what();
+    if (what.find("UTF-8") != std::string::npos) return "invalid UTF-8 at byte " + std::to_string(parse->byte) + (of.empty() ? "" : " " + of);
+    const std::size_t from = what.find(": ");
+    const std::size_t to = what.find("; last read");
+    what = what.substr(from == std::string::npos ? 0 : from + 2, to == std::string::npos ? std::string::npos : to - from - 2);
+    return what + " at byte " + std::to_string(parse->byte) + (of.empty() ? "" : " " + of);
+  }
+  if (const auto* range = dynamic_cast<const nlohmann::json::out_of_range*>(&error); range != nullptr && range->id == 406) {
+    return "a number beyond a double (as 1e400)";
+  }
+  return error.what();
+}
+
 nlohmann::json store_op_to_json(const Op& op);
 nlohmann::json store_reply_to_json(const Reply& reply, bool transaction);
 // Reads an `op` object; throws history::Error ("op: what was found; what was expected") when it is not one.

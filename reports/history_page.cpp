@@ -61,12 +61,20 @@ std::string lanes_svg(const HistoryPage& page) {
   return svg + "</svg>";
 }
 
+constexpr std::size_t kShownSteps = 1000;
+
 std::string prefix_table(const HistoryPage& page) {
   std::string html = "<table class=\"prefix\"><tr><th>step</th><th>process</th><th>operation</th><th>when</th>"
                      "<th>state after</th></tr>";
   html += fmt::format("<tr><td>0</td><td></td><td>(initial)</td><td></td><td><code>{}</code></td></tr>",
                       html_escape(page.initial_state));
-  for (std::size_t step = 0; step < page.prefix.size(); ++step) {
+  // A long prefix shows its last kShownSteps steps, the ones that lead to the response nothing explains.
+  const std::size_t first = page.prefix.size() > kShownSteps ? page.prefix.size() - kShownSteps : 0;
+  if (first > 0) {
+    html += fmt::format("<tr><td colspan=\"5\">steps 1 to {} not shown: the last {} of {} follow</td></tr>", first,
+                        kShownSteps, page.prefix.size());
+  }
+  for (std::size_t step = first; step < page.prefix.size(); ++step) {
     const HistoryPageOp& op = page.ops.at(page.prefix[step].op);
     html += fmt::format("<tr><td>{}</td><td>{}</td><td><a href=\"#op-{}\">{}</a></td><td>{}</td><td><code>{}</code></td></tr>",
                         step + 1, op.process, page.prefix[step].op, html_escape(op.text), html_escape(op.when),
@@ -122,6 +130,7 @@ pre { background: #f6f6f6; padding: 10px; overflow-x: auto; }
           "explains</span></p>\n";
   html += lanes_svg(page);
   html += fmt::format("\n<h2>Longest linearizable prefix found ({} steps)</h2>\n", page.prefix.size());
+  if (!page.prefix_note.empty()) html += "<p class=\"note\">" + html_escape(page.prefix_note) + "</p>\n";
   html += prefix_table(page);
   html += "\n<h2>Explanation</h2>\n<pre>" + html_escape(page.explanation) + "</pre>\n</body></html>\n";
   return html;

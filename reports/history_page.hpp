@@ -39,6 +39,7 @@ struct HistoryPage {
   bool timed = false;            // times are nanoseconds (else line numbers)
   std::vector<HistoryPageOp> ops;            // the failing partition's operations, in invocation order
   std::vector<HistoryPageStep> prefix;       // the longest linearizable prefix found
+  std::string prefix_note;       // why the prefix may not be the longest ("" when it is), said beside it
   std::string initial_state;
   std::string explanation;       // the text explanation
   bool linearizable = false;     // the whole history, linearizable: ops are every operation, no window, no prefix

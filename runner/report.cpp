@@ -41,7 +41,7 @@ std::optional<nlohmann::json> read_json(const fs::path& path, std::string& error
   try {
     return lethe::history::parse_bounded_json<nlohmann::json>(text.str());
   } catch (const nlohmann::json::exception& e) {
-    error = fmt::format("{}: not valid JSON: {}", path.string(), e.what());
+    error = fmt::format("{}: not valid JSON: {}", path.string(), lethe::history::json_error_reason(e, "of the file"));
     return std::nullopt;
   } catch (const lethe::history::JsonTooDeep& e) {
     error = fmt::format("{}: not a sweep's JSON: {}", path.string(), e.what());

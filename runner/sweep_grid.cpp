@@ -252,7 +252,8 @@ std::optional<nlohmann::ordered_json> read_sweep_json(const fs::path& dir, Ident
     id = identity_from_json(j, shard);
     return j;
   } catch (const std::exception& e) {
-    messages << fmt::format("lethe: {}: not a sweep description: {}\n", path.string(), e.what());
+    messages << fmt::format("lethe: {}: not a sweep description: {}\n", path.string(),
+                            lethe::history::json_error_reason(e, "of the file"));
     return std::nullopt;
   }
 }

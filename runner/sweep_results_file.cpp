@@ -234,7 +234,7 @@ std::optional<ResultLine> parse_result_line(std::string_view text, std::string& 
     line.run.error = j.contains("error") ? j["error"].get<std::string>() : std::string{};
     return line;
   } catch (const std::exception& e) {
-    error = e.what();
+    error = lethe::history::json_error_reason(e);
     return std::nullopt;
   }
 }

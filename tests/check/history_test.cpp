@@ -87,7 +87,7 @@ TEST(HistoryJepsen, KeyValueOpsArePartitionedByKeyInSortedOrderOfNames) {
       "{:process 1, :type :ok, :f :put, :key \"a\", :value \"y\"}\n"
       "{:process 0, :type :invoke, :f :get, :key \"b\", :value nil}\n"
       "{:process 0, :type :ok, :f :get, :key \"b\", :value \"x\"}\n"));
-  ASSERT_EQ(recorded.key_names, (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(recorded.key_names, (std::vector<std::string>{"\"a\"", "\"b\""}));
   EXPECT_EQ(recorded.ops[0].keys, (std::vector<std::uint64_t>{1}));
   EXPECT_EQ(verdict_of<lethe::KvModel>(recorded), Verdict::Linearizable);
   auto changed = recorded;

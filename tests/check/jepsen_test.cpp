@@ -7,8 +7,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <variant>
 
+#include "check/events.hpp"
 #include "check/history.hpp"
 #include "check/history_edn.hpp"
 #include "check/linearizability_batch.hpp"
@@ -241,6 +243,21 @@ TEST(KnossosModels, AMultiRegisterTxnReadsWhatTheLastTxnWroteAcrossKeys) {
   EXPECT_EQ(verdict_of(text + "{:process 1, :type :ok, :f :txn, :value [[:read :x 1] [:read :y 0]]}\n"), Verdict::NotLinearizable);
 }
 
+// #_ discards its next form, which may start with #_ again: a chain of them is read without recursing as deep as
+// the chain (it overflowed the stack at 100,000), and `#_ #_ 1 2 3` is 3 as in Clojure.
+TEST(Edn, AChainOfDiscardsIsBoundedBadInputAndAShortOneDiscardsAsClojureDoes) {
+  std::string deep = "{:process 0, :type :invoke, :f :write, :value ";
+  for (int i = 0; i < 100'000; ++i) deep += "#_ ";
+  deep += "1}\n";
+  EXPECT_NE(error_of(deep).find("h.edn:1:818: #_ discards nested deeper than 256 levels"), std::string::npos)
+      << error_of(deep);
+  const std::string text = "{:process 0, :type :invoke, :f :write, :value #_ #_ 1 2 3}\n"
+                           "{:process 0, :type :ok, :f :write, :value 3}\n";
+  const auto recorded = std::get<history::RegisterHistory>(history::read_history("h.edn", text));
+  ASSERT_EQ(recorded.ops.size(), 1u);
+  EXPECT_EQ(recorded.ops[0].input.value, 3);
+}
+
 // ---------------------------------------------------------------- independent keys
 
 TEST(IndependentKeys, TuplesAreSplitIntoKeysInSortedOrder) {
@@ -252,6 +269,16 @@ TEST(IndependentKeys, TuplesAreSplitIntoKeysInSortedOrder) {
   EXPECT_EQ(recorded.key_names, (std::vector<std::string>{"\"b\""}));  // the failed cas did not happen
   ASSERT_EQ(recorded.ops.size(), 2u);
   EXPECT_EQ(recorded.ops[1].output.value, 1);
+}
+
+TEST(IndependentKeys, TheStringTheIntegerAndTheKeywordOneAreThreeKeysNamedAsWritten) {
+  std::string text;
+  for (const std::string key : {"\"1\"", "1", ":1"}) {
+    text += "{:process 0, :type :invoke, :f :get, :key " + key + ", :value nil}\n"
+            "{:process 0, :type :ok, :f :get, :key " + key + ", :value \"\"}\n";
+  }
+  const auto recorded = std::get<history::KvHistory>(history::read_history("h", text));
+  EXPECT_EQ(recorded.key_names, (std::vector<std::string>{"\"1\"", "1", ":1"}));
 }
 
 // ---------------------------------------------------------------- total-queue
@@ -308,6 +335,44 @@ TEST(KnossosGroundTruth, EveryKnossosHistoryGetsTheVerdictKnossossTestsExpect) {
     ++checked;
   }
   EXPECT_EQ(checked, 10u);
+}
+
+}  // namespace
+
+namespace {
+
+// ---------------------------------------------------------------- JSON lines: why a line is not JSON
+
+// The lethe history reader and the event-log reader say why a line is not JSON (nested too deep, a number beyond a
+// double, invalid UTF-8), with its file and line, and quote none of its bytes.
+TEST(JsonLines, EveryJsonLineReaderSaysWhyALineIsNotJsonWithoutQuotingItsBytes) {
+  const std::string run = "{\"event\":\"run\",\"protocol\":\"mnemosyne\",\"scenario\":\"s\",\"seed\":1}\n";
+  // line, why, what the history reader says (it checks UTF-8 itself, with the column)
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"{\"client\":" + std::string(100'000, '[') + std::string(100'000, ']') + "}", "values nested deeper than 64 levels",
+       "h.jsonl:1: not a JSON object (values nested deeper than 64 levels)"},
+      {"{\"client\":1e400}", "a number beyond a double (as 1e400)",
+       "h.jsonl:1: not a JSON object (a number beyond a double (as 1e400))"},
+      {"{\"client\":\"\xff\"}", "invalid UTF-8 at byte 12 of the line", "h.jsonl:1:12: byte 0xFF is not valid UTF-8"},
+  };
+  for (const auto& [line, why, history_says] : cases) {
+    std::string history_error;
+    try {
+      history::read_history("h.jsonl", line + "\n");
+    } catch (const history::Error& e) {
+      history_error = e.what();
+    }
+    EXPECT_NE(history_error.find(history_says), std::string::npos) << history_error;
+    EXPECT_EQ(history_error.find('\xff'), std::string::npos);
+    std::string events_error;
+    try {
+      lethe::events::read_events({lethe::events::EventFile{"e.jsonl", run + line + "\n"}});
+    } catch (const history::Error& e) {
+      events_error = e.what();
+    }
+    EXPECT_NE(events_error.find("e.jsonl:2: not a JSON object (" + why + ")"), std::string::npos) << events_error;
+    EXPECT_EQ(events_error.find('\xff'), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -70,6 +70,49 @@ TEST(CheckCommand, C50BadIsProvenNotLinearizableWithAWindowInItsFailingKey) {
   EXPECT_FALSE(lines[0]["failing"]["window"].empty());
 }
 
+// Jepsen's independent [K V] tuples: every failing key is named as EDN writes it (the string "a", the integer 1,
+// the keyword :k), in the text and in --json, and the key that passes is not.
+TEST(CheckCommand, EveryFailingIndependentKeyIsNamedAsWrittenAndOnlyThose) {
+  const auto dir = temp_dir("CheckCommand", "independent");
+  const auto path = dir / "independent.edn";
+  std::ofstream out(path);
+  for (const std::string key : {"\"a\"", "1", ":k", "\"ok\""}) {
+    const std::string read = key == "\"ok\"" ? "5" : "6";
+    out << "{:process 0, :type :invoke, :f :write, :value [" << key << " 5]}\n"
+        << "{:process 0, :type :ok, :f :write, :value [" << key << " 5]}\n"
+        << "{:process 1, :type :invoke, :f :read, :value [" << key << " nil]}\n"
+        << "{:process 1, :type :ok, :f :read, :value [" << key << " " << read << "]}\n";
+  }
+  out.close();
+  const Outcome text = run_lethe("check " + path.string());
+  EXPECT_EQ(text.exit_code, 1) << text.out;
+  EXPECT_NE(text.out.find("3 failing keys"), std::string::npos) << text.out;
+  for (const std::string named : {"key \"a\" (2 ops)", "key 1 (2 ops)", "key :k (2 ops)"}) {
+    EXPECT_NE(text.out.find(named), std::string::npos) << named << "\n" << text.out;
+  }
+  EXPECT_EQ(text.out.find("\"ok\""), std::string::npos) << text.out;
+  const auto json = json_lines(run_lethe("check --json " + path.string()).out);
+  ASSERT_EQ(json.size(), 1u);
+  std::vector<std::string> keys;
+  for (const auto& failing : json[0]["failing_keys"]) keys.push_back(failing["key"]);
+  EXPECT_EQ(keys, (std::vector<std::string>{"\"a\"", "1", ":k"}));
+}
+
+// Knossos calls a history of nemesis ops only, or of failed ops only, valid: exit 0, and the line says there was
+// nothing to order rather than only "linearizable (0 ops)".
+TEST(CheckCommand, AHistoryWithNoClientOperationIsLinearizableSayingThereWasNothingToOrder) {
+  const auto dir = temp_dir("CheckCommand", "nothing");
+  std::ofstream(dir / "nemesis.edn") << "{:process :nemesis, :type :info, :f :start, :value nil}\n";
+  std::ofstream(dir / "failed.edn") << "{:process 0, :type :invoke, :f :write, :value 1}\n"
+                                       "{:process 0, :type :fail, :f :write, :value 1}\n";
+  for (const std::string name : {"nemesis.edn", "failed.edn"}) {
+    const Outcome o = run_lethe("check " + (dir / name).string());
+    EXPECT_EQ(o.exit_code, 0) << o.out;
+    EXPECT_NE(o.out.find("0 ops, 0 partitions): no client operation that took or may have taken effect"),
+              std::string::npos) << o.out;
+  }
+}
+
 TEST(CheckCommand, TheAnswerAndItsWindowDoNotDependOnTheNumberOfThreads) {
   const std::string files = " " + kData + "kv/c50-bad.txt " + kData + "kv/c10-bad.txt " + kData + "jepsen/etcd_000.log";
   const Outcome one = run_lethe("check -j 1" + files);
@@ -190,6 +233,27 @@ TEST(CheckPage, ThePageOfAFailingHistoryMarksItsWindowItsFailingResponseAndTheLi
   // Several files are refused.
   const Outcome two = run_lethe("check " + kData + "jepsen/etcd_000.log " + kData + "jepsen/etcd_001.log --html x.html");
   EXPECT_EQ(two.exit_code, 2) << two.out;
+}
+
+// A window of 1,001 operations (1,000 sequential writes, then a read of a value never written): the page shows the
+// 1,000 steps that explain everything before the failing read, not an empty prefix.
+TEST(CheckPage, ALongFailingWindowShowsItsLongestLinearizablePrefix) {
+  const auto dir = temp_dir("CheckPage", "long-window");
+  const auto history = dir / "long.edn";
+  std::ofstream out(history);
+  for (int i = 0; i < 1000; ++i) {
+    out << "{:process 0, :type :invoke, :f :write, :value " << i << "}\n{:process 0, :type :ok, :f :write, :value " << i << "}\n";
+  }
+  out << "{:process 1, :type :invoke, :f :read, :value nil}\n{:process 1, :type :ok, :f :read, :value -7}\n";
+  out.close();
+  const auto page = dir / "long.html";
+  const Outcome o = run_lethe("check " + history.string() + " --html " + page.string());
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  const std::string html = read_file(page);
+  EXPECT_NE(html.find("Longest linearizable prefix found (1000 steps)"), std::string::npos) << o.out;
+  EXPECT_NE(html.find("<td>1000</td><td>0</td><td><a href=\"#op-999\">write(999)</a>"), std::string::npos);
+  EXPECT_EQ(html.find("may not be the longest"), std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST(CheckPage, ThePageOfALinearizableHistoryDrawsEveryOperationWithNoWindowAndSaysItIsLinearizable) {

@@ -369,6 +369,36 @@ TEST(Sweep, AGarbledCompleteLineIsAnErrorNotSilentlyDropped) {
   fs::remove_all(dir);
 }
 
+// Hostile complete lines in results.jsonl: values nested 100,000 deep, 1e400, invalid UTF-8. --resume and merge
+// refuse each with its line and the reason in words, and the message quotes none of the line's bytes.
+TEST(Sweep, HostileResultLinesAreBadInputSayingWhyWithoutQuotingTheirBytes) {
+  const fs::path dir = temp_dir("hostile");
+  std::ostringstream messages;
+  auto spec = small_sweep(dir / "out", messages);
+  spec.seeds = 1;
+  ASSERT_LE(runner::run_sweep(spec).exit_code, 1) << messages.str();
+  const std::string lines = read_file(dir / "out/results.jsonl");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"cell\":0,\"params\":" + std::string(100'000, '[') + std::string(100'000, ']') + "}\n",
+       "values nested deeper than 64 levels"},
+      {"{\"cell\":0,\"seed\":1e400}\n", "a number beyond a double (as 1e400)"},
+      {"{\"cell\":0,\"params\":\"\xff\xfe\"}\n", "invalid UTF-8 at byte 21 of the line"},
+  };
+  for (const auto& [line, why] : cases) {
+    std::ofstream(dir / "out/results.jsonl", std::ios::trunc) << lines << line;
+    spec.resume = true;
+    messages.str("");
+    EXPECT_EQ(runner::run_sweep(spec).exit_code, 2) << why;
+    EXPECT_NE(messages.str().find("results.jsonl:7: not a result line: " + why), std::string::npos) << messages.str();
+    EXPECT_EQ(messages.str().find('\xff'), std::string::npos);
+    fs::remove_all(dir / "merged");
+    EXPECT_EQ(run_lethe("merge " + (dir / "out").string() + " --out " + (dir / "merged").string(), dir / "merge.log"), 2);
+    EXPECT_NE(read_file(dir / "merge.log").find("results.jsonl:7: not a result line: " + why), std::string::npos)
+        << read_file(dir / "merge.log");
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Sweep, ThreeShardsMergedEqualOneRun) {
   const fs::path dir = temp_dir("shards");
   std::ostringstream messages;
