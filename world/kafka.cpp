@@ -456,7 +456,7 @@ void ConsumerGroup::handed_out(int member) {
   watch.last_exit = simulation.now();
   watch.node = simulation.this_node().id();
   watch.incarnation = simulation.this_node().incarnation();
-  if (!watch.armed) arm_poll_watch(member, watch.last_exit + kafka_.settings_.max_poll_interval);
+  if (!watch.armed) arm_poll_watch(member, sim::saturating_add(watch.last_exit, kafka_.settings_.max_poll_interval));
 }
 
 void ConsumerGroup::arm_poll_watch(int member, sim::Time at) {
@@ -477,7 +477,7 @@ void ConsumerGroup::poll_watch_fired(int member) {
     arm_poll_watch(member, node.paused_until());
     return;
   }
-  const sim::Time due = watch.last_exit + kafka_.settings_.max_poll_interval;
+  const sim::Time due = sim::saturating_add(watch.last_exit, kafka_.settings_.max_poll_interval);
   if (simulation.now() < due) {
     arm_poll_watch(member, due);
     return;
