@@ -85,7 +85,7 @@ struct EventLog {
 
 // The result fields an event log cannot give (RunResult's table, core/result.cpp), with why; judge_events leaves
 // them at their defaults but deliveries (the attempts). Every other field of the table comes from the events.
-inline constexpr std::array<std::string_view, 19> kFieldsNotFromEvents = {
+inline constexpr std::array<std::string_view, 20> kFieldsNotFromEvents = {
     "trace_hash", "trace_events", "sim_time", "coverage", "swarm", "schedule",  // the simulator's trace and faults
     "deliveries",                     // hand-overs to a worker: the events count attempts (one per processor)
     "store_peak_records",             // the store's size: not an event
@@ -94,6 +94,7 @@ inline constexpr std::array<std::string_view, 19> kFieldsNotFromEvents = {
     "store_errors", "store_error_first",  // external nodes' malformed store operations: not written as events
     "drawn", "not_reproducible",      // how the scenario was run: its [explore] draw, its external nodes
     "undelivered", "undelivered_latest",  // the producer's copies still due when the run ended: not events
+    "commit_failed",                  // the broker's refusals of offset commits: an ack line says only accepted
 };
 
 // A file's name and its text.

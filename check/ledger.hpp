@@ -257,6 +257,26 @@ inline std::optional<MemoOverwrite> memo_overwrite(const Op& op, const Reply& re
   return MemoOverwrite{key_message(op.key), key_processor(op.key), writer, at, *before.memoized, written};
 }
 
+// Why a consumer group removed a live member (topology.session_timeout, topology.max_poll_interval).
+enum class RemovalReason : std::uint8_t {
+  SessionTimeout,   // no heartbeat for session_timeout: its process was paused
+  MaxPollInterval,  // it did not poll again within max_poll_interval: its work was slow
+};
+
+// A consumer group removed a member whose process was alive, or that member joined again. Either is an eager
+// rebalance: every partition's owner in the new generation replays every record past the group's committed
+// offset, so each record a member held then (handed out, finished or not, and not committed) runs again; the
+// holder's own commit of it fails.
+struct MemberRemoval {
+  ProcessorId processor = 0;    // the group's processor
+  std::uint32_t node = 0;       // the removed member's worker node
+  RemovalReason reason = RemovalReason::SessionTimeout;
+  bool rejoin = false;          // false: the removal; true: the removed member joining again
+  sim::Time at = 0;             // when the group removed it (or it rejoined)
+  sim::Time since = 0;          // its last heartbeat (the pause began) or its last poll before the removal
+  std::vector<MessageId> held;  // the ids the group's live members held uncommitted then, ascending
+};
+
 struct Ledger {
   // Deques, not vectors: they grow in fixed blocks, so a long run never holds a full copy of its history
   // while a vector reallocates (vector growth tripled the ledger's peak memory at a million messages).
@@ -275,6 +295,8 @@ struct Ledger {
   std::string first_store_error;       // the first one's error text
   std::uint64_t undelivered = 0;       // copies due after the run ended (never delivered), set at its end
   sim::Time undelivered_latest = 0;    // the latest due time of those
+  std::vector<MemberRemoval> member_removals;  // live members removed from their group, in time order
+  std::uint64_t commit_failed = 0;     // offset commits the group refused (a member removed, or a rebalance)
 
   AttemptRecord& attempt(AttemptId id) { return attempts.at(id); }
   const AttemptRecord& attempt(AttemptId id) const { return attempts.at(id); }

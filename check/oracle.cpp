@@ -212,6 +212,53 @@ class Judge {
     return std::nullopt;
   }
 
+  // The consumer group removed a live member, or that member rejoined (Ledger::member_removals: each an eager
+  // rebalance), while a live member held the message uncommitted, and the pair straddles that change: one
+  // attempt decided before it, the other at or after it (the replay from the committed offset).
+  std::optional<Cause> member_removed(const ExecutionRecord& e, const std::vector<const ExecutionRecord*>& earlier,
+                                      std::string& why) const {
+    if (ledger_.member_removals.empty() || !declares_cause(strategy_, Cause::MemberRemoved)) return std::nullopt;
+    const std::optional<AttemptRecord> mine = record(e.attempt);
+    if (!mine || !mine->decided_to_process) return std::nullopt;
+    for (const MemberRemoval& removal : ledger_.member_removals) {
+      if (removal.processor != e.processor ||
+          !std::binary_search(removal.held.begin(), removal.held.end(), e.id)) {
+        continue;
+      }
+      for (const auto* prior : earlier) {
+        const std::optional<AttemptRecord> theirs = record(prior->attempt);
+        if (!theirs || !theirs->decided_to_process || theirs->attempt == mine->attempt) continue;
+        const bool replayed_mine = straddles(*theirs, *mine, removal);
+        if (!replayed_mine && !straddles(*mine, *theirs, removal)) continue;
+        const ExecutionRecord& held = replayed_mine ? *prior : e;
+        const ExecutionRecord& replay = replayed_mine ? e : *prior;
+        why = fmt::format("{} while the message was held uncommitted by {} (effect at {}); the rebalance replayed "
+                          "it from the last committed offset: {} decided at {} and ran the effect at {}, and "
+                          "strategy \"{}\" checks nothing",
+                          change_text(removal), who(held.attempt), t(held.at), who(replay.attempt),
+                          t(record(replay.attempt)->decided_at), t(replay.at), strategy_.name);
+        return Cause::MemberRemoved;
+      }
+    }
+    return std::nullopt;
+  }
+  // `held` decided before the membership change and `replay` at or after it.
+  static bool straddles(const AttemptRecord& held, const AttemptRecord& replay, const MemberRemoval& change) {
+    return held.decided_at < change.at && replay.decided_at >= change.at;
+  }
+  std::string change_text(const MemberRemoval& change) const {
+    const std::string why = change.reason == RemovalReason::SessionTimeout
+                                ? fmt::format("no heartbeat since {} for topology.session_timeout: its process was "
+                                              "paused", t(change.since))
+                                : fmt::format("no poll since {} for topology.max_poll_interval: its work was slow",
+                                              t(change.since));
+    if (!change.rejoin) {
+      return fmt::format("the consumer group removed live member {} at {} ({})", node(change.node), t(change.at), why);
+    }
+    return fmt::format("member {}, removed from the consumer group earlier, rejoined it at {}", node(change.node),
+                       t(change.at));
+  }
+
   Cause unprotected(const ExecutionRecord& e, const ExecutionRecord& first, std::string& why) const {
     why = fmt::format("strategy \"{}\" checks nothing: {} ran the effect again (first run by {} at {})",
                       strategy_.name, who(e.attempt), who(first.attempt), t(first.at));
@@ -228,7 +275,10 @@ class Judge {
     // An attempt that checked nothing is unprotected whatever the others did: no search of the group (a
     // strategy without a record can run the effect thousands of times per message).
     read_nothing_ = (d && d->basis == Basis::Unprotected) || (!d && !strategy_.decisions_inferred);
-    if (d && d->basis == Basis::Unprotected) return unprotected(e, first, why);
+    if (d && d->basis == Basis::Unprotected) {
+      if (const std::optional<Cause> cause = member_removed(e, earlier, why)) return *cause;
+      return unprotected(e, first, why);
+    }
     if (const std::optional<Cause> cause = owner_overtaken(e, earlier, why)) return *cause;
     if (!d) return undecided(e, why);
     switch (d->basis) {

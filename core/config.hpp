@@ -303,6 +303,11 @@ struct TopologySection {
   int partitions = 8;                                 // default 8; >= 1 when source is kafka (>= 0 otherwise)
   Partitioner partitioner = Partitioner::Key;         // default "key"
   Commit commit;                                      // default "after-each"
+  // kafka: a member whose process sends no heartbeat for this long (paused, or dead) is removed from its group,
+  // and one that does not poll again within max_poll_interval (slow work) leaves it (the Kafka client's
+  // session.timeout.ms and max.poll.interval.ms defaults).
+  sim::Duration session_timeout = 45'000'000'000;     // default "45s"; > 0
+  sim::Duration max_poll_interval = 300'000'000'000;  // default "5m"; > 0
   sim::Duration visibility_timeout = 30'000'000'000;  // default "30s"; > 0
   int clients = 10;                                   // default 10; >= 1 when source is clients (>= 0 otherwise)
   // Extensions (documented in docs/scenarios.md, [topology]): the request/response callers of

@@ -11,8 +11,9 @@ using K = FieldKind;
 // The rows. [expect]'s "allowed" list follows this order; the JSON puts the extensions (the flag after
 // `expectable`) after the rest, in this order: coverage, swarm, schedule, memo_overwrites, store_peak_records,
 // trace_events, linearizable_unknown, the saga fields, drawn, not_reproducible, defaults_replaced,
-// lost_examples, store_errors, store_error_first, undelivered, undelivered_latest, unanswered, unanswered_examples.
-constexpr std::array<ResultField, 44> kResultFields = {{
+// lost_examples, store_errors, store_error_first, undelivered, undelivered_latest, unanswered, unanswered_examples,
+// commit_failed.
+constexpr std::array<ResultField, 45> kResultFields = {{
     {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
     {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},
     {"trace_hash", K::Hash, false, false, "the determinism fingerprint: a hash of every trace record",
@@ -109,6 +110,10 @@ constexpr std::array<ResultField, 44> kResultFields = {{
      "the first such deliveries, \"message ID (PROCESSOR) attempt A on NODE\", at most 20 (left out "
      "when none)",
      &RunResult::unanswered_examples},
+    {"commit_failed", K::Count, true, true,
+     "kafka: offset commits the consumer group refused because the committing member had been removed from it "
+     "(session_timeout, max_poll_interval, a crash) or a rebalance had moved on; its records are replayed",
+     &RunResult::commit_failed},
 }};
 
 const ResultField* find_field(std::string_view name) {

@@ -38,6 +38,7 @@ enum class Cause : std::uint8_t {
   Expired,
   SinkRetry,
   ProviderKeyExpired,
+  MemberRemoved,
   NotAttributable,
   Count,  // not a cause: the number of causes
 };
@@ -54,6 +55,7 @@ enum class Intervention : std::uint8_t {
   NeverExpires,       // that message's record never expires and is never evicted
   ProviderDedupes,    // the provider executes that message's key once
   ProviderKeyKept,    // the provider keeps that message's idempotency key for the whole run
+  MemberKept,         // the consumer group does not remove the member holding that message (kafka)
   None,               // no intervention: lethe does not know which clause broke (nothing to verify)
 };
 
@@ -156,6 +158,21 @@ inline constexpr CauseRow kCauses[] = {
      "retention is its policy, not the caller's; or no retries and replays older than the provider's published "
      "window.",
      Intervention::ProviderKeyKept, "the provider keeps that message's key"},
+    {Cause::MemberRemoved, "member_removed",
+     "the consumer group removed a live member (session timeout, max poll interval) and its records were replayed",
+     "a Kafka consumer group removed a member whose process was alive: it sent no heartbeat for "
+     "`topology.session_timeout` (a GC or VM pause) or did not poll again within `topology.max_poll_interval` "
+     "(slow work, retries in place). Its partitions moved, and their new owner replayed every record past the "
+     "group's last committed offset, including the one the old member was still processing (or had finished and "
+     "not yet committed); the old member ran it too, and its offset commit then failed (`commit_failed`). The "
+     "strategy checks nothing (`none`), so the replay ran the effect again.",
+     "\"a member that holds a record stays in the group until it commits it\" (the group declared a live member "
+     "dead).",
+     "a dedupe record around the effect (mnemosyne with `max_processing_time` above the longest pause and the "
+     "slowest work: the replay then waits on the in-flight record); keep pauses below `topology.session_timeout` "
+     "(GC tuning, smaller heaps) and work below `topology.max_poll_interval` (smaller batches, a bounded effect, "
+     "no retries in place past it); commit before long work only if a lost message is acceptable.",
+     Intervention::MemberKept, "the group keeps the member that holds that message"},
     {Cause::NotAttributable, "not_attributable",
      "an external node ran the effect and what lethe observed of it (its store traffic) does not tell which "
      "clause broke",
@@ -319,6 +336,7 @@ struct RunResult {
   std::int64_t undelivered_latest = 0;             // the latest due time of those (0 without)
   std::uint64_t unanswered = 0;                    // deliveries still held unanswered when the run ended
   std::vector<std::string> unanswered_examples;    // the first of those (capped)
+  std::uint64_t commit_failed = 0;                 // kafka: offset commits the consumer group refused
 
   // A numeric result field by its dotted name ("duplicates.expired", "wait_time.p99", "ok"); nullopt if the
   // name is not a numeric field of result_fields() or (linearizable) the value is absent.

@@ -43,7 +43,9 @@ StrategyInfo none_strategy() {
   };
   info.bases = {Basis::Unprotected};
   info.windows = {{Cause::Unprotected, WindowOpens::Always, {},
-                   "it checks nothing: every redelivery and every concurrent copy runs the effect again"}};
+                   "it checks nothing: every redelivery and every concurrent copy runs the effect again"},
+                  {Cause::MemberRemoved, WindowOpens::Always, {},
+                   "it checks nothing: a consumer group that removes a live member replays what it held"}};
   return info;
 }
 

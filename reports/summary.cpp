@@ -114,6 +114,11 @@ std::string run_summary(const lethe::RunResult& r, bool live) {
                        r.store_error_first.empty() ? std::string("?") : r.store_error_first.front());
   }
   out += unseen_text(r);
+  if (r.commit_failed > 0) {
+    out += fmt::format("  commit failed {}: offset commits the consumer group refused (the member had been removed "
+                       "from it, or a rebalance had moved on)\n",
+                       r.commit_failed);
+  }
   out += saga_text(r);
   out += fmt::format("  waits {}\n", quantiles_text(r.wait_time));
   out += fmt::format("  recovery latency {}\n", quantiles_text(r.recovery_latency));

@@ -229,6 +229,12 @@ void visit_schema(V& v, Config& c) {
         c.topology.partitioner, "kafka: how a message picks its partition");
   v.key("commit", Language{"\"after-each\" or \"interval(DURATION)\", e.g. \"interval(5s)\""}, c.topology.commit,
         "kafka: when consumers commit their offsets");
+  v.key("session_timeout", Duration{1}, c.topology.session_timeout,
+        "kafka: a member whose process sends no heartbeat for this long (a pause, a crash) is removed from its "
+        "group; its partitions move and their new owners replay from the last committed offset");
+  v.key("max_poll_interval", Duration{1}, c.topology.max_poll_interval,
+        "kafka: a member that does not poll again within this long (slow work, retries in place) leaves its "
+        "group; its partitions move, its later commits fail, and it rejoins at its next poll");
   v.key("visibility_timeout", Duration{1}, c.topology.visibility_timeout,
         "queue: how long a received message stays invisible to other consumers");
   v.key("clients", Integer{0, 1'000'000}, c.topology.clients, "clients: request sources (>= 1 for clients)");

@@ -140,6 +140,7 @@ void FaultInjector::spawn_pause_loop(sim::Node* node) {
       if (!node->alive()) continue;
       node->pause_for(config_.faults.pause_for.sample(rng));
       observations_.cover("pause");
+      if (const auto index = worker_index(*node)) targets_.source->worker_paused(*index);
     }
   });
 }

@@ -91,6 +91,7 @@ RunResult judge_run(const JudgeInput& in) {
   if (!in.ledger.first_store_error.empty()) result.store_error_first = {in.ledger.first_store_error};
   result.undelivered = in.ledger.undelivered;
   result.undelivered_latest = in.ledger.undelivered_latest;
+  result.commit_failed = in.ledger.commit_failed;
   return result;
 }
 

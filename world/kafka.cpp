@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "world/counterfactual.hpp"
 #include "world/source_support.hpp"
 #include "sim/assert.hpp"
+#include "sim/node.hpp"
 
 namespace lethe {
 
@@ -19,6 +21,8 @@ KafkaSettings KafkaSettings::from(const ScenarioConfig& config) {
   settings.commit = config.topology.commit;
   settings.processors = static_cast<int>(config.topology.processors.size());
   settings.rpc_timeout = config.network.rpc_timeout;
+  settings.session_timeout = config.topology.session_timeout;
+  settings.max_poll_interval = config.topology.max_poll_interval;
   return settings;
 }
 
@@ -34,6 +38,8 @@ Kafka::Kafka(sim::Simulation& simulation, sim::Network& network, sim::Node& brok
   LETHE_ASSERT(settings_.partitions >= 1, "Kafka: partitions must be >= 1");
   LETHE_ASSERT(settings_.processors >= 1, "Kafka: processors must be >= 1");
   LETHE_ASSERT(settings_.rpc_timeout > 0, "Kafka: rpc_timeout must be > 0");
+  LETHE_ASSERT(settings_.session_timeout > 0, "Kafka: session_timeout must be > 0");
+  LETHE_ASSERT(settings_.max_poll_interval > 0, "Kafka: max_poll_interval must be > 0");
   LETHE_ASSERT(settings_.commit.mode != CommitMode::Interval || settings_.commit.interval > 0,
           "Kafka: a commit interval must be > 0");
   logs_.resize(static_cast<std::size_t>(settings_.partitions));
@@ -119,13 +125,102 @@ bool ConsumerGroup::drained() const {
   for (std::size_t p = 0; p < committed_.size(); ++p) {
     if (committed_[p] != kafka_.end_offset(static_cast<int>(p))) return false;
   }
-  return true;
+  // A live member still processing a record the group has since committed past (a replay overtook it after a
+  // rebalance) is not done: its effect and its failed commit are still to come.
+  return !holds_record();
 }
 
 void ConsumerGroup::join(int member) {
   LETHE_ASSERT(member >= 0, "ConsumerGroup::join: member must be >= 0");
   members_.insert(member);
+  removed_.erase(member);
   bump();
+}
+
+std::vector<MessageId> ConsumerGroup::held_by(int member) const {
+  std::vector<MessageId> held;
+  const auto found = member_states_.find(member);
+  if (found == member_states_.end()) return held;
+  for (const Cursor& cursor : found->second.cursors) {
+    const std::vector<MessageId>& log = kafka_.log(cursor.partition);
+    const std::int64_t end = std::min<std::int64_t>(cursor.position, static_cast<std::int64_t>(log.size()));
+    for (std::int64_t offset = committed_[static_cast<std::size_t>(cursor.partition)]; offset < end; ++offset) {
+      held.push_back(log[static_cast<std::size_t>(offset)]);
+    }
+  }
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  return held;
+}
+
+std::vector<MessageId> ConsumerGroup::held_by_live_members() const {
+  std::vector<MessageId> held;
+  for (const auto& [member, state] : member_states_) {
+    const sim::Node& node = kafka_.simulation_.node(state.node);
+    if (!state.known || !node.alive() || node.incarnation() != state.incarnation) continue;
+    const std::vector<MessageId> own = held_by(member);
+    held.insert(held.end(), own.begin(), own.end());
+  }
+  std::sort(held.begin(), held.end());
+  held.erase(std::unique(held.begin(), held.end()), held.end());
+  return held;
+}
+
+bool ConsumerGroup::holds_record() const {
+  for (const auto& [member, state] : member_states_) {
+    const sim::Node& node = kafka_.simulation_.node(state.node);
+    if (!state.known || !node.alive() || node.incarnation() != state.incarnation) continue;
+    for (const Cursor& cursor : state.cursors) {
+      if (cursor.out) return true;
+    }
+  }
+  return false;
+}
+
+void ConsumerGroup::record_change(sim::NodeId node, RemovalReason reason, bool rejoin, sim::Time since,
+                                  std::vector<MessageId> held) {
+  sim::Simulation& simulation = kafka_.simulation_;
+  kafka_.ledger_.member_removals.push_back(
+      MemberRemoval{processor_, node, reason, rejoin, simulation.now(), since, std::move(held)});
+}
+
+bool ConsumerGroup::remove(int member, sim::NodeId node, RemovalReason reason, sim::Time since) {
+  LETHE_ASSERT(member >= 0, "ConsumerGroup::remove: member must be >= 0");
+  if (!is_member(member)) return false;
+  if (kept_for_counterfactual()) return false;
+  sim::Simulation& simulation = kafka_.simulation_;
+  members_.erase(member);
+  removed_[member] = {node, reason};
+  simulation.trace().record(simulation.now(), source_kinds::kKafkaRemove, kafka_.broker_.id(),
+                            pack(processor_, static_cast<std::uint64_t>(member)), static_cast<std::uint64_t>(reason),
+                            static_cast<std::uint64_t>(since));
+  if (kafka_.observations_ != nullptr) {
+    kafka_.observations_->cover(reason == RemovalReason::SessionTimeout ? "group.removed.session_timeout"
+                                                                         : "group.removed.max_poll_interval");
+  }
+  record_change(node, reason, /*rejoin=*/false, since, held_by_live_members());
+  bump();
+  return true;
+}
+
+// MemberKept: no membership change of the group while one of its live members holds the message uncommitted.
+bool ConsumerGroup::kept_for_counterfactual() const {
+  const Intervener* intervener = kafka_.intervener_;
+  if (intervener == nullptr || intervener->counterfactual().intervention != Intervention::MemberKept) return false;
+  for (MessageId id : held_by_live_members()) {
+    if (intervener->acts(Intervention::MemberKept, id, processor_)) return true;
+  }
+  return false;
+}
+
+bool ConsumerGroup::rejoin(int member) {
+  const auto found = removed_.find(member);
+  if (found == removed_.end() || is_member(member)) return false;
+  if (kept_for_counterfactual()) return false;  // it joins once the message is committed
+  record_change(found->second.first, found->second.second, /*rejoin=*/true, kafka_.simulation_.now(),
+                held_by_live_members());
+  join(member);
+  return true;
 }
 
 void ConsumerGroup::leave(int member) {
@@ -239,6 +334,7 @@ bool ConsumerGroup::serve_commit(int member, std::uint64_t generation,
       ++accepted_commits_;
     } else {
       ++rejected_commits_;
+      ++kafka_.ledger_.commit_failed;
       accepted_all = false;
     }
     simulation.trace().record(simulation.now(), source_kinds::kKafkaCommit, kafka_.broker_.id(),
@@ -351,9 +447,48 @@ void ConsumerGroup::commit_pending(int member, MemberState& state) {
   }
 }
 
+void ConsumerGroup::polled(int member) { poll_watches_[member].in_poll = true; }
+
+void ConsumerGroup::handed_out(int member) {
+  sim::Simulation& simulation = kafka_.simulation_;
+  PollWatch& watch = poll_watches_[member];
+  watch.in_poll = false;
+  watch.last_exit = simulation.now();
+  watch.node = simulation.this_node().id();
+  watch.incarnation = simulation.this_node().incarnation();
+  if (!watch.armed) arm_poll_watch(member, sim::saturating_add(watch.last_exit, kafka_.settings_.max_poll_interval));
+}
+
+void ConsumerGroup::arm_poll_watch(int member, sim::Time at) {
+  poll_watches_[member].armed = true;
+  kafka_.simulation_.at(at, [this, member] { poll_watch_fired(member); });
+}
+
+// The consumer's heartbeat thread: a member out of poll() for max_poll_interval leaves the group. A paused
+// process's thread is frozen with it (it looks again when the pause ends); a dead one's session times out.
+void ConsumerGroup::poll_watch_fired(int member) {
+  sim::Simulation& simulation = kafka_.simulation_;
+  PollWatch& watch = poll_watches_[member];
+  watch.armed = false;
+  if (watch.in_poll) return;  // the next record handed out arms it again
+  sim::Node& node = simulation.node(watch.node);
+  if (!node.alive() || node.incarnation() != watch.incarnation) return;
+  if (node.paused()) {
+    arm_poll_watch(member, node.paused_until());
+    return;
+  }
+  const sim::Time due = sim::saturating_add(watch.last_exit, kafka_.settings_.max_poll_interval);
+  if (simulation.now() < due) {
+    arm_poll_watch(member, due);
+    return;
+  }
+  remove(member, watch.node, RemovalReason::MaxPollInterval, watch.last_exit);
+}
+
 std::optional<KafkaRecord> ConsumerGroup::poll(int member, sim::Time deadline) {
   sim::Simulation& simulation = kafka_.simulation_;
   ConsumerGroup* self = this;
+  polled(member);
   while (true) {
     MemberState& state = member_state(member);
     commit_pending(member, state);
@@ -374,6 +509,7 @@ std::optional<KafkaRecord> ConsumerGroup::poll(int member, sim::Time deadline) {
         case FetchKind::Record:
           if (accept(state, response->record)) {
             delivered(response->record);
+            handed_out(member);
             return response->record;
           }
           continue;  // stale: another fiber of the member took it; fetch again
@@ -383,6 +519,11 @@ std::optional<KafkaRecord> ConsumerGroup::poll(int member, sim::Time deadline) {
           continue;
         case FetchKind::NotMember:
           if (response->generation >= state.generation) sync(state, 0, {});
+          if (removed(member)) {  // removed while alive: it joins again (JoinGroup), then syncs
+            const std::optional<bool> joined = kafka_.network_.call(
+                kafka_.service_, [self, member] { return self->rejoin(member); }, kafka_.settings_.rpc_timeout, 0);
+            if (joined.value_or(false)) continue;
+          }
           break;
         case FetchKind::Empty:
           break;
@@ -456,7 +597,13 @@ KafkaSource::KafkaSource(const SourceContext& context)
       observations_(context.observations),
       retry_wait_(retry_wait_of(context.config.protocol)),
       kafka_(context.simulation, context.network, context.broker, KafkaSettings::from(context.config), context.ledger,
-             context.simulation.rng("kafka")) {}
+             context.simulation.rng("kafka")),
+      pause_began_(context.workers.size(), 0),
+      paused_until_(context.workers.size(), 0),
+      paused_incarnation_(context.workers.size(), 0),
+      expiry_scheduled_(context.workers.size(), false) {
+  kafka_.set_observations(&observations_);
+}
 
 void KafkaSource::consume(SourceWorker& worker) {
   constexpr sim::Duration kPollWait = 100 * sim::kMillisecond;
@@ -486,12 +633,42 @@ void KafkaSource::worker_crashed(std::size_t worker) {
   const std::size_t member = slot.member;
   sim::Node* node = slot.node;
   const std::uint32_t incarnation = node->incarnation();
-  simulation_.after(kSessionTimeout, [this, processor, member, node, incarnation] {
+  simulation_.after(kafka_.settings().session_timeout, [this, processor, member, node, incarnation] {
     if (!node->alive() && node->incarnation() == incarnation) {
       kafka_.group(processor).leave(static_cast<int>(member));
       observations_.cover("rebalance.session_timeout");
     }
   });
+}
+
+// A paused process sends no heartbeat: past session_timeout from the pause's start the group removes the member
+// (unless the pause ends first). An extended pause keeps the instant it began: the last heartbeat.
+void KafkaSource::worker_paused(std::size_t worker) {
+  const sim::Node& node = *workers_[worker].node;
+  const sim::Time now = simulation_.now();
+  if (paused_until_[worker] <= now || paused_incarnation_[worker] != node.incarnation()) {
+    pause_began_[worker] = now;
+    paused_incarnation_[worker] = node.incarnation();
+    expiry_scheduled_[worker] = false;
+  }
+  paused_until_[worker] = node.paused_until();
+  const sim::Time began = pause_began_[worker];
+  const sim::Duration timeout = kafka_.settings().session_timeout;
+  if (expiry_scheduled_[worker] || paused_until_[worker] - began <= timeout) return;
+  expiry_scheduled_[worker] = true;
+  const std::uint32_t incarnation = node.incarnation();
+  simulation_.at(sim::saturating_add(began, timeout), [this, worker, began, incarnation] {
+    const sim::Node& paused = *workers_[worker].node;
+    if (paused.alive() && paused.incarnation() == incarnation && paused.paused() && pause_began_[worker] == began) {
+      session_expired(worker, began);
+    }
+  });
+}
+
+void KafkaSource::session_expired(std::size_t worker, sim::Time pause_began) {
+  const WorkerSlot& slot = workers_[worker];
+  kafka_.group(slot.processor)
+      .remove(static_cast<int>(slot.member), slot.node->id(), RemovalReason::SessionTimeout, pause_began);
 }
 
 void KafkaSource::rebalance() {

@@ -57,13 +57,23 @@
 // release(m, r) finishes r WITHOUT committing it: the member's position goes
 // back to r.offset, so the next poll hands r out again (for a processing
 // failure that must be retried; no network).
-// drained(): every group has committed the end of every partition.
+// Liveness of members (topology.session_timeout, topology.max_poll_interval; heartbeats are continuous, not
+// messages): a member out of poll() — poll() handed it a record and it has not called poll() again — for
+// max_poll_interval leaves the group (its heartbeat thread sends the LeaveGroup; a paused process's thread is
+// frozen and looks again when the pause ends), and KafkaSource removes a member whose process is paused for
+// longer than session_timeout, at the pause's start + session_timeout. Such a removal (remove()) is recorded in
+// the ledger with every record the live members hold uncommitted (each one is replayed by the eager
+// rebalance), the removed member's later commits fail, and its next poll() joins the group again (a JoinGroup
+// RPC; the rebalance it causes is recorded the same way).
+// drained(): every group has committed the end of every partition, and no live member still holds a record out
+// (a replay overtook it after a rebalance: its effect and its failed commit are still to come).
 //
 // Trace kinds (node: broker-side kinds carry the broker, worker-side kinds the caller):
 //   kafka.append     broker  a = id, b = partition, c = offset
 //   kafka.deliver    worker  a = id, b = processor << 32 | partition, c = offset
 //   kafka.commit     broker  a = processor << 32 | partition, b = committed offset (next to read), c = accepted
 //   kafka.rebalance  broker  a = processor, b = generation, c = live members
+//   kafka.remove     broker  a = processor << 32 | member, b = RemovalReason, c = its last heartbeat or poll
 //
 // Lifetime: the simulation, the network and every node passed in must outlive
 // the source, and the source must outlive every call into it and every run of
@@ -74,14 +84,15 @@
 //
 // ---- KafkaSource (topology.source = "kafka"): the MessageSource over one Kafka topic. Worker i is member
 // WorkerSlot::member of its processor's group: it joins when it (re)starts, and the group notices a crashed
-// member after a 10 s session timeout (it leaves then, unless it came back meanwhile: its restart rejoined).
+// member after session_timeout (it leaves then, unless it came back meanwhile: its restart rejoined). A paused
+// worker (worker_paused) is removed once its pause has lasted session_timeout.
 // A worker polls (100 ms deadline), handles the record and commits it; a record whose handling failed is
 // handled again in place after the protocol's poll interval (its median, or the backoff's base; at least 1 ms):
 // the partition waits. rebalance() rebalances every group.
 //
 // Does not: model broker crashes or broker-side latency (service time zero),
-// message retention, Kafka transactions, heartbeats and session timeouts (the
-// world calls leave()), or a cooperative rebalance protocol.
+// message retention, Kafka transactions, heartbeats as network messages (a network partition does not remove a
+// member), static membership, commits on revocation, or a cooperative rebalance protocol.
 #pragma once
 
 #include <cstdint>
@@ -100,6 +111,7 @@
 #include "sim/random.hpp"
 #include "sim/simulation.hpp"
 #include "sim/trace.hpp"
+#include "world/observations.hpp"
 #include "world/source.hpp"
 
 namespace lethe {
@@ -109,6 +121,7 @@ inline constexpr sim::TraceKind kKafkaAppend{"kafka.append", "message", "partiti
 inline constexpr sim::TraceKind kKafkaDeliver{"kafka.deliver", "message", "processor/partition", "offset"};
 inline constexpr sim::TraceKind kKafkaCommit{"kafka.commit", "processor/partition", "next_offset", "accepted"};
 inline constexpr sim::TraceKind kKafkaRebalance{"kafka.rebalance", "processor", "generation", "partitions"};
+inline constexpr sim::TraceKind kKafkaRemove{"kafka.remove", "processor/member", "reason", "since"};
 }  // namespace source_kinds
 
 struct KafkaSettings {
@@ -117,8 +130,11 @@ struct KafkaSettings {
   Commit commit;                               // after-each | interval(d) with d > 0
   int processors = 1;                          // consumer groups, for processor ids 0 .. processors - 1; >= 1
   sim::Duration rpc_timeout = sim::kSecond;    // > 0
+  sim::Duration session_timeout = 45 * sim::kSecond;    // > 0
+  sim::Duration max_poll_interval = 300 * sim::kSecond;  // > 0
 
-  // topology.partitions, .partitioner, .commit, the number of topology.processors, network.rpc_timeout.
+  // topology.partitions, .partitioner, .commit, .session_timeout, .max_poll_interval, the number of
+  // topology.processors, network.rpc_timeout.
   static KafkaSettings from(const ScenarioConfig& config);
 };
 
@@ -149,6 +165,12 @@ class ConsumerGroup {
   void join(int member);
   void leave(int member);
   void rebalance();
+  // Removes live member `member` (on node `node`) for `reason`, its last heartbeat or poll at `since`: recorded
+  // in the ledger (Ledger::member_removals, with the ids it held uncommitted) and traced (kafka.remove), and a
+  // new generation without it. Its next poll rejoins the group (a JoinGroup RPC). Does nothing for a non-member,
+  // or when a counterfactual's MemberKept acts on a message it holds. Returns whether it removed it.
+  bool remove(int member, sim::NodeId node, RemovalReason reason, sim::Time since);
+  bool removed(int member) const { return removed_.count(member) != 0; }
 
   // --- consumer side, from a fiber of member `member`'s worker node (see the header comment).
   // The next record of one of the member's partitions, or nullopt once `deadline` has passed with none.
@@ -204,6 +226,15 @@ class ConsumerGroup {
     int member = 0;
     sim::Waker waker;
   };
+  // The member's poll clock (max_poll_interval): the consumer's heartbeat thread leaves the group when the
+  // member has been out of poll() longer than that. One timer per member at a time.
+  struct PollWatch {
+    bool in_poll = false;
+    bool armed = false;
+    sim::Time last_exit = 0;  // when poll() last handed out a record
+    sim::NodeId node = 0;
+    std::uint32_t incarnation = 0;
+  };
 
   MemberState& member_state(int member);
   void bump();
@@ -223,6 +254,17 @@ class ConsumerGroup {
   bool finish(int member, MemberState& state, const KafkaRecord& record, bool rewind);
   void commit_pending(int member, MemberState& state);
   void check_partition(int partition) const;
+  std::vector<MessageId> held_by(int member) const;  // records handed out past the committed offset, ascending
+  std::vector<MessageId> held_by_live_members() const;  // the same for every live member, ascending
+  bool holds_record() const;                          // a live member has a record out
+  bool kept_for_counterfactual() const;
+  void record_change(sim::NodeId node, RemovalReason reason, bool rejoin, sim::Time since,
+                     std::vector<MessageId> held);
+  void polled(int member);                            // poll() began
+  void handed_out(int member);                        // poll() returned a record
+  void arm_poll_watch(int member, sim::Time at);
+  void poll_watch_fired(int member);
+  bool rejoin(int member);                            // the JoinGroup RPC of a removed member
 
   // Ended waits are dropped when waiters_ doubles (amortised O(1) a wait; waking an ended wait does nothing).
   static constexpr std::size_t kMinCompaction = 64;
@@ -236,6 +278,8 @@ class ConsumerGroup {
   std::vector<std::int64_t> committed_;     // by partition
   std::vector<std::int64_t> high_water_;    // by partition: 1 + the highest offset handed out
   std::map<int, MemberState> member_states_;
+  std::map<int, std::pair<sim::NodeId, RemovalReason>> removed_;  // removed while alive; their next poll rejoins
+  std::map<int, PollWatch> poll_watches_;
   std::vector<Waiter> waiters_;                  // in the order they started waiting; may hold ended waits
   std::size_t compact_at_ = kMinCompaction;      // waiters_ drops its ended waits when it reaches this size
   std::uint64_t group_version_ = 0;              // bumped by notify_all()
@@ -270,6 +314,10 @@ class Kafka {
   bool drained() const;
   const KafkaSettings& settings() const { return settings_; }
   sim::Node& broker() { return broker_; }
+  // Coverage of removals ("group.removed.session_timeout", "group.removed.max_poll_interval"); optional.
+  void set_observations(Observations* observations) { observations_ = observations; }
+  // A counterfactual replay: MemberKept spares a member that holds its message. Before the run.
+  void set_intervener(const Intervener* intervener) { intervener_ = intervener; }
 
  private:
   friend class ConsumerGroup;
@@ -284,6 +332,8 @@ class Kafka {
   std::vector<std::vector<MessageId>> logs_;
   std::vector<std::unique_ptr<ConsumerGroup>> groups_;
   std::uint64_t records_ = 0;
+  Observations* observations_ = nullptr;
+  const Intervener* intervener_ = nullptr;
 };
 
 class KafkaSource final : public MessageSource {
@@ -294,20 +344,27 @@ class KafkaSource final : public MessageSource {
   void consume(SourceWorker& worker) override;
   void worker_started(std::size_t worker) override;
   void worker_crashed(std::size_t worker) override;
+  void worker_paused(std::size_t worker) override;
+  void set_intervener(const Intervener* intervener) override { kafka_.set_intervener(intervener); }
   bool has_consumer_groups() const override { return true; }
   void rebalance() override;
   bool drained() const override { return kafka_.drained(); }
 
   Kafka& kafka() { return kafka_; }
 
-  static constexpr sim::Duration kSessionTimeout = 10 * sim::kSecond;
-
  private:
+  void session_expired(std::size_t worker, sim::Time pause_began);
+
   sim::Simulation& simulation_;
   std::vector<WorkerSlot> workers_;
   Observations& observations_;
   sim::Duration retry_wait_;
   Kafka kafka_;
+  // By worker: when its current pause began, and whether its session timeout is scheduled for that pause.
+  std::vector<sim::Time> pause_began_;
+  std::vector<sim::Time> paused_until_;
+  std::vector<std::uint32_t> paused_incarnation_;
+  std::vector<bool> expiry_scheduled_;
 };
 
 // Registers KafkaSource as "kafka" (called from the registry's list of built-ins).

@@ -14,6 +14,10 @@
 //                      source's semantics say. Never returns; throws sim::Crash when the worker dies.
 //   worker_started(i)  worker i (re)started: it rejoins the source (a consumer group member). Never blocks.
 //   worker_crashed(i)  worker i crashed (the node is already down). Never blocks.
+//   worker_paused(i)   worker i's node was just paused or its pause extended (Node::paused_until says until
+//                      when). Never blocks.
+//   set_intervener(x)  a counterfactual replay (world/counterfactual.hpp): the interventions that act in the
+//                      source (MemberKept). Before the run starts; `x` outlives the source's every call.
 //   rebalance()        a forced rebalance of every consumer group; called only if has_consumer_groups().
 //   start()            the run begins; called only if makes_own_requests() (the source's callers start).
 //   drained()          every message the source holds has been acknowledged for every processor.
@@ -50,6 +54,8 @@
 #include "core/registry.hpp"
 
 namespace lethe {
+
+class Intervener;  // world/counterfactual.hpp
 
 // How the topology lays out the workers of a source.
 enum class WorkerLayout {
@@ -93,6 +99,8 @@ class MessageSource {
   virtual void consume(SourceWorker& worker) = 0;
   virtual void worker_started(std::size_t /*worker*/) {}
   virtual void worker_crashed(std::size_t /*worker*/) {}
+  virtual void worker_paused(std::size_t /*worker*/) {}
+  virtual void set_intervener(const Intervener* /*intervener*/) {}
   virtual bool has_consumer_groups() const { return false; }
   virtual void rebalance() {}
   // True: the source makes the requests itself (every message of the workload); the world runs no producer.

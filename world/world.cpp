@@ -123,6 +123,7 @@ void World::wire_intervener() {
   intervener_ = std::make_unique<Intervener>(*options_.counterfactual, shape, ledger_, ledger_folding_);
   faults_->set_intervener(intervener_.get());
   topology_->sink().set_intervener(intervener_.get());
+  topology_->source().set_intervener(intervener_.get());
   if (options_.counterfactual->intervention == Intervention::NeverExpires) {
     topology_->store().set_never_evict(
         [this](Key key) { return intervener_->acts_on_record(Intervention::NeverExpires, key); });

@@ -266,6 +266,10 @@ KafkaSettings kafka_settings(int partitions, lethe::CommitMode mode = lethe::Com
   settings.commit = lethe::Commit{mode, interval};
   settings.processors = 1;
   settings.rpc_timeout = kSecond;
+  // The workers of these tests stop polling when their work is done: a run to the end would otherwise see each
+  // leave its group max_poll_interval later. "Never" (a timer due at kTimeMax never fires); tests of that
+  // timeout set their own.
+  settings.max_poll_interval = sim::kTimeMax;
   return settings;
 }
 
@@ -502,6 +506,75 @@ TEST(KafkaTest, CommitFromAMemberThatLostItsPartitionIsRejectedAndTheNewOwnerRep
   EXPECT_EQ(group.rejected_commits(), 1u);
   EXPECT_EQ(group.committed(1), 1);
   EXPECT_TRUE(kafka.drained());
+}
+
+TEST(KafkaTest, MemberOutOfPollPastMaxPollIntervalIsRemovedItsRecordReplayedItsCommitFailsAndItRejoins) {
+  World world(2);
+  KafkaSettings settings = kafka_settings(1);
+  settings.max_poll_interval = kSecond;
+  Kafka kafka(world.simulation, world.network, *world.broker, settings, world.ledger, world.simulation.rng("kafka"));
+  ConsumerGroup& group = kafka.group(0);
+  group.join(0);  // member 0 owns the only partition; member 1 gets none
+  group.join(1);
+  kafka.publish(7);
+  std::optional<KafkaRecord> slow;
+  bool slow_commit = true;
+  sim::Time handed_out = 0;
+  world.on_worker(0, [&] {
+    slow = group.poll(0, sim::now() + kSecond);
+    handed_out = sim::now();
+    sim::sleep(3 * kSecond);  // slow work: out of poll for 3 s
+    slow_commit = group.commit(0, *slow);
+    group.poll(0, sim::now() + 100 * kMillisecond);  // its next poll joins the group again
+  });
+  std::vector<KafkaRecord> replayed;
+  world.on_worker(1, [&] {
+    while (sim::now() < 5 * kSecond) {
+      if (auto record = group.poll(1, sim::now() + 100 * kMillisecond)) {
+        replayed.push_back(*record);
+        group.commit(1, *record);
+      }
+    }
+  });
+  world.simulation.run();
+
+  ASSERT_TRUE(slow.has_value());
+  ASSERT_EQ(world.ledger.member_removals.size(), 2u) << "the removal and the rejoin";
+  const lethe::MemberRemoval& removal = world.ledger.member_removals[0];
+  EXPECT_EQ(removal.reason, lethe::RemovalReason::MaxPollInterval);
+  EXPECT_FALSE(removal.rejoin);
+  EXPECT_EQ(removal.at, handed_out + kSecond);
+  EXPECT_EQ(removal.since, handed_out);
+  EXPECT_EQ(removal.node, world.worker[0]->id());
+  EXPECT_EQ(removal.held, std::vector<MessageId>{7});
+  EXPECT_TRUE(world.ledger.member_removals[1].rejoin);
+  ASSERT_EQ(replayed.size(), 1u) << "the new owner replays the record from the committed offset";
+  EXPECT_EQ(replayed[0].id, 7u);
+  EXPECT_FALSE(slow_commit) << "the removed member's commit is refused";
+  EXPECT_EQ(world.ledger.commit_failed, 1u);
+  EXPECT_TRUE(group.is_member(0)) << "the removed member rejoins at its next poll";
+  EXPECT_TRUE(kafka.drained());
+}
+
+TEST(KafkaTest, MemberPollingAgainWithinMaxPollIntervalIsNeverRemoved) {
+  World world(1);
+  KafkaSettings settings = kafka_settings(1);
+  settings.max_poll_interval = kSecond;
+  Kafka kafka(world.simulation, world.network, *world.broker, settings, world.ledger, world.simulation.rng("kafka"));
+  ConsumerGroup& group = kafka.group(0);
+  group.join(0);
+  for (MessageId id = 1; id <= 10; ++id) kafka.publish(id);
+  int committed = 0;
+  world.on_worker(0, [&] {
+    while (auto record = group.poll(0, sim::now() + kSecond)) {
+      sim::sleep(900 * kMillisecond);  // slow, but each under max_poll_interval: 9 s in all
+      if (group.commit(0, *record)) ++committed;
+    }
+  });
+  world.simulation.run();
+  EXPECT_EQ(committed, 10);
+  EXPECT_TRUE(world.ledger.member_removals.empty());
+  EXPECT_EQ(world.ledger.commit_failed, 0u);
 }
 
 TEST(KafkaTest, ReleasedRecordIsHandedOutAgainByTheSameMember) {
