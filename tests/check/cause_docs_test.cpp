@@ -65,6 +65,7 @@ TEST(CauseDocs, ResultsMdCauseSectionsAreWhatTheCauseTableGives) {
   if (const char* update = std::getenv("LETHE_UPDATE_DOCS"); update != nullptr && std::string(update) == "1") {
     std::ofstream(kResults, std::ios::binary)
         << page.substr(0, begin + kBegin.size()) << generated << page.substr(end);
+    return;  // rewritten: the docs target goes on
   }
   EXPECT_EQ(committed, generated) << "docs/results.md's cause sections are stale: LETHE_UPDATE_DOCS=1 "
                                      "build/tests/check_tests --gtest_filter='CauseDocs.*' rewrites them";
