@@ -197,10 +197,15 @@ std::string_view describe(Rule rule);
 
 // ---------------------------------------------------------------- the table
 
+// The shared value languages of retries (topology.client_* and sink.*).
+inline Words<lethe::Jitter> jitter_words() {
+  return words_of({lethe::Jitter::None, lethe::Jitter::Full, lethe::Jitter::Equal, lethe::Jitter::Decorrelated});
+}
+
+// [scenario], [run] and [topology].
 template <class V, class Config>
-void visit_schema(V& v, Config& c) {
-  const Words<lethe::Jitter> jitter =
-      words_of({lethe::Jitter::None, lethe::Jitter::Full, lethe::Jitter::Equal, lethe::Jitter::Decorrelated});
+void visit_run_and_topology(V& v, Config& c) {
+  const Words<lethe::Jitter> jitter = jitter_words();
   const Language backoff{kBackoffAllowed};
 
   v.table("scenario");
@@ -246,6 +251,11 @@ void visit_schema(V& v, Config& c) {
         "clients: the randomness added to that delay");
   v.rule(Rule::TopologyCounts, c.topology);
 
+}
+
+// [workload] with its redelivery, [network], [faults], [store] and [protocol].
+template <class V, class Config>
+void visit_workload_to_protocol(V& v, Config& c) {
   v.table("workload");
   v.key("messages", Integer{0, 1'000'000'000'000}, c.workload.messages, "distinct message ids published");
   v.key("rate", Rate{}, c.workload.rate, "how fast they are published (above 0 when there are messages)");
@@ -314,6 +324,13 @@ void visit_schema(V& v, Config& c) {
   v.strategy_keys(c.protocol);
   v.rule(Rule::ProtocolKind, c.protocol);
 
+}
+
+// [sink], [producer], [saga] and [external].
+template <class V, class Config>
+void visit_sink_to_external(V& v, Config& c) {
+  const Words<lethe::Jitter> jitter = jitter_words();
+  const Language backoff{kBackoffAllowed};
   v.table("sink");
   v.key("kind", Choice<std::string>{sink_kind_words()}, c.sink.kind, "the provider the effect calls");
   v.key("idempotent", Boolean{}, c.sink.idempotent, "the provider dedupes calls by message id");
@@ -378,6 +395,13 @@ void visit_schema(V& v, Config& c) {
   v.rule(Rule::ExternalNodes, c.external);
 
   v.expect(c.expect, "\"RESULT_FIELD\" = \"OP NUMBER\", checked for every seed");
+}
+
+template <class V, class Config>
+void visit_schema(V& v, Config& c) {
+  visit_run_and_topology(v, c);
+  visit_workload_to_protocol(v, c);
+  visit_sink_to_external(v, c);
 }
 
 }  // namespace scenario::schema
