@@ -23,7 +23,7 @@ const Value* Value::get(std::string_view keyword) const {
 
 namespace {
 
-std::string quoted(std::string_view text) {
+std::string edn_quoted(std::string_view text) {
   std::string out = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\') out += '\\';
@@ -44,7 +44,7 @@ std::string atom_text(const Value& value) {
     case Value::Type::BigInt:
     case Value::Type::Float:
     case Value::Type::Symbol: return value.text;
-    case Value::Type::String: return quoted(value.text);
+    case Value::Type::String: return edn_quoted(value.text);
     case Value::Type::Char: return "\\" + value.text;
     case Value::Type::Keyword: return ":" + value.text;
     default: return "";

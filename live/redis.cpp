@@ -25,12 +25,12 @@ using lethe::Op;
 using lethe::OpKind;
 using lethe::Reply;
 
-enum class Variant { Lua, Watch, GetThenSet };
+enum class RedisVariant { Lua, Watch, GetThenSet };
 
-Variant parse_variant(const std::string& name) {
-  if (name == "lua") return Variant::Lua;
-  if (name == "watch") return Variant::Watch;
-  if (name == "get-then-set") return Variant::GetThenSet;
+RedisVariant parse_redis_variant(const std::string& name) {
+  if (name == "lua") return RedisVariant::Lua;
+  if (name == "watch") return RedisVariant::Watch;
+  if (name == "get-then-set") return RedisVariant::GetThenSet;
   throw std::invalid_argument("redis store: unknown variant \"" + name + "\"");
 }
 
@@ -286,7 +286,7 @@ redisContext* open_context(const Target& target, sim::Duration command_timeout,
 
 class RedisConnection final : public Connection {
  public:
-  RedisConnection(redisContext* context, Variant variant, std::string prefix, Counters& counters)
+  RedisConnection(redisContext* context, RedisVariant variant, std::string prefix, Counters& counters)
       : context_(context), variant_(variant), prefix_(std::move(prefix)), counters_(counters) {}
   ~RedisConnection() override { close_context(context_, false); }
 
@@ -313,7 +313,7 @@ class RedisConnection final : public Connection {
   std::optional<Reply> get_then_set(const Op& op);
 
   redisContext* context_;
-  Variant variant_;
+  RedisVariant variant_;
   std::string prefix_;
   Counters& counters_;
   DropPlan drop_;
@@ -386,9 +386,9 @@ std::optional<Reply> RedisConnection::execute(const Op& op, const DropPlan& drop
   }
   if (op.kind == OpKind::Get) return get(op.key);
   switch (variant_) {
-    case Variant::Lua: return op.kind == OpKind::Put ? lua_put(op) : lua_upsert(op);
-    case Variant::Watch: return watch(op);
-    case Variant::GetThenSet: return get_then_set(op);
+    case RedisVariant::Lua: return op.kind == OpKind::Put ? lua_put(op) : lua_upsert(op);
+    case RedisVariant::Watch: return watch(op);
+    case RedisVariant::GetThenSet: return get_then_set(op);
   }
   return std::nullopt;
 }
@@ -517,7 +517,7 @@ ContextPtr admin_context(const Target& target, sim::Duration command_timeout) {
 class RedisStore final : public LiveStore {
  public:
   explicit RedisStore(const StoreOptions& options)
-      : target_(parse_target(options.target)), variant_(parse_variant(options.variant)), timeout_(options.timeout),
+      : target_(parse_target(options.target)), variant_(parse_redis_variant(options.variant)), timeout_(options.timeout),
         owns_prefix_(options.key_prefix.empty()),
         prefix_(options.key_prefix.empty() ? fresh_prefix() : options.key_prefix) {
     if (!valid_prefix(prefix_)) {
@@ -526,7 +526,7 @@ class RedisStore final : public LiveStore {
     }
     const ContextPtr owner = admin_context(target_, 5 * sim::kSecond);
     redisContext* context = owner.get();
-    if (variant_ == Variant::Lua) {
+    if (variant_ == RedisVariant::Lua) {
       // SET .. GET (Put) needs Redis 6.2 or later.
       const ReplyPtr info = admin_command(context, {"INFO", "server"});
       const std::string text(info->str, info->len);
@@ -575,7 +575,7 @@ class RedisStore final : public LiveStore {
 
  private:
   Target target_;
-  Variant variant_;
+  RedisVariant variant_;
   sim::Duration timeout_;
   bool owns_prefix_;
   std::string prefix_;

@@ -311,9 +311,8 @@ class RecordingClient final : public lethe::StoreClient {
 
 class WorkerHooks final : public lethe::ProtocolHooks {
  public:
-  WorkerHooks(const LiveFaults& faults, SharedLedger& ledger, Counters& coverage, RealClock& clock,
-              std::uint32_t worker, sim::Rng rng)
-      : faults_(faults), ledger_(ledger), coverage_(coverage), clock_(clock), worker_(worker), rng_(std::move(rng)) {}
+  WorkerHooks(const LiveFaults& faults, SharedLedger& ledger, Counters& coverage, RealClock& clock, sim::Rng rng)
+      : faults_(faults), ledger_(ledger), coverage_(coverage), clock_(clock), rng_(std::move(rng)) {}
 
   void crash_point(lethe::CrashPoint point, MessageId, AttemptId attempt) override {
     const std::string name = lethe::to_string(point);
@@ -345,7 +344,6 @@ class WorkerHooks final : public lethe::ProtocolHooks {
   SharedLedger& ledger_;
   Counters& coverage_;
   RealClock& clock_;
-  std::uint32_t worker_;
   sim::Rng rng_;
 };
 
@@ -471,7 +469,7 @@ void Run::worker_main(std::uint32_t index) {
   const sim::Rng root = sim::Rng::derive(settings_.seed, fmt::format("worker:{}", index));
   RecordingClient client(store_, recorder_, clock_, coverage_, index, settings_.faults.drop, root.derive("drops"),
                          watch_, abandoned_);
-  WorkerHooks hooks(settings_.faults, ledger_, coverage_, clock_, index, root.derive("crashes"));
+  WorkerHooks hooks(settings_.faults, ledger_, coverage_, clock_, root.derive("crashes"));
   sim::Rng work = root.derive("work");
   std::uint32_t incarnation = 0;
   auto strategy = lethe::make_strategy(settings_.protocol, client, clock_, hooks, root.derive("protocol:0"));

@@ -12,7 +12,7 @@ namespace reports {
 
 namespace {
 
-constexpr double kLeft = 110;       // the lane names' gutter
+constexpr double kIncidentLeft = 110;       // the lane names' gutter
 constexpr double kPlot = 1000;      // the time axis' width
 constexpr double kRight = 130;      // room for the labels of the last marks
 constexpr double kLaneHeight = 70;
@@ -41,7 +41,7 @@ class TimeAxis {
     double total = 0;
     for (const auto& s : segments_) total += std::max(static_cast<double>(s.end - s.start), floor);
     const double usable = kPlot - kBreak * static_cast<double>(segments_.size() - 1);
-    double x = kLeft;
+    double x = kIncidentLeft;
     for (auto& s : segments_) {
       s.x = x;
       s.width = usable * std::max(static_cast<double>(s.end - s.start), floor) / total;
@@ -182,7 +182,7 @@ std::string story_svg(const Story& story, const std::vector<std::string>& names)
     lane_y[story.lanes[i]] = kTop + kLaneHeight * static_cast<double>(i) + 22;
   }
   const double bottom = kTop + kLaneHeight * static_cast<double>(story.lanes.size());
-  const double width = kLeft + kPlot + kRight;
+  const double width = kIncidentLeft + kPlot + kRight;
   std::string out = fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"{:.0f}\" "
                                 "height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\" role=\"img\" aria-label=\"timeline "
                                 "of message {}\">\n",
@@ -334,7 +334,7 @@ std::string duplicate_list(const IncidentInput& in) {
   return out;
 }
 
-constexpr const char* kStyle = R"(
+constexpr const char* kIncidentStyle = R"(
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1d1d1f; max-width: 1400px; }
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px; } h3 { font-size: 15px; margin: 14px 0 4px; }
 code { background: #f2f2f4; padding: 1px 4px; border-radius: 3px; font-size: 12px; }
@@ -373,7 +373,7 @@ std::string incident_html(const IncidentInput& in) {
   const lethe::RunResult& r = in.result;
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += fmt::format("<title>lethe incident: {} seed {}</title>\n<style>{}</style>\n</head>\n<body>\n", e(r.scenario),
-                     r.seed, kStyle);
+                     r.seed, kIncidentStyle);
   out += fmt::format("<h1>What happened in {} seed {}</h1>\n", e(r.scenario), r.seed);
   std::string causes;
   for (std::size_t c = 0; c < lethe::kCauseCount; ++c) {

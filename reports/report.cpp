@@ -824,7 +824,7 @@ std::string decision_rows_table() {
          "</tbody>\n</table>\n";
 }
 
-constexpr const char* kStyle = R"css(
+constexpr const char* kReportStyle = R"css(
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px auto;
        max-width: 1400px; color: #1d2330; background: #ffffff; line-height: 1.45; padding: 0 16px; }
 h1 { font-size: 1.6em; margin-bottom: 0.2em; }
@@ -901,7 +901,7 @@ ReportOutcome write_report(const fs::path& dir, const ReportInput& in) {
   std::string html;
   html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  html += "<title>" + html_escape(in.title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
+  html += "<title>" + html_escape(in.title) + "</title>\n<style>" + kReportStyle + "</style>\n</head>\n<body>\n";
   html += "<h1>" + html_escape(in.title) + "</h1>\n";
   html += fmt::format("<p class=\"meta\">{}{} cells &middot; up to {} seeds per cell &middot; {} (message, processor) "
                       "pairs &middot; {} duplicate effects{}</p>\n",

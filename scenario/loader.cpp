@@ -116,8 +116,8 @@ LoadResult load_scenario(const std::filesystem::path& file, const std::vector<st
   sim::FileReadFailure failure;
   std::optional<std::string> content = sim::read_regular_file(file, kMaxScenarioBytes, failure);
   if (!content) {
-    using Kind = sim::FileReadFailure::Kind;
-    std::string found = failure.kind == Kind::Missing || failure.kind == Kind::Unreadable
+    using Failure = sim::FileReadFailure::Kind;
+    std::string found = failure.kind == Failure::Missing || failure.kind == Failure::Unreadable
                             ? "no readable file; allowed: a readable scenario file (.toml)"
                             : sim::describe(failure, kMaxScenarioBytes) + "; allowed: a scenario file (.toml)";
     return std::vector<LoadError>{LoadError{fmt::format("{}:1:1: scenario: found {}", display_name, found)}};

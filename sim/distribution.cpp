@@ -18,7 +18,6 @@
 namespace sim {
 namespace {
 
-constexpr double kNormalQuantile99 = 2.3263478740408408;  // Phi^-1(0.99), as in random.cpp
 constexpr double kTwoToThe63 = 0x1p63;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 

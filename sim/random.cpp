@@ -13,9 +13,6 @@ __extension__ using Uint128 = unsigned __int128;
 
 constexpr std::uint64_t kFnvOffsetBasis = 0xcbf29ce484222325ULL;
 constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
-// Standard normal 99th percentile, Phi^-1(0.99).
-constexpr double kNormalQuantile99 = 2.3263478740408408;
-
 constexpr std::uint64_t rotate_left(std::uint64_t value, int shift) {
   return (value << shift) | (value >> (64 - shift));
 }

@@ -26,6 +26,9 @@
 
 namespace sim {
 
+// The standard normal distribution's 99th percentile, Phi^-1(0.99): a lognormal given by its median and p99.
+inline constexpr double kNormalQuantile99 = 2.3263478740408408;
+
 // One step of splitmix64: advances `state` by the golden gamma and returns the mixed value.
 std::uint64_t splitmix64(std::uint64_t& state);
 
