@@ -4,32 +4,19 @@
 // the work remove no one.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <stdexcept>
 #include <string>
-#include <variant>
-#include <vector>
 
-#include "scenario/loader.hpp"
+#include "tests/world/verdict_scenarios.hpp"
 #include "world/world.hpp"
 
 namespace {
 
-lethe::ScenarioConfig load(const std::string& name, const std::vector<std::string>& sets = {}) {
-  const auto file = std::filesystem::path(LETHE_SOURCE_DIR) / "scenarios" / (name + ".toml");
-  auto loaded = scenario::load_scenario(file, sets);
-  if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
-    std::string message;
-    for (const auto& e : *errors) message += e.message + "\n";
-    throw std::runtime_error(message);
-  }
-  return std::get<lethe::ScenarioConfig>(std::move(loaded));
-}
+using test_support::load_library;
 
 std::uint64_t cause(const lethe::RunResult& r, lethe::Cause c) { return r.duplicates[static_cast<std::size_t>(c)]; }
 
 TEST(KafkaMembership, PausePastSessionTimeoutRemovesTheMemberAndEveryDuplicateIsMemberRemoved) {
-  const lethe::RunResult r = lethe::run_world(load("kafka-gc-pause-evicted-none"), 1);
+  const lethe::RunResult r = lethe::run_world(load_library("kafka-gc-pause-evicted-none"), 1);
   EXPECT_GT(r.duplicate_effects, 0u);
   EXPECT_EQ(cause(r, lethe::Cause::MemberRemoved), r.duplicate_effects);
   EXPECT_GT(r.commit_failed, 0u);
@@ -40,29 +27,29 @@ TEST(KafkaMembership, PausePastSessionTimeoutRemovesTheMemberAndEveryDuplicateIs
 
 TEST(KafkaMembership, SessionTimeoutAboveEveryPauseRemovesNoOneAndGivesNoDuplicate) {
   const lethe::RunResult r =
-      lethe::run_world(load("kafka-gc-pause-evicted-none", {"topology.session_timeout=\"2m\""}), 1);
+      lethe::run_world(load_library("kafka-gc-pause-evicted-none", {"topology.session_timeout=\"2m\""}), 1);
   EXPECT_EQ(r.duplicate_effects, 0u);
   EXPECT_EQ(r.commit_failed, 0u);
   EXPECT_EQ(r.coverage.count("group.removed.session_timeout"), 0u);
 }
 
 TEST(KafkaMembership, WorkPastMaxPollIntervalRemovesTheMemberAndItsRecordRunsTwice) {
-  const lethe::RunResult r = lethe::run_world(load("kafka-slow-work-poll-interval-none"), 1);
+  const lethe::RunResult r = lethe::run_world(load_library("kafka-slow-work-poll-interval-none"), 1);
   EXPECT_GT(cause(r, lethe::Cause::MemberRemoved), 0u);
   EXPECT_EQ(cause(r, lethe::Cause::MemberRemoved), r.duplicate_effects);
   EXPECT_GT(r.commit_failed, 0u);
   EXPECT_GT(r.coverage.at("group.removed.max_poll_interval"), 0u);
   const lethe::RunResult longer =
-      lethe::run_world(load("kafka-slow-work-poll-interval-none", {"topology.max_poll_interval=\"3h\""}), 1);
+      lethe::run_world(load_library("kafka-slow-work-poll-interval-none", {"topology.max_poll_interval=\"3h\""}), 1);
   EXPECT_EQ(longer.duplicate_effects, 0u);
   EXPECT_EQ(longer.commit_failed, 0u);
 }
 
 TEST(KafkaMembership, MnemosyneWithMaxProcessingTimeAboveThePauseHasNoDuplicateAndBelowItTakeoverWhileAlive) {
-  const lethe::RunResult above = lethe::run_world(load("kafka-gc-pause-evicted-mnemosyne"), 1);
+  const lethe::RunResult above = lethe::run_world(load_library("kafka-gc-pause-evicted-mnemosyne"), 1);
   EXPECT_EQ(above.duplicate_effects, 0u);
   EXPECT_GT(above.commit_failed, 0u);
-  const lethe::RunResult below = lethe::run_world(load("kafka-gc-pause-evicted-mpt-too-low"), 1);
+  const lethe::RunResult below = lethe::run_world(load_library("kafka-gc-pause-evicted-mpt-too-low"), 1);
   EXPECT_GT(cause(below, lethe::Cause::TakeoverWhileAlive), 0u);
   EXPECT_EQ(cause(below, lethe::Cause::MemberRemoved), 0u) << "mnemosyne's duplicates are its record's";
 }

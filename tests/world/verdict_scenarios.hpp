@@ -11,9 +11,9 @@
 
 namespace test_support {
 
-// tests/world/verdicts/NAME.toml with `sets` applied; throws with the loader's messages when it does not load.
-inline lethe::ScenarioConfig load_verdict(const std::string& name, const std::vector<std::string>& sets = {}) {
-  const auto file = std::filesystem::path(LETHE_SOURCE_DIR) / "tests" / "world" / "verdicts" / (name + ".toml");
+// `file` with `sets` applied; throws with the loader's messages when it does not load.
+inline lethe::ScenarioConfig load_scenario_file(const std::filesystem::path& file,
+                                                const std::vector<std::string>& sets = {}) {
   auto loaded = scenario::load_scenario(file, sets);
   if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
     std::string message;
@@ -21,6 +21,16 @@ inline lethe::ScenarioConfig load_verdict(const std::string& name, const std::ve
     throw std::runtime_error(message);
   }
   return std::get<lethe::ScenarioConfig>(std::move(loaded));
+}
+
+// tests/world/verdicts/NAME.toml, the reproducers.
+inline lethe::ScenarioConfig load_verdict(const std::string& name, const std::vector<std::string>& sets = {}) {
+  return load_scenario_file(std::filesystem::path(LETHE_SOURCE_DIR) / "tests/world/verdicts" / (name + ".toml"), sets);
+}
+
+// scenarios/NAME.toml, the library.
+inline lethe::ScenarioConfig load_library(const std::string& name, const std::vector<std::string>& sets = {}) {
+  return load_scenario_file(std::filesystem::path(LETHE_SOURCE_DIR) / "scenarios" / (name + ".toml"), sets);
 }
 
 }  // namespace test_support
