@@ -139,6 +139,17 @@ std::string measured_html(const std::vector<TuneMeasuredRow>& rows, const std::s
   return out + "</tbody>\n</table>\n";
 }
 
+std::string causes_html(const std::vector<TuneCauseRow>& rows) {
+  std::string out = "<table class=\"tune\">\n<thead><tr><th>cause</th><th>duplicates</th><th>expected rate per "
+                    "message</th><th>95% interval</th><th>what happened</th></tr></thead>\n<tbody>\n";
+  for (const auto& r : rows) {
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>[{}, {}]</td><td>{}</td></tr>\n",
+                       html_escape(r.cause), html_escape(r.duplicates), html_escape(r.rate),
+                       html_escape(r.interval_low), html_escape(r.interval_high), html_escape(r.description));
+  }
+  return out + "</tbody>\n</table>\n";
+}
+
 std::string verdict_html(const TuneVerdictLine& side) {
   return fmt::format("<p class=\"verdict-side {}\">{}</p>\n", side.confirmed ? "confirmed" : "not-confirmed",
                      html_escape(side.text));
@@ -162,10 +173,14 @@ std::string tune_intro_html(const TunePage& page) {
           "its owner is only slow) against the time a crashed message waits before anyone retries "
           "it.</p>\n" + candidates_html(page.candidates, page.age);
   if (page.measured) {
-    html += "<h2>Confirmation in the simulator</h2>\n<p>The generated scenario below, at 0.5x, 1x and 2x "
-            "the recommendation (or at the closest options), every message redelivered while in flight. "
-            "The analytic rate is an upper bound of the takeovers: a waiting copy notices a stale record "
-            "only at its next re-read.</p>\n" + measured_html(*page.measured, page.age);
+    html += "<h2>Confirmation in the simulator</h2>\n<p>" + html_escape(page.world) +
+            " At 0.5x, 1x and 2x the recommendation (or at the closest options). The analytic rate is an upper "
+            "bound of the takeovers: a waiting copy notices a stale record only at its next re-read.</p>\n" +
+            measured_html(*page.measured, page.age);
+  }
+  if (!page.causes.empty()) {
+    html += "<h2>Expected duplicates per cause</h2>\n<p>" + html_escape(page.causes_caption) + "</p>\n" +
+            causes_html(page.causes);
   }
   return html;
 }

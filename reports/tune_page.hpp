@@ -50,6 +50,16 @@ struct TuneMeasuredRow {
   std::string measured_recovery;
 };
 
+// One row of the expected duplicate rate per cause at the recommendation, every value already in words.
+struct TuneCauseRow {
+  std::string cause;        // the key under "duplicates" ("takeover_while_alive"), or "every other cause"
+  std::string description;  // one line
+  std::string duplicates;   // the count
+  std::string rate;
+  std::string interval_low;
+  std::string interval_high;
+};
+
 struct TuneVerdictLine {
   bool confirmed = false;
   std::string text;
@@ -63,6 +73,11 @@ struct TunePage {
   std::vector<std::string> notes;
   std::vector<TuneCandidateRow> candidates;
   std::optional<std::vector<TuneMeasuredRow>> measured;      // nullopt: no confirmation ran
+  // The confirmation's world in one sentence (the generated scenario, or the user's --scenario file).
+  std::string world = "The generated scenario below, every message redelivered while in flight.";
+  // The expected duplicate rate per cause at the recommendation (empty: no confirmation), and what it rests on.
+  std::vector<TuneCauseRow> causes;
+  std::string causes_caption;
   // What T, the age at which a live owner is taken over, adds up: "T" is the processing time alone; with pauses
   // or clock skew, e.g. "T + pauses + clock offset" (the survival plot and the tables' rate columns).
   std::string age = "T";

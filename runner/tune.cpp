@@ -22,6 +22,7 @@
 #include "scenario/loader.hpp"
 #include "runner/sweep.hpp"
 #include "runner/tune_input.hpp"
+#include "runner/tune_scenario.hpp"
 #include "runner/tune_verdict.hpp"
 
 namespace fs = std::filesystem;
@@ -86,7 +87,9 @@ nlohmann::ordered_json inputs_json(const TuneInput& in) {
 }
 
 std::vector<std::pair<std::string, std::string>> inputs_rows(const TuneInput& in, const ConfirmationSize& size,
-                                                             std::int64_t seeds, std::int64_t messages) {
+                                                             const TuneOptions& o, const std::string& world) {
+  const std::int64_t seeds = o.seeds;
+  const std::int64_t messages = o.messages;
   std::vector<std::pair<std::string, std::string>> rows;
   rows.emplace_back("processing time", in.processing_time_text);
   if (in.sample_count > 0) {
@@ -109,6 +112,10 @@ std::vector<std::pair<std::string, std::string>> inputs_rows(const TuneInput& in
                                                            in.pause_for->to_string())
                                              : "none given");
   rows.emplace_back("clock skew", in.clock_skew ? in.clock_skew->to_string() + " per worker" : "none given");
+  if (!o.scenario.empty()) {
+    rows.emplace_back("confirmation", fmt::format("{} seeds x {} messages a cell. {}", seeds, size.messages, world));
+    return rows;
+  }
   rows.emplace_back("confirmation",
                     fmt::format("{} seeds x {} messages a cell{}, {:.3g} messages/s, about {:.0f} recoveries "
                                 "expected a seed (a p99 needs {})", seeds, size.messages,
@@ -203,6 +210,7 @@ struct Confirmation {
   double crash_rate_per_second = 0.0;      // the confirmation world's (raised for samples): the analytic recovery's
   std::uint64_t takeovers = 0;             // at the recommendation, over every round of the sequential test
   std::uint64_t trials = 0;
+  std::array<std::uint64_t, lethe::kCauseCount> causes{};  // duplicates by cause, over the same rounds
   int looks = 0;
   SideVerdict takeover{false, false, "takeover rate not confirmed: --no-confirm skipped the confirmation",
                        "not confirmed", "run without --no-confirm"};
@@ -287,9 +295,10 @@ bool sequential_takeover(const TuneOptions& o, const TuneInput& in, const SweepS
   for (c.looks = 1;; ++c.looks) {
     c.takeover = takeover_verdict(in, c.takeovers, c.trials, c.looks, c.looks < kMostLooks);
     if (c.takeover.state != "undecided") return true;
-    const auto loaded = scenario::load_scenario_text(
-        *spec.scenario_text, spec.scenario_file.string(), spec.scenario_file.parent_path(),
-        {"protocol.max_processing_time=" + sim::format_duration(centre)});
+    std::vector<std::string> overrides = spec.sets;
+    overrides.push_back("protocol.max_processing_time=" + sim::format_duration(centre));
+    const auto loaded = scenario::load_scenario_text(*spec.scenario_text, spec.scenario_file.string(),
+                                                     spec.scenario_file.parent_path(), overrides);
     const auto* config = std::get_if<lethe::ScenarioConfig>(&loaded);
     if (config == nullptr) {
       std::cerr << "lethe tune: the confirmation scenario did not load for the next round\n";
@@ -308,6 +317,7 @@ bool sequential_takeover(const TuneOptions& o, const TuneInput& in, const SweepS
       }
       c.takeovers += run.result.duplicates[static_cast<std::size_t>(lethe::Cause::TakeoverWhileAlive)];
       c.trials += run.result.messages * config->topology.processors.size();
+      for (std::size_t k = 0; k < lethe::kCauseCount; ++k) c.causes[k] += run.result.duplicates[k];
     }
     seeds *= 2;
   }
@@ -316,7 +326,7 @@ bool sequential_takeover(const TuneOptions& o, const TuneInput& in, const SweepS
 // Runs the confirmation sweep; nullopt after printing why when lethe broke or refused the scenario (or could not
 // write its files), with the sweep's exit code in failed_exit.
 std::optional<Confirmation> confirm(const TuneOptions& o, const TuneInput& in, const TakeoverLaw& law,
-                                    const ConfirmationSize& size,
+                                    const ConfirmationSize& size, const RecoveryWorld& world,
                                     const std::vector<sim::Duration>& mpts, sim::Duration centre,
                                     const SweepSpec& spec, int& failed_exit) {
   std::cout << fmt::format("\nconfirmation sweep: {} cells x {} seeds x {} messages{} ({})\n", mpts.size(), o.seeds,
@@ -345,12 +355,12 @@ std::optional<Confirmation> confirm(const TuneOptions& o, const TuneInput& in, c
   // The verdicts are on the cell of the recommendation (or of the target, when there is none).
   for (std::size_t i = 0; i < c.cells.size() && i < mpts.size(); ++i) {
     if (mpts[i] != centre) continue;
-    const auto smallest = *std::min_element(mpts.begin(), mpts.end());
-    c.recovery = recovery_verdict(in, size, c.cells[i], o.seeds, o.messages,
-                                  analytic_recovery(in.processing_time, centre, in.poll, size.crash_rate_per_second), c.spreads[i], centre,
-                                  std::max<sim::Duration>(smallest, sim::kMillisecond));
+    c.recovery = recovery_verdict(in, size, c.cells[i], o.seeds, size.messages,
+                                  analytic_recovery(in.processing_time, centre, in.poll, size.crash_rate_per_second),
+                                  c.spreads[i], centre, world);
     c.takeovers = c.cells[i].by_cause[static_cast<std::size_t>(lethe::Cause::TakeoverWhileAlive)];
     c.trials = c.cells[i].trials;
+    c.causes = c.cells[i].by_cause;
     if (!sequential_takeover(o, in, spec, centre, c)) return std::nullopt;
   }
   return c;
@@ -408,6 +418,167 @@ bool confirm_ttl(const TuneOptions& o, const TuneInput& in, const TuneAnalysis& 
   return true;
 }
 
+// Where the confirmation runs: the generated scenario (written to DIR/scenario.toml) or the user's --scenario file
+// with the recommended values set.
+struct ConfirmationWorld {
+  fs::path path;
+  std::string text;
+  std::vector<std::string> sets;  // --set overrides in every cell (the user's scenario: the recommended ttl)
+  RecoveryWorld recovery;
+  std::string sentence;           // for the report
+};
+
+// The user's scenario as the confirmation world; `size` becomes its own (messages, crash rate). nullopt after
+// printing why (exit 2).
+// What the user's scenario has that the analysis was not given: the analytic figures leave it out.
+void warn_unweighed(const TuneInput& in, const lethe::ScenarioConfig& config, const std::string& file) {
+  const auto note = [&](const std::string& what, const std::string& option) {
+    std::cerr << fmt::format("lethe tune: note: {} {} but tune was given no {}: the analytic figures leave it out, "
+                             "the measured ones do not\n", file, what, option);
+  };
+  if (config.faults.pause_every && !in.pause_every) note("pauses its workers (faults.pause_every)", "--pause-every");
+  if (config.faults.clock_skew && !in.clock_skew) note("skews its workers' clocks (faults.clock_skew)", "--clock-skew");
+  if (in.sample_count == 0 && config.workload.processing_time.to_string() != in.processing_time.to_string()) {
+    note("has workload.processing_time = " + config.workload.processing_time.to_string(),
+         "--processing-time of that law");
+  }
+}
+
+std::optional<ConfirmationWorld> user_world(const TuneOptions& o, const TuneInput& in, const TuneAnalysis& a,
+                                            ConfirmationSize& size) {
+  auto user = load_tune_scenario(o.scenario, a.ttl, std::cerr);
+  if (!user) return std::nullopt;
+  const auto& config = user->config;
+  warn_unweighed(in, config, o.scenario);
+  size = ConfirmationSize{};
+  size.messages = config.workload.messages;
+  if (config.faults.crash_every) size.crash_rate_per_second = 1e9 / config.faults.crash_every->mean_ns();
+  ConfirmationWorld w{user->file, user->text, user->sets, {}, {}};
+  w.recovery.redelivery = user->redelivery + ", so recovery is the longer of that and the wait for the record to age";
+  w.recovery.messages_setting = "workload.messages =";
+  w.recovery.messages_where = " in " + o.scenario;
+  w.sentence = fmt::format("Your scenario {} as written (its source, consumers, workload and faults){}.", o.scenario,
+                           a.ttl ? ", with protocol.ttl = " + d(*a.ttl) : std::string());
+  return w;
+}
+
+std::optional<ConfirmationWorld> confirmation_world(const TuneOptions& o, const TuneInput& in, const TuneAnalysis& a,
+                                                    const std::vector<sim::Duration>& mpts, ConfirmationSize& size) {
+  if (!o.scenario.empty()) return user_world(o, in, a, size);
+  const sim::Duration centre = a.recommended_mpt.value_or(a.target_mpt);
+  const sim::Duration largest = *std::max_element(mpts.begin(), mpts.end());
+  const sim::Duration smallest = *std::min_element(mpts.begin(), mpts.end());
+  ConfirmationWorld w;
+  w.path = fs::path(o.out) / "scenario.toml";
+  w.text = confirmation_scenario(in, a, centre, o.messages, o.seeds, largest, smallest);
+  if (const auto error = reports::write_file(w.path, w.text); !error.empty()) {
+    std::cerr << "lethe tune: " << error << "\n";
+    return std::nullopt;
+  }
+  w.recovery.redelivery = fmt::format(
+      "the queue redelivers a crashed attempt's message after its visibility_timeout {}, before the record is "
+      "stale, so the wait for the record to age bounds recovery", d(std::max<sim::Duration>(smallest, sim::kMillisecond)));
+  w.sentence = "The generated scenario below, every message redelivered while in flight.";
+  return w;
+}
+
+// The expected duplicate rate of each cause at the recommendation, with its 95% Wilson interval: the causes seen,
+// then one row for every other cause (0, with the interval a count of 0 allows).
+std::vector<reports::TuneCauseRow> cause_rows(const Confirmation& c, nlohmann::ordered_json& json) {
+  std::vector<reports::TuneCauseRow> rows;
+  json = nlohmann::ordered_json::array();
+  const auto add = [&](const std::string& name, const std::string& what, std::uint64_t n) {
+    const auto interval = reports::wilson_interval(std::min(n, c.trials), c.trials);
+    const double rate = c.trials == 0 ? 0.0 : static_cast<double>(n) / static_cast<double>(c.trials);
+    rows.push_back({name, what, std::to_string(n), rate_text(rate), rate_text(interval.low), rate_text(interval.high)});
+    json.push_back({{"cause", name}, {"duplicates", n}, {"rate", rate}, {"interval", {interval.low, interval.high}}});
+  };
+  std::size_t unseen = 0;
+  for (std::size_t k = 0; k < lethe::kCauseCount; ++k) {
+    if (c.causes[k] == 0) ++unseen;
+    else add(std::string(lethe::kCauses[k].name), std::string(lethe::kCauses[k].description), c.causes[k]);
+  }
+  if (unseen > 0) add("every other cause", fmt::format("none of the other {} causes happened", unseen), 0);
+  return rows;
+}
+
+void print_causes(const std::vector<reports::TuneCauseRow>& rows, const std::string& caption) {
+  std::cout << "\n" << caption << ":\n";
+  for (const auto& r : rows) {
+    std::cout << fmt::format("  {:<24} {:>6}  {:>10}  [{}, {}]\n", r.cause, r.duplicates, r.rate, r.interval_low,
+                             r.interval_high);
+  }
+}
+
+void add_verdicts(const Confirmation& measured, bool confirmed, nlohmann::ordered_json& json, reports::TunePage& page) {
+  const auto verdict_json = [](const SideVerdict& side) {
+    return nlohmann::ordered_json{
+        {"confirmed", side.confirmed}, {"state", side.state}, {"text", side.text}, {"change", side.change}};
+  };
+  json["verdict"] = {{"takeover", verdict_json(measured.takeover)}, {"recovery", verdict_json(measured.recovery)}};
+  if (measured.ttl) json["verdict"]["ttl"] = verdict_json(*measured.ttl);
+  if (confirmed) {
+    json["sequential_test"] = {{"looks", measured.looks},
+                               {"most_looks", kMostLooks},
+                               {"takeovers", measured.takeovers},
+                               {"trials", measured.trials},
+                               {"confidence_per_look", 0.99}};
+  }
+  std::cout << "\nverdict:\n  " << measured.takeover.text << "\n  " << measured.recovery.text << "\n"
+            << (measured.ttl ? "  " + measured.ttl->text + "\n" : "");
+  page.verdicts = {{measured.takeover.confirmed, measured.takeover.text},
+                   {measured.recovery.confirmed, measured.recovery.text}};
+  if (measured.ttl) page.verdicts.push_back({measured.ttl->confirmed, measured.ttl->text});
+}
+
+// Runs the confirmation (both sweeps) and fills the report, the JSON and the page; 0, or the exit code to end with.
+int run_confirmation(const TuneOptions& o, const TuneInput& in, const TuneAnalysis& a, const ConfirmationSize& size,
+                     const ConfirmationWorld& world, const VarySpec& axis, const std::string& sweep_command,
+                     reports::ReportInput& report, nlohmann::ordered_json& json, reports::TunePage& page) {
+  const std::vector<sim::Duration> mpts = confirmation_mpts(a);
+  const sim::Duration centre = a.recommended_mpt.value_or(a.target_mpt);
+  const fs::path confirmation = fs::path(o.out) / "confirmation";
+  std::error_code ec;
+  fs::remove_all(confirmation, ec);
+  SweepSpec spec;
+  spec.scenario_file = world.path;
+  spec.scenario_text = world.text;
+  spec.sets = world.sets;
+  spec.vary = {axis};
+  spec.seeds = o.seeds;
+  spec.jobs = o.jobs;
+  spec.out_dir = confirmation;
+  spec.command_line = sweep_command;
+  spec.progress = stderr_progress_mode();
+  spec.messages_out = &std::cerr;
+  // The sweep's own exit code: one that could not write its files (a full disk) is exit 2, not an internal error.
+  int failed_exit = kExitInternal;
+  auto measured = confirm(o, in, *a.law, size, world.recovery, mpts, centre, spec, failed_exit);
+  if (!measured) return failed_exit;
+  report.cells = measured->cells;
+  report.analytic_duplicate_rate = measured->analytic;
+  json["confirmation"] = measured->json;
+  page.measured = measured->rows;
+  if (!confirm_ttl(o, in, a, centre, o.out, measured->ttl, failed_exit)) return failed_exit;
+  page.causes_caption = fmt::format(
+      "expected duplicate rate per cause at max_processing_time = {} ({} trials, 95% Wilson interval)", d(centre),
+      measured->trials);
+  if (size.crash_rate_raised) {
+    page.causes_caption += fmt::format("; causes a crash opens (crash_after_effect, completion_lost, ...) come here at "
+                                       "the confirmation's {:.3g} crashes an hour per worker, about {:.3g}x the given "
+                                       "{:.3g}/h", size.crash_rate_per_second * 3600.0,
+                                       size.crash_rate_per_second / in.crash_rate_per_second,
+                                       in.crash_rate_per_second * 3600.0);
+  }
+  nlohmann::ordered_json causes;
+  page.causes = cause_rows(*measured, causes);
+  json["expected_duplicates_by_cause"] = {{"max_processing_time_ns", centre}, {"trials", measured->trials},
+                                          {"causes", causes}};
+  print_causes(page.causes, page.causes_caption);
+  add_verdicts(*measured, true, json, page);
+  return kExitOk;
+}
+
 int run_tune(const TuneOptions& o) {
   // The folder first: the samples are copied into it, and nothing is computed for a folder that cannot be had.
   std::error_code ec;
@@ -422,38 +593,33 @@ int run_tune(const TuneOptions& o) {
   if (!input) return kExitBadInput;
   const TuneInput& in = *input;
   const TuneAnalysis a = analyze_tuning(in);
+  const std::vector<sim::Duration> mpts = confirmation_mpts(a);
+  ConfirmationSize size = size_confirmation(in, a, o.messages, o.seeds);
+  const auto world = confirmation_world(o, in, a, mpts, size);
+  if (!world) return kExitBadInput;
   const Verdict v = verdict(in, a);
   print_analysis(in, a, v);
 
-  const std::vector<sim::Duration> mpts = confirmation_mpts(a);
-  const sim::Duration centre = a.recommended_mpt.value_or(a.target_mpt);
-  const ConfirmationSize size = size_confirmation(in, a, o.messages, o.seeds);
-  const sim::Duration largest = *std::max_element(mpts.begin(), mpts.end());
-  const sim::Duration smallest = *std::min_element(mpts.begin(), mpts.end());
-  const std::string scenario_text = confirmation_scenario(in, a, centre, o.messages, o.seeds, largest, smallest);
-  const fs::path scenario_path = dir / "scenario.toml";
-  if (const auto error = reports::write_file(scenario_path, scenario_text); !error.empty()) {
-    std::cerr << "lethe tune: " << error << "\n";
-    return kExitBadInput;
-  }
   VarySpec axis;
   axis.key = "protocol.max_processing_time";
   for (const auto mpt : mpts) axis.values.push_back(sim::format_duration(mpt));
   std::string vary_text = axis.key + "=";
   for (std::size_t i = 0; i < axis.values.size(); ++i) vary_text += (i > 0 ? "," : "") + axis.values[i];
-  const fs::path confirmation = dir / "confirmation";
-  const std::string sweep_command = fmt::format("lethe sweep {} --vary {} --seeds {} --out {}",
-                                                shell_quote(scenario_path.string()), vary_text, o.seeds,
-                                                shell_quote(confirmation.string()));
+  std::string sets_text;
+  for (const auto& set : world->sets) sets_text += " --set " + shell_quote(set);
+  const std::string sweep_command = fmt::format("lethe sweep {}{} --vary {} --seeds {} --out {}",
+                                                shell_quote(world->path.string()), sets_text, vary_text, o.seeds,
+                                                shell_quote((dir / "confirmation").string()));
 
   nlohmann::ordered_json json = analysis_json(in, a);
   json["confirmation_plan"] = confirmation_plan_json(o, size);
+  json["confirmation_plan"]["scenario"] = o.scenario.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(o.scenario);
 
   reports::ReportInput report;
   report.title = fmt::format("lethe tune: max_processing_time for {}", in.processing_time_text);
   report.varied_keys = {axis.key};
-  report.scenario_path = scenario_path.string();
-  report.scenario_toml = scenario_text;
+  report.scenario_path = world->path.string();
+  report.scenario_toml = world->text;
   report.command = this_command_line() + "\n\n# the confirmation sweep alone:\n" + sweep_command;
   report.analytic_label = "analytic P(T > mpt)";
   report.target_rate = in.target_duplicates;
@@ -462,53 +628,16 @@ int run_tune(const TuneOptions& o) {
     report.patience_seconds = static_cast<double>(*in.patience) / 1e9;
     report.patience_label = "patience " + d(*in.patience);
   }
-  Confirmation measured;
-  const int exit_code = v.feasible ? kExitOk : kExitExpectation;
   reports::TunePage page;
-  if (!o.no_confirm) {
-    fs::remove_all(confirmation, ec);
-    SweepSpec spec;
-    spec.scenario_file = scenario_path;
-    spec.scenario_text = scenario_text;
-    spec.vary = {axis};
-    spec.seeds = o.seeds;
-    spec.jobs = o.jobs;
-    spec.out_dir = confirmation;
-    spec.command_line = sweep_command;
-    spec.progress = stderr_progress_mode();
-    spec.messages_out = &std::cerr;
-    // The sweep's own exit code: one that could not write its files (a full disk) is exit 2, not an internal error.
-    int failed_exit = kExitInternal;
-    auto confirmed = confirm(o, in, *a.law, size, mpts, centre, spec, failed_exit);
-    if (!confirmed) return failed_exit;
-    measured = std::move(*confirmed);
-    report.cells = measured.cells;
-    report.analytic_duplicate_rate = measured.analytic;
-    json["confirmation"] = measured.json;
-    page.measured = measured.rows;
-    if (!confirm_ttl(o, in, a, centre, dir, measured.ttl, failed_exit)) return failed_exit;
+  page.world = world->sentence;
+  if (o.no_confirm) {
+    add_verdicts(Confirmation{}, false, json, page);
+  } else if (const int failed = run_confirmation(o, in, a, size, *world, axis, sweep_command, report, json, page);
+             failed != kExitOk) {
+    return failed;
   }
-
-  const auto verdict_json = [](const SideVerdict& side) {
-    return nlohmann::ordered_json{
-        {"confirmed", side.confirmed}, {"state", side.state}, {"text", side.text}, {"change", side.change}};
-  };
-  json["verdict"] = {{"takeover", verdict_json(measured.takeover)}, {"recovery", verdict_json(measured.recovery)}};
-  if (measured.ttl) json["verdict"]["ttl"] = verdict_json(*measured.ttl);
-  if (!o.no_confirm) {
-    json["sequential_test"] = {{"looks", measured.looks},
-                               {"most_looks", kMostLooks},
-                               {"takeovers", measured.takeovers},
-                               {"trials", measured.trials},
-                               {"confidence_per_look", 0.99}};
-  }
-  std::cout << "\nverdict:\n  " << measured.takeover.text << "\n  " << measured.recovery.text << "\n"
-            << (measured.ttl ? "  " + measured.ttl->text + "\n" : "");
   page.recommendation = v.text;
-  page.verdicts = {{measured.takeover.confirmed, measured.takeover.text},
-                   {measured.recovery.confirmed, measured.recovery.text}};
-  if (measured.ttl) page.verdicts.push_back({measured.ttl->confirmed, measured.ttl->text});
-  page.inputs = inputs_rows(in, size, o.seeds, o.messages);
+  page.inputs = inputs_rows(in, size, o, world->sentence);
   page.survival = survival_plot(in, a);
   page.notes = a.notes;
   page.candidates = candidate_rows(in, a);
@@ -525,7 +654,7 @@ int run_tune(const TuneOptions& o) {
     return kExitBadInput;
   }
   std::cout << fmt::format("\nreport: {}\n", rendered.html_path.string());
-  return exit_code;
+  return v.feasible ? kExitOk : kExitExpectation;
 }
 
 }  // namespace
@@ -556,10 +685,16 @@ ExtraCommand register_tune(CLI::App& app) {
                       "A fixed clock offset drawn per worker (a distribution; negative values allowed)");
   command->add_option("--seeds", o->seeds, "Seeds per cell of the confirmation sweep (default 5)")
       ->check(CLI::Range(1, 100000));
-  command->add_option("--messages", o->messages, "Messages per seed of the confirmation sweep (default 2000)")
-      ->check(CLI::Range(1, 10000000));
+  auto* messages =
+      command->add_option("--messages", o->messages, "Messages per seed of the confirmation sweep (default 2000)")
+          ->check(CLI::Range(1, 10000000));
   command->add_option("-j,--jobs", o->jobs, "Threads (default: all cores)")->check(CLI::Range(0, 1024));
   command->add_flag("--no-confirm", o->no_confirm, "Skip the confirmation sweep (analysis and report only)");
+  auto* scenario_option = command->add_option(
+      "--scenario", o->scenario,
+      "Confirm on this scenario (its source, consumers, workload, faults) with the recommended max_processing_time "
+      "and ttl set, instead of the generated one");
+  scenario_option->excludes(messages);
   command->add_option("--out", o->out, "Output folder (report.html, tune.json, scenario.toml, confirmation/)")
       ->required();
   return ExtraCommand{command, [o] { return run_tune(*o); }};

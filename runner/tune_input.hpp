@@ -28,6 +28,7 @@ struct TuneOptions {
   std::int64_t messages = 2000;
   unsigned jobs = 0;
   bool no_confirm = false;
+  std::string scenario;     // --scenario FILE: confirm on it instead of the generated scenario
   std::string out;
 };
 

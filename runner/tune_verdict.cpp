@@ -137,17 +137,15 @@ namespace {
 
 // What bounds recovery in the confirmation world, and the analytic value beside the measured one.
 std::string recovery_comparison(const TuneInput& in, const reports::CellSummary& cell, const RecoveryEstimate& analytic,
-                                const SeedSpread& spread, sim::Duration mpt, sim::Duration visibility) {
+                                const SeedSpread& spread, sim::Duration mpt, const RecoveryWorld& world) {
   const bool p50_agrees = analytic.p50 >= spread.p50_low && analytic.p50 <= spread.p50_high;
   const bool p99_agrees = analytic.p99 >= spread.p99_low && analytic.p99 <= spread.p99_high;
   return fmt::format(
       "measured p50 {} (seeds {}..{}) and p99 {} (seeds {}..{}); analytic p50 {} and p99 {} ({} the seeds' range: "
-      "mpt {} less the work done before the crash, plus up to one poll {}, plus the work run again; the queue "
-      "redelivers a crashed attempt's message after its visibility_timeout {}, before the record is stale, so the "
-      "wait for the record to age bounds recovery)",
+      "mpt {} less the work done before the crash, plus up to one poll {}, plus the work run again; {})",
       d(cell.recovery_latency.p50), d(spread.p50_low), d(spread.p50_high), d(cell.recovery_latency.p99),
       d(spread.p99_low), d(spread.p99_high), d(analytic.p50), d(analytic.p99),
-      p50_agrees && p99_agrees ? "within" : "outside", d(mpt), d(in.poll), d(visibility));
+      p50_agrees && p99_agrees ? "within" : "outside", d(mpt), d(in.poll), world.redelivery);
 }
 
 }  // namespace
@@ -185,7 +183,7 @@ SideVerdict ttl_verdict(const TuneInput& in, const TuneAnalysis& a, const report
 
 SideVerdict recovery_verdict(const TuneInput& in, const ConfirmationSize& size, const reports::CellSummary& cell,
                              std::int64_t seeds, std::int64_t messages, const RecoveryEstimate& analytic,
-                             const SeedSpread& spread, sim::Duration mpt, sim::Duration visibility) {
+                             const SeedSpread& spread, sim::Duration mpt, const RecoveryWorld& world) {
   SideVerdict v;
   const auto n = cell.recovery_latency.count;
   const double per_seed = static_cast<double>(n) / static_cast<double>(std::max<std::int64_t>(seeds, 1));
@@ -204,15 +202,16 @@ SideVerdict recovery_verdict(const TuneInput& in, const ConfirmationSize& size, 
   if (per_seed < static_cast<double>(kRecoveriesForP99)) {
     const double scale = per_seed > 0 ? static_cast<double>(kRecoveriesForP99) / per_seed : 0.0;
     v.state = "unreachable";
-    v.change = scale > 0 ? fmt::format("--messages {:.0f}", std::ceil(static_cast<double>(messages) * scale * 1.2))
-                         : std::string("a higher --crash-rate or more --messages");
+    v.change = scale > 0 ? fmt::format("{} {:.0f}{}", world.messages_setting,
+                                       std::ceil(static_cast<double>(messages) * scale * 1.2), world.messages_where)
+                         : "more crashes or more messages (" + world.messages_setting + ")";
     v.text = fmt::format("recovery unreachable: {} recoveries over {} seeds (about {:.0f} a seed){}; a p99 needs at "
                          "least {} a seed, with fewer it is one of the few largest values; give {}", n, seeds, per_seed,
                          raised, kRecoveriesForP99, v.change);
     return v;
   }
   const std::string measured = fmt::format("{} over {} recoveries, about {:.0f} a seed{}",
-                                           recovery_comparison(in, cell, analytic, spread, mpt, visibility), n,
+                                           recovery_comparison(in, cell, analytic, spread, mpt, world), n,
                                            per_seed, raised);
   if (!in.patience) {
     v.state = "unreachable";

@@ -67,8 +67,17 @@ SideVerdict takeover_verdict(const TuneInput& in, std::uint64_t takeovers, std::
 SideVerdict ttl_verdict(const TuneInput& in, const TuneAnalysis& a, const reports::CellSummary& at_ttl,
                         const reports::CellSummary& at_half);
 
+// The confirmation world, for the recovery verdict's words.
+struct RecoveryWorld {
+  // What brings a crashed attempt's message back and what that means for recovery (a clause of the verdict).
+  std::string redelivery;
+  // The setting that runs more messages a seed ("--messages", or "workload.messages in FILE").
+  std::string messages_setting = "--messages";
+  std::string messages_where;  // after the value: " in FILE" for a scenario's key
+};
+
 SideVerdict recovery_verdict(const TuneInput& in, const ConfirmationSize& size, const reports::CellSummary& cell,
                              std::int64_t seeds, std::int64_t messages, const RecoveryEstimate& analytic,
-                             const SeedSpread& spread, sim::Duration mpt, sim::Duration visibility);
+                             const SeedSpread& spread, sim::Duration mpt, const RecoveryWorld& world);
 
 }  // namespace runner
