@@ -141,11 +141,14 @@ std::string measured_html(const std::vector<TuneMeasuredRow>& rows, const std::s
 
 std::string causes_html(const std::vector<TuneCauseRow>& rows) {
   std::string out = "<table class=\"tune\">\n<thead><tr><th>cause</th><th>duplicates</th><th>expected rate per "
-                    "message</th><th>95% interval</th><th>what happened</th></tr></thead>\n<tbody>\n";
+                    "message</th><th>95% interval</th><th>at the given crash rate</th><th>what happened</th></tr>"
+                    "</thead>\n<tbody>\n";
   for (const auto& r : rows) {
-    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>[{}, {}]</td><td>{}</td></tr>\n",
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>[{}, {}]</td><td>{}</td><td>{}</td></tr>\n",
                        html_escape(r.cause), html_escape(r.duplicates), html_escape(r.rate),
-                       html_escape(r.interval_low), html_escape(r.interval_high), html_escape(r.description));
+                       html_escape(r.interval_low), html_escape(r.interval_high),
+                       r.at_given_rate.empty() ? "as measured" : html_escape(r.at_given_rate),
+                       html_escape(r.description));
   }
   return out + "</tbody>\n</table>\n";
 }

@@ -58,6 +58,9 @@ struct TuneCauseRow {
   std::string rate;
   std::string interval_low;
   std::string interval_high;
+  // A cause a crash opens, when the confirmation crashed more often than given: the rate and interval scaled to
+  // the given crash rate ("" otherwise).
+  std::string at_given_rate;
 };
 
 struct TuneVerdictLine {

@@ -457,6 +457,9 @@ std::optional<ConfirmationWorld> user_world(const TuneOptions& o, const TuneInpu
   w.recovery.redelivery = user->redelivery + ", so recovery is the longer of that and the wait for the record to age";
   w.recovery.messages_setting = "workload.messages =";
   w.recovery.messages_where = " in " + o.scenario;
+  w.recovery.no_recoveries = config.faults.crash_every
+                                 ? "more crashes (faults.crash_every) or more workload.messages in " + o.scenario
+                                 : "faults.crash_every in " + o.scenario + " (it crashes no worker)";
   w.sentence = fmt::format("Your scenario {} as written (its source, consumers, workload and faults){}.", o.scenario,
                            a.ttl ? ", with protocol.ttl = " + d(*a.ttl) : std::string());
   return w;
@@ -483,30 +486,42 @@ std::optional<ConfirmationWorld> confirmation_world(const TuneOptions& o, const 
 }
 
 // The expected duplicate rate of each cause at the recommendation, with its 95% Wilson interval: the causes seen,
-// then one row for every other cause (0, with the interval a count of 0 allows).
-std::vector<reports::TuneCauseRow> cause_rows(const Confirmation& c, nlohmann::ordered_json& json) {
+// then one row for every other cause (0, with the interval a count of 0 allows). `crash_scale` (given crash rate /
+// the confirmation's, 1 when not raised) scales the causes a crash opens (intervention NoCrash): at most 2% of
+// attempts are hit, so their rate is proportional to the crash rate.
+std::vector<reports::TuneCauseRow> cause_rows(const Confirmation& c, double crash_scale, nlohmann::ordered_json& json) {
   std::vector<reports::TuneCauseRow> rows;
   json = nlohmann::ordered_json::array();
-  const auto add = [&](const std::string& name, const std::string& what, std::uint64_t n) {
+  const auto add = [&](const std::string& name, const std::string& what, std::uint64_t n, bool by_crash) {
     const auto interval = reports::wilson_interval(std::min(n, c.trials), c.trials);
     const double rate = c.trials == 0 ? 0.0 : static_cast<double>(n) / static_cast<double>(c.trials);
-    rows.push_back({name, what, std::to_string(n), rate_text(rate), rate_text(interval.low), rate_text(interval.high)});
+    rows.push_back({name, what, std::to_string(n), rate_text(rate), rate_text(interval.low), rate_text(interval.high),
+                    ""});
     json.push_back({{"cause", name}, {"duplicates", n}, {"rate", rate}, {"interval", {interval.low, interval.high}}});
+    if (by_crash && crash_scale < 1.0) {
+      rows.back().at_given_rate = fmt::format("{} [{}, {}]", rate_text(rate * crash_scale),
+                                              rate_text(interval.low * crash_scale),
+                                              rate_text(interval.high * crash_scale));
+      json.back()["at_given_crash_rate"] = {{"rate", rate * crash_scale},
+                                            {"interval", {interval.low * crash_scale, interval.high * crash_scale}}};
+    }
   };
   std::size_t unseen = 0;
   for (std::size_t k = 0; k < lethe::kCauseCount; ++k) {
+    const auto& cause = lethe::kCauses[k];
     if (c.causes[k] == 0) ++unseen;
-    else add(std::string(lethe::kCauses[k].name), std::string(lethe::kCauses[k].description), c.causes[k]);
+    else add(std::string(cause.name), std::string(cause.description), c.causes[k],
+             cause.intervention == lethe::Intervention::NoCrash);
   }
-  if (unseen > 0) add("every other cause", fmt::format("none of the other {} causes happened", unseen), 0);
+  if (unseen > 0) add("every other cause", fmt::format("none of the other {} causes happened", unseen), 0, false);
   return rows;
 }
 
 void print_causes(const std::vector<reports::TuneCauseRow>& rows, const std::string& caption) {
   std::cout << "\n" << caption << ":\n";
   for (const auto& r : rows) {
-    std::cout << fmt::format("  {:<24} {:>6}  {:>10}  [{}, {}]\n", r.cause, r.duplicates, r.rate, r.interval_low,
-                             r.interval_high);
+    std::cout << fmt::format("  {:<24} {:>6}  {:>10}  [{}, {}]{}\n", r.cause, r.duplicates, r.rate, r.interval_low,
+                             r.interval_high, r.at_given_rate.empty() ? "" : "; at the given crash rate " + r.at_given_rate);
   }
 }
 
@@ -555,6 +570,12 @@ int run_confirmation(const TuneOptions& o, const TuneInput& in, const TuneAnalys
   int failed_exit = kExitInternal;
   auto measured = confirm(o, in, *a.law, size, world.recovery, mpts, centre, spec, failed_exit);
   if (!measured) return failed_exit;
+  if (!o.scenario.empty() && measured->takeover.state == "not confirmed") {
+    const std::string also = "; or give tune what stalls a live owner in " + o.scenario +
+                             " (--pause-every/--pause-for, --clock-skew) so the recommendation weighs it";
+    measured->takeover.change += also;
+    measured->takeover.text += also;
+  }
   report.cells = measured->cells;
   report.analytic_duplicate_rate = measured->analytic;
   json["confirmation"] = measured->json;
@@ -563,15 +584,16 @@ int run_confirmation(const TuneOptions& o, const TuneInput& in, const TuneAnalys
   page.causes_caption = fmt::format(
       "expected duplicate rate per cause at max_processing_time = {} ({} trials, 95% Wilson interval)", d(centre),
       measured->trials);
+  double crash_scale = 1.0;
   if (size.crash_rate_raised) {
-    page.causes_caption += fmt::format("; causes a crash opens (crash_after_effect, completion_lost, ...) come here at "
-                                       "the confirmation's {:.3g} crashes an hour per worker, about {:.3g}x the given "
-                                       "{:.3g}/h", size.crash_rate_per_second * 3600.0,
-                                       size.crash_rate_per_second / in.crash_rate_per_second,
-                                       in.crash_rate_per_second * 3600.0);
+    crash_scale = in.crash_rate_per_second / size.crash_rate_per_second;
+    page.causes_caption += fmt::format("; a cause a crash opens (crash_after_effect) comes here at the confirmation's "
+                                       "{:.3g} crashes an hour per worker, and is also given scaled to the given {:.3g}/h "
+                                       "(its rate is proportional to the crash rate)",
+                                       size.crash_rate_per_second * 3600.0, in.crash_rate_per_second * 3600.0);
   }
   nlohmann::ordered_json causes;
-  page.causes = cause_rows(*measured, causes);
+  page.causes = cause_rows(*measured, crash_scale, causes);
   json["expected_duplicates_by_cause"] = {{"max_processing_time_ns", centre}, {"trials", measured->trials},
                                           {"causes", causes}};
   print_causes(page.causes, page.causes_caption);

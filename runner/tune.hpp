@@ -3,7 +3,7 @@
 //   lethe tune (--processing-time DIST | --samples FILE [--column NAME] [--samples-unit U]) [--crash-rate R]
 //              [--target-duplicates P] [--patience D] [--redelivery-window D] [--poll D]
 //              [--pause-every DIST --pause-for DIST] [--clock-skew DIST]
-//              [--seeds N] [--messages N] [-j N] [--no-confirm] --out DIR
+//              [--seeds N] [--messages N | --scenario FILE] [-j N] [--no-confirm] --out DIR
 //
 // max_processing_time (mpt) is a statement about the domain, not a config value: too low and healthy-but-slow
 // work is declared dead and run again concurrently (a takeover of live work: a duplicate); too high and a
@@ -34,7 +34,8 @@
 // Output: a readable summary on stdout with a verdict per side, and in DIR: tune.json (inputs, analysis,
 // candidates, the confirmation's plan, measured rates and verdicts; durations as KEY_ns and KEY_text),
 // samples.txt (--samples: the values read),
-// scenario.toml (the generated confirmation scenario), confirmation/ (a `lethe sweep` folder over mpt = 0.5x,
+// scenario.toml (the generated confirmation scenario; with --scenario FILE none: the confirmation runs FILE with
+// the recommended ttl set, runner/tune_scenario.hpp), confirmation/ (a `lethe sweep` folder over mpt = 0.5x,
 // 1x, 2x the recommendation; rewritten on every run) and report.html.
 // Limits (checked up front, exit 2 naming the range): --target-duplicates from 1e-12 to below 1, and met by
 // some max_processing_time of at most 912.5d (a quarter of the longest scenario duration, so the 2x cell, the

@@ -204,7 +204,7 @@ SideVerdict recovery_verdict(const TuneInput& in, const ConfirmationSize& size, 
     v.state = "unreachable";
     v.change = scale > 0 ? fmt::format("{} {:.0f}{}", world.messages_setting,
                                        std::ceil(static_cast<double>(messages) * scale * 1.2), world.messages_where)
-                         : "more crashes or more messages (" + world.messages_setting + ")";
+                         : world.no_recoveries;
     v.text = fmt::format("recovery unreachable: {} recoveries over {} seeds (about {:.0f} a seed){}; a p99 needs at "
                          "least {} a seed, with fewer it is one of the few largest values; give {}", n, seeds, per_seed,
                          raised, kRecoveriesForP99, v.change);

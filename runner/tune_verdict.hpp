@@ -74,6 +74,8 @@ struct RecoveryWorld {
   // The setting that runs more messages a seed ("--messages", or "workload.messages in FILE").
   std::string messages_setting = "--messages";
   std::string messages_where;  // after the value: " in FILE" for a scenario's key
+  // What to change when no crash was recovered from at all.
+  std::string no_recoveries = "a higher --crash-rate or more --messages";
 };
 
 SideVerdict recovery_verdict(const TuneInput& in, const ConfirmationSize& size, const reports::CellSummary& cell,

@@ -136,3 +136,36 @@ TEST(TuneScenario, AScenarioTuneCannotUseExitsTwoNamingItsFileLineAndColumn) {
   EXPECT_EQ(run_lethe("tune --scenario " + good.string() + out).exit_code, 0);
   fs::remove_all(dir);
 }
+
+// At the README's inputs the confirmation crashes 360x more often than the given 1/h (for a p99 of recovery): the
+// per-cause table gives every cause seen with its Wilson interval, and a cause a crash opens also scaled back to the
+// given rate.
+TEST(TuneCauses, EachCauseSeenHasItsRateAndIntervalAndACrashCauseIsAlsoGivenAtTheGivenCrashRate) {
+  const fs::path dir = temp_dir("causes");
+  const auto o = run_lethe("tune --processing-time 'exponential(mean=200ms)' --crash-rate 1/h --target-duplicates "
+                           "0.001 --patience 5s -j 2 --out " + dir.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto json = read_json(dir / "tune.json");
+  const auto& by_cause = json["expected_duplicates_by_cause"];
+  const double scale = (1.0 / 3600.0) / json["confirmation_plan"]["crash_rate_per_second"].get<double>();
+  ASSERT_LT(scale, 0.01) << "the confirmation raised the crash rate";
+  bool crash_cause = false;
+  for (const auto& c : by_cause["causes"]) {
+    const double rate = c["rate"];
+    EXPECT_DOUBLE_EQ(rate, c["duplicates"].get<double>() / by_cause["trials"].get<double>()) << c;
+    EXPECT_LE(c["interval"][0].get<double>(), rate) << c;
+    EXPECT_GE(c["interval"][1].get<double>(), rate) << c;
+    EXPECT_GT(c["interval"][1].get<double>(), 0.0) << "a count of 0 still has an upper bound: " << c;
+    if (c["cause"] == "crash_after_effect") {
+      crash_cause = true;
+      EXPECT_DOUBLE_EQ(c["at_given_crash_rate"]["rate"].get<double>(), rate * scale) << c;
+    } else {
+      EXPECT_FALSE(c.contains("at_given_crash_rate")) << c;
+    }
+  }
+  EXPECT_TRUE(crash_cause) << by_cause;
+  EXPECT_NE(o.out.find("expected duplicate rate per cause at max_processing_time = 1.66s"), std::string::npos) << o.out;
+  const std::string html = test_support::read_file(dir / "report.html");
+  EXPECT_NE(html.find("<td>crash_after_effect</td>"), std::string::npos);
+  fs::remove_all(dir);
+}
