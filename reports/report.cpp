@@ -318,6 +318,34 @@ std::string heatmap_caption(const ReportInput& in, bool log_scale, std::size_t g
   return caption;
 }
 
+
+// The colour bar's labels on a log scale: 1, 2 and 5 times each power of ten within [bottom, highest], and the two
+// ends when fewer than three of those fall inside (a range within one decade would show one label, or none).
+// Curves that coincide (a key that changes nothing) would hide the earlier series' points under the later ones:
+// earlier series get larger points, so each shows as a ring around the next.
+std::string series_point_size(std::size_t g, std::size_t count) {
+  const double steps = static_cast<double>(std::min<std::size_t>(count - 1 - g, 4));
+  return fmt::format("{:.1f}", 1.1 + 0.5 * steps);
+}
+
+std::string log_colour_tics(double bottom, double highest) {
+  std::vector<double> at;
+  for (double decade = std::pow(10.0, std::floor(std::log10(bottom))); decade <= highest; decade *= 10.0) {
+    for (const double m : {1.0, 2.0, 5.0}) {
+      if (m * decade >= bottom * (1 - 1e-9) && m * decade <= highest * (1 + 1e-9)) at.push_back(m * decade);
+    }
+  }
+  if (at.size() < 3) {
+    at.insert(at.begin(), bottom);
+    at.push_back(highest);
+  }
+  std::string out = "set cbtics (";
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    out += fmt::format("{}\"{:.2g}\" {}", i > 0 ? ", " : "", at[i], number(at[i]));
+  }
+  return out + ")\n";
+}
+
 std::vector<Figure> heatmaps(const ReportInput& in) {
   std::vector<Figure> figures;
   if (in.varied_keys.size() < 2) return figures;
@@ -381,8 +409,8 @@ std::vector<Figure> heatmaps(const ReportInput& in) {
         gnuplot_string(f.heading), gnuplot_string(kx), gnuplot_string(ky),
         number(static_cast<double>(ax.values.size()) - 0.5), number(static_cast<double>(ay.values.size()) - 0.5),
         tics(cx), tics(cy),
-        log_scale ? fmt::format("set logscale cb\nset cbrange [{}:{}]\nset format cb \"%.0e\"\n", number(bottom),
-                                number(highest))
+        log_scale ? fmt::format("set logscale cb\nset cbrange [{}:{}]\n{}", number(bottom), number(highest),
+                                log_colour_tics(bottom, highest))
                   : fmt::format("set cbrange [0:{}]\nset format cb \"%.2g\"\n", number(highest > 0 ? highest : 1.0)),
         f.name);
     f.caption = heatmap_caption(in, log_scale, g + 1 == kMaxHeatmaps ? groups.size() : 0);
@@ -496,10 +524,10 @@ Figure duplicate_rate_curve(const ReportInput& in, const CurveSeries& series) {
   std::string plot = "plot ";
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (g > 0) plot += ", \\\n     ";
-    plot += fmt::format("\"{}.dat\" index {} using 1:2:3:4 with yerrorlines lw 2 dt {} pt {} ps 1.1 lc rgb \"{}\" "
+    plot += fmt::format("\"{}.dat\" index {} using 1:2:3:4 with yerrorlines lw 2 dt {} pt {} ps {} lc rgb \"{}\" "
                         "title {}",
-                        rate.name, g, kSeriesDashes[g], kSeriesPoints[g], kSeriesColors[g],
-                        gnuplot_string(groups[g].label.empty() ? "measured" : groups[g].label));
+                        rate.name, g, kSeriesDashes[g], kSeriesPoints[g], series_point_size(g, groups.size()),
+                        kSeriesColors[g], gnuplot_string(groups[g].label.empty() ? "measured" : groups[g].label));
   }
   if (any_analytic) {
     for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -558,9 +586,10 @@ Figure recovery_curve(const ReportInput& in, const CurveSeries& series) {
     std::string rplot = "plot ";
     for (std::size_t g = 0; g < groups.size(); ++g) {
       if (g > 0) rplot += ", \\\n     ";
-      rplot += fmt::format("\"{}.dat\" index {} using 1:2:2:3 with yerrorlines lw 2 dt {} pt {} ps 1.1 lc rgb \"{}\" "
+      rplot += fmt::format("\"{}.dat\" index {} using 1:2:2:3 with yerrorlines lw 2 dt {} pt {} ps {} lc rgb \"{}\" "
                            "title {}",
-                           recovery.name, g, kSeriesDashes[g], kSeriesPoints[g], kSeriesColors[g],
+                           recovery.name, g, kSeriesDashes[g], kSeriesPoints[g], series_point_size(g, groups.size()),
+                           kSeriesColors[g],
                            gnuplot_string(groups[g].label.empty() ? "p50 .. p99" : groups[g].label));
     }
     if (is_mpt && axis.numeric) rplot += ", \\\n     x with lines dt 3 lc rgb \"#555555\" title \"y = max_processing_time\"";
@@ -800,16 +829,31 @@ std::string cells_table(const ReportInput& in) {
   return out + "</tbody>\n</table>\n";
 }
 
+// The causes seen in some cell, one column each (a header may break after '_'), and a line naming the causes no
+// cell saw: eleven columns of zeros would not fit the page's width.
 std::string causes_table(const ReportInput& in) {
+  std::vector<std::size_t> seen;
+  std::string unseen;
+  for (std::size_t c = 0; c < lethe::kCauseCount; ++c) {
+    const bool any = std::any_of(in.cells.begin(), in.cells.end(), [c](const auto& cell) { return cell.by_cause[c] > 0; });
+    if (any) seen.push_back(c);
+    else unseen += (unseen.empty() ? "" : ", ") + std::string(lethe::kCauseNames[c]);
+  }
   std::string out = "<table class=\"causes\">\n<thead><tr><th>cell</th>";
-  for (const auto name : lethe::kCauseNames) out += "<th>" + html_escape(name) + "</th>";
+  for (const auto c : seen) {
+    std::string name = html_escape(lethe::kCauseNames[c]);
+    for (std::size_t at = name.find('_'); at != std::string::npos; at = name.find('_', at + 6)) name.insert(at + 1, "<wbr>");
+    out += "<th>" + name + "</th>";
+  }
   out += "<th>total</th></tr></thead>\n<tbody>\n";
   for (const auto& cell : in.cells) {
     out += "<tr><td>" + html_escape(cell_label(cell)) + "</td>";
-    for (const auto count : cell.by_cause) out += fmt::format("<td>{}</td>", count);
+    for (const auto c : seen) out += fmt::format("<td>{}</td>", cell.by_cause[c]);
     out += fmt::format("<td>{}</td></tr>\n", cell.duplicates);
   }
-  return out + "</tbody>\n</table>\n";
+  out += "</tbody>\n</table>\n";
+  if (!unseen.empty()) out += "<p>0 in every cell: " + html_escape(unseen) + ".</p>\n";
+  return out;
 }
 
 std::string decision_rows_table() {

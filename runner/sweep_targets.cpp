@@ -45,7 +45,7 @@ bool is_latency(const std::string& field) {
 }
 
 std::string value_text(const std::string& field, double v) {
-  return is_latency(field) ? sim::format_duration(static_cast<sim::Duration>(v)) : fmt::format("{:.3g}", v);
+  return is_latency(field) ? sim::format_human(static_cast<sim::Duration>(v)) : fmt::format("{:.3g}", v);
 }
 
 }  // namespace
@@ -130,15 +130,24 @@ TargetVerdict judge_target(const SweepTarget& target, const reports::CellSummary
 std::string targets_table(const std::vector<SweepTarget>& targets, const std::vector<reports::CellSummary>& cells,
                           bool& all_pass) {
   all_pass = true;
-  std::string out = fmt::format("\ntargets:\n  {:>4}  {:<40}  {:<32}  {:>10}  {:>24}  {}\n", "cell", "params", "target",
-                                "value", "95% interval", "verdict");
-  for (const auto& cell : cells) {
+  // The params and target columns as wide as their longest entry, so the rows line up.
+  const auto params_text = [](const reports::CellSummary& cell) {
     std::string params;
     for (const auto& [key, value] : cell.params) params += (params.empty() ? "" : " ") + key + "=" + value;
+    return params;
+  };
+  std::size_t params_width = 6, target_width = 6;
+  for (const auto& cell : cells) params_width = std::max(params_width, params_text(cell).size());
+  for (const auto& t : targets) target_width = std::max(target_width, t.text.size());
+  std::string out = fmt::format("\ntargets:\n  {:>4}  {:<{}}  {:<{}}  {:>10}  {:>24}  {}\n", "cell", "params",
+                                params_width, "target", target_width, "value", "95% interval", "verdict");
+  for (const auto& cell : cells) {
+    const std::string params = params_text(cell);
     for (const auto& t : targets) {
       const auto v = judge_target(t, cell);
       all_pass = all_pass && v.verdict == "pass";
-      out += fmt::format("  {:>4}  {:<40}  {:<32}  {:>10}  {:>24}  {}\n", cell.index, params, t.text,
+      out += fmt::format("  {:>4}  {:<{}}  {:<{}}  {:>10}  {:>24}  {}\n", cell.index, params, params_width, t.text,
+                         target_width,
                          value_text(t.field, v.value),
                          v.interval ? fmt::format("[{}, {}]", value_text(t.field, v.interval->low),
                                                   value_text(t.field, v.interval->high))

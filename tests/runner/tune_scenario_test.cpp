@@ -6,7 +6,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "reports/cells.hpp"
+#include "runner/sweep_targets.hpp"
 #include "tests/runner/support.hpp"
 
 namespace fs = std::filesystem;
@@ -168,4 +171,39 @@ TEST(TuneCauses, EachCauseSeenHasItsRateAndIntervalAndACrashCauseIsAlsoGivenAtTh
   const std::string html = test_support::read_file(dir / "report.html");
   EXPECT_NE(html.find("<td>crash_after_effect</td>"), std::string::npos);
   fs::remove_all(dir);
+}
+
+// The targets table's columns are as wide as their longest entry (two varied keys do not push the rows out of
+// line), and a latency reads as people read it (14.8s, not 14.803285971s).
+TEST(SweepTargetsTable, RowsLineUpWhateverTheParamsWidthAndLatenciesAreReadable) {
+  reports::CellSummary cell;
+  cell.index = 0;
+  cell.params = {{"protocol.max_processing_time", "6.73s"}, {"protocol.ttl", "3d"}};
+  cell.trials = 1000;
+  cell.duplicates = 5;
+  cell.duplicate_rate = 0.005;
+  cell.duplicate_interval = reports::wilson_interval(5, 1000);
+  cell.recovery_latency = lethe::Quantiles{14'803'285'971, 14'803'285'971, 14'803'285'971, 500};
+  std::string error;
+  const auto rate = runner::parse_sweep_target("duplicate_rate<=0.001", error);
+  const auto latency = runner::parse_sweep_target("recovery_latency.p99<=2m", error);
+  ASSERT_TRUE(rate && latency) << error;
+  bool all_pass = true;
+  const std::string table = runner::targets_table({*rate, *latency}, {cell}, all_pass);
+  EXPECT_FALSE(all_pass);
+  EXPECT_NE(table.find(" 14.8s "), std::string::npos) << table;
+  // Every line of the table starts its target column at the same offset.
+  std::vector<std::size_t> at;
+  for (std::size_t line = table.find("\n  "); line != std::string::npos; line = table.find("\n  ", line + 1)) {
+    const std::string row = table.substr(line + 1, table.find('\n', line + 1) - line - 1);
+    for (const char* word : {"target", "duplicate_rate", "recovery_latency"}) {
+      if (const auto p = row.find(word); p != std::string::npos) {
+        at.push_back(p);
+        break;
+      }
+    }
+  }
+  ASSERT_EQ(at.size(), 3u) << table;
+  EXPECT_EQ(at[0], at[1]) << table;
+  EXPECT_EQ(at[1], at[2]) << table;
 }

@@ -1,0 +1,86 @@
+// Tests that the sweep report stays readable: a log colour scale labelled with values inside its range, curves
+// that coincide still both visible, and a causes table only as wide as the causes seen.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "reports/cells.hpp"
+#include "reports/report.hpp"
+#include "tests/runner/support.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) { return test_support::temp_dir("report-legibility-test", name); }
+
+// A 3 x 2 grid over max_processing_time x ttl whose rates span three decades (0.0133 .. 3.3e-5) and do not depend
+// on the ttl (so the two ttl curves coincide); duplicates come from two causes only.
+reports::ReportInput spread_grid() {
+  reports::ReportInput in;
+  in.title = "legibility";
+  in.varied_keys = {"protocol.max_processing_time", "protocol.ttl"};
+  const std::uint64_t counts[] = {399, 7, 1};  // of 30000: 0.0133, 0.000233, 3.33e-5
+  std::size_t index = 0;
+  for (int m = 0; m < 3; ++m) {
+    for (const char* ttl : {"3d", "6d"}) {
+      reports::CellSummary cell;
+      cell.index = index++;
+      cell.params = {{"protocol.max_processing_time", std::to_string(m + 1) + "s"}, {"protocol.ttl", ttl}};
+      cell.seeds = 5;
+      cell.trials = 30000;
+      cell.duplicates = counts[m];
+      cell.duplicate_rate = static_cast<double>(cell.duplicates) / 30000.0;
+      cell.duplicate_interval = reports::wilson_interval(cell.duplicates, cell.trials);
+      cell.by_cause[static_cast<std::size_t>(lethe::Cause::TakeoverWhileAlive)] = cell.duplicates - 1;
+      cell.by_cause[static_cast<std::size_t>(lethe::Cause::CrashAfterEffect)] = 1;
+      in.cells.push_back(cell);
+    }
+  }
+  return in;
+}
+
+}  // namespace
+
+TEST(ReportLegibility, ALogColourScaleIsLabelledWithValuesInsideItsRangeNotOnlyAtWholeDecades) {
+  const fs::path dir = temp_dir("heat");
+  ASSERT_TRUE(reports::write_report(dir, spread_grid()).ok());
+  const std::string script = test_support::read_file(dir / "report" / "heatmap-1.gp");
+  EXPECT_NE(script.find("set logscale cb"), std::string::npos) << script;
+  const auto tics = script.find("set cbtics (");
+  ASSERT_NE(tics, std::string::npos) << script;
+  const std::string line = script.substr(tics, script.find('\n', tics) - tics);
+  for (const char* label : {"\"5e-05\"", "\"0.0001\"", "\"0.001\"", "\"0.01\""}) {
+    EXPECT_NE(line.find(label), std::string::npos) << label << " in " << line;
+  }
+  EXPECT_EQ(line.find("\"0.02\""), std::string::npos) << "no label past the largest rate: " << line;
+  fs::remove_all(dir);
+}
+
+TEST(ReportLegibility, CoincidingCurvesDrawTheEarlierSeriesWithLargerPointsSoBothShow) {
+  const fs::path dir = temp_dir("curves");
+  ASSERT_TRUE(reports::write_report(dir, spread_grid()).ok());
+  const std::string script = test_support::read_file(dir / "report" / "curve-duplicate-rate.gp");
+  const auto first = script.find("index 0 ");
+  const auto second = script.find("index 1 ");
+  ASSERT_NE(first, std::string::npos);
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_NE(script.substr(first, second - first).find("ps 1.6"), std::string::npos) << script;
+  EXPECT_NE(script.substr(second).find("ps 1.1"), std::string::npos) << script;
+  fs::remove_all(dir);
+}
+
+TEST(ReportLegibility, TheCausesTableHasAColumnPerCauseSeenAndNamesTheCausesNoCellSaw) {
+  const fs::path dir = temp_dir("causes");
+  ASSERT_TRUE(reports::write_report(dir, spread_grid()).ok());
+  const std::string html = test_support::read_file(dir / "report.html");
+  const auto table = html.find("<table class=\"causes\">");
+  ASSERT_NE(table, std::string::npos);
+  const std::string head = html.substr(table, html.find("</thead>", table) - table);
+  EXPECT_NE(head.find("<th>takeover_<wbr>while_<wbr>alive</th>"), std::string::npos) << head;
+  EXPECT_NE(head.find("<th>crash_<wbr>after_<wbr>effect</th>"), std::string::npos) << head;
+  EXPECT_EQ(head.find("herd_"), std::string::npos) << "a cause no cell saw has no column: " << head;
+  EXPECT_NE(html.find("<p>0 in every cell: unprotected, herd_takeover, completion_lost"), std::string::npos);
+  fs::remove_all(dir);
+}
