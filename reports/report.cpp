@@ -887,6 +887,7 @@ table { border-collapse: collapse; font-size: 0.88em; margin: 0.6em 0 1.2em 0; }
 th, td { border: 1px solid #d5d9e2; padding: 3px 8px; text-align: right; }
 th { background: #eef1f7; }
 td:first-child, th:first-child { text-align: left; }
+table.text-last td:last-child { text-align: left; }
 tr.failed td { background: #fdecec; }
 pre.verdict { white-space: pre-wrap; font-size: 0.95em; }
 pre { background: #f6f7fa; border: 1px solid #d5d9e2; padding: 10px 12px; overflow-x: auto; font-size: 0.86em; }

@@ -82,7 +82,7 @@ std::string survival_svg(const SurvivalPlot& plot) {
   const double q_x = x_of(plot.target_quantile);
   out += fmt::format("<circle class=\"target-quantile\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"#c0392b\"/>"
                      "<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#c0392b\">the {:.6g} quantile: {}</text>\n",
-                     q_x, target_y, right + 8, target_y + 18, 1.0 - plot.target, html_escape(sim::format_duration(plot.target_quantile)));
+                     q_x, target_y, right + 8, target_y + 18, 1.0 - plot.target, html_escape(sim::format_human(plot.target_quantile)));
   double label_y = kTop + 12;
   const auto vertical = [&](std::int64_t t, const std::string& css, const std::string& color, const std::string& label) {
     const double x = x_of(t);
@@ -104,7 +104,7 @@ std::string survival_svg(const SurvivalPlot& plot) {
 namespace {
 
 std::string candidates_html(const std::vector<TuneCandidateRow>& rows, const std::string& age) {
-  std::string out = "<table class=\"tune\">\n<thead><tr><th>max_processing_time</th><th>takeover duplicate rate "
+  std::string out = "<table class=\"tune text-last\">\n<thead><tr><th>max_processing_time</th><th>takeover duplicate rate "
                     "P(" + html_escape(age) + " &gt; mpt)</th><th>recovery after a crash &asymp; mpt + poll</th><th>mean crash delay per "
                     "message</th><th>meets target</th><th>within patience</th><th>note</th></tr></thead>\n<tbody>\n";
   for (const auto& c : rows) {
@@ -140,7 +140,7 @@ std::string measured_html(const std::vector<TuneMeasuredRow>& rows, const std::s
 }
 
 std::string causes_html(const std::vector<TuneCauseRow>& rows) {
-  std::string out = "<table class=\"tune\">\n<thead><tr><th>cause</th><th>duplicates</th><th>expected rate per "
+  std::string out = "<table class=\"tune text-last\">\n<thead><tr><th>cause</th><th>duplicates</th><th>expected rate per "
                     "message</th><th>95% interval</th><th>at the given crash rate</th><th>what happened</th></tr>"
                     "</thead>\n<tbody>\n";
   for (const auto& r : rows) {
