@@ -131,6 +131,8 @@ cases+=(
   # A UTF-8 byte order mark at the start of an input file is not its first character.
   "scenario starting with a BOM|0 1|run bom-scenario.toml"
   "tune --samples starting with a BOM|0 1|tune --samples bom-samples.txt --target-duplicates 0.01 --no-confirm --out tune7"
+  # Callers make requests as they go: memory follows the requests made, not workload.messages.
+  "clients source, 10^12 messages|0 1|run $S/webhook-no-dedupe.toml --set workload.messages=1000000000000 --seed 1"
   # External nodes (tests/external-engine/raw_node.py): bad output ends with exit 2 naming the node.
   "external node floods requests|2|run $source_dir/tests/external-engine/raw-effect.toml --set external.command=python3,raw_node.py,flood"
   "external node writes a 20 MiB line|2|run $source_dir/tests/external-engine/raw-effect.toml --set external.command=python3,raw_node.py,long-line"
