@@ -58,6 +58,7 @@ using runner::kExitBadInput;
 using runner::kExitExpectation;
 using runner::kExitInternal;
 using runner::kExitOk;
+using runner::kExitResources;
 
 bool stderr_is_terminal() { return isatty(fileno(stderr)) != 0; }
 
@@ -173,6 +174,10 @@ int command_run(const RunOptions& o) {
   if (run.bad_input) {
     std::cerr << fmt::format("lethe: {}: seed {}: {}\n", o.file, o.seed, run.error);
     return kExitBadInput;
+  }
+  if (run.out_of_memory()) {  // not lethe's bug and not the scenario's: no replay to suggest
+    std::cerr << fmt::format("lethe: {}: seed {}: resources exhausted: {}\n", o.file, o.seed, run.error);
+    return kExitResources;
   }
   if (!run.error.empty()) {
     std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\nreplay: {}\n", config->scenario.name, o.seed,
@@ -374,6 +379,7 @@ struct SuiteTally {
   std::string json_lines;
   runner::VerifyReport verified;  // --verify: every seed's tallies added
   bool any_error = false;
+  bool any_out_of_memory = false;
   bool any_bad_node = false;
   bool any_failure = false;
   bool any_unverified = false;
@@ -400,7 +406,12 @@ void tally_seed(const SuiteOptions& o, const SuiteScenarios& loaded, const Suite
   row.duplicates += run.result.duplicate_effects;
   row.lost += run.result.lost_messages;
   const std::string replay = replay_command(file, job.seed, o.sets);
-  if (!run.error.empty()) {
+  if (run.out_of_memory()) {
+    ++row.errors;
+    t.any_out_of_memory = true;
+    row.failed_seeds.push_back(job.seed);
+    t.failures += fmt::format("RESOURCES {} seed {}: {}\n", row.scenario, job.seed, run.error);
+  } else if (!run.error.empty()) {
     ++row.errors;
     t.any_error = t.any_error || !run.bad_input;
     t.any_bad_node = t.any_bad_node || run.bad_input;
@@ -459,6 +470,7 @@ int command_suite(const SuiteOptions& o) {
   if (!t.failures.empty()) summary << "\n" << t.failures;
   if (o.verify) summary << runner::verify_summary(t.verified);
   if (t.any_error || t.any_unverified) return kExitInternal;
+  if (t.any_out_of_memory) return kExitResources;
   if (!loaded.load_cases.empty() || t.any_bad_node) return kExitBadInput;
   return t.any_failure ? kExitExpectation : kExitOk;
 }

@@ -211,6 +211,10 @@ int command_replay(const ReplayOptions& o) {
     std::cerr << fmt::format("lethe: {} seed {}: {}\n", config->scenario.name, o.seed, run.error);
     return kExitBadInput;
   }
+  if (run.out_of_memory()) {
+    std::cerr << fmt::format("lethe: {} seed {}: resources exhausted: {}\n", config->scenario.name, o.seed, run.error);
+    return kExitResources;
+  }
   if (!run.error.empty()) {
     std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\n", config->scenario.name, o.seed, run.error);
     return kExitInternal;
