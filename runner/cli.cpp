@@ -171,13 +171,9 @@ int command_run(const RunOptions& o) {
   // The record (the whole ledger and trace) only for --dot and --events; without it the world folds settled groups.
   auto run = runner::run_seed(*config, o.seed, options, keep_record ? &record : nullptr);
   run.result.drawn = drawn;
-  if (run.bad_input) {
-    std::cerr << fmt::format("lethe: {}: seed {}: {}\n", o.file, o.seed, run.error);
-    return kExitBadInput;
-  }
-  if (run.out_of_memory()) {  // not lethe's bug and not the scenario's: no replay to suggest
-    std::cerr << fmt::format("lethe: {}: seed {}: resources exhausted: {}\n", o.file, o.seed, run.error);
-    return kExitResources;
+  if (run.bad_input || run.out_of_memory()) {  // out of memory: not lethe's bug nor the scenario's, no replay
+    std::cerr << fmt::format("lethe: {}: seed {}: {}{}\n", o.file, o.seed, run.prefix(), run.error);
+    return run.bad_input ? kExitBadInput : kExitResources;
   }
   if (!run.error.empty()) {
     std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\nreplay: {}\n", config->scenario.name, o.seed,

@@ -26,6 +26,8 @@ struct SeedRun {
   // out_of_memory_text()'s contract), which survives a sweep's results.jsonl.
   bool out_of_memory() const { return !bad_input && is_out_of_memory(error); }
   static bool is_out_of_memory(const std::string& error) { return error.rfind("out of memory:", 0) == 0; }
+  // What to print before `error`: "resources exhausted: " when memory ran out, else nothing.
+  const char* prefix() const { return out_of_memory() ? "resources exhausted: " : ""; }
 };
 SeedRun run_seed(const lethe::ScenarioConfig& config, std::uint64_t seed, const lethe::WorldOptions& options = {},
                  lethe::WorldRecord* record = nullptr);
