@@ -58,6 +58,7 @@ using runner::kExitBadInput;
 using runner::kExitExpectation;
 using runner::kExitInternal;
 using runner::kExitOk;
+using runner::kExitResources;
 
 bool stderr_is_terminal() { return isatty(fileno(stderr)) != 0; }
 
@@ -170,9 +171,9 @@ int command_run(const RunOptions& o) {
   // The record (the whole ledger and trace) only for --dot and --events; without it the world folds settled groups.
   auto run = runner::run_seed(*config, o.seed, options, keep_record ? &record : nullptr);
   run.result.drawn = drawn;
-  if (run.bad_input) {
-    std::cerr << fmt::format("lethe: {}: seed {}: {}\n", o.file, o.seed, run.error);
-    return kExitBadInput;
+  if (run.bad_input || run.out_of_memory()) {  // out of memory: not lethe's bug nor the scenario's, no replay
+    std::cerr << fmt::format("lethe: {}: seed {}: {}{}\n", o.file, o.seed, run.prefix(), run.error);
+    return run.bad_input ? kExitBadInput : kExitResources;
   }
   if (!run.error.empty()) {
     std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\nreplay: {}\n", config->scenario.name, o.seed,
@@ -374,6 +375,7 @@ struct SuiteTally {
   std::string json_lines;
   runner::VerifyReport verified;  // --verify: every seed's tallies added
   bool any_error = false;
+  bool any_out_of_memory = false;
   bool any_bad_node = false;
   bool any_failure = false;
   bool any_unverified = false;
@@ -400,7 +402,12 @@ void tally_seed(const SuiteOptions& o, const SuiteScenarios& loaded, const Suite
   row.duplicates += run.result.duplicate_effects;
   row.lost += run.result.lost_messages;
   const std::string replay = replay_command(file, job.seed, o.sets);
-  if (!run.error.empty()) {
+  if (run.out_of_memory()) {
+    ++row.errors;
+    t.any_out_of_memory = true;
+    row.failed_seeds.push_back(job.seed);
+    t.failures += fmt::format("RESOURCES {} seed {}: {}\n", row.scenario, job.seed, run.error);
+  } else if (!run.error.empty()) {
     ++row.errors;
     t.any_error = t.any_error || !run.bad_input;
     t.any_bad_node = t.any_bad_node || run.bad_input;
@@ -459,6 +466,7 @@ int command_suite(const SuiteOptions& o) {
   if (!t.failures.empty()) summary << "\n" << t.failures;
   if (o.verify) summary << runner::verify_summary(t.verified);
   if (t.any_error || t.any_unverified) return kExitInternal;
+  if (t.any_out_of_memory) return kExitResources;
   if (!loaded.load_cases.empty() || t.any_bad_node) return kExitBadInput;
   return t.any_failure ? kExitExpectation : kExitOk;
 }

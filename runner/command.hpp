@@ -23,6 +23,10 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitExpectation = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitInternal = 3;
+// Resources exhausted: memory ran out (the address-space limit, or the machine's). No input is wrong and lethe
+// is not broken: the same run fits under a higher limit or with fewer consumers. When seeds end differently it
+// ranks below 3 and above 2.
+inline constexpr int kExitResources = 5;
 
 // What each exit code means for every command (a command's own reading of 0 and 1 is in its --help and
 // docs/cli.md, each row starting with this meaning).
@@ -35,9 +39,11 @@ inline constexpr ExitCodeMeaning kExitCodes[] = {
     {kExitExpectation, "an expectation failed"},
     {kExitBadInput, "bad input"},
     {kExitInternal, "lethe could not finish the run"},
+    {kExitResources, "resources exhausted (out of memory)"},
 };
 
-// "Exit codes: 0 every expectation held, 1 an expectation failed, 2 bad input, 3 lethe could not finish the run."
+// "Exit codes: 0 every expectation held, 1 an expectation failed, 2 bad input, 3 lethe could not finish the run,
+// 5 resources exhausted (out of memory)."
 inline std::string exit_codes_line() {
   std::string line = "Exit codes:";
   for (const auto& [code, meaning] : kExitCodes) {

@@ -20,8 +20,14 @@ namespace runner {
 // lethe (sim::InternalError or any other exception) is returned in `error`.
 struct SeedRun {
   lethe::RunResult result;
-  std::string error;  // non-empty: lethe's own invariant broke (exit code 3), or bad_input
+  std::string error;  // non-empty: lethe's own invariant broke (exit code 3), memory ran out, or bad_input
   bool bad_input = false;  // the error is a bad external node (lethe::ExternalNodeError): exit code 2
+  // Memory ran out (exit code 5): the error starts with "out of memory:" (sim::InternalError's and
+  // out_of_memory_text()'s contract), which survives a sweep's results.jsonl.
+  bool out_of_memory() const { return !bad_input && is_out_of_memory(error); }
+  static bool is_out_of_memory(const std::string& error) { return error.rfind("out of memory:", 0) == 0; }
+  // What to print before `error`: "resources exhausted: " when memory ran out, else nothing.
+  const char* prefix() const { return out_of_memory() ? "resources exhausted: " : ""; }
 };
 SeedRun run_seed(const lethe::ScenarioConfig& config, std::uint64_t seed, const lethe::WorldOptions& options = {},
                  lethe::WorldRecord* record = nullptr);

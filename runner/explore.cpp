@@ -161,7 +161,7 @@ class Campaign {
   Campaign(const ExploreOptions& options, const lethe::ScenarioConfig& base)
       : options_(options), base_(base), coverage_(base.explore) {}
 
-  // 0: budget ended; 1: a failure (written); 2: bad input; 3: an internal error.
+  // 0: budget ended; 1: a failure (written); 2: bad input; 3: an internal error; 5: resources exhausted.
   int run(std::optional<std::chrono::nanoseconds> wall_budget, std::uint64_t seed_budget) {
     std::string progress_error;
     const auto interval = progress_interval(progress_error);
@@ -264,6 +264,10 @@ int Campaign::report_failure(const SeedJob& job) {
       !error.empty()) {
     std::cerr << "lethe explore: " << error << "\n";
     return kExitBadInput;
+  }
+  if (job.run.out_of_memory()) {
+    std::cout << fmt::format("resources exhausted on this seed: {}\nwrote {}\n", job.run.error, drawn_path);
+    return kExitResources;
   }
   if (!job.run.error.empty()) {
     std::cout << fmt::format("lethe broke on this seed (internal error)\nwrote {}\nreplay: lethe run {} --seed {}\n",

@@ -17,7 +17,7 @@
 namespace {
 // mimalloc's operator new aborts when the OS refuses memory (it never sees a new-handler), and its error hook
 // runs inside the allocator, where unwinding a std::bad_alloc is not safe. So the hook ends the process
-// cleanly: a message with the address-space limit and what was mapped, and exit 3 (docs/cli.md). Nothing here
+// cleanly: a message with the address-space limit and what was mapped, and exit 5, resources exhausted (docs/cli.md). Nothing here
 // allocates.
 void exit_out_of_memory(int error, void* /*unused*/) {
   if (error != ENOMEM) return;
@@ -45,7 +45,7 @@ void exit_out_of_memory(int error, void* /*unused*/) {
     const auto written = ::write(STDERR_FILENO, text, static_cast<std::size_t>(length));
     static_cast<void>(written);  // nothing better to do if stderr is gone too
   }
-  ::_exit(3);
+  ::_exit(5);  // runner::kExitResources
 }
 }  // namespace
 #endif

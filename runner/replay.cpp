@@ -207,9 +207,9 @@ int command_replay(const ReplayOptions& o) {
   }
   lethe::WorldRecord record;
   const auto run = run_seed(*config, o.seed, options, &record);
-  if (run.bad_input) {
-    std::cerr << fmt::format("lethe: {} seed {}: {}\n", config->scenario.name, o.seed, run.error);
-    return kExitBadInput;
+  if (run.bad_input || run.out_of_memory()) {
+    std::cerr << fmt::format("lethe: {} seed {}: {}{}\n", config->scenario.name, o.seed, run.prefix(), run.error);
+    return run.bad_input ? kExitBadInput : kExitResources;
   }
   if (!run.error.empty()) {
     std::cerr << fmt::format("lethe: internal error in {} seed {}: {}\n", config->scenario.name, o.seed, run.error);

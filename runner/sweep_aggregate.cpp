@@ -107,9 +107,15 @@ bool finish(const fs::path& out_dir, const Identity& id, const ResultMap& result
   }
   bool any_failed = false;
   bool any_broken = false;
+  bool any_out_of_memory = false;
   std::string notes;
   for (std::size_t c = 0; c < id.cells.size(); ++c) {
     for (const auto& [seed, error] : broken[c]) {
+      if (SeedRun::is_out_of_memory(error)) {
+        any_out_of_memory = true;
+        notes += fmt::format("RESOURCES cell {} ({}) seed {}: {}\n", c, params_text(grid[c]), seed, error);
+        continue;
+      }
       any_broken = true;
       notes += fmt::format("ERROR cell {} ({}) seed {}: {}\n  replay: {}\n", c, params_text(grid[c]), seed, error,
                            replay_command(id, grid[c], seed));
@@ -132,7 +138,9 @@ bool finish(const fs::path& out_dir, const Identity& id, const ResultMap& result
     *table_out << std::flush;
   }
   outcome.cells = std::move(sweep);
-  outcome.exit_code = any_broken ? kExitInternal : (any_failed ? kExitExpectation : kExitOk);
+  outcome.exit_code = any_broken           ? kExitInternal
+                      : any_out_of_memory ? kExitResources
+                                          : (any_failed ? kExitExpectation : kExitOk);
   return true;
 }
 

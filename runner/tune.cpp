@@ -335,7 +335,8 @@ std::optional<Confirmation> confirm(const TuneOptions& o, const TuneInput& in, c
                                                 : std::string(),
                            spec.out_dir.string());
   const SweepOutcome outcome = run_sweep(spec);
-  if (outcome.exit_code == kExitBadInput || outcome.exit_code == kExitInternal) {
+  if (outcome.exit_code == kExitBadInput || outcome.exit_code == kExitInternal ||
+      outcome.exit_code == kExitResources) {
     std::cerr << fmt::format("lethe tune: the confirmation sweep failed (exit {}); the generated scenario is {}\n",
                              outcome.exit_code, spec.scenario_file.string());
     failed_exit = outcome.exit_code;
@@ -408,10 +409,12 @@ bool confirm_ttl(const TuneOptions& o, const TuneInput& in, const TuneAnalysis& 
   std::cout << fmt::format("\nttl confirmation: {} x {} seeds x {} messages, each copied once up to {} late ({})\n",
                            spec.vary[0].values.size(), o.seeds, kTtlMessages, d(*in.redelivery_window), out.string());
   const SweepOutcome outcome = run_sweep(spec);
-  if (outcome.exit_code == kExitBadInput || outcome.exit_code == kExitInternal || outcome.cells.cells.size() != 2) {
+  if (outcome.exit_code == kExitBadInput || outcome.exit_code == kExitInternal ||
+      outcome.exit_code == kExitResources || outcome.cells.cells.size() != 2) {
     std::cerr << fmt::format("lethe tune: the ttl confirmation sweep failed (exit {}); the generated scenario is {}\n",
                              outcome.exit_code, path.string());
-    failed_exit = outcome.exit_code == kExitBadInput ? kExitBadInput : kExitInternal;
+    failed_exit = outcome.exit_code == kExitBadInput || outcome.exit_code == kExitResources ? outcome.exit_code
+                                                                                           : kExitInternal;
     return false;
   }
   verdict = ttl_verdict(in, a, outcome.cells.cells[1], outcome.cells.cells[0]);

@@ -264,6 +264,8 @@ class Loader {
 
   // ---- the cross-field rules (schema::Rule), each where the table places it (loader_rules.cpp)
   bool valid(const std::string& path) const { return invalid_.count(path) == 0; }
+  // topology.consumers x the nodes per consumer, one fiber stack each, within the address-space limit.
+  void check_consumers_fit(const lethe::TopologySection& section);
   void check(schema::Rule rule, const lethe::TopologySection& section);
   void check(schema::Rule rule, const lethe::WorkloadSection& section);
   void check(schema::Rule rule, const lethe::ProtocolSection& section);

@@ -3,13 +3,61 @@
 #include "scenario/loader_impl.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "protocol/registry.hpp"
+#include "sim/simulation.hpp"
+#include "world/source.hpp"
 
 namespace scenario::detail {
 
+namespace {
+
+// The address space this process may still map: RLIMIT_AS less what is mapped now (/proc/self/statm), or
+// nullopt when no limit is set or it cannot be read.
+std::optional<std::uint64_t> address_space_left() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  unsigned long long pages = 0;
+  std::FILE* statm = std::fopen("/proc/self/statm", "re");
+  if (statm == nullptr) return std::nullopt;
+  const bool read = std::fscanf(statm, "%llu", &pages) == 1;
+  std::fclose(statm);
+  if (!read) return std::nullopt;
+  const std::uint64_t mapped = pages * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  return limit.rlim_cur > mapped ? limit.rlim_cur - mapped : 0;
+}
+
+}  // namespace
+
+// Every consumer node runs on a fiber stack of its own from its start, so a topology whose stacks alone exceed
+// the address-space limit cannot run: said here, at the key, instead of running out of memory mid-run (requests
+// in flight need more fibers still, so a topology that passes may still run out: exit code 5).
+void Loader::check_consumers_fit(const lethe::TopologySection& section) {
+  if (!valid("topology.consumers") || !valid("topology.source") || !valid("topology.processors")) return;
+  const std::optional<std::uint64_t> left = address_space_left();
+  if (!left.has_value()) return;
+  const lethe::SourceEntry* source = lethe::source_registry().find(section.source);
+  const std::uint64_t per_consumer =
+      source != nullptr && source->workers == lethe::WorkerLayout::PerProcessor
+          ? std::max<std::uint64_t>(1, section.processors.size())
+          : 1;
+  const std::uint64_t stack = sim::SimulationOptions{}.stack_bytes;
+  const std::uint64_t fit = *left / stack / per_consumer;
+  if (static_cast<std::uint64_t>(section.consumers) <= fit) return;
+  error(where_in(current_, "consumers"), "topology.consumers",
+        fmt::format("found {}; allowed: at most {} under this process's address-space limit ({} MiB left to map; "
+                    "each consumer node{} runs on a fiber stack of {} KiB): lower it, or raise the limit (ulimit -v)",
+                    section.consumers, fit, *left >> 20,
+                    per_consumer > 1 ? fmt::format(", {} per consumer (one per processor),", per_consumer) : "",
+                    stack >> 10));
+}
+
 void Loader::check(schema::Rule, const lethe::TopologySection& section) {
+  check_consumers_fit(section);
   const bool source_valid = valid("topology.source");
   if (source_valid && valid("topology.partitions") && section.source == "kafka" && section.partitions < 1) {
     error(where_in(current_, "partitions"), "topology.partitions",

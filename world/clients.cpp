@@ -1,5 +1,6 @@
 #include "world/clients.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -23,13 +24,16 @@ struct PendingGuard {
 
 
 ClientsSource::ClientsSource(sim::Simulation& simulation, sim::Network& network, std::vector<sim::Node*> workers,
-                             ClientsSettings settings, std::vector<MessageId> ids, Ledger& ledger, sim::Rng rng)
+                             ClientsSettings settings, MessageId first_id, std::uint64_t requests, Ledger& ledger,
+                             sim::Rng rng)
     : simulation_(simulation),
       network_(network),
       workers_(std::move(workers)),
       settings_(settings),
       ledger_(ledger),
-      mailboxes_(workers_.size()) {
+      mailboxes_(workers_.size()),
+      first_id_(first_id),
+      requests_(requests) {
   LETHE_ASSERT(settings_.clients >= 1, "ClientsSource: clients must be >= 1");
   LETHE_ASSERT(settings_.rate_per_second > 0.0 && std::isfinite(settings_.rate_per_second),
           "ClientsSource: rate_per_second must be finite and > 0");
@@ -46,15 +50,6 @@ ClientsSource::ClientsSource(sim::Simulation& simulation, sim::Network& network,
                                                   rng.derive(name + "/jitter"), ClientStats{}, {}, {}, 1});
     clients_.push_back(std::move(client));
   }
-  outcomes_.reserve(ids.size());
-  for (std::size_t k = 0; k < ids.size(); ++k) {
-    const auto client = static_cast<std::uint32_t>(k % clients_.size());
-    RequestOutcome outcome;
-    outcome.id = ids[k];
-    outcome.client = client;
-    outcomes_.push_back(outcome);
-    clients_[client]->share.push_back(k);
-  }
 }
 
 void ClientsSource::start() {
@@ -70,10 +65,41 @@ void ClientsSource::start() {
 void ClientsSource::run_client(std::uint32_t client_index) {
   Client& client = *clients_[client_index];
   const double mean_gap_ns = static_cast<double>(sim::kSecond) / settings_.rate_per_second;
-  for (std::size_t outcome : client.share) {
+  const std::uint64_t stride = clients_.size();
+  for (std::uint64_t number = client_index; number < requests_; number += stride) {
     const double gap = std::round(client.arrivals.exponential(mean_gap_ns));
     sim::sleep(gap >= static_cast<double>(sim::kTimeMax / 2) ? sim::kTimeMax / 2 : static_cast<sim::Duration>(gap));
-    client.node->spawn([this, client_index, outcome] { run_request(client_index, outcome); });
+    RequestOutcome& outcome = outcomes_.emplace_back();
+    outcome.id = first_id_ + number;
+    outcome.client = client_index;
+    ++client.started;
+    client.node->spawn([this, client_index, &outcome] { run_request(client_index, outcome); });
+  }
+}
+
+void ClientsSource::account_requests(Ledger& ledger, ProcessorId processors, sim::Time end) const {
+  // Request number n (id first + n) was started iff its client started more than n / clients requests.
+  const std::uint64_t stride = clients_.size();
+  std::uint64_t most = 0;
+  for (const auto& client : clients_) most = std::max(most, client->started);
+  for (std::uint64_t number = 0; number < std::min(requests_, most * stride); ++number) {
+    if (number / stride >= clients_[number % stride]->started) continue;
+    ledger.expected.add(first_id_ + number, processors);
+    ++ledger.messages;
+  }
+  const double per_client_rate = settings_.rate_per_second / static_cast<double>(sim::kSecond);  // per ns
+  double latest = static_cast<double>(end);
+  for (std::uint64_t c = 0; c < stride; ++c) {
+    const std::uint64_t share = requests_ / stride + (c < requests_ % stride ? 1 : 0);
+    const auto unstarted = static_cast<double>(share - clients_[c]->started);
+    if (unstarted == 0.0) continue;
+    ledger.undelivered += share - clients_[c]->started;
+    latest = std::max(latest, static_cast<double>(end) + (unstarted + 6.0 * std::sqrt(unstarted)) / per_client_rate);
+  }
+  const auto cap = static_cast<double>(sim::kTimeMax);
+  if (latest > static_cast<double>(end)) {
+    ledger.undelivered_latest = std::max(ledger.undelivered_latest,
+                                         latest >= cap ? sim::kTimeMax : static_cast<sim::Time>(std::ceil(latest)));
   }
 }
 
@@ -83,9 +109,8 @@ std::uint32_t ClientsSource::choose_worker(Client& client, MessageId id) {
   return static_cast<std::uint32_t>(client.routing.below(count));
 }
 
-void ClientsSource::run_request(std::uint32_t client_index, std::size_t outcome_index) {
+void ClientsSource::run_request(std::uint32_t client_index, RequestOutcome& outcome) {
   Client& client = *clients_[client_index];
-  RequestOutcome& outcome = outcomes_[outcome_index];
   sim::Node& node = *client.node;
   RetryPolicy policy(settings_.backoff, settings_.jitter);
   outcome.started_at = simulation_.now();
@@ -217,12 +242,10 @@ std::unique_ptr<MessageSource> make_clients_source(const SourceContext& context)
   clients.retries = config.topology.client_retries;
   clients.backoff = config.topology.client_backoff;
   clients.jitter = config.topology.client_jitter;
-  std::vector<MessageId> ids;
-  for (std::int64_t i = 0; i < config.workload.messages; ++i) ids.push_back(static_cast<MessageId>(i));
   std::vector<sim::Node*> workers;
   for (const WorkerSlot& slot : context.workers) workers.push_back(slot.node);
-  return std::make_unique<ClientsSource>(context.simulation, context.network, std::move(workers), clients,
-                                         std::move(ids), context.ledger, context.simulation.rng("clients"));
+  return std::make_unique<ClientsSource>(context.simulation, context.network, std::move(workers), clients, 0,
+                                         static_cast<std::uint64_t>(config.workload.messages), context.ledger, context.simulation.rng("clients"));
 }
 
 }  // namespace

@@ -4,12 +4,14 @@
 // crashes of worker nodes. Requests and responses cross the simulated
 // network, so loss, lost ACKs, duplication and partitions between the groups
 // "clients" and "consumers" apply to them. Every request handed to a worker
-// increments Ledger::deliveries (retries included). Nothing here reads a
+// increments Ledger::deliveries (retries included). Memory grows with the
+// requests started, not with the requests the workload names: a request is
+// materialized when its client starts it. Nothing here reads a
 // clock or draws a random number except through the kernel and the sim::Rng
 // streams passed in.
 //
 // `clients` client nodes (group "clients", named "client-<i>") are created by
-// the constructor. The ids are dealt round-robin: id number k goes to client
+// the constructor. The ids are dealt round-robin: id first + k goes to client
 // k % clients. After start(), each client starts its requests as a Poisson
 // process at rate_per_second (open loop: a new request does not wait for the
 // previous one), each request in its own fiber: a try is a one-way message to
@@ -44,6 +46,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -120,10 +123,10 @@ struct RequestOutcome {
 class ClientsSource final : public MessageSource {
  public:
   // Creates settings.clients client nodes (group "clients"). `workers` are the worker nodes, by worker index;
-  // `ids` the message ids to request; `rng` the root of the clients' streams.
+  // the message ids to request are first_id .. first_id + requests - 1; `rng` the root of the clients' streams.
   // Throws std::invalid_argument on bad settings or no workers.
   ClientsSource(sim::Simulation& simulation, sim::Network& network, std::vector<sim::Node*> workers,
-                ClientsSettings settings, std::vector<MessageId> ids, Ledger& ledger, sim::Rng rng);
+                ClientsSettings settings, MessageId first_id, std::uint64_t requests, Ledger& ledger, sim::Rng rng);
   ClientsSource(const ClientsSource&) = delete;
   ClientsSource& operator=(const ClientsSource&) = delete;
 
@@ -136,11 +139,14 @@ class ClientsSource final : public MessageSource {
   void respond(const Request& request, std::uint64_t value);
 
   // Every request finished (succeeded or gave up).
-  bool drained() const override { return finished_ == outcomes_.size(); }
+  bool drained() const override { return finished_ == requests_; }
 
   // --- as a MessageSource (topology.source = "clients"): the clients request every message themselves.
   void publish(MessageId /*id*/) override {}  // never called: there is no producer
   bool makes_own_requests() const override { return true; }
+  // Owes the requests started (in id order); the others are undelivered, the latest at the end plus the mean
+  // plus six standard deviations of the Poisson arrivals still due (a bound they pass with odds under 1e-9).
+  void account_requests(Ledger& ledger, ProcessorId processors, sim::Time end) const override;
   // Takes the requests sent to the worker (100 ms deadline per wait) and handles each in its own fiber (requests
   // overlap); a handled request is answered with the first strategy's value (0 when it has none), a failed one
   // gets no response (the client times out and retries).
@@ -148,7 +154,7 @@ class ClientsSource final : public MessageSource {
   std::size_t finished() const { return finished_; }
   const ClientStats& stats(int client) const;
   ClientStats totals() const;
-  const std::vector<RequestOutcome>& outcomes() const { return outcomes_; }  // in id order of the input
+  const std::deque<RequestOutcome>& outcomes() const { return outcomes_; }  // the requests started, in start order
   sim::Node& client_node(int client);
   int clients() const { return static_cast<int>(clients_.size()); }
   const ClientsSettings& settings() const { return settings_; }
@@ -164,13 +170,13 @@ class ClientsSource final : public MessageSource {
     sim::Rng routing;
     sim::Rng jitter;
     ClientStats stats;
-    std::vector<std::size_t> share;                          // indices into outcomes_
+    std::uint64_t started = 0;  // requests started; its k-th request is request number client + k * clients
     std::map<std::uint64_t, sim::Channel<std::uint64_t>> pending;  // tag -> the response of that try
     std::uint64_t next_tag = 1;
   };
 
   void run_client(std::uint32_t client);
-  void run_request(std::uint32_t client, std::size_t outcome);
+  void run_request(std::uint32_t client, RequestOutcome& outcome);
   std::uint32_t choose_worker(Client& client, MessageId id);
   void arrive_request(const Request& request);
   void arrive_response(std::uint32_t client, std::uint64_t tag, std::uint64_t value);
@@ -182,7 +188,9 @@ class ClientsSource final : public MessageSource {
   Ledger& ledger_;
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<sim::Channel<Queued>> mailboxes_;  // by worker index
-  std::vector<RequestOutcome> outcomes_;
+  MessageId first_id_ = 0;
+  std::uint64_t requests_ = 0;
+  std::deque<RequestOutcome> outcomes_;  // a deque: a running request keeps a reference to its outcome
   std::size_t finished_ = 0;
   bool started_ = false;
 };

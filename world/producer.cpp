@@ -34,10 +34,6 @@ void Producer::start() {
 
 void Producer::hand_over_to_source() {
   producer_done_ = true;
-  ledger_.messages = static_cast<std::uint64_t>(config_.workload.messages);
-  for (std::int64_t id = 0; id < config_.workload.messages; ++id) {
-    ledger_.expected.add(static_cast<MessageId>(id), static_cast<ProcessorId>(config_.topology.processors.size()));
-  }
 }
 
 bool Producer::done() const {

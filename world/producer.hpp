@@ -11,7 +11,8 @@
 // duplicate); at the broker the source gets one publish per copy. workload.redelivery schedules extra copies of
 // an id (stream "redelivery"). The producer's durable state (positions, cursor) survives its crashes.
 //
-// A source that makes its own requests has no producer: hand_over_to_source() owes every message at once.
+// A source that makes its own requests has no producer (hand_over_to_source); it owes what its callers requested
+// (MessageSource::account_requests).
 // Lifetime: everything passed in outlives the producer, which outlives every run of the simulation.
 // Does not: decide what a publish means at the broker (the source does).
 #pragma once
@@ -50,7 +51,7 @@ class Producer {
 
   // Sets the producer node's main (the producer, and the relay for outbox) and starts it. Once.
   void start();
-  // No producer: every message of the workload is owed now.
+  // No producer: the source makes the requests and owes them.
   void hand_over_to_source();
   // Every message published (and, for outbox, relayed) and every redelivery copy published.
   bool done() const;

@@ -106,6 +106,10 @@ class MessageSource {
   // True: the source makes the requests itself (every message of the workload); the world runs no producer.
   virtual bool makes_own_requests() const { return false; }
   virtual void start() {}
+  // Only if makes_own_requests(), once the run has ended at `end`: owes in the ledger every message the source's
+  // callers requested (ledger.messages and ledger.expected, in id order) and counts the rest as undelivered
+  // (ledger.undelivered and undelivered_latest): a request never made is not a lost message.
+  virtual void account_requests(Ledger& /*ledger*/, ProcessorId /*processors*/, sim::Time /*end*/) const {}
   virtual bool drained() const = 0;
 };
 

@@ -212,6 +212,10 @@ RunResult World::run(WorldRecord* record) {
   const Producer::Unsent unsent = producer_->unsent(simulation_->now());
   ledger_.undelivered = unsent.count;
   ledger_.undelivered_latest = unsent.latest;
+  if (topology_->source().makes_own_requests()) {
+    topology_->source().account_requests(ledger_, static_cast<ProcessorId>(config_.topology.processors.size()),
+                                         simulation_->now());
+  }
   if (options_.on_phase) options_.on_phase(WorldPhase::Ran);
   RunResult result = judge_run(JudgeInput{config_, seed_, options_, *simulation_, *network_, *topology_, ledger_,
                                           ledger_folding_, observations_, *faults_});

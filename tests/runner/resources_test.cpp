@@ -1,5 +1,6 @@
-// Running out of resources: memory beyond an address-space limit ends a run with exit 3 and a message saying
-// which resource and how much, never a signal. (prlimit is util-linux's, installed on every Debian system.)
+// Running out of resources: memory beyond an address-space limit ends a run with exit 5 (resources exhausted)
+// and a message saying which resource and how much, never a signal, never "internal error" nor a replay hint; a
+// topology whose consumers' fiber stacks alone exceed the limit is refused at load (exit 2 at the key). (prlimit is util-linux's, installed on every Debian system.)
 #include <gtest/gtest.h>
 
 #include <string>
@@ -24,25 +25,54 @@ bool can_limit_memory() {
 #endif
 }
 
-TEST(Resources, FiberStacksBeyondTheAddressSpaceLimitExitThreeSayingHowMuchNotASignal) {
+TEST(Resources, ARunBeyondTheAddressSpaceLimitExitsFiveWithoutInternalErrorOrReplayNotASignal) {
   if (!can_limit_memory()) GTEST_SKIP() << "prlimit missing or a sanitizer build";
+  // 5,000 consumers pass the load's check of their stacks (about 5,200 fit); 100,000 messages at once do not.
   const auto outcome = run_lethe_limited(
-      400'000'000, "run scenarios/check-then-insert-race.toml --set topology.consumers=20000");
-  EXPECT_EQ(outcome.exit_code, 3) << outcome.out;  // -1: ended by a signal
-  EXPECT_NE(outcome.out.find("out of memory: could not map 16384 KiB more of fiber stacks"), std::string::npos)
-      << outcome.out;
-  EXPECT_NE(outcome.out.find("MiB of stacks mapped"), std::string::npos) << outcome.out;
-  EXPECT_NE(outcome.out.find("replay: lethe replay scenarios/check-then-insert-race.toml --seed 1"),
-            std::string::npos)
-      << outcome.out;
+      400'000'000, "run scenarios/check-then-insert-race.toml --set topology.consumers=5000 --set workload.messages=100000 "
+                   "--set workload.rate=1000000/s");
+  EXPECT_EQ(outcome.exit_code, 5) << outcome.out;  // -1: ended by a signal
+  EXPECT_NE(outcome.out.find("out of memory: "), std::string::npos) << outcome.out;
+  EXPECT_EQ(outcome.out.find("internal error"), std::string::npos) << outcome.out;
+  EXPECT_EQ(outcome.out.find("replay:"), std::string::npos) << outcome.out;
   EXPECT_EQ(outcome.out.find("OK"), std::string::npos) << outcome.out;
 }
 
-TEST(Resources, AHeapBeyondTheAddressSpaceLimitExitsThreeNamingTheLimitNotASignal) {
+TEST(Resources, ConsumersWhoseStacksExceedTheAddressSpaceLimitAreRefusedAtLoadNamingHowManyFit) {
+  if (!can_limit_memory()) GTEST_SKIP() << "prlimit missing or a sanitizer build";
+  const auto outcome =
+      run_lethe_limited(400'000'000, "run scenarios/check-then-insert-race.toml --set topology.consumers=20000");
+  EXPECT_EQ(outcome.exit_code, 2) << outcome.out;
+  EXPECT_NE(outcome.out.find("--set topology.consumers=20000: topology.consumers: found 20000; allowed: at most "),
+            std::string::npos)
+      << outcome.out;
+  EXPECT_NE(outcome.out.find("fiber stack of 64 KiB"), std::string::npos) << outcome.out;
+  // Without the limit the same topology loads (it is not bad in itself).
+  const auto unlimited = shell(std::string("cd ") + LETHE_SOURCE_DIR + " && " + LETHE_BINARY_DIR +
+                               "/lethe run scenarios/check-then-insert-race.toml --set topology.consumers=20000 "
+                               "--set workload.messages=0 --set run.duration=1ms");
+  EXPECT_NE(unlimited.exit_code, 2) << unlimited.out;
+  EXPECT_EQ(unlimited.out.find("allowed: at most"), std::string::npos) << unlimited.out;
+}
+
+TEST(Resources, ASuiteWhoseFiberStacksRunOutExitsFiveSayingHowMuchWithoutAReplay) {
+  if (!can_limit_memory()) GTEST_SKIP() << "prlimit missing or a sanitizer build";
+  const auto outcome = run_lethe_limited(
+      400'000'000, "suite scenarios/check-then-insert-race.toml --seeds 2 -j 2 --set topology.consumers=5000 "
+                   "--set workload.messages=100000 --set workload.rate=1000000/s");
+  EXPECT_EQ(outcome.exit_code, 5) << outcome.out;
+  EXPECT_NE(outcome.out.find("RESOURCES check-then-insert-race seed "), std::string::npos) << outcome.out;
+  EXPECT_NE(outcome.out.find("out of memory: could not map 16384 KiB more of fiber stacks"), std::string::npos)
+      << outcome.out;
+  EXPECT_NE(outcome.out.find("MiB of stacks mapped"), std::string::npos) << outcome.out;
+  EXPECT_EQ(outcome.out.find("replay:"), std::string::npos) << outcome.out;
+}
+
+TEST(Resources, AHeapBeyondTheAddressSpaceLimitExitsFiveNamingTheLimitNotASignal) {
   if (!can_limit_memory()) GTEST_SKIP() << "prlimit missing or a sanitizer build";
   const auto outcome = run_lethe_limited(
       150'000'000, "run scenarios/check-then-insert-race.toml --set workload.messages=3000000");
-  EXPECT_EQ(outcome.exit_code, 3) << outcome.out;
+  EXPECT_EQ(outcome.exit_code, 5) << outcome.out;
   EXPECT_NE(outcome.out.find("lethe: out of memory"), std::string::npos) << outcome.out;
   EXPECT_NE(outcome.out.find("address-space limit 143 MiB"), std::string::npos) << outcome.out;
 }

@@ -729,7 +729,7 @@ lethe::Backoff exponential_backoff(sim::Duration base, sim::Duration cap) {
 TEST(ClientsTest, LostResponseMakesTheClientRetryTheSameIdAndTheWorkerSeesItTwice) {
   World world(1);
   ClientsSource clients(world.simulation, world.network, world.worker,
-                        client_settings(1, 3, constant_backoff(10 * kMillisecond), lethe::Jitter::None), {7},
+                        client_settings(1, 3, constant_backoff(10 * kMillisecond), lethe::Jitter::None), 7, 1,
                         world.ledger, world.simulation.rng("clients"));
   std::vector<Request> seen;
   world.on_worker(0, [&] {
@@ -769,11 +769,9 @@ TEST(ClientsTest, LostResponseMakesTheClientRetryTheSameIdAndTheWorkerSeesItTwic
 std::vector<sim::Duration> first_retry_delays(lethe::Jitter jitter) {
   World world(1);
   const int count = 6;
-  std::vector<MessageId> ids;
-  for (int i = 0; i < count; ++i) ids.push_back(static_cast<MessageId>(i + 1));
   ClientsSource clients(world.simulation, world.network, world.worker,
                         client_settings(count, 2, exponential_backoff(400 * kMillisecond, 10 * kSecond), jitter),
-                        ids, world.ledger, world.simulation.rng("clients"));
+                        1, count, world.ledger, world.simulation.rng("clients"));
   std::map<std::uint32_t, std::vector<sim::Time>> sent;  // by client
   world.on_worker(0, [&] {
     while (auto request = clients.next_request(0, sim::now() + 10 * kSecond)) {
@@ -810,7 +808,7 @@ TEST(ClientsTest, ClientGivesUpAfterItsRetriesAreExhausted) {
   World world(2);
   ClientsSource clients(world.simulation, world.network, world.worker,
                         client_settings(1, 2, exponential_backoff(50 * kMillisecond, kSecond), lethe::Jitter::None),
-                        {4, 5}, world.ledger, world.simulation.rng("clients"));
+                        4, 2, world.ledger, world.simulation.rng("clients"));
   std::map<MessageId, int> seen;
   for (int w = 0; w < 2; ++w) {
     world.on_worker(w, [&, w] {
@@ -846,7 +844,7 @@ TEST(ClientsTest, RequestsQueuedAtACrashedWorkerAreLostWithIt) {
   World world(1);
   ClientsSettings settings = client_settings(1, 1, constant_backoff(0), lethe::Jitter::None);
   settings.rate_per_second = 1000.0;  // the request starts within a few milliseconds
-  ClientsSource clients(world.simulation, world.network, world.worker, settings, {8}, world.ledger,
+  ClientsSource clients(world.simulation, world.network, world.worker, settings, 8, 1, world.ledger,
                         world.simulation.rng("clients"));
   std::vector<Request> seen;
   // The first incarnation never reads its mailbox; the second one does.

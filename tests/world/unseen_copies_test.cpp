@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "scenario/loader.hpp"
+#include "sim/time.hpp"
 #include "tests/world/verdict_scenarios.hpp"
 #include "world/world.hpp"
 
@@ -64,6 +65,32 @@ TEST(UnseenCopies, MessagesNotYetPublishedWhenTheRunEndsAreUndeliveredToo) {
   EXPECT_GE(r.undelivered, 690u);
   EXPECT_LE(r.undelivered, 700u);
   EXPECT_EQ(r.undelivered_latest, 99'900'000'000);  // message 999, due at 999 x 100 ms
+}
+
+// Callers (topology.source = "clients") that had not yet made most of their requests when the run ended: those
+// are undelivered, not lost, and the run's memory follows the requests made (10^12 named here once needed a
+// vector of 10^12 outcomes and exhausted memory; 10^8 took 7 GB and reported every unmade request as lost).
+TEST(UnseenCopies, RequestsTheCallersNeverMadeAreUndeliveredNotLostAndCostNoMemory) {
+  const lethe::RunResult r = lethe::run_world(
+      test_support::load_library("webhook-no-dedupe", {"workload.messages=1000000000000", "run.duration=1m",
+                                                        "run.drain=false", "network.ack_loss=0"}),
+      1);
+  EXPECT_GT(r.messages, 1000u);  // 20 requests per second for a minute
+  EXPECT_LT(r.messages, 1400u);
+  EXPECT_LE(r.lost_messages, 10u);  // only requests in flight when the run was cut
+  EXPECT_EQ(r.messages + r.undelivered, 1'000'000'000'000u);
+  // The last of ~10^11 arrivals per caller at 2 per second: ~1,585 years, past the largest time (about 292 years).
+  EXPECT_EQ(r.undelivered_latest, sim::kTimeMax);
+}
+
+TEST(UnseenCopies, UnmadeRequestsAreDueWithinTheBoundOfTheirArrivals) {
+  // 300 requests at 20 per second take 15 s (mean); cut at 5 s, about 200 are unmade, the last due near 15 s.
+  const lethe::RunResult r = lethe::run_world(
+      test_support::load_library("webhook-no-dedupe", {"run.duration=5s", "run.drain=false"}), 1);
+  EXPECT_EQ(r.messages + r.undelivered, 300u);
+  EXPECT_GT(r.undelivered, 150u);
+  EXPECT_GT(r.undelivered_latest, 15 * 1'000'000'000LL);
+  EXPECT_LT(r.undelivered_latest, 35 * 1'000'000'000LL);  // 5 s + (u + 6 sqrt(u)) / (2 per second), u about 20
 }
 
 TEST(UnseenCopies, ADeliveryStillHeldWhenTheRunEndsIsUnansweredAndNamed) {
