@@ -30,7 +30,8 @@ set(LETHE_PUBLIC_HEADERS
     protocol/strategy_support.hpp
     runner/cli.hpp
     scenario/loader.hpp
-    sim/distribution.hpp sim/network.hpp sim/node.hpp sim/random.hpp sim/simulation.hpp sim/time.hpp sim/trace.hpp
+    sim/distribution.hpp sim/network.hpp sim/node.hpp sim/random.hpp sim/scheduler.hpp sim/simulation.hpp sim/time.hpp
+    sim/timer_queue.hpp sim/trace.hpp
     world/counterfactual.hpp world/external_shared.hpp world/retry.hpp world/sink.hpp world/world.hpp)
 
 # The libraries by their exported names (lethe::<name>), each after every library it depends on.

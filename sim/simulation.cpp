@@ -202,32 +202,13 @@ struct PooledStack {
 Simulation::Simulation(SimulationOptions options)
     : options_(options),
       stack_pool_(std::make_shared<StackPool>(options.stack_bytes)),
-      schedule_rng_(Rng::derive(options.seed, "kernel.schedule")),
-      pct_priority_rng_(Rng::derive(options.seed, "kernel.pct.priority")) {
+      scheduler_(options.seed, options.policy, options.pct_depth, options.pct_steps) {
   LETHE_ASSERT(t_current == nullptr, "one Simulation per thread at a time");
-  if (options.policy == SchedulePolicy::Pct) {
-    LETHE_ASSERT(options.pct_depth >= 1, "Simulation: pct_depth must be at least 1");
-    const auto changes = static_cast<std::uint64_t>(options.pct_depth - 1);
-    LETHE_ASSERT(changes == 0 || options.pct_steps > 0,
-                 "Simulation: pct_steps must be at least 1 when pct_depth is above 1");
-    // d - 1 distinct steps, uniform in 1..k (all of them when k < d - 1): rejection keeps each uniform.
-    Rng change_rng = Rng::derive(options.seed, "kernel.pct.change");
-    while (change_points_.size() < std::min(changes, options.pct_steps)) {
-      const auto step = static_cast<std::uint64_t>(change_rng.between(1, static_cast<std::int64_t>(options.pct_steps)));
-      if (std::find(change_points_.begin(), change_points_.end(), step) == change_points_.end()) {
-        change_points_.push_back(step);
-      }
-    }
-    std::sort(change_points_.begin(), change_points_.end());
-  }
   if (t_algorithm == nullptr) boost::fibers::use_scheduling_algorithm<KernelAlgorithm>();
   LETHE_KERNEL_ASSERT(t_algorithm != nullptr);
   algorithm_ = t_algorithm;
   algorithm_->simulation_ = this;
   t_current = this;
-  timers_.reserve(1024);
-  lanes_.reserve(kMaxLanes);
-  recent_delays_.fill(-1);  // delays are >= 0
 }
 
 Simulation::~Simulation() {
@@ -276,139 +257,13 @@ void Simulation::push_timer(Time time, Waker waker, std::function<void()> fn) {
     time = now_;
   }
   if (fn) {
-    std::uint32_t index;
-    if (!free_callbacks_.empty()) {
-      index = free_callbacks_.back();
-      free_callbacks_.pop_back();
-      callbacks_[index] = std::move(fn);
-    } else {
-      index = static_cast<std::uint32_t>(callbacks_.size());
-      callbacks_.push_back(std::move(fn));
-    }
-    insert_timer(Timer{time, timer_sequence_++, index, kNoSlot});
+    timers_.push_callback(now_, time, std::move(fn));
   } else {
-    insert_timer(Timer{time, timer_sequence_++, waker.wait_id, waker.slot});
+    timers_.push_wakeup(now_, time, waker.slot, waker.wait_id);
   }
-  if (stale_timers_ > 1024 && stale_timers_ * 2 > timer_count_) compact_timers();
-}
-
-void Simulation::insert_timer(const Timer& timer) {
-  ++timer_count_;
-  const Duration delay = timer.time - now_;
-  for (std::size_t i = 0; i < lanes_.size(); ++i) {
-    Lane& lane = lanes_[i];
-    if (lane.delay == delay) {
-      const bool was_empty = lane.empty();
-      lane.items.push_back(timer);
-      if (was_empty) activate_lane(i);
-      return;
-    }
+  if (timers_.worth_compacting()) {
+    timers_.compact([this](const TimerQueue::Timer& timer) { return !waiting(Waker{timer.slot, timer.payload}); });
   }
-  if (std::find(recent_delays_.begin(), recent_delays_.end(), delay) != recent_delays_.end()) {
-    std::size_t free_lane = kNoSource;
-    if (lanes_.size() < kMaxLanes) {
-      lanes_.emplace_back();
-      free_lane = lanes_.size() - 1;
-    } else {
-      for (std::size_t i = 0; i < lanes_.size(); ++i) {
-        if (lanes_[i].empty()) {
-          free_lane = i;
-          break;
-        }
-      }
-    }
-    if (free_lane != kNoSource) {
-      lanes_[free_lane].delay = delay;
-      lanes_[free_lane].items.push_back(timer);
-      activate_lane(free_lane);
-      return;
-    }
-  } else {
-    recent_delays_[recent_next_] = delay;
-    recent_next_ = (recent_next_ + 1) % kRecentDelays;
-  }
-  timers_.push_back(timer);
-  std::push_heap(timers_.begin(), timers_.end(), TimerLater{});
-}
-
-void Simulation::activate_lane(std::size_t lane) {
-  // Insertion into the ordered list of non-empty lanes.
-  const Timer& front = lanes_[lane].front();
-  std::size_t position = active_count_;
-  while (position > 0 && TimerLater{}(lanes_[active_lanes_[position - 1]].front(), front)) {
-    active_lanes_[position] = active_lanes_[position - 1];
-    --position;
-  }
-  active_lanes_[position] = static_cast<std::uint8_t>(lane);
-  ++active_count_;
-}
-
-void Simulation::reorder_lanes() {
-  active_count_ = 0;
-  for (std::size_t i = 0; i < lanes_.size(); ++i) {
-    if (!lanes_[i].empty()) activate_lane(i);
-  }
-}
-
-void Simulation::Lane::pop_front() {
-  ++head;
-  if (head == items.size()) {
-    items.clear();
-    head = 0;
-  } else if (head >= 4096 && head * 2 >= items.size()) {
-    items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(head));
-    head = 0;
-  }
-}
-
-std::size_t Simulation::earliest_source() const {
-  if (active_count_ == 0) return timers_.empty() ? kNoSource : kHeapSource;
-  const std::size_t lane = active_lanes_[0];
-  if (!timers_.empty() && TimerLater{}(lanes_[lane].front(), timers_.front())) return kHeapSource;
-  return lane;
-}
-
-Simulation::Timer Simulation::take_timer(std::size_t source) {
-  --timer_count_;
-  if (source == kHeapSource) {
-    std::pop_heap(timers_.begin(), timers_.end(), TimerLater{});
-    const Timer timer = timers_.back();
-    timers_.pop_back();
-    return timer;
-  }
-  // `source` is the earliest lane: active_lanes_[0].
-  Lane& lane = lanes_[source];
-  const Timer timer = lane.front();
-  lane.pop_front();
-  if (lane.empty()) {
-    std::copy(active_lanes_.begin() + 1, active_lanes_.begin() + static_cast<std::ptrdiff_t>(active_count_),
-              active_lanes_.begin());
-    --active_count_;
-  } else {
-    const Timer& front = lane.front();
-    std::size_t position = 0;
-    while (position + 1 < active_count_ && TimerLater{}(front, lanes_[active_lanes_[position + 1]].front())) {
-      active_lanes_[position] = active_lanes_[position + 1];
-      ++position;
-    }
-    active_lanes_[position] = static_cast<std::uint8_t>(source);
-  }
-  return timer;
-}
-
-void Simulation::compact_timers() {
-  const auto stale = [this](const Timer& t) { return t.slot != kNoSlot && !waiting(Waker{t.slot, t.payload}); };
-  std::erase_if(timers_, stale);
-  std::make_heap(timers_.begin(), timers_.end(), TimerLater{});
-  timer_count_ = timers_.size();
-  for (Lane& lane : lanes_) {
-    lane.items.erase(lane.items.begin(), lane.items.begin() + static_cast<std::ptrdiff_t>(lane.head));
-    lane.head = 0;
-    std::erase_if(lane.items, stale);  // keeps the order
-    timer_count_ += lane.items.size();
-  }
-  stale_timers_ = 0;
-  reorder_lanes();
 }
 
 void Simulation::at(Time time, std::function<void()> fn) {
@@ -439,7 +294,7 @@ void Simulation::make_ready(std::uint32_t slot_index) {
   slot.wait_id = 0;
   if (slot.deadline_armed) {
     slot.deadline_armed = false;
-    ++stale_timers_;
+    timers_.note_stale();
   }
   ready_.push_back(Ready{slot.context, slot_index});
 }
@@ -536,29 +391,7 @@ void Simulation::suspend_current(std::uint32_t self) {
 }
 
 std::size_t Simulation::choose_ready_index() {
-  ++schedule_steps_;
-  switch (options_.policy) {
-    case SchedulePolicy::Fifo: return 0;
-    case SchedulePolicy::Random:
-      if (ready_.size() == 1) return 0;
-      return static_cast<std::size_t>(schedule_rng_.below(ready_.size()));
-    case SchedulePolicy::Pct: return choose_by_priority();
-  }
-  return 0;
-}
-
-std::size_t Simulation::choose_by_priority() {
-  // The highest priority wins; a tie (two equal 64-bit draws) goes to the one ready first.
-  std::size_t chosen = 0;
-  for (std::size_t i = 1; i < ready_.size(); ++i) {
-    if (slots_[ready_[i].slot].priority > slots_[ready_[chosen].slot].priority) chosen = i;
-  }
-  if (next_change_ < change_points_.size() && change_points_[next_change_] == schedule_steps_) {
-    // The fiber that runs this step ends it below every drawn priority: i for the i-th change point (1-based).
-    ++next_change_;
-    slots_[ready_[chosen].slot].priority = next_change_;
-  }
-  return chosen;
+  return scheduler_.choose(ready_.size(), [this](std::size_t i) -> std::uint64_t& { return slots_[ready_[i].slot].priority; });
 }
 
 void Simulation::advance() {
@@ -568,21 +401,19 @@ void Simulation::advance() {
     return;
   }
   while (ready_.empty()) {
-    std::size_t source = earliest_source();
+    const TimerQueue::Timer* next = timers_.earliest();
     // A timer due at kTimeMax is "never" (a saturated sum): firing it would leave time stuck at its end.
-    if (source == kNoSource || timer_at(source).time > limit_ || timer_at(source).time == kTimeMax) {
+    if (next == nullptr || next->time > limit_ || next->time == kTimeMax) {
       finish_run();
       return;
     }
-    const Time instant = timer_at(source).time;
+    const Time instant = next->time;
     LETHE_KERNEL_ASSERT(instant >= now_);  // virtual time never goes backwards
     now_ = instant;
-    while (source != kNoSource && timer_at(source).time == instant) {
-      const Timer timer = take_timer(source);
-      if (timer.slot == kNoSlot) {
-        std::function<void()> fn = std::move(callbacks_[timer.payload]);
-        free_callbacks_.push_back(static_cast<std::uint32_t>(timer.payload));
-        run_callback(fn);
+    while (next != nullptr && next->time == instant) {
+      const TimerQueue::Timer timer = timers_.pop();
+      if (timer.slot == TimerQueue::kCallback) {
+        run_callback(timers_.take_callback(timer));
         if (!failure_.empty()) {
           finish_run();
           return;
@@ -591,10 +422,10 @@ void Simulation::advance() {
         slots_[timer.slot].timed_out = true;
         slots_[timer.slot].deadline_armed = false;
         make_ready(timer.slot);
-      } else if (stale_timers_ > 0) {
-        --stale_timers_;
+      } else {
+        timers_.popped_stale();
       }
-      source = earliest_source();
+      next = timers_.earliest();
     }
   }
 }
@@ -696,10 +527,7 @@ void Simulation::spawn_fiber(Node& node, std::function<void()> body) {
   slot.next_wait_id = ++wait_counter_;
   node.fiber_slots_.push_back(index);
   ++live_fibers_;
-  // Drawn priorities sit above every demoted one (1 .. d - 1): the top bits of a draw, offset by d.
-  if (options_.policy == SchedulePolicy::Pct) {
-    slot.priority = static_cast<std::uint64_t>(options_.pct_depth) + (pct_priority_rng_.next() >> 8);
-  }
+  slot.priority = scheduler_.spawn_priority();
   try {
     spawning_slot_ = index;
     start_fiber(index, std::move(body));

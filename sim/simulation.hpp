@@ -42,7 +42,9 @@
 #include <vector>
 
 #include "sim/random.hpp"
+#include "sim/scheduler.hpp"
 #include "sim/time.hpp"
+#include "sim/timer_queue.hpp"
 #include "sim/trace.hpp"
 
 namespace boost::fibers {
@@ -69,19 +71,7 @@ struct InternalError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Which ready fiber runs next. Each decision is one scheduling step (schedule_steps()).
-//   Fifo    the one that became ready first;
-//   Random  one drawn uniformly among the ready ones (stream "kernel.schedule");
-//   Pct     probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010) over the kernel's one thread:
-//           every fiber draws a random priority when it is spawned (its first readiness; stream
-//           "kernel.pct.priority"), the ready fiber of highest priority runs, and pct_depth - 1 change points
-//           are drawn once, distinct and uniform among the steps 1..pct_steps (stream "kernel.pct.change"):
-//           the fiber picked at the i-th change point then drops to priority i, below every drawn priority
-//           (and below the fibers demoted at earlier change points: later demotions rank above earlier ones,
-//           as in the paper). A bug that needs d ordering constraints among n fibers in k steps is hit with
-//           probability at least 1 / (n k^(d-1)) per run when pct_steps is about k.
-// Fifo draws nothing; Random and Pct draw only from their own streams, so no other stream shifts.
-enum class SchedulePolicy { Fifo, Random, Pct };
+// SchedulePolicy (which ready fiber runs next) is in sim/scheduler.hpp.
 
 using NodeId = std::uint32_t;
 using GroupId = std::uint32_t;
@@ -138,7 +128,7 @@ class Simulation {
   // Throws InternalError if a fiber failed with an unexpected exception.
   void run_until(Time limit = kTimeMax);
   void run() { run_until(kTimeMax); }
-  bool has_pending_timers() const { return timer_count_ > 0; }
+  bool has_pending_timers() const { return !timers_.empty(); }
   std::size_t live_fibers() const { return live_fibers_; }
 
   // --- await points (call only from a simulated fiber) ---
@@ -164,9 +154,9 @@ class Simulation {
   std::uint64_t context_switches() const { return switches_; }
   // Scheduling decisions so far: how many times a ready fiber was picked to run (one per await point a fiber
   // left and per fiber start), whatever the policy; the same with and without the fast path.
-  std::uint64_t schedule_steps() const { return schedule_steps_; }
+  std::uint64_t schedule_steps() const { return scheduler_.steps(); }
   // Pct: the steps the change points were drawn at, ascending (empty for the other policies).
-  const std::vector<std::uint64_t>& pct_change_points() const { return change_points_; }
+  const std::vector<std::uint64_t>& pct_change_points() const { return scheduler_.change_points(); }
 
  private:
   friend class KernelAlgorithm;
@@ -188,45 +178,8 @@ class Simulation {
     boost::fibers::context* context;
     std::uint32_t slot;
   };
-  // Trivially copyable heap entry (32 bytes): a fiber wake-up (slot != kNoSlot, payload = wait id) or a
-  // callback (slot == kNoSlot, payload = index into callbacks_).
-  struct Timer {
-    Time time;
-    std::uint64_t sequence;
-    std::uint64_t payload;
-    std::uint32_t slot;
-  };
-  struct TimerLater {
-    bool operator()(const Timer& x, const Timer& y) const {
-      return x.time != y.time ? x.time > y.time : x.sequence > y.sequence;
-    }
-  };
-
-  // The timer queue: a binary heap plus "lanes", FIFO queues of timers pushed with one same delay (time - now at
-  // the push: an RPC timeout, a constant latency, a TTL). Virtual time never goes back and sequence numbers grow,
-  // so each lane is sorted by (time, sequence) as it is filled, and the earliest timer is the least of the heap's
-  // top and the lanes' fronts: the same order as one heap, at O(1) per push and pop for the common delays (a
-  // heap holding 100k TTL timers made every RPC pay two ~17-level sifts). A delay gets a lane the second time
-  // it is seen among the last kRecentDelays heap pushes (random delays never repeat); an empty lane is
-  // reassigned when every lane is taken.
-  struct Lane {
-    Duration delay = 0;
-    std::vector<Timer> items;  // [head, end) pending, sorted
-    std::size_t head = 0;
-    bool empty() const { return head == items.size(); }
-    const Timer& front() const { return items[head]; }
-    void pop_front();
-  };
-  static constexpr std::size_t kMaxLanes = 8;
-  static constexpr std::size_t kRecentDelays = 8;
-  static constexpr std::size_t kHeapSource = SIZE_MAX - 1;
-  static constexpr std::size_t kNoSource = SIZE_MAX;
+  // Queues a wake-up of `waker` (fn empty) or the callback fn at `time`; a time before now fails the run.
   void push_timer(Time time, Waker waker, std::function<void()> fn);
-  void insert_timer(const Timer& timer);
-  // Where the earliest pending timer is: a lane index, kHeapSource, or kNoSource when none is pending.
-  std::size_t earliest_source() const;
-  const Timer& timer_at(std::size_t source) const { return source == kHeapSource ? timers_.front() : lanes_[source].front(); }
-  Timer take_timer(std::size_t source);
   // Pops every timer due at the earliest instant (repeating while nothing became
   // ready). Sets finished_ when there is nothing left before the limit.
   void advance();
@@ -242,7 +195,7 @@ class Simulation {
   void handle_pause(std::uint32_t slot);
   void fail(std::string message);
   boost::fibers::context* pick_next();
-  std::size_t choose_ready_index();
+  std::size_t choose_ready_index();  // one scheduling step among ready_
   static constexpr std::size_t kNoPick = SIZE_MAX;
   std::size_t preselected_ = kNoPick;
   bool has_ready() const;
@@ -250,24 +203,9 @@ class Simulation {
   SimulationOptions options_;
   Time now_ = 0;
   Time limit_ = kTimeMax;
-  std::uint64_t timer_sequence_ = 0;
   std::uint64_t wait_counter_ = 0;
   std::uint64_t switches_ = 0;
-  std::vector<Timer> timers_;  // binary heap with TimerLater (timers not in a lane)
-  std::vector<Lane> lanes_;    // at most kMaxLanes
-  std::array<Duration, kRecentDelays> recent_delays_{};
-  std::size_t recent_next_ = 0;
-  std::size_t timer_count_ = 0;  // heap + lanes
-  // The non-empty lanes, ordered by their fronts (earliest first): the earliest timer is the heap's top or
-  // lanes_[active_lanes_[0]].front(), found in O(1); a pop moves its lane back past the lanes now earlier.
-  std::array<std::uint8_t, kMaxLanes> active_lanes_{};
-  std::size_t active_count_ = 0;
-  void activate_lane(std::size_t lane);  // REQUIRES: the lane just got its first timer
-  void reorder_lanes();                  // after compact_timers
-  std::size_t stale_timers_ = 0;  // fiber timers whose wait already ended (dropped when popped or compacted)
-  void compact_timers();
-  std::vector<std::function<void()>> callbacks_;
-  std::vector<std::uint32_t> free_callbacks_;
+  TimerQueue timers_;
   std::deque<Ready> ready_;
   std::uint32_t spawning_slot_ = kNoSlot;  // the slot of the fiber being constructed (Boost readies it at once)
   std::uint32_t slot_of(boost::fibers::context* ctx) const;  // kNoSlot when no slot holds it
@@ -281,13 +219,8 @@ class Simulation {
   std::shared_ptr<StackPool> stack_pool_;
   std::vector<std::string> group_names_;
   Trace trace_;
-  Rng schedule_rng_;
-  std::uint64_t schedule_steps_ = 0;
-  Rng pct_priority_rng_;
-  std::vector<std::uint64_t> change_points_;  // Pct, ascending
-  std::size_t next_change_ = 0;               // the first change point not reached yet
-  bool schedule_recorded_ = false;            // the policy's trace record (not for Fifo) is written
-  std::size_t choose_by_priority();
+  Scheduler scheduler_;
+  bool schedule_recorded_ = false;  // the policy's trace record (not for Fifo) is written
   KernelAlgorithm* algorithm_ = nullptr;
   boost::fibers::context* main_waiting_ = nullptr;
   bool running_ = false;
