@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "runner/cli.hpp"
+#include "runner/command.hpp"
 
 #ifdef LETHE_MIMALLOC
 namespace {
@@ -45,7 +46,7 @@ void exit_out_of_memory(int error, void* /*unused*/) {
     const auto written = ::write(STDERR_FILENO, text, static_cast<std::size_t>(length));
     static_cast<void>(written);  // nothing better to do if stderr is gone too
   }
-  ::_exit(5);  // runner::kExitResources
+  ::_exit(runner::kExitResources);
 }
 }  // namespace
 #endif

@@ -14,15 +14,6 @@ namespace runner {
 
 namespace {
 
-bool reads_key(const std::string& strategy, const std::string& key) {
-  const auto* info = lethe::find_strategy(strategy);
-  if (info == nullptr) return false;
-  for (const auto& k : info->keys) {
-    if (k.name == key) return true;
-  }
-  return false;
-}
-
 // "FILE:LINE:COL: protocol.kind" where the kind was written, "FILE: protocol.kind" when it was left at its default.
 std::string kind_place(const lethe::ScenarioConfig& config, const std::string& file) {
   for (const char* key : {"protocol.kind", "protocol"}) {
@@ -38,11 +29,9 @@ std::string kind_place(const lethe::ScenarioConfig& config, const std::string& f
 std::string missing_key(const lethe::ScenarioConfig& config, const std::string& file, const std::string& key,
                         const std::string& why) {
   const std::string& kind = config.protocol.kind;
-  if (reads_key(kind, key)) return {};
+  if (lethe::find_key(lethe::strategy_info(kind), key) != nullptr) return {};
   std::string allowed;
-  for (const auto& name : lethe::strategy_names()) {
-    if (reads_key(name, key)) allowed += (allowed.empty() ? "\"" : ", \"") + name + "\"";
-  }
+  for (const auto& name : lethe::strategies_reading(key)) allowed += (allowed.empty() ? "\"" : ", \"") + name + "\"";
   return fmt::format("{}: found \"{}\", a strategy that reads no {} ({}); allowed: a strategy that reads it: {}",
                      kind_place(config, file), kind, key, why, allowed);
 }
