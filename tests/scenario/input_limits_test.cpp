@@ -13,7 +13,7 @@
 #include "scenario/loader.hpp"
 #include "scenario/text.hpp"
 #include "sim/distribution.hpp"
-#include "support.hpp"
+#include "tests/runner/support.hpp"
 
 namespace {
 

@@ -34,7 +34,7 @@ TEST(ResultSchema, TheCommittedSchemaIsWhatTheResultFieldTableGives) {
     std::ofstream(kSchema, std::ios::binary) << generated;
   }
   EXPECT_EQ(read_file(kSchema), generated)
-      << "docs/result.schema.json is stale: LETHE_UPDATE_SCHEMA=1 build/tests/runner_tests "
+      << "docs/result.schema.json is stale: LETHE_UPDATE_SCHEMA=1 build/tests/reports_tests "
          "--gtest_filter='ResultSchema.*' rewrites it";
 }
 

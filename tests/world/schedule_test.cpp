@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "support.hpp"
+#include "tests/runner/support.hpp"
 #include "world/world.hpp"
 
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "reports/output_file.hpp"
-#include "support.hpp"
+#include "tests/runner/support.hpp"
 
 namespace fs = std::filesystem;
 
