@@ -17,7 +17,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace result_schema_test {
 
 using namespace test_support;  // shell, run_lethe, read_file (tests/runner/support.hpp)
 
@@ -96,4 +96,4 @@ TEST(ResultSchema, AResultWithAFieldOfTheWrongTypeIsInvalid) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace result_schema_test

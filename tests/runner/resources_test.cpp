@@ -6,7 +6,7 @@
 
 #include "support.hpp"
 
-namespace {
+namespace resources_test {
 
 using test_support::shell;
 
@@ -47,4 +47,4 @@ TEST(Resources, AHeapBeyondTheAddressSpaceLimitExitsThreeNamingTheLimitNotASigna
   EXPECT_NE(outcome.out.find("address-space limit 143 MiB"), std::string::npos) << outcome.out;
 }
 
-}  // namespace
+}  // namespace resources_test

@@ -15,7 +15,7 @@
 #include "sim/distribution.hpp"
 #include "tests/runner/support.hpp"
 
-namespace {
+namespace input_limits_test {
 
 namespace fs = std::filesystem;
 
@@ -188,4 +188,4 @@ TEST(ScenarioLoaderEncoding, AControlCharacterAnywhereIsRefusedBeforeTomlPlusPlu
   EXPECT_NE(errors.find("found control character U+007F"), std::string::npos) << errors;
 }
 
-}  // namespace
+}  // namespace input_limits_test

@@ -13,7 +13,7 @@
 #include "tests/runner/support.hpp"
 #include "world/world.hpp"
 
-namespace {
+namespace schedule_test {
 
 using test_support::load_config;
 using test_support::run_lethe;
@@ -119,4 +119,4 @@ TEST(Schedule, ARandomAndAPctSeedGiveTheSameTraceHashOnOneThreadAndOnSeveral) {
   }
 }
 
-}  // namespace
+}  // namespace schedule_test

@@ -13,7 +13,7 @@
 #include "tests/world/verdict_scenarios.hpp"
 #include "world/world.hpp"
 
-namespace {
+namespace unseen_copies_test {
 
 namespace fs = std::filesystem;
 
@@ -90,4 +90,4 @@ TEST(UnseenCopies, AnExternalNodeThatNeverAnswersLeavesEveryConsumerHoldingADeli
   EXPECT_EQ(r.unanswered_examples.size(), 2u);
 }
 
-}  // namespace
+}  // namespace unseen_copies_test
