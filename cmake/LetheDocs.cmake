@@ -30,12 +30,12 @@ add_test(NAME cli_doc_lists_every_option
 # sections of docs/results.md (the cause-docs test with LETHE_UPDATE_DOCS=1) and the man page (man-page). Each has a test that fails while the committed file is stale.
 if(TARGET lethe_reference)
   add_custom_target(docs
-    COMMAND ${CMAKE_COMMAND} -E env LETHE_UPDATE_SCHEMA=1 $<TARGET_FILE:runner_tests>
+    COMMAND ${CMAKE_COMMAND} -E env LETHE_UPDATE_SCHEMA=1 $<TARGET_FILE:reports_tests>
             --gtest_filter=ResultSchema.TheCommittedSchemaIsWhatTheResultFieldTableGives
     COMMAND ${CMAKE_COMMAND} -E env LETHE_UPDATE_DOCS=1 $<TARGET_FILE:check_tests> --gtest_filter=CauseDocs.*
     COMMAND ${LETHE_PYTHON3} ${PROJECT_SOURCE_DIR}/scripts/man-page $<TARGET_FILE:lethe> --write
             ${PROJECT_SOURCE_DIR}/docs/lethe.1
-    DEPENDS scenario-reference runner_tests check_tests lethe
+    DEPENDS scenario-reference reports_tests check_tests lethe
     COMMENT "Writing docs/scenario-reference.md, docs/result-fields.md, docs/result.schema.json, docs/results.md's cause sections and docs/lethe.1"
     VERBATIM)
 endif()

@@ -12,7 +12,7 @@
 
 #include "core/result.hpp"
 
-namespace {
+namespace cause_docs_test {
 
 const std::filesystem::path kResults = std::filesystem::path(LETHE_SOURCE_DIR) / "docs" / "results.md";
 constexpr std::string_view kBegin = "<!-- cause sections: generated from kCauses (core/result.hpp) -->\n";
@@ -78,4 +78,4 @@ TEST(CauseDocs, EveryCauseHasItsOwnSectionInResultsMd) {
   }
 }
 
-}  // namespace
+}  // namespace cause_docs_test

@@ -9,7 +9,7 @@
 #include <string>
 #include <variant>
 
-namespace {
+namespace history_test {
 
 namespace history = lethe::history;
 using lethe::lin::kNever;
@@ -204,4 +204,4 @@ TEST(ObservedStoreModel, AWriteWhosePreviousItemWasNotObservedIsStillChecked) {
             Verdict::Linearizable);
 }
 
-}  // namespace
+}  // namespace history_test

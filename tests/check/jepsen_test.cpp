@@ -16,7 +16,7 @@
 #include "check/linearizability_batch.hpp"
 #include "check/total_queue_model.hpp"
 
-namespace {
+namespace jepsen_test {
 
 namespace history = lethe::history;
 namespace edn = lethe::history::edn;
@@ -337,9 +337,9 @@ TEST(KnossosGroundTruth, EveryKnossosHistoryGetsTheVerdictKnossossTestsExpect) {
   EXPECT_EQ(checked, 10u);
 }
 
-}  // namespace
+}  // namespace jepsen_test
 
-namespace {
+namespace jepsen_test {
 
 // ---------------------------------------------------------------- JSON lines: why a line is not JSON
 
@@ -375,4 +375,4 @@ TEST(JsonLines, EveryJsonLineReaderSaysWhyALineIsNotJsonWithoutQuotingItsBytes) 
   }
 }
 
-}  // namespace
+}  // namespace jepsen_test

@@ -5,7 +5,7 @@
 #include <rapidcheck/gtest.h>
 
 namespace lethe {
-namespace {
+namespace ledger_test {
 
 AttemptId add_attempt(Ledger& ledger, MessageId id) {
   AttemptRecord record;
@@ -108,5 +108,5 @@ RC_GTEST_PROP(ExpectedIds, ListsEveryAddedPairInOrderLikeAPlainListWhateverTheId
   RC_ASSERT(listed == plain);
 }
 
-}  // namespace
+}  // namespace ledger_test
 }  // namespace lethe

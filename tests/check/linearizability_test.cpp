@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace {
+namespace linearizability_test {
 
 using lethe::lin::kNever;
 using lethe::lin::Time;
@@ -928,4 +928,4 @@ TEST(IncrementalLinearizability, KeepsOnlyWhatIsInFlightOverALongHistory) {
   EXPECT_EQ(checker.finish().verdict, Verdict::Linearizable);
 }
 
-}  // namespace
+}  // namespace linearizability_test

@@ -15,7 +15,7 @@
 #include "check/ledger.hpp"
 
 namespace lethe {
-namespace {
+namespace memo_overwrite_test {
 
 // Slow emails redelivered twice: takeovers of live owners (max_processing_time below the work), and, with a
 // TTL shorter than the redelivery delay, reruns after eviction.
@@ -153,5 +153,5 @@ TEST(MemoOverwrites, TheStoreReplyDecides) {
   EXPECT_FALSE(memo_overwrite(keep, reply, 150));  // writes no memoized result
 }
 
-}  // namespace
+}  // namespace memo_overwrite_test
 }  // namespace lethe

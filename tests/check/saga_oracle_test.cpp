@@ -7,7 +7,7 @@
 #include "check/saga_oracle.hpp"
 #include "protocol/saga.hpp"
 
-namespace {
+namespace saga_oracle_test {
 
 using lethe::compensation_processor;
 using lethe::step_processor;
@@ -122,4 +122,4 @@ TEST(SagaOracle, SettledGroupsCountAsExecutions) {
   EXPECT_EQ(sagas.judge().saga_completed, 1u);
 }
 
-}  // namespace
+}  // namespace saga_oracle_test

@@ -18,7 +18,7 @@
 #include "live/credentials.hpp"
 #include "live/store.hpp"
 
-namespace {
+namespace credentials_test {
 
 constexpr const char* kSecret = "S3cr3tPW";
 
@@ -189,8 +189,6 @@ TEST(LiveCredentials, ARedisAclUserInTheUrlIsSentWithThePassword) {
   }
 }
 
-}  // namespace
-
 // The command-line parser quotes the words it did not expect: an unquoted conninfo's password among them, in
 // any order.
 TEST(LiveCredentials, WordsOfAnyTargetAreMaskedInTextThatQuotesTheCommandLine) {
@@ -210,3 +208,5 @@ TEST(LiveCredentials, WordsOfAnyTargetAreMaskedInTextThatQuotesTheCommandLine) {
   EXPECT_EQ(live::mask_words("--target: At Most 1 required but received 2"),
             "--target: At Most 1 required but received 2");
 }
+
+}  // namespace credentials_test

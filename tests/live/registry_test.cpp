@@ -8,7 +8,7 @@
 #include "live_support.hpp"
 #include "tests/protocol/run_always_strategy.hpp"
 
-namespace {
+namespace registry_test {
 
 using lethe::Basis;
 using lethe::Cause;
@@ -73,4 +73,4 @@ TEST(LiveRegistry, AStrategyWhoseEffectIsAStoreTransactionIsRefused) {
   EXPECT_NE(live::validate(s).find("unknown protocol.kind"), std::string::npos) << live::validate(s);
 }
 
-}  // namespace
+}  // namespace registry_test

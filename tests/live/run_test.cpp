@@ -5,7 +5,7 @@
 
 #include "live_support.hpp"
 
-namespace {
+namespace run_test {
 
 using live_test::expect_caught_within;
 using live_test::expect_correct_under_faults;
@@ -101,4 +101,4 @@ TEST(LiveRedis, GetThenSetIsCaughtWithinFiveRuns) {
   EXPECT_LE(expect_caught_within("redis", "get-then-set", 5), 5);
 }
 
-}  // namespace
+}  // namespace run_test

@@ -11,7 +11,7 @@
 #include "live_support.hpp"
 #include "sim/random.hpp"
 
-namespace {
+namespace semantics_test {
 
 using lethe::Assign;
 using lethe::Key;
@@ -144,4 +144,4 @@ TEST(LiveRedisCodec, MalformedValuesAreRejected) {
   EXPECT_TRUE(live::decode_item("|||0||0").has_value());
 }
 
-}  // namespace
+}  // namespace semantics_test

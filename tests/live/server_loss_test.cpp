@@ -23,7 +23,7 @@
 
 extern char** environ;
 
-namespace {
+namespace server_loss_test {
 
 using sim::kMillisecond;
 using sim::kSecond;
@@ -145,4 +145,4 @@ TEST(LiveRedisServerLoss, AServerKilledMidRunEndsTheRunWithinSecondsWithItsSumma
   EXPECT_LE(live_test::coverage(o, "store.connect_failures"), static_cast<std::uint64_t>(25 * s.workers));
 }
 
-}  // namespace
+}  // namespace server_loss_test

@@ -16,7 +16,7 @@
 #include "live/store.hpp"
 #include "live_support.hpp"
 
-namespace {
+namespace setup_test {
 
 // A plain client of the test server (LETHE_REDIS_URL of the form redis://host:port[/db]).
 class RedisClient {
@@ -250,4 +250,4 @@ TEST(LivePostgresSetup, ATableDroppedDuringARunIsASetUpErrorNotAnUnknownOutcome)
   }
 }
 
-}  // namespace
+}  // namespace setup_test

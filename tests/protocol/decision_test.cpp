@@ -8,7 +8,7 @@
 #include <limits>
 #include <optional>
 
-namespace {
+namespace decision_test {
 
 using lethe::Basis;
 using lethe::Decision;
@@ -225,4 +225,4 @@ TEST(DecisionTable, ARecordThatWasNeverClaimedCountsAsAbsent) {
   EXPECT_EQ(decide_with_basis(unclaimed, 0, 1, false), (lethe::DecisionAndBasis{Decision::Process, Basis::Absent}));
 }
 
-}  // namespace
+}  // namespace decision_test

@@ -17,7 +17,7 @@
 #include "sim/simulation.hpp"
 #include "world/world.hpp"
 
-namespace {
+namespace registry_test {
 
 using lethe::Basis;
 using lethe::Cause;
@@ -290,4 +290,4 @@ TEST(RegistryWorld, ADecisionBasisOutsideTheDeclaredSetStopsTheRunWithAnInternal
   }
 }
 
-}  // namespace
+}  // namespace registry_test

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-namespace {
+namespace store_ops_test {
 
 using lethe::Condition;
 using lethe::Item;
@@ -55,4 +55,4 @@ TEST(StoreOpsDelete, AnUnconditionalDeleteRemovesWhateverIsThere) {
   EXPECT_EQ(lethe::describe(lethe::delete_op(kKey, still_owned_by(1))), "delete(0x7, conditional)");
 }
 
-}  // namespace
+}  // namespace store_ops_test

@@ -23,7 +23,7 @@
 #include "sim/node.hpp"
 #include "sim/simulation.hpp"
 
-namespace {
+namespace strategies_test {
 
 using lethe::AttemptId;
 using lethe::Basis;
@@ -1056,4 +1056,4 @@ TEST(ProtocolFactory, RefusesSettingsTheLoaderWouldHaveRejected) {
   EXPECT_NE(lethe::make_strategy(settings, store, clock, hooks, sim::Rng(1)), nullptr);
 }
 
-}  // namespace
+}  // namespace strategies_test

@@ -11,7 +11,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace report_legibility_test {
 
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("report-legibility-test", name); }
 
@@ -41,7 +41,6 @@ reports::ReportInput spread_grid() {
   return in;
 }
 
-}  // namespace
 
 TEST(ReportLegibility, ALogColourScaleIsLabelledWithValuesInsideItsRangeNotOnlyAtWholeDecades) {
   const fs::path dir = temp_dir("heat");
@@ -84,3 +83,5 @@ TEST(ReportLegibility, TheCausesTableHasAColumnPerCauseSeenAndNamesTheCausesNoCe
   EXPECT_NE(html.find("<p>0 in every cell: unprotected, herd_takeover, completion_lost"), std::string::npos);
   fs::remove_all(dir);
 }
+
+}  // namespace report_legibility_test

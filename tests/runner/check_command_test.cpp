@@ -11,7 +11,7 @@
 
 #include "support.hpp"
 
-namespace {
+namespace check_command_test {
 
 using namespace test_support;  // shell, run_lethe, temp_dir, read_file (tests/runner/support.hpp)
 
@@ -168,9 +168,9 @@ TEST(CheckCommand, BadInputExitsTwoNamingFileLineAndWhatWasExpected) {
   EXPECT_NE(format.out.find("allowed: auto, lethe, jepsen-edn, jepsen-log"), std::string::npos) << format.out;
 }
 
-}  // namespace
+}  // namespace check_command_test
 
-namespace {
+namespace check_command_test {
 
 // The last line of `lethe run --json` (a terminal may add progress lines before it).
 nlohmann::json result_line(const std::string& out) {
@@ -202,9 +202,9 @@ TEST(CheckCommand, ARunsStoreHistoryIsJudgedByCheckAsTheRunJudgedIt) {
   }
 }
 
-}  // namespace
+}  // namespace check_command_test
 
-namespace {
+namespace check_command_test {
 
 namespace fs = std::filesystem;
 
@@ -358,4 +358,4 @@ TEST(CheckPageSlow, HeadlessChromiumShowsTheIncidentPageOfAnEventLogWithItsDupli
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace check_command_test

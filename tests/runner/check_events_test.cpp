@@ -13,7 +13,7 @@
 #include "check/events.hpp"
 #include "support.hpp"
 
-namespace {
+namespace check_events_test {
 
 using namespace test_support;  // shell, run_lethe, temp_dir, read_file (tests/runner/support.hpp)
 namespace fs = std::filesystem;
@@ -105,4 +105,4 @@ TEST(CheckEvents, ALiveRunsStoreHistoryAndEventLogAreJudgedByCheck) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace check_events_test

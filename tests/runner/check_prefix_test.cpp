@@ -9,7 +9,7 @@
 #include "check/register_model.hpp"
 #include "runner/check_prefix.hpp"
 
-namespace {
+namespace check_prefix_test {
 
 using lethe::RegisterInput;
 using lethe::RegisterOperation;
@@ -77,4 +77,4 @@ TEST(CheckPrefix, ALinearizedSetHasOneFormWhateverTheOrderItsOperationsWereAdded
   }
 }
 
-}  // namespace
+}  // namespace check_prefix_test

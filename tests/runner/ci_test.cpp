@@ -17,7 +17,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace ci_test {
 
 using namespace test_support;  // shell, run_lethe, read_file (tests/runner/support.hpp)
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("ci-test", name); }
@@ -207,4 +207,4 @@ TEST(Cli, AMistypedCommandOrOptionExitsTwoAndSuggestsTheNearestName) {
   }
 }
 
-}  // namespace
+}  // namespace ci_test

@@ -15,7 +15,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace cli_test {
 
 using namespace test_support;  // shell, run_lethe, read_file, load_config (tests/runner/support.hpp)
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("cli-test", name); }
@@ -182,4 +182,4 @@ TEST(CliBench, TwentyThousandConsumersKeepOnlyTheStackPagesTheyTouch) {
   EXPECT_LT(peak_kb, 20000L * 32) << "more than 32 KiB per consumer: are fiber stacks committed whole?";
 }
 
-}  // namespace
+}  // namespace cli_test

@@ -15,7 +15,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace command_line_test {
 
 using namespace test_support;  // shell, run_lethe, temp_dir (tests/runner/support.hpp)
 
@@ -119,4 +119,4 @@ TEST(DefaultJobs, IsTheNumberOfCpusThisThreadMayRunOn) {
   EXPECT_EQ(pinned, 1u) << "taskset -c 0 lethe suite ... runs one thread";
 }
 
-}  // namespace
+}  // namespace command_line_test

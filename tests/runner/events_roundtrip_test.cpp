@@ -15,7 +15,7 @@
 #include "tests/live/live_support.hpp"
 #include "tests/runner/support.hpp"
 
-namespace {
+namespace events_roundtrip_test {
 
 namespace events = lethe::events;
 
@@ -165,4 +165,4 @@ TEST(EventLogRoundTrip, LeavingOutAnyKindOfEventLineMakesTheRoundTripDiffer) {
   }
 }
 
-}  // namespace
+}  // namespace events_roundtrip_test

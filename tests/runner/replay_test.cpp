@@ -8,7 +8,7 @@
 
 #include "support.hpp"
 
-namespace {
+namespace replay_test {
 
 namespace fs = std::filesystem;
 using test_support::read_file;
@@ -192,4 +192,4 @@ TEST(IncidentPageSlow, HeadlessChromiumShowsANonBlankPageWhoseDomHoldsTheDuplica
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace replay_test

@@ -7,7 +7,7 @@
 
 #include "support.hpp"
 
-namespace {
+namespace resources_test {
 
 using test_support::shell;
 
@@ -77,4 +77,4 @@ TEST(Resources, AHeapBeyondTheAddressSpaceLimitExitsFiveNamingTheLimitNotASignal
   EXPECT_NE(outcome.out.find("address-space limit 143 MiB"), std::string::npos) << outcome.out;
 }
 
-}  // namespace
+}  // namespace resources_test

@@ -17,7 +17,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace shrink_test {
 
 using namespace test_support;  // shell, run_lethe, read_file, load_config (tests/runner/support.hpp)
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("shrink-test", name); }
@@ -34,8 +34,6 @@ const lethe::ExpectationResult* expectation(const lethe::RunResult& result, cons
 }
 
 const fs::path kCrashWindow = fs::path(LETHE_SOURCE_DIR) / "scenarios" / "crash-window-after-effect.toml";
-
-}  // namespace
 
 TEST(ShrinkSlow, CrashWindowFailingZeroDuplicatesShrinksAndKeepsTheCrashPoint) {
   // crash-window-after-effect has duplicates from crashes after the effect; demanding none fails at seed 1.
@@ -120,3 +118,5 @@ TEST(Shrink, FaultKindsThatDoNotMatterAreSwitchedOff) {
   const std::string text = runner::shrunk_scenario_text(result, "scenarios/mnemosyne-lossy-crashes.toml", 3, {});
   EXPECT_NE(text.find("#   network.loss = 0"), std::string::npos) << text.substr(0, 800);
 }
+
+}  // namespace shrink_test

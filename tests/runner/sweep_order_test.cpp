@@ -22,7 +22,7 @@ extern char** environ;
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace sweep_order_test {
 
 const std::string kLethe = std::string(LETHE_BINARY_DIR) + "/lethe";
 const std::string kScenario = std::string(LETHE_SOURCE_DIR) + "/tests/runner/sweep-scenarios/timing-1000.toml";
@@ -80,4 +80,4 @@ TEST(SweepOrderSlow, TwoSweepsAndAKilledResumedOneWriteByteIdenticalFiles) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace sweep_order_test

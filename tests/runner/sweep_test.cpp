@@ -32,7 +32,7 @@ extern char** environ;
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace sweep_test {
 
 using namespace test_support;  // shell, run_lethe, read_file, load_config (tests/runner/support.hpp)
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("sweep-test", name); }
@@ -577,8 +577,6 @@ TEST(SweepStatisticsSlow, ExpiryRateIsTheDelayTailAtTtlPlusProcessing) {
                               lethe::Cause::Expired, true);
 }
 
-}  // namespace
-
 // ---------------------------------------------------------------- --target
 
 TEST(SweepTarget, ACellPassesOnlyWhenItsWholeIntervalIsOnTheTargetsSideAndAnUnknownFieldIsBadInput) {
@@ -650,3 +648,5 @@ TEST(SweepCli, TheHeatmapMarksEachCellPassOrFailAndASweepWithoutTargetsClearsThe
   EXPECT_EQ(read_file(out / "report.html").find("meets every target"), std::string::npos);
   fs::remove_all(dir);
 }
+
+}  // namespace sweep_test

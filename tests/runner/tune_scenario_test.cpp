@@ -15,7 +15,7 @@
 namespace fs = std::filesystem;
 using test_support::run_lethe;
 
-namespace {
+namespace tune_scenario_test {
 
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("tune-scenario-test", name); }
 
@@ -68,7 +68,6 @@ nlohmann::json read_json(const fs::path& path) {
   return nlohmann::json::parse(in);
 }
 
-}  // namespace
 
 // Without --scenario the generated world takes over live work at about 3e-4 at the recommended 1.66s; the
 // scenario's pauses take it over at about 2e-2. The figures, the verdict and the per-cause rates must be the
@@ -207,3 +206,5 @@ TEST(SweepTargetsTable, RowsLineUpWhateverTheParamsWidthAndLatenciesAreReadable)
   EXPECT_EQ(at[0], at[1]) << table;
   EXPECT_EQ(at[1], at[2]) << table;
 }
+
+}  // namespace tune_scenario_test

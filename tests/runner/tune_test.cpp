@@ -22,7 +22,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace tune_test {
 
 using namespace test_support;  // shell, run_lethe, read_file, load_config (tests/runner/support.hpp)
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("tune-test", name); }
@@ -65,8 +65,6 @@ runner::TuneInput exponential_200ms() {
   in.target_duplicates = 1e-3;
   return in;
 }
-
-}  // namespace
 
 TEST(Tune, RoundUpSignificantKeepsThreeDigitsAndNeverRoundsDown) {
   EXPECT_EQ(runner::round_up_significant(1'381'551'056), 1'390'000'000);
@@ -504,8 +502,6 @@ TEST(Tune, TheEdgesOfTheAcceptedRangesGiveAScenarioLetheLoads) {
   fs::remove_all(dir);
 }
 
-namespace {
-
 runner::TuneInput with_pauses(const std::string& work, const std::string& every, const std::string& length) {
   runner::TuneInput in;
   in.processing_time = parse(work);
@@ -585,10 +581,6 @@ TEST(TuneStale, APauseWithoutItsLengthOrABadLawExitsTwoNamingTheOption) {
   fs::remove_all(dir);
 }
 
-}  // namespace
-
-namespace {
-
 // The confirmation raises the crash rate for samples; a rerun hit by a crash waits for its own record to age, so
 // when more than 1% of reruns are hit the p99 is a second wait: about 2 x mpt. The analytic side must say so, or
 // it disagrees with every measurement at a raised rate.
@@ -603,10 +595,6 @@ TEST(TuneRecovery, ARerunHitByACrashStartsTheWaitOverSoFrequentCrashesPutTheP99N
   EXPECT_LT(stormy.p99, 2 * mpt + 2500 * sim::kMillisecond);
   EXPECT_NEAR(static_cast<double>(stormy.p50), static_cast<double>(calm.p50), 0.05e9) << "the median is one wait";
 }
-
-}  // namespace
-
-namespace {
 
 reports::CellSummary cell_with_expired(std::uint64_t expired, std::uint64_t trials) {
   reports::CellSummary cell;
@@ -657,4 +645,4 @@ TEST(TuneSlow, ThePaymentQuestionEndsWithEverySideConfirmed) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace tune_test

@@ -16,7 +16,7 @@
 namespace fs = std::filesystem;
 #include "world/counterfactual.hpp"
 
-namespace {
+namespace verify_test {
 
 using runner::VerifyVerdict;
 
@@ -178,4 +178,4 @@ TEST(CauseVerification, SuiteVerifyNamesEachUnverifiedSeedAndTotalsEverySeed) {
   EXPECT_NE(out.out.find("crash_after_effect", total), std::string::npos) << out.out;
 }
 
-}  // namespace
+}  // namespace verify_test

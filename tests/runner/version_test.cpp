@@ -6,7 +6,7 @@
 
 #include "tests/runner/support.hpp"
 
-namespace {
+namespace version_test {
 
 using namespace test_support;  // run_lethe, read_file (tests/runner/support.hpp)
 
@@ -26,4 +26,4 @@ TEST(Version, LetheVersionPrintsTheCMakeProjectVersionAndExitsZero) {
   EXPECT_EQ(o.out, "lethe " + version + "\n");
 }
 
-}  // namespace
+}  // namespace version_test

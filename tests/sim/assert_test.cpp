@@ -6,7 +6,7 @@
 #include "sim/assert.hpp"
 #include "sim/random.hpp"
 
-namespace {
+namespace assert_test {
 
 std::string message_of(void (*broken)()) {
   try {
@@ -39,4 +39,4 @@ TEST(LetheAssert, RngBetweenChecksItsRequiresInEveryBuild) {
       << what;
 }
 
-}  // namespace
+}  // namespace assert_test

@@ -18,7 +18,7 @@
 #include "sim/distribution.hpp"
 
 namespace sim {
-namespace {
+namespace distribution_test {
 
 // A fresh directory per test (and per process), removed afterwards.
 class TempDirectory {
@@ -539,5 +539,5 @@ TEST(DistributionLimits, LargestMagnitudeIsTheLargestWrittenDuration) {
   EXPECT_EQ(Distribution::constant(-3 * sim::kSecond).largest_magnitude(), 3 * sim::kSecond);
 }
 
-}  // namespace
+}  // namespace distribution_test
 }  // namespace sim

@@ -9,7 +9,7 @@
 #include "sim/node.hpp"
 #include "sim/simulation.hpp"
 
-namespace {
+namespace kernel_failure_test {
 
 using sim::kMillisecond;
 
@@ -78,4 +78,4 @@ TEST(KernelFailure, ACallbackTimerThatThrowsBeforeAnyFiberRunsIsAnInternalErrorA
   node.start();  // a fiber left for the destructor to unwind: it must not find the run still marked running
 }
 
-}  // namespace
+}  // namespace kernel_failure_test

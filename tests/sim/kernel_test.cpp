@@ -11,7 +11,7 @@
 #include "sim/node.hpp"
 #include "sim/simulation.hpp"
 
-namespace {
+namespace kernel_test {
 
 using sim::kMillisecond;
 using sim::kSecond;
@@ -429,8 +429,6 @@ TEST(Kernel, ASimulationAfterATimersOnlyRunOnTheSameThreadRunsEveryTimer) {
   EXPECT_FALSE(simulation.has_pending_timers());
 }
 
-}  // namespace
-
 // Time sums saturate: a sleep, timer, pause or RPC timeout past the end of virtual time waits "forever" (the run
 // ends with nothing due) instead of wrapping around into the past; kTimeMax itself never fires.
 TEST(KernelTime, SaturatingAddCapsAtBothEndsAndIsExactElsewhere) {
@@ -499,3 +497,5 @@ TEST(KernelTime, AParkDeadlineInThePastFailsTheRunWithAnInternalErrorNotAnAbort)
   node.start();
   EXPECT_THROW(simulation.run(), sim::InternalError);
 }
+
+}  // namespace kernel_test

@@ -10,7 +10,7 @@
 #include "sim/node.hpp"
 #include "sim/simulation.hpp"
 
-namespace {
+namespace network_arrive_test {
 
 using sim::kMillisecond;
 
@@ -73,4 +73,4 @@ TEST(NetworkArrive, ADuplicatedRequestArrivesTwiceAndIsHandledTwice) {
   EXPECT_EQ(seen.handled.size(), seen.arrived.size());
 }
 
-}  // namespace
+}  // namespace network_arrive_test

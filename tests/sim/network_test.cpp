@@ -21,7 +21,7 @@
 #include "sim/simulation.hpp"
 #include "sim/trace.hpp"
 
-namespace {
+namespace network_test {
 
 using sim::kMicrosecond;
 using sim::kMillisecond;
@@ -672,4 +672,4 @@ RC_GTEST_PROP(NetworkProperties, RpcOverALossyNetworkNeverAnswersAfterTheTimeout
   RC_TAG(some_timed_out ? "timed out" : "none timed out");
 }
 
-}  // namespace
+}  // namespace network_test

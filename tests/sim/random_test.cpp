@@ -24,7 +24,7 @@
 #include "sim/random.hpp"
 
 namespace sim {
-namespace {
+namespace random_test {
 
 constexpr std::uint64_t kGoldenSeed = 2024;
 
@@ -402,5 +402,5 @@ TEST(RngShuffle, EveryPermutationOfThreeIsEquallyLikely) {
   EXPECT_LT(chi_square(counts, shuffles / 6.0), chi_square_critical_9999(5));
 }
 
-}  // namespace
+}  // namespace random_test
 }  // namespace sim

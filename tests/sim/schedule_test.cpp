@@ -15,7 +15,7 @@
 #include "sim/node.hpp"
 #include "sim/simulation.hpp"
 
-namespace {
+namespace schedule_test {
 
 using sim::kMillisecond;
 
@@ -230,4 +230,4 @@ TEST(SchedulePolicy, OnlyANonFifoPolicyEntersTheTraceHash) {
   EXPECT_EQ(pct3, hash(pct(1, 3, 10), &ignored));
 }
 
-}  // namespace
+}  // namespace schedule_test

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace {
+namespace text_test {
 
 using lethe::text::split_top_level;
 using lethe::text::trim;
@@ -35,4 +35,4 @@ TEST(Text, SplitTopLevelRefusesUnbalancedOrCrossedBracketsAndOpenQuotes) {
   EXPECT_TRUE(split_top_level("\"(\", \")\"").has_value()) << "brackets inside quotes do not count";
 }
 
-}  // namespace
+}  // namespace text_test

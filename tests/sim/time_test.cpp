@@ -12,7 +12,7 @@
 #include "sim/time.hpp"
 
 namespace sim {
-namespace {
+namespace time_test {
 
 std::optional<Duration> parse(std::string_view text, bool allow_negative = false) {
   std::string error;
@@ -239,5 +239,5 @@ TEST(DurationHuman, WritesFourSignificantDigitsAndTheLargestUnitThatKeepsTheNumb
   for (const auto& [value, text] : cases) EXPECT_EQ(format_human(value), text) << value;
 }
 
-}  // namespace
+}  // namespace time_test
 }  // namespace sim

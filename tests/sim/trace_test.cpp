@@ -8,7 +8,7 @@
 #include "sim/trace.hpp"
 
 namespace sim {
-namespace {
+namespace trace_test {
 
 constexpr TraceKind kNamed{"test.named", "message", "to_node", "processor/call"};
 constexpr TraceKind kSameNameUnnamed{"test.named"};
@@ -37,5 +37,5 @@ TEST(TraceHash, DoesNotDependOnFieldNames) {
   EXPECT_NE(named.hash(), unnamed.hash());
 }
 
-}  // namespace
+}  // namespace trace_test
 }  // namespace sim

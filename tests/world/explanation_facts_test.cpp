@@ -19,7 +19,7 @@
 #include "sim/time.hpp"
 #include "world/world.hpp"
 
-namespace {
+namespace explanation_facts_test {
 
 namespace fs = std::filesystem;
 using lethe::AttemptId;
@@ -168,4 +168,4 @@ TEST(ExplanationFactsSlow, EveryTimeNodeAndStateInTheLibrarysExplanationsIsReadF
   EXPECT_GT(checked, 1000u);
 }
 
-}  // namespace
+}  // namespace explanation_facts_test

@@ -9,7 +9,7 @@
 #include "tests/world/verdict_scenarios.hpp"
 #include "world/world.hpp"
 
-namespace {
+namespace kafka_membership_test {
 
 using test_support::load_library;
 
@@ -54,4 +54,4 @@ TEST(KafkaMembership, MnemosyneWithMaxProcessingTimeAboveThePauseHasNoDuplicateA
   EXPECT_EQ(cause(below, lethe::Cause::MemberRemoved), 0u) << "mnemosyne's duplicates are its record's";
 }
 
-}  // namespace
+}  // namespace kafka_membership_test

@@ -10,7 +10,7 @@
 #include "scenario/loader.hpp"
 #include "world/world.hpp"
 
-namespace {
+namespace poll_with_test {
 
 lethe::ScenarioConfig library(const std::string& name, const std::vector<std::string>& sets = {}) {
   auto loaded = scenario::load_scenario(std::string(LETHE_SOURCE_DIR) + "/scenarios/" + name + ".toml", sets);
@@ -50,4 +50,4 @@ TEST(PollWith, StartWritePollsGoToThePrimarySoALaggingReplicaMakesNoDuplicate) {
   }
 }
 
-}  // namespace
+}  // namespace poll_with_test

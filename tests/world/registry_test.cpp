@@ -15,7 +15,7 @@
 #include "world/sink.hpp"
 #include "world/source.hpp"
 
-namespace {
+namespace registry_test {
 
 using lethe::AttemptId;
 using lethe::EffectOutcome;
@@ -127,4 +127,4 @@ TEST(SinkClient, ARefusedCallIsNotRetried) {
   EXPECT_EQ(world.sink.calls(), 2u);
 }
 
-}  // namespace
+}  // namespace registry_test

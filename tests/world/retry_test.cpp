@@ -11,7 +11,7 @@
 
 #include "world/retry.hpp"
 
-namespace {
+namespace retry_test {
 
 using lethe::Backoff;
 using lethe::BackoffKind;
@@ -215,4 +215,4 @@ TEST(RetryPolicy, RejectsInvalidArguments) {
   EXPECT_THROW((void)policy.delay(0, rng), std::invalid_argument);
 }
 
-}  // namespace
+}  // namespace retry_test

@@ -14,7 +14,7 @@
 #include "scenario/loader.hpp"
 #include "world/world.hpp"
 
-namespace {
+namespace saga_test {
 
 namespace fs = std::filesystem;
 
@@ -131,4 +131,4 @@ TEST(SagaStateProperty, TheStepwiseOrchestratorDoesRunStepsTwiceUnderTheSameFaul
   EXPECT_GT(duplicates, 0u);
 }
 
-}  // namespace
+}  // namespace saga_test

@@ -15,7 +15,7 @@
 #include "sim/simulation.hpp"
 #include "world/sink.hpp"
 
-namespace {
+namespace sink_idempotency_test {
 
 using lethe::SinkRequest;
 using lethe::SinkResponse;
@@ -280,4 +280,4 @@ TEST(SinkOnConflict, NewKeyChargesTheCardAgain) {
   ASSERT_TRUE(run.result.has_value());
 }
 
-}  // namespace
+}  // namespace sink_idempotency_test

@@ -18,7 +18,7 @@
 #include "sim/node.hpp"
 #include "sim/simulation.hpp"
 
-namespace {
+namespace sink_test {
 
 using lethe::AttemptId;
 using lethe::Backoff;
@@ -488,4 +488,4 @@ TEST(SinkRetryStorm, AOneSecondBucketAbsorbsSynchronizedWaves) {
   EXPECT_LT(totals[Jitter::None].calls_per_success, 1.1 * totals[Jitter::Full].calls_per_success);
 }
 
-}  // namespace
+}  // namespace sink_test

@@ -23,7 +23,7 @@
 #include "sim/node.hpp"
 #include "sim/simulation.hpp"
 
-namespace {
+namespace sources_test {
 
 using lethe::ClientsSettings;
 using lethe::ClientsSource;
@@ -872,4 +872,4 @@ TEST(ClientsTest, RequestsQueuedAtACrashedWorkerAreLostWithIt) {
   EXPECT_TRUE(clients.drained());
 }
 
-}  // namespace
+}  // namespace sources_test

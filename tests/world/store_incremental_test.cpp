@@ -10,7 +10,7 @@
 
 #include "world/store_server.hpp"
 
-namespace {
+namespace store_incremental_test {
 
 using lethe::Key;
 using lethe::Store;
@@ -160,4 +160,4 @@ TEST(StoreIncremental, KeepsOnlyTheCallsInFlightOverALongRun) {
   EXPECT_LE(outcome.most_checker_operations, 64u);
 }
 
-}  // namespace
+}  // namespace store_incremental_test

@@ -20,7 +20,7 @@ namespace lethe {
 inline void showValue(const Item& item, std::ostream& os) { os << describe(std::optional<Item>(item)); }
 }  // namespace lethe
 
-namespace {
+namespace store_test {
 
 using lethe::Item;
 using lethe::Key;
@@ -755,4 +755,4 @@ TEST(StoreHistory, SameSeedSameTraceHash) {
   EXPECT_NE(hash(21), hash(22));
 }
 
-}  // namespace
+}  // namespace store_test

@@ -14,7 +14,7 @@
 #include "tests/world/verdict_scenarios.hpp"
 #include "world/world.hpp"
 
-namespace {
+namespace unseen_copies_test {
 
 namespace fs = std::filesystem;
 
@@ -117,4 +117,4 @@ TEST(UnseenCopies, AnExternalNodeThatNeverAnswersLeavesEveryConsumerHoldingADeli
   EXPECT_EQ(r.unanswered_examples.size(), 2u);
 }
 
-}  // namespace
+}  // namespace unseen_copies_test

@@ -12,7 +12,7 @@
 #include "tests/world/verdict_scenarios.hpp"
 #include "world/world.hpp"
 
-namespace {
+namespace verdict_causes_test {
 
 namespace fs = std::filesystem;
 
@@ -62,4 +62,4 @@ TEST(VerdictCauses, MaxWaitZeroRefusesWithoutCountingAWait) {
   EXPECT_GT(r.deliveries, r.messages);
 }
 
-}  // namespace
+}  // namespace verdict_causes_test

@@ -13,9 +13,9 @@
 #include "scenario/loader.hpp"
 #include "scenario/text.hpp"
 #include "sim/distribution.hpp"
-#include "support.hpp"
+#include "tests/runner/support.hpp"
 
-namespace {
+namespace input_limits_test {
 
 namespace fs = std::filesystem;
 
@@ -188,4 +188,4 @@ TEST(ScenarioLoaderEncoding, AControlCharacterAnywhereIsRefusedBeforeTomlPlusPlu
   EXPECT_NE(errors.find("found control character U+007F"), std::string::npos) << errors;
 }
 
-}  // namespace
+}  // namespace input_limits_test

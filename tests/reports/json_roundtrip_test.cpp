@@ -12,7 +12,7 @@
 #include "scenario/loader.hpp"
 #include "tests/runner/support.hpp"
 
-namespace {
+namespace json_roundtrip_test {
 
 lethe::RunResult run(const std::string& name, std::uint64_t seed) {
   auto result = runner::run_seed(
@@ -43,4 +43,4 @@ TEST(ResultJson, AnExpectationThatCouldNotBeEvaluatedReadsBackAsNotANumber) {
   EXPECT_EQ(r.trace_hash, 0xffu);
 }
 
-}  // namespace
+}  // namespace json_roundtrip_test

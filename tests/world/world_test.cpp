@@ -16,7 +16,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace world_test {
 
 lethe::ScenarioConfig load(const std::string& name, const std::vector<std::string>& sets = {}) {
   return test_support::load_config(fs::path(LETHE_SOURCE_DIR) / "scenarios" / (name + ".toml"), sets);
@@ -237,9 +237,9 @@ TEST(MnemosyneFixedSettingsSlow, ZeroDuplicatesAndNothingLostOverHundredsOfSeeds
   EXPECT_GT(producer_retries, 10u);
 }
 
-}  // namespace
+}  // namespace world_test
 
-namespace {
+namespace world_test {
 
 // Regression: an owner that ran the effect, lost the provider's response and failed (protect() returned Failed
 // without a completion record) abandoned an in-flight record; the retry that found it stale was called
@@ -261,9 +261,9 @@ TEST(OracleWorld, AnOwnerThatFailedAfterTheEffectIsACrashAfterEffectNotATakeover
   EXPECT_EQ(r.duplicates[static_cast<std::size_t>(lethe::Cause::TakeoverWhileAlive)], 0u);
 }
 
-}  // namespace
+}  // namespace world_test
 
-namespace {
+namespace world_test {
 
 // Regression: every receiver whose poll was in flight re-polled whenever anything became visible, and each new
 // message woke every sleeping receiver, so a queue's idle consumers spun while messages arrived: O(consumers)
@@ -286,4 +286,4 @@ TEST(QueueWorld, IdleConsumersCostNothingPerMessageWhateverTheirNumber) {
   EXPECT_LT(static_cast<double>(events[1]), 1.5 * static_cast<double>(events[0])) << events[0] << " vs " << events[1];
 }
 
-}  // namespace
+}  // namespace world_test

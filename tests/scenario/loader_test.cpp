@@ -21,7 +21,7 @@
 #include "scenario/values.hpp"
 #include "scenario/text.hpp"
 
-namespace {
+namespace loader_test {
 
 namespace fs = std::filesystem;
 using lethe::ScenarioConfig;
@@ -924,4 +924,4 @@ RC_GTEST_PROP(ScenarioText, FormattedNumbersParseBackExactly, (double value)) {
   RC_ASSERT(*parsed == value);
 }
 
-}  // namespace
+}  // namespace loader_test

@@ -17,7 +17,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace explore_test {
 
 using namespace test_support;  // shell, run_lethe, read_file, load_config (tests/runner/support.hpp)
 
@@ -72,8 +72,6 @@ std::string first_failing_seed(const std::string& out) {
   if (!std::regex_search(out, match, std::regex("seed ([0-9]+) \\(number"))) return "";
   return match[1].str();
 }
-
-}  // namespace
 
 TEST(Explore, DrawnConfigurationIsAPureFunctionOfTheFileAndTheSeedAndStaysInItsRanges) {
   const fs::path dir = temp_dir("explore-test", "pure");
@@ -251,3 +249,5 @@ TEST(ExploreSlow, HerdNeedsManyConsumersFailsOnlyWithTwelveOrMoreConsumers) {
   EXPECT_EQ(explore_suite_failures("herd-needs-many-consumers", "topology.consumers=11"), 0);
   EXPECT_GE(explore_suite_failures("herd-needs-many-consumers", "topology.consumers=16"), 1);
 }
+
+}  // namespace explore_test

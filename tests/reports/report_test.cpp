@@ -21,7 +21,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace report_test {
 
 using namespace test_support;  // shell, run_lethe, read_file, load_config (tests/runner/support.hpp)
 fs::path temp_dir(const std::string& name) { return test_support::temp_dir("report-test", name); }
@@ -87,8 +87,6 @@ void expect_self_contained(const std::string& html) {
   EXPECT_EQ(outside.find("http://"), std::string::npos) << outside.substr(outside.find("http://"), 80);
   EXPECT_EQ(outside.find("https://"), std::string::npos);
 }
-
-}  // namespace
 
 TEST(ReportPieces, InlineSvgPrefixesIdsWithTheirReferencesAndDropsPrologAndNamespaces) {
   const std::string svg = "<?xml version=\"1.0\"?>\n<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" "
@@ -285,3 +283,5 @@ TEST(ReportSlow, HeadlessChromiumScreenshotOfTheReportIsNotBlank) {
   EXPECT_GE(std::stod(m[4]), 0.05) << stats.out;
   fs::remove_all(dir);
 }
+
+}  // namespace report_test

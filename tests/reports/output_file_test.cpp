@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "reports/output_file.hpp"
-#include "support.hpp"
+#include "tests/runner/support.hpp"
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace output_file_test {
 
 using test_support::read_file;
 
@@ -171,4 +171,4 @@ TEST_P(FullDiskSweep, ASweepFileThatCannotBeWrittenExitsTwoNamingIt) {
 INSTANTIATE_TEST_SUITE_P(SweepFiles, FullDiskSweep,
                          ::testing::Values("sweep.json", "cells.json", "results.jsonl"));
 
-}  // namespace
+}  // namespace output_file_test

@@ -16,7 +16,7 @@
 #include "scenario/schema.hpp"
 #include "tests/runner/support.hpp"
 
-namespace {
+namespace value_limits_test {
 
 namespace fs = std::filesystem;
 namespace schema = scenario::schema;
@@ -120,8 +120,6 @@ std::string errors_of(const scenario::LoadResult& result) {
   return text;
 }
 
-}  // namespace
-
 TEST(ValueLimits, TheTableHasTheDurationKeysTheLimitMustCover) {
   const std::vector<DurationKey> keys = duration_keys();
   // 12 duration keys, 12 distribution keys (two forms each), 6 language keys (9 forms).
@@ -173,3 +171,5 @@ TEST(ValueLimits, NearMaximumDurationsExitTwoWithAMessageNeverASignal) {
     EXPECT_NE(outcome.out.find("3650d"), std::string::npos) << set << "\n" << outcome.out;
   }
 }
+
+}  // namespace value_limits_test

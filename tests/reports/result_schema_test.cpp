@@ -17,7 +17,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace result_schema_test {
 
 using namespace test_support;  // shell, run_lethe, read_file (tests/runner/support.hpp)
 
@@ -34,7 +34,7 @@ TEST(ResultSchema, TheCommittedSchemaIsWhatTheResultFieldTableGives) {
     std::ofstream(kSchema, std::ios::binary) << generated;
   }
   EXPECT_EQ(read_file(kSchema), generated)
-      << "docs/result.schema.json is stale: LETHE_UPDATE_SCHEMA=1 build/tests/runner_tests "
+      << "docs/result.schema.json is stale: LETHE_UPDATE_SCHEMA=1 build/tests/reports_tests "
          "--gtest_filter='ResultSchema.*' rewrites it";
 }
 
@@ -96,4 +96,4 @@ TEST(ResultSchema, AResultWithAFieldOfTheWrongTypeIsInvalid) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace result_schema_test

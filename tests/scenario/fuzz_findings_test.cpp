@@ -11,7 +11,7 @@
 #include "scenario/loader.hpp"
 #include "tests/runner/support.hpp"
 
-namespace {
+namespace fuzz_findings_test {
 
 std::string errors_of_file(const std::string& name) {
   const std::string path = std::string(LETHE_SOURCE_DIR) + "/tests/fuzz/regressions/" + name;
@@ -32,4 +32,4 @@ TEST(FuzzFindings, AQuoteInsideABareValueDoesNotHideTheNonAsciiCharacterAfterIt)
             "string or comment; allowed: ASCII outside strings and comments (TOML 1.0)\n");
 }
 
-}  // namespace
+}  // namespace fuzz_findings_test

@@ -10,7 +10,7 @@
 #include "scenario/input_check.hpp"
 #include "scenario/loader.hpp"
 
-namespace {
+namespace list_limit_test {
 
 const std::string kMinimal = "[scenario]\nname = \"t\"\n\n[protocol]\nmax_processing_time = \"30s\"\nttl = \"7d\"\n";
 constexpr std::size_t kLimit = scenario::kMaxListEntries;
@@ -80,4 +80,4 @@ TEST(ScenarioListLimit, ASetListOverTheLimitIsRefusedInEitherForm) {
   EXPECT_EQ(errors_of(kMinimal, {"topology.processors=" + names(kLimit, ",", "")}), "(loaded)");
 }
 
-}  // namespace
+}  // namespace list_limit_test

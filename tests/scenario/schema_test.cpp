@@ -19,7 +19,7 @@
 #include "scenario/loader.hpp"
 #include "scenario/reference.hpp"
 
-namespace {
+namespace schema_test {
 
 namespace fs = std::filesystem;
 using scenario::KeyReference;
@@ -183,4 +183,4 @@ TEST(ResultFieldTable, EveryNameExpectMayUseIsAnsweredByFieldAndTheJsonKeysAreTh
   EXPECT_EQ(keys, rows);
 }
 
-}  // namespace
+}  // namespace schema_test

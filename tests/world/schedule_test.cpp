@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "support.hpp"
+#include "tests/runner/support.hpp"
 #include "world/world.hpp"
 
-namespace {
+namespace schedule_test {
 
 using test_support::load_config;
 using test_support::run_lethe;
@@ -119,4 +119,4 @@ TEST(Schedule, ARandomAndAPctSeedGiveTheSameTraceHashOnOneThreadAndOnSeveral) {
   }
 }
 
-}  // namespace
+}  // namespace schedule_test

@@ -9,7 +9,7 @@
 #include "core/utf8.hpp"
 #include "reports/junit.hpp"
 
-namespace {
+namespace junit_test {
 
 // True when `text` is well-formed UTF-8 with no character XML 1.0 forbids in character data.
 bool xml_text(const std::string& text) {
@@ -51,4 +51,4 @@ RC_GTEST_PROP(Junit, TheXmlOfAnyErrorTextIsWellFormedUtf8, (const std::vector<ch
   RC_ASSERT(xml_text(lethe::printable_utf8(c.error)));
 }
 
-}  // namespace
+}  // namespace junit_test

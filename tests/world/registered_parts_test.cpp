@@ -16,7 +16,7 @@
 #include "world/source.hpp"
 #include "world/world.hpp"
 
-namespace {
+namespace registered_parts_test {
 
 using lethe::MessageId;
 
@@ -170,4 +170,4 @@ TEST(RegisteredParts, AStrategyThatFencesNothingReachesTheProviderWithoutAToken)
   for (const lethe::SinkRequest& request : seen.requests) EXPECT_EQ(request.fencing_token, lethe::kNoFencingToken);
 }
 
-}  // namespace
+}  // namespace registered_parts_test
