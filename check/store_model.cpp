@@ -6,6 +6,8 @@
 
 namespace lethe {
 
+template class lin::IncrementalChecker<StoreModel, Op, Reply>;
+
 namespace {
 
 std::uint64_t mix(std::uint64_t hash, std::uint64_t value) {

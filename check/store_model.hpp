@@ -34,6 +34,8 @@ struct StoreModel {
 };
 
 using StoreChecker = lin::IncrementalChecker<StoreModel, Op, Reply>;
+// Instantiated once, in store_model.cpp: the objects that include this header do not compile the checker again.
+extern template class lin::IncrementalChecker<StoreModel, Op, Reply>;
 
 // A reply of which a recorded history may have seen only part: a system whose write does not return the previous
 // item leaves previous_observed false, one that does not say whether a condition held leaves applied_observed
