@@ -205,152 +205,218 @@ std::vector<sim::TraceRecord> message_records(const std::vector<sim::TraceRecord
   return out;
 }
 
-Story message_story(const std::vector<sim::TraceRecord>& trace, const std::vector<std::string>& names,
-                    std::uint64_t id, const std::vector<lethe::DuplicateExplanation>& duplicates) {
-  Story story;
-  story.message = id;
-  // Pass 1: the message's own records, its store requests, its attempts.
-  std::vector<const sim::TraceRecord*> own;
-  std::map<std::uint64_t, StoreCall> calls;  // store request -> its call
+namespace {
+// What message_story gathers from the trace about one message before it turns records into events.
+struct StoryFacts {
+  std::vector<const sim::TraceRecord*> records;  // the message's own records, then the faults that touched it
+  std::map<std::uint64_t, StoreCall> calls;      // store request -> its call
   std::optional<std::uint32_t> store_node;
   std::optional<std::uint32_t> sink_node;
   std::vector<AttemptSpan> spans;
+  std::set<std::uint32_t> consumers;  // the nodes that ran an attempt of the message
+};
+
+// Pass 1: the message's own records, its store requests, its attempts (each until the trace's end for now).
+void collect_own(const std::vector<sim::TraceRecord>& trace, std::uint64_t id, StoryFacts& facts) {
   const sim::Time last = trace.empty() ? 0 : trace.back().time;
   for (const auto& r : trace) {
     if (!((message_kind(r.kind_name) && r.a == id) || about_message_key(r, id))) continue;
-    own.push_back(&r);
+    facts.records.push_back(&r);
     if (r.kind_name == "store.execute") {
-      calls[r.a];
-      store_node = r.node;
+      facts.calls[r.a];
+      facts.store_node = r.node;
     }
-    if (r.kind_name == "sink.call") sink_node = r.node;
-    if (r.kind_name == "attempt") spans.push_back(AttemptSpan{r.c, r.node, r.time, last, -1});
+    if (r.kind_name == "sink.call") facts.sink_node = r.node;
+    if (r.kind_name == "attempt") facts.spans.push_back(AttemptSpan{r.c, r.node, r.time, last, -1});
   }
-  if (own.empty()) return story;
-  std::set<std::uint32_t> consumers;
-  for (const auto& s : spans) consumers.insert(s.node);
-  // Pass 2: each attempt's end (its outcome, or the first crash of its node), its effect; the store calls'
-  // invocations and responses; lost packets and timeouts of the message's calls.
-  std::vector<const sim::TraceRecord*> extra;
-  for (const auto& r : trace) {
-    const std::string_view k = r.kind_name;
-    if (k == "outcome" && r.a == id) {
-      for (auto& s : spans) if (s.attempt == r.b) s.end = std::min(s.end, r.time);
-    } else if (k == "crash" && consumers.count(r.node) > 0) {
-      for (auto& s : spans) if (s.node == r.node && s.start <= r.time && r.time < s.end) s.end = r.time;
-    } else if ((k == "sink.ok" || k == "sink.execute") && r.a == id) {
-      for (auto& s : spans) if (s.attempt == r.b && s.effect < 0) s.effect = r.time;
-    }
-    if (store_node && (k == "send" || k == "deliver") && calls.count(r.a) > 0 && r.b == *store_node &&
-        r.node != *store_node) {
-      StoreCall& call = calls[r.a];
-      if (k == "send" && call.invoked < 0) {
-        call.invoked = r.time;
-        call.caller = r.node;
-      } else if (k == "deliver") {
-        call.answered = r.time;
-      }
-    }
-    if (starts_with(k, "drop.") || k == "rpc.timeout") {
-      const bool store_call = store_node && calls.count(r.a) > 0 && (k == "rpc.timeout" ? consumers.count(r.node) > 0
-                                                                                          : r.b == *store_node);
-      const bool sink_call = sink_node && r.a == id &&
-                             (k == "rpc.timeout" ? consumers.count(r.node) > 0 : r.b == *sink_node || r.node == *sink_node);
-      if (store_call || sink_call) extra.push_back(&r);
-    }
+  for (const auto& s : facts.spans) facts.consumers.insert(s.node);
+}
+
+// An attempt's end (its outcome, or the first crash of its node) and its effect, from record `r`.
+void settle_spans(const sim::TraceRecord& r, std::uint64_t id, StoryFacts& facts) {
+  const std::string_view k = r.kind_name;
+  if (k == "outcome" && r.a == id) {
+    for (auto& s : facts.spans) if (s.attempt == r.b) s.end = std::min(s.end, r.time);
+  } else if (k == "crash" && facts.consumers.count(r.node) > 0) {
+    for (auto& s : facts.spans) if (s.node == r.node && s.start <= r.time && r.time < s.end) s.end = r.time;
+  } else if ((k == "sink.ok" || k == "sink.execute") && r.a == id) {
+    for (auto& s : facts.spans) if (s.attempt == r.b && s.effect < 0) s.effect = r.time;
   }
-  // Crashes, restarts and pauses of the consumers: those inside one of their attempts of this message, and the
-  // restart after a crash that ended one; the others are counted, not drawn.
+}
+
+// A store call's invocation (the caller's send) and response (the caller's delivery), from record `r`.
+void settle_call(const sim::TraceRecord& r, StoryFacts& facts) {
+  const std::string_view k = r.kind_name;
+  if (!facts.store_node || (k != "send" && k != "deliver") || facts.calls.count(r.a) == 0 ||
+      r.b != *facts.store_node || r.node == *facts.store_node) {
+    return;
+  }
+  StoreCall& call = facts.calls[r.a];
+  if (k == "send" && call.invoked < 0) {
+    call.invoked = r.time;
+    call.caller = r.node;
+  } else if (k == "deliver") {
+    call.answered = r.time;
+  }
+}
+
+// Whether `r` is a lost packet or a timeout of one of the message's store or sink calls.
+bool fault_of_a_call(const sim::TraceRecord& r, std::uint64_t id, const StoryFacts& facts) {
+  const std::string_view k = r.kind_name;
+  if (!starts_with(k, "drop.") && k != "rpc.timeout") return false;
+  const bool timeout = k == "rpc.timeout";
+  const bool store_call = facts.store_node && facts.calls.count(r.a) > 0 &&
+                          (timeout ? facts.consumers.count(r.node) > 0 : r.b == *facts.store_node);
+  const bool sink_call =
+      facts.sink_node && r.a == id &&
+      (timeout ? facts.consumers.count(r.node) > 0 : r.b == *facts.sink_node || r.node == *facts.sink_node);
+  return store_call || sink_call;
+}
+
+// Crashes, restarts and pauses of the consumers: those inside one of their attempts of this message, and the
+// restart after a crash that ended one; the others are counted in `omitted`, not drawn.
+void collect_lifecycle(const std::vector<sim::TraceRecord>& trace, const StoryFacts& facts,
+                       std::vector<const sim::TraceRecord*>& extra, std::size_t& omitted) {
+  const sim::Time first = facts.records.front()->time;
+  const sim::Time last = facts.records.back()->time;
   std::set<std::uint32_t> restart_due;
   for (const auto& r : trace) {
-    if (!node_lifecycle(r.kind_name) || consumers.count(r.node) == 0) continue;
+    if (!node_lifecycle(r.kind_name) || facts.consumers.count(r.node) == 0) continue;
     bool inside = false;
-    for (const auto& s : spans) inside = inside || (s.node == r.node && s.start <= r.time && r.time <= s.end);
+    for (const auto& s : facts.spans) inside = inside || (s.node == r.node && s.start <= r.time && r.time <= s.end);
     if (r.kind_name == "restart" && restart_due.erase(r.node) > 0) inside = true;
     if (r.kind_name == "crash" && inside) restart_due.insert(r.node);
     if (inside) {
       extra.push_back(&r);
-    } else if (r.time >= own.front()->time && r.time <= own.back()->time) {
-      ++story.omitted_faults;
+    } else if (r.time >= first && r.time <= last) {
+      ++omitted;
     }
   }
-  own.insert(own.end(), extra.begin(), extra.end());
-  std::stable_sort(own.begin(), own.end(), [](const auto* x, const auto* y) { return x->time < y->time; });
+}
 
-  std::vector<StoryEvent> events;
-  for (const auto* r : own) {
-    StoryEvent e;
-    e.time = e.end = r->time;
-    e.node = r->node;
-    e.role = role_of(r->kind_name);
-    Words w = words(*r, names);
-    e.text = std::move(w.text);
-    e.short_text = std::move(w.short_text);
-    const std::string_view k = r->kind_name;
-    if (k == "attempt") {
-      e.attempt = r->c;
-      for (const auto& s : spans) if (s.attempt == r->c) e.end = s.end;
-    } else if (k == "decision" || k == "outcome" || starts_with(k, "sink.")) {
-      e.attempt = r->b;
-    } else if (k == "crash_point") {
-      e.attempt = r->c;
-    } else if (k == "pause") {
-      e.end = sim::saturating_add(r->time, static_cast<sim::Duration>(r->a));
+// The sink execution `e` marked as a duplicate when the oracle judged it one.
+void mark_duplicate(StoryEvent& e, const sim::TraceRecord& r, std::uint64_t id,
+                    const std::vector<lethe::DuplicateExplanation>& duplicates) {
+  for (const auto& d : duplicates) {
+    if (d.id == id && d.attempt == r.b && d.at == r.time) {
+      e.duplicate = true;
+      e.cause = std::string(lethe::to_string(d.cause));
+      e.because = d.because;
+      e.short_text = "DUPLICATE effect";
+      e.text = fmt::format("DUPLICATE execution ({}): {}", e.cause, e.text);
     }
-    if (k == "sink.execute") {
-      for (const auto& d : duplicates) {
-        if (d.id == id && d.attempt == r->b && d.at == r->time) {
-          e.duplicate = true;
-          e.cause = std::string(lethe::to_string(d.cause));
-          e.because = d.because;
-          e.short_text = "DUPLICATE effect";
-          e.text = fmt::format("DUPLICATE execution ({}): {}", e.cause, e.text);
-        }
-      }
-    }
-    if (k == "store.execute") {
-      const StoreCall& call = calls[r->a];
-      const std::uint32_t caller = call.caller;
-      e.attempt = caller == UINT32_MAX ? 0 : attempt_at(spans, caller, r->time);
-      e.time = call.invoked >= 0 ? call.invoked : r->time;
-      e.end = call.answered >= 0 ? call.answered : r->time;
-      const std::string who = caller == UINT32_MAX ? "?" : node_label(names, caller);
-      const char* op = op_name(r->c);
-      const std::string answer = call.answered >= 0 ? "answered " + format_time(call.answered) : "no answer";
-      e.short_text = op;
-      e.text = fmt::format("store {} {} by {} (request {}): invoked {}, executed {}, {}", op,
-                           op_applied(r->c) ? "applied" : "rejected", who, r->a,
-                           format_time(e.time), format_time(r->time), answer);
-      if (op_writes(r->c) && op_applied(r->c) && e.attempt != 0) {
-        for (const auto& s : spans) {
-          if (s.attempt == e.attempt && s.effect >= 0 && r->time >= s.effect) {
-            e.role = StoryRole::Completion;
-            e.short_text = "completion";
-            e.text = fmt::format("completion record ({}) of attempt {}: invoked {}, executed {}, {}", op, e.attempt,
-                                 format_time(e.time), format_time(r->time), answer);
-          }
-        }
-      }
-      // A read's text names its caller and result only, so that repeated polls fold into one.
-      if (std::string_view(op) == "get") {
-        e.text = fmt::format("store get {} by {}", op_applied(r->c) ? "found" : "not found", who);
-      }
-    }
-    if (starts_with(k, "drop.") || starts_with(k, "rpc.")) {
-      static const std::map<std::string_view, std::pair<const char*, const char*>> faults = {
-          {"drop.loss", {"the request was lost in the network", "lost request"}},
-          {"drop.ack", {"the response was lost in the network (lost ACK)", "lost ACK"}},
-          {"drop.partition", {"a partition cut the message", "partitioned"}},
-          {"drop.down", {"the message reached a node that was down", "to a down node"}},
-          {"rpc.timeout", {"the call timed out", "timeout"}},
-          {"rpc.late", {"the response arrived after the caller gave up", "late answer"}}};
-      if (const auto it = faults.find(k); it != faults.end()) {
-        e.text = fmt::format("{} (tag {})", it->second.first, r->a);
-        e.short_text = it->second.second;
-      }
-    }
-    events.push_back(std::move(e));
   }
+}
+
+// A store execution drawn from its invocation to its response, named as the completion write where it is one.
+void describe_store_call(StoryEvent& e, const sim::TraceRecord& r, const std::vector<std::string>& names,
+                         const StoryFacts& facts) {
+  const StoreCall& call = facts.calls.at(r.a);
+  const std::uint32_t caller = call.caller;
+  e.attempt = caller == UINT32_MAX ? 0 : attempt_at(facts.spans, caller, r.time);
+  e.time = call.invoked >= 0 ? call.invoked : r.time;
+  e.end = call.answered >= 0 ? call.answered : r.time;
+  const std::string who = caller == UINT32_MAX ? "?" : node_label(names, caller);
+  const char* op = op_name(r.c);
+  const std::string answer = call.answered >= 0 ? "answered " + format_time(call.answered) : "no answer";
+  e.short_text = op;
+  e.text = fmt::format("store {} {} by {} (request {}): invoked {}, executed {}, {}", op,
+                       op_applied(r.c) ? "applied" : "rejected", who, r.a, format_time(e.time), format_time(r.time),
+                       answer);
+  if (op_writes(r.c) && op_applied(r.c) && e.attempt != 0) {
+    for (const auto& s : facts.spans) {
+      if (s.attempt == e.attempt && s.effect >= 0 && r.time >= s.effect) {
+        e.role = StoryRole::Completion;
+        e.short_text = "completion";
+        e.text = fmt::format("completion record ({}) of attempt {}: invoked {}, executed {}, {}", op, e.attempt,
+                             format_time(e.time), format_time(r.time), answer);
+      }
+    }
+  }
+  // A read's text names its caller and result only, so that repeated polls fold into one.
+  if (std::string_view(op) == "get") {
+    e.text = fmt::format("store get {} by {}", op_applied(r.c) ? "found" : "not found", who);
+  }
+}
+
+// A lost packet or a timeout in words.
+void describe_fault(StoryEvent& e, const sim::TraceRecord& r) {
+  static const std::map<std::string_view, std::pair<const char*, const char*>> faults = {
+      {"drop.loss", {"the request was lost in the network", "lost request"}},
+      {"drop.ack", {"the response was lost in the network (lost ACK)", "lost ACK"}},
+      {"drop.partition", {"a partition cut the message", "partitioned"}},
+      {"drop.down", {"the message reached a node that was down", "to a down node"}},
+      {"rpc.timeout", {"the call timed out", "timeout"}},
+      {"rpc.late", {"the response arrived after the caller gave up", "late answer"}}};
+  if (const auto it = faults.find(r.kind_name); it != faults.end()) {
+    e.text = fmt::format("{} (tag {})", it->second.first, r.a);
+    e.short_text = it->second.second;
+  }
+}
+
+StoryEvent story_event(const sim::TraceRecord& r, const std::vector<std::string>& names, std::uint64_t id,
+                       const std::vector<lethe::DuplicateExplanation>& duplicates, const StoryFacts& facts) {
+  StoryEvent e;
+  e.time = e.end = r.time;
+  e.node = r.node;
+  e.role = role_of(r.kind_name);
+  Words w = words(r, names);
+  e.text = std::move(w.text);
+  e.short_text = std::move(w.short_text);
+  const std::string_view k = r.kind_name;
+  if (k == "attempt") {
+    e.attempt = r.c;
+    for (const auto& s : facts.spans) if (s.attempt == r.c) e.end = s.end;
+  } else if (k == "decision" || k == "outcome" || starts_with(k, "sink.")) {
+    e.attempt = r.b;
+  } else if (k == "crash_point") {
+    e.attempt = r.c;
+  } else if (k == "pause") {
+    e.end = sim::saturating_add(r.time, static_cast<sim::Duration>(r.a));
+  }
+  if (k == "sink.execute") mark_duplicate(e, r, id, duplicates);
+  if (k == "store.execute") describe_store_call(e, r, names, facts);
+  if (starts_with(k, "drop.") || starts_with(k, "rpc.")) describe_fault(e, r);
+  return e;
+}
+
+// Lanes: sources, then consumers in order of appearance, then the store, then the sink.
+std::vector<std::uint32_t> story_lanes(const std::vector<StoryEvent>& events, const StoryFacts& facts) {
+  std::vector<std::uint32_t> sources;
+  std::vector<std::uint32_t> workers;
+  for (const auto& e : events) {
+    auto& lane = facts.consumers.count(e.node) > 0 ? workers : sources;
+    if (e.node == facts.store_node || e.node == facts.sink_node) continue;
+    if (std::find(lane.begin(), lane.end(), e.node) == lane.end()) lane.push_back(e.node);
+  }
+  std::vector<std::uint32_t> lanes = sources;
+  lanes.insert(lanes.end(), workers.begin(), workers.end());
+  if (facts.store_node) lanes.push_back(*facts.store_node);
+  if (facts.sink_node) lanes.push_back(*facts.sink_node);
+  return lanes;
+}
+}  // namespace
+
+Story message_story(const std::vector<sim::TraceRecord>& trace, const std::vector<std::string>& names,
+                    std::uint64_t id, const std::vector<lethe::DuplicateExplanation>& duplicates) {
+  Story story;
+  story.message = id;
+  StoryFacts facts;
+  collect_own(trace, id, facts);
+  if (facts.records.empty()) return story;
+  // Pass 2: each attempt's end and effect, the store calls' invocations and responses, the calls' faults.
+  std::vector<const sim::TraceRecord*> extra;
+  for (const auto& r : trace) {
+    settle_spans(r, id, facts);
+    settle_call(r, facts);
+    if (fault_of_a_call(r, id, facts)) extra.push_back(&r);
+  }
+  collect_lifecycle(trace, facts, extra, story.omitted_faults);
+  facts.records.insert(facts.records.end(), extra.begin(), extra.end());
+  std::stable_sort(facts.records.begin(), facts.records.end(),
+                   [](const auto* x, const auto* y) { return x->time < y->time; });
+  std::vector<StoryEvent> events;
+  for (const auto* r : facts.records) events.push_back(story_event(*r, names, id, duplicates, facts));
   std::stable_sort(events.begin(), events.end(), [](const auto& x, const auto& y) { return x.time < y.time; });
   story.events = fold(std::move(events));
   for (auto& e : story.events) {
@@ -359,18 +425,7 @@ Story message_story(const std::vector<sim::TraceRecord>& trace, const std::vecto
       e.short_text = fmt::format("{} x{}", e.short_text, e.count);
     }
   }
-  // Lanes: sources, then consumers in order of appearance, then the store, then the sink.
-  std::vector<std::uint32_t> sources;
-  std::vector<std::uint32_t> workers;
-  for (const auto& e : story.events) {
-    auto& lane = consumers.count(e.node) > 0 ? workers : sources;
-    if (e.node == store_node || e.node == sink_node) continue;
-    if (std::find(lane.begin(), lane.end(), e.node) == lane.end()) lane.push_back(e.node);
-  }
-  story.lanes = sources;
-  story.lanes.insert(story.lanes.end(), workers.begin(), workers.end());
-  if (store_node) story.lanes.push_back(*store_node);
-  if (sink_node) story.lanes.push_back(*sink_node);
+  story.lanes = story_lanes(story.events, facts);
   return story;
 }
 
