@@ -369,6 +369,13 @@ class Run {
   void worker_main(std::uint32_t index);
   void stall_main();
   void supervise();
+  // execute()'s steps: the workers and the staller run to the end (the wall time it took); the ledger judged;
+  // what the store's history shows; the coverage of crash points and faults.
+  sim::Duration run_threads();
+  lethe::Ledger judged_ledger(const std::vector<lethe::StoreOperation>& history, sim::Duration wall_time,
+                              lethe::RunResult& result);
+  void check_history(std::vector<lethe::StoreOperation>& history, LiveOutcome& outcome) const;
+  std::map<std::string, std::uint64_t> coverage_of(const lethe::Ledger& ledger, const LiveOutcome& outcome);
   std::set<MessageId> slow_owners(const lethe::Ledger& ledger);
   lethe::events::EventLog event_log(const lethe::Ledger& ledger, const lethe::RunResult& result);
   std::vector<std::uint64_t> unexplained_messages(const lethe::Ledger& ledger, const lethe::RunResult& result);
@@ -559,7 +566,7 @@ void Run::stall_main() {
   }
 }
 
-LiveOutcome Run::execute() {
+sim::Duration Run::run_threads() {
   std::vector<std::thread> threads;
   for (int i = 0; i < settings_.workers; ++i) {
     threads.emplace_back([this, i] {
@@ -582,26 +589,17 @@ LiveOutcome Run::execute() {
   }
   stop_signal_.notify_all();
   if (staller.joinable()) staller.join();
-  const sim::Duration wall_time = clock_.now();
-  if (!error_.empty()) throw std::runtime_error(error_);
+  return clock_.now();
+}
 
-  LiveOutcome outcome;
-  outcome.store = settings_.store;
-  outcome.variant = settings_.store_options.variant;
-  const VariantInfo* info = find_variant(settings_.store, settings_.store_options.variant);
-  outcome.variant_atomic = info != nullptr && info->atomic;
-  outcome.location = store_.location();
-  outcome.wall_time = wall_time;
-  if (abandoned_) outcome.abandoned = abandoned_because_;
-
+lethe::Ledger Run::judged_ledger(const std::vector<lethe::StoreOperation>& history, sim::Duration wall_time,
+                                 lethe::RunResult& result) {
   lethe::Ledger ledger = ledger_.take();
   ledger.messages = static_cast<std::uint64_t>(settings_.messages);
   for (std::int64_t i = 0; i < settings_.messages; ++i) ledger.expected.add(static_cast<MessageId>(i), 1);
   for (const auto& e : ledger.executions) ledger.attempt(e.attempt).executed = true;
-  lethe::RunResult& result = outcome.result;
   result.scenario = fmt::format("live-{}-{}", settings_.store, settings_.store_options.variant);
   result.seed = settings_.seed;
-  std::vector<lethe::StoreOperation> history = recorder_.take();
   for (const auto& op : history) {  // the store's answers show which completions overwrote a memoized result
     if (op.returned_at == lethe::lin::kNever) continue;
     if (const auto overwrite = lethe::memo_overwrite(op.input, op.output, op.returned_at)) {
@@ -614,7 +612,10 @@ LiveOutcome Run::execute() {
   input.max_explanations = SIZE_MAX;  // every duplicate is accounted for below
   lethe::judge(input, result);
   result.sim_time = wall_time;
+  return ledger;
+}
 
+void Run::check_history(std::vector<lethe::StoreOperation>& history, LiveOutcome& outcome) const {
   outcome.operations = history.size();
   outcome.unknown_outcomes = static_cast<std::uint64_t>(std::count_if(
       history.begin(), history.end(), [](const lethe::StoreOperation& op) { return op.returned_at == lethe::lin::kNever; }));
@@ -627,15 +628,14 @@ LiveOutcome Run::execute() {
   outcome.verdict = check.verdict;
   outcome.check_steps = check.steps;
   outcome.check_explanation = check.explanation;
-  if (check.verdict != lethe::lin::Verdict::Unknown) result.linearizable = check.verdict == lethe::lin::Verdict::Linearizable;
+  if (check.verdict != lethe::lin::Verdict::Unknown) {
+    outcome.result.linearizable = check.verdict == lethe::lin::Verdict::Linearizable;
+  }
   if (settings_.keep_history) outcome.history = std::move(history);
-  if (settings_.keep_history) outcome.ledger = ledger;
-  if (settings_.keep_events) outcome.events = event_log(ledger, result);
+}
 
-  outcome.unexplained_ids = unexplained_messages(ledger, result);
-  outcome.unexplained_duplicates = outcome.unexplained_ids.size();
-
-  // Coverage: every crash point (also those that never fired) and every fault that was switched on.
+// Every crash point (also those that never fired) and every fault that was switched on.
+std::map<std::string, std::uint64_t> Run::coverage_of(const lethe::Ledger& ledger, const LiveOutcome& outcome) {
   std::map<std::string, std::uint64_t> coverage = coverage_.snapshot();
   for (const auto& [name, count] : store_.counters().snapshot()) coverage[name] += count;
   for (const char* point : {"after_start_before_effect", "after_effect_before_complete", "after_complete_before_ack"}) {
@@ -657,8 +657,29 @@ LiveOutcome Run::execute() {
   coverage["completion.not_recorded"] = unrecorded;
   coverage["store.operations"] = outcome.operations;
   coverage["deliveries.given_up"] = queue_.given_up();
-  result.coverage = std::move(coverage);
-  result.ok = outcome.passed();
+  return coverage;
+}
+
+LiveOutcome Run::execute() {
+  const sim::Duration wall_time = run_threads();
+  if (!error_.empty()) throw std::runtime_error(error_);
+  LiveOutcome outcome;
+  outcome.store = settings_.store;
+  outcome.variant = settings_.store_options.variant;
+  const VariantInfo* info = find_variant(settings_.store, settings_.store_options.variant);
+  outcome.variant_atomic = info != nullptr && info->atomic;
+  outcome.location = store_.location();
+  outcome.wall_time = wall_time;
+  if (abandoned_) outcome.abandoned = abandoned_because_;
+  std::vector<lethe::StoreOperation> history = recorder_.take();
+  const lethe::Ledger ledger = judged_ledger(history, wall_time, outcome.result);
+  check_history(history, outcome);
+  if (settings_.keep_history) outcome.ledger = ledger;
+  if (settings_.keep_events) outcome.events = event_log(ledger, outcome.result);
+  outcome.unexplained_ids = unexplained_messages(ledger, outcome.result);
+  outcome.unexplained_duplicates = outcome.unexplained_ids.size();
+  outcome.result.coverage = coverage_of(ledger, outcome);
+  outcome.result.ok = outcome.passed();
   return outcome;
 }
 
