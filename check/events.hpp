@@ -35,7 +35,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/config.hpp"  // first: its Partitioner::Key would shadow protocol/store_ops.hpp's Key
+#include "core/config.hpp"
 #include "check/history.hpp"
 #include "check/ledger.hpp"
 #include "core/result.hpp"

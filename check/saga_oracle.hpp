@@ -20,7 +20,7 @@
 
 #include <cstddef>
 
-#include "core/config.hpp"  // first: its Partitioner::Key would shadow protocol/store_ops.hpp's Key
+#include "core/config.hpp"
 #include "check/ledger.hpp"
 #include "core/result.hpp"
 

@@ -60,7 +60,7 @@ struct SourcePosition {
 
 // ---------------------------------------------------------------- enums
 
-enum class Partitioner { Key, Random };           // "key" | "random"
+enum class Partitioner { ByKey, Random };         // "key" | "random"
 enum class CommitMode { AfterEach, Interval };    // "after-each" | "interval(5s)"
 enum class TtlEvictionKind { Exact, Lazy };       // "exact" | "lazy(max=48h)"
 enum class Takeover { Conditional, IfNotExists };        // "conditional" | "if-not-exists"
@@ -89,7 +89,7 @@ enum class ScheduleKind { Fifo, Random, Pct };          // "fifo" | "random" | "
 // arguments: "interval", "lazy", "eventual", "constant", "backoff", ...).
 inline std::string to_string(Partitioner v) {
   switch (v) {
-    case Partitioner::Key: return "key";
+    case Partitioner::ByKey: return "key";
     case Partitioner::Random: return "random";
   }
   return "?";
@@ -301,7 +301,7 @@ struct TopologySection {
   int consumers = 4;                                  // default 4; >= 1
   std::vector<std::string> processors{"billing"};     // default ["billing"]; >= 1 entry, distinct, non-empty
   int partitions = 8;                                 // default 8; >= 1 when source is kafka (>= 0 otherwise)
-  Partitioner partitioner = Partitioner::Key;         // default "key"
+  Partitioner partitioner = Partitioner::ByKey;         // default "key"
   Commit commit;                                      // default "after-each"
   // kafka: a member whose process sends no heartbeat for this long (paused, or dead) is removed from its group,
   // and one that does not poll again within max_poll_interval (slow work) leaves it (the Kafka client's

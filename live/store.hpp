@@ -35,7 +35,6 @@
 #include <string>
 #include <vector>
 
-// core/config.hpp first: included after protocol/store_ops.hpp, its Partitioner::Key shadows lethe::Key (-Wshadow).
 #include "core/config.hpp"
 #include "protocol/store_ops.hpp"
 #include "sim/time.hpp"

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "protocol/strategies.hpp"  // first: its core/config.hpp names an enumerator Key, as store_ops.hpp a type
+#include "protocol/strategies.hpp"
 #include "protocol/env.hpp"
 #include "protocol/store_ops.hpp"
 #include "reports/summary.hpp"

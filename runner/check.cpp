@@ -22,6 +22,7 @@
 #include "runner/check_events.hpp"
 #include "runner/check_prefix.hpp"
 #include "runner/command.hpp"
+#include "runner/execute.hpp"
 #include "sim/time.hpp"
 
 namespace runner {
@@ -620,7 +621,7 @@ int command_check(const CheckOptions& options) {
     deadline = Clock::now() + std::chrono::nanoseconds(*timeout);
   }
   CheckOptions resolved = options;
-  if (resolved.jobs == 0) resolved.jobs = std::max(1U, std::thread::hardware_concurrency());
+  if (resolved.jobs == 0) resolved.jobs = default_jobs();  // the CPUs this process may run on, as the other commands
   int code = kExitOk;
   for (const std::string& file : options.files) code = worse(code, check_file(file, *format, *model, resolved, deadline));
   return code;
@@ -640,7 +641,7 @@ ExtraCommand register_check(CLI::App& app) {
                       "etcd-register, kv, multi-register, mutex, set, unordered-queue, fifo-queue, total-queue");
   command->add_option("--initial", options->initial,
                       "The initial value of every key, as EDN (default nil; Knossos's cas-register tests use 0)");
-  command->add_option("-j,--jobs", options->jobs, "Threads checking partitions (default: all cores)")->check(CLI::Range(0, 1024));
+  command->add_option("-j,--jobs", options->jobs, "Threads checking partitions (default: the CPUs lethe may run on)")->check(CLI::Range(0, 1024));
   command->add_option("--budget", options->budget, "Search steps per partition before it is unknown (default 10000000)");
   command->add_option("--timeout", options->timeout, "Wall-clock limit for all files, as a duration (5s, 500ms)");
   command->add_flag("--json", options->json, "One JSON object per file");

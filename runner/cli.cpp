@@ -44,7 +44,6 @@
 #include "runner/report.hpp"
 #include "runner/shrink.hpp"
 #include "runner/tune.hpp"
-// After core/config.hpp: its enumerator Partitioner::Key would shadow lethe::Key otherwise.
 #include "check/history.hpp"
 
 namespace fs = std::filesystem;

@@ -230,7 +230,7 @@ void visit_run_and_topology(V& v, Config& c) {
   v.key("processors", Names{true}, c.topology.processors,
         "independent processor ids; each must act on every message once");
   v.key("partitions", Integer{0, 1'000'000}, c.topology.partitions, "kafka: the topic's partitions (>= 1 for kafka)");
-  v.key("partitioner", Choice<lethe::Partitioner>{words_of({lethe::Partitioner::Key, lethe::Partitioner::Random})},
+  v.key("partitioner", Choice<lethe::Partitioner>{words_of({lethe::Partitioner::ByKey, lethe::Partitioner::Random})},
         c.topology.partitioner, "kafka: how a message picks its partition");
   v.key("commit", Language{"\"after-each\" or \"interval(DURATION)\", e.g. \"interval(5s)\""}, c.topology.commit,
         "kafka: when consumers commit their offsets");

@@ -36,7 +36,7 @@
 #include <optional>
 #include <utility>
 
-#include "core/config.hpp"  // first: its Partitioner::Key would shadow protocol/store_ops.hpp's Key
+#include "core/config.hpp"
 #include "core/result.hpp"
 #include "protocol/env.hpp"
 #include "protocol/store_ops.hpp"

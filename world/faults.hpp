@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "core/config.hpp"  // first: its Partitioner::Key would shadow protocol/store_ops.hpp's Key
+#include "core/config.hpp"
 #include "protocol/env.hpp"
 #include "sim/node.hpp"
 #include "sim/random.hpp"

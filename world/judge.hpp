@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "core/config.hpp"  // first: its Partitioner::Key would shadow protocol/store_ops.hpp's Key
+#include "core/config.hpp"
 #include "check/ledger.hpp"
 #include "core/result.hpp"
 #include "sim/network.hpp"

@@ -55,7 +55,7 @@ int Kafka::partition_for_key(MessageId id, int partitions) {
 }
 
 KafkaAppend Kafka::publish(MessageId id) {
-  const int partition = settings_.partitioner == Partitioner::Key
+  const int partition = settings_.partitioner == Partitioner::ByKey
                             ? partition_for_key(id, settings_.partitions)
                             : static_cast<int>(rng_.below(static_cast<std::uint64_t>(settings_.partitions)));
   std::vector<MessageId>& log = logs_[static_cast<std::size_t>(partition)];

@@ -126,7 +126,7 @@ inline constexpr sim::TraceKind kKafkaRemove{"kafka.remove", "processor/member",
 
 struct KafkaSettings {
   int partitions = 8;                          // >= 1
-  Partitioner partitioner = Partitioner::Key;
+  Partitioner partitioner = Partitioner::ByKey;
   Commit commit;                               // after-each | interval(d) with d > 0
   int processors = 1;                          // consumer groups, for processor ids 0 .. processors - 1; >= 1
   sim::Duration rpc_timeout = sim::kSecond;    // > 0

@@ -22,7 +22,7 @@
 #include <absl/container/btree_set.h>
 #include <absl/container/inlined_vector.h>
 
-#include "core/config.hpp"  // first: its Partitioner::Key would shadow protocol/store_ops.hpp's Key
+#include "core/config.hpp"
 #include "check/ledger.hpp"
 #include "protocol/strategies.hpp"
 #include "sim/time.hpp"

@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "world/sink.hpp"  // first: core/config.hpp's Partitioner::Key would shadow protocol/store_ops.hpp's Key
+#include "world/sink.hpp"
 #include "protocol/saga.hpp"
 #include "world/worker.hpp"
 

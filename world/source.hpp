@@ -44,7 +44,7 @@
 #include <string>
 #include <vector>
 
-#include "core/config.hpp"  // first: its Partitioner::Key would shadow protocol/store_ops.hpp's Key
+#include "core/config.hpp"
 #include "check/ledger.hpp"
 #include "protocol/store_ops.hpp"
 #include "sim/network.hpp"

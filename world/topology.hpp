@@ -22,7 +22,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/config.hpp"  // first: its Partitioner::Key would shadow protocol/store_ops.hpp's Key
+#include "core/config.hpp"
 #include "check/ledger.hpp"
 #include "sim/network.hpp"
 #include "sim/node.hpp"

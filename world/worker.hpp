@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <functional>
 
-#include "core/config.hpp"  // first: its Partitioner::Key would shadow protocol/store_ops.hpp's Key
+#include "core/config.hpp"
 #include "check/ledger.hpp"
 #include "protocol/strategies.hpp"
 #include "sim/network.hpp"

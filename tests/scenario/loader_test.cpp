@@ -698,7 +698,7 @@ ScenarioConfig arbitrary_config() {
   c.topology.processors = subset({"billing", "ship", "x y"});
   if (c.topology.processors.empty()) c.topology.processors = {"only"};
   c.topology.partitions = *gen::inRange(c.topology.source == "kafka" ? 1 : 0, 1000);
-  c.topology.partitioner = *gen::element(lethe::Partitioner::Key, lethe::Partitioner::Random);
+  c.topology.partitioner = *gen::element(lethe::Partitioner::ByKey, lethe::Partitioner::Random);
   if (*gen::arbitrary<bool>()) c.topology.commit = lethe::Commit{lethe::CommitMode::Interval, duration(1)};
   c.topology.visibility_timeout = duration(1);
   c.topology.clients = *gen::inRange(c.topology.source == "clients" ? 1 : 0, 1000);

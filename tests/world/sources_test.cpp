@@ -262,7 +262,7 @@ KafkaSettings kafka_settings(int partitions, lethe::CommitMode mode = lethe::Com
                              sim::Duration interval = 0) {
   KafkaSettings settings;
   settings.partitions = partitions;
-  settings.partitioner = lethe::Partitioner::Key;
+  settings.partitioner = lethe::Partitioner::ByKey;
   settings.commit = lethe::Commit{mode, interval};
   settings.processors = 1;
   settings.rpc_timeout = kSecond;
