@@ -47,34 +47,6 @@ std::vector<std::filesystem::path> library() {
 // The duplicates replayed per cause and seed: every cause of the library is exercised, in bounded time.
 constexpr std::size_t kPerCause = 3;
 
-// The runs with a duplicate whose intervention does not remove it yet, each with what is missing
-// (docs/results.md, "Verifying causes"). Every other run must verify every duplicate replayed; each run listed
-// here must still fail, so that closing a gap removes its line.
-struct KnownGap {
-  std::string_view scenario;
-  std::uint64_t seed;
-  std::string_view missing;
-};
-constexpr KnownGap kKnownGaps[] = {
-    {"gc-pause-takeover.toml", 1,
-     "crash_after_effect after a give-up (the provider call never answered): NoCrash spares crashes, not give-ups"},
-    {"failure-release-lost-response.toml", 1, "crash_after_effect after a give-up and a release: as above"},
-    {"failure-release-lost-response.toml", 2, "crash_after_effect after a give-up and a release: as above"},
-    {"failure-release-lost-response.toml", 3, "crash_after_effect after a give-up and a release: as above"},
-    {"saga-compensation-race-fixed.toml", 3,
-     "takeover_while_alive of saga compensations: the replay shows the same takeover (not diagnosed)"},
-    {"failed-effect-herd-if-not-exists.toml", 3,
-     "herd_takeover: the fenced takeover shows in the store's replies but is not written, so the pair ends as "
-     "completion_lost"},
-};
-
-const KnownGap* known_gap(const fs::path& file, std::uint64_t seed) {
-  for (const KnownGap& gap : kKnownGaps) {
-    if (file.filename().string() == gap.scenario && seed == gap.seed) return &gap;
-  }
-  return nullptr;
-}
-
 TEST(CauseVerificationSlow, EveryLibraryDuplicateIsRemovedByItsCausesIntervention) {
   std::array<std::uint64_t, lethe::kCauseCount> verified{};
   for (const auto& file : library()) {
@@ -82,11 +54,6 @@ TEST(CauseVerificationSlow, EveryLibraryDuplicateIsRemovedByItsCausesInterventio
     for (std::uint64_t seed = 1; seed <= 3; ++seed) {
       const lethe::RunResult result = judged(config, seed);
       const runner::VerifyReport report = runner::verify_causes(config, seed, result, kPerCause);
-      if (const KnownGap* gap = known_gap(file, seed)) {
-        EXPECT_TRUE(report.failed()) << file.filename() << " seed " << seed << " now verifies: remove it from "
-                                     << "kKnownGaps (" << gap->missing << ")";
-        continue;
-      }
       EXPECT_FALSE(report.failed()) << file.filename() << " seed " << seed << runner::verify_text(report);
       for (std::size_t c = 0; c < lethe::kCauseCount; ++c) verified[c] += report.by_cause[c].verified;
     }
