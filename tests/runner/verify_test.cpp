@@ -131,18 +131,48 @@ TEST(CauseVerification, RunVerifyPrintsTheCountAfterTheSummary) {
 }
 
 // A seed whose duplicate its cause's intervention does not remove fails the suite with exit 3 and is named with
-// its replay command; the total adds every seed. gc-pause-takeover seed 1 is such a seed (a give-up, one of
-// CauseVerificationSlow's known gaps): when that gap closes, this test needs another unverified run.
+// its replay command; the total adds every seed. external-check-then-insert-js seed 1 is such a seed: its node is
+// a process of its own, whose store reads RecordSeen does not reach. When that changes, this test needs another
+// unverified run.
 TEST(CauseVerification, SuiteVerifyNamesEachUnverifiedSeedAndTotalsEverySeed) {
-  const auto out = test_support::run_lethe(
-      "suite scenarios/crash-window-after-effect.toml scenarios/gc-pause-takeover.toml --seeds 1 -j 2 --verify");
+  const auto out = test_support::run_lethe("suite scenarios/crash-window-after-effect.toml "
+                                           "scenarios/external-check-then-insert-js.toml --seeds 1 -j 2 --verify "
+                                           "--verify-limit 2");
   EXPECT_EQ(out.exit_code, 3) << out.out;
-  EXPECT_NE(out.out.find("UNVERIFIED gc-pause-takeover seed 1:"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("UNVERIFIED external-check-then-insert-js seed 1:"), std::string::npos) << out.out;
   EXPECT_NE(out.out.find("--seed 1 --verify"), std::string::npos) << out.out;
   EXPECT_EQ(out.out.find("UNVERIFIED crash-window-after-effect"), std::string::npos) << out.out;
   const auto total = out.out.rfind("causes verified: ");
   ASSERT_NE(total, std::string::npos) << out.out;
   EXPECT_NE(out.out.find("crash_after_effect", total), std::string::npos) << out.out;
+}
+
+// Each (scenario, seed) here had a duplicate its cause's intervention left in place: an attempt that gave up on a
+// provider call (its request still on its way, or its response late behind a pause) rather than crashed; a saga
+// whose one lease record the intervention did not recognise as the compensation's record; a herd whose fenced
+// takeover was shown to the waiters but fenced the claimer's completion on a record the store never held.
+struct ClosedWindow {
+  std::string_view scenario;
+  std::uint64_t seed;
+  lethe::Cause cause;
+};
+constexpr ClosedWindow kClosedWindows[] = {
+    {"gc-pause-takeover.toml", 1, lethe::Cause::CrashAfterEffect},
+    {"failure-release-lost-response.toml", 1, lethe::Cause::CrashAfterEffect},
+    {"saga-compensation-race-fixed.toml", 3, lethe::Cause::TakeoverWhileAlive},
+    {"failed-effect-herd-if-not-exists.toml", 3, lethe::Cause::HerdTakeover},
+};
+
+TEST(CauseVerification, GiveUpsSagaLeasesAndShownTakeoversAreRemovedByTheirInterventions) {
+  for (const ClosedWindow& w : kClosedWindows) {
+    const auto config = test_support::load_config(std::string(LETHE_SOURCE_DIR) + "/scenarios/" +
+                                                  std::string(w.scenario));
+    const lethe::RunResult result = judged(config, w.seed);
+    const runner::VerifyReport report = runner::verify_causes(config, w.seed, result, 20);
+    EXPECT_FALSE(report.failed()) << w.scenario << runner::verify_text(report);
+    EXPECT_GT(report.by_cause[static_cast<std::size_t>(w.cause)].verified, 0u) << w.scenario;
+    EXPECT_EQ(report.second_windows, 0u) << w.scenario << runner::verify_text(report);
+  }
 }
 
 }  // namespace
