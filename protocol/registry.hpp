@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -100,6 +101,10 @@ struct StrategyInfo {
   // plain messages, which the loader refuses for it (saga.steps must be set). Empty: a saga run protects each
   // step and compensation with the strategy made by `factory`.
   SagaFactory saga;
+  // Set for a strategy that keeps one record for all of a message's processors, under a processor id of its own
+  // (saga-state: the saga's lease): a counterfactual replay closing a window of any processor of the message acts
+  // on that record (world/counterfactual.hpp). Unset: each (message, processor) has its own record.
+  std::optional<ProcessorId> message_record_processor;
 };
 
 // Adds a strategy. Throws std::invalid_argument when the name is taken or malformed, the factory is missing, a

@@ -234,6 +234,7 @@ StrategyInfo saga_state_strategy() {
   info.name = "saga-state";
   info.description = "sagas: the saga's state in one store record, advanced by conditional writes under a lease";
   info.keys = {max_processing_time_key()};
+  info.message_record_processor = kSagaStateProcessor;
   info.factory = [](const ProtocolSection&, StoreClient&, Clock&, ProtocolHooks&,
                     sim::Rng) -> std::unique_ptr<Strategy> { return std::make_unique<NotASaga>(); };
   info.saga = [](const ProtocolSection& settings, StoreClient& store, Clock& clock, ProtocolHooks& hooks,

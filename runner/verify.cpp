@@ -6,7 +6,9 @@
 #include <compare>
 #include <cstdint>
 #include <map>
+#include <string_view>
 
+#include "protocol/registry.hpp"
 #include "runner/execute.hpp"
 #include "world/counterfactual.hpp"
 #include "world/world.hpp"
@@ -35,9 +37,20 @@ lethe::Intervention intervention_of(const lethe::DuplicateExplanation& x) {
   return lethe::cause_row(x.cause).intervention;
 }
 
-bool verifiable(const lethe::DuplicateExplanation& x) {
+// Why `x` has no replay, or "" when it has one. `inferred`: the strategy's decisions are inferred from what lethe
+// observes (an external node).
+std::string not_verifiable_reason(const lethe::DuplicateExplanation& x, bool inferred) {
   const lethe::Intervention i = intervention_of(x);
-  return i != lethe::Intervention::None && !(i == lethe::Intervention::RecordSeen && x.read_nothing);
+  if (i == lethe::Intervention::None) return "no intervention: the clause that broke is unknown";
+  if (i != lethe::Intervention::RecordSeen) return "";
+  if (x.read_nothing) {
+    return "its attempt read no record before its effect: there is no read to show the first executor's record to";
+  }
+  if (inferred) {
+    return "an external node: lethe does not know whether it writes its record in flight before its effect or "
+           "completed after it, so it cannot show the record the first executor would have left";
+  }
+  return "";
 }
 
 ReplayKey key_of(const lethe::DuplicateExplanation& x) {
@@ -102,13 +115,16 @@ bool VerifyReport::failed() const {
 VerifyReport verify_causes(const lethe::ScenarioConfig& config, std::uint64_t seed, const lethe::RunResult& result,
                            std::size_t limit) {
   VerifyReport report;
+  const bool inferred = lethe::strategy_info(config.protocol.kind).decisions_inferred;
   std::map<ReplayKey, Replayed> replays;
   std::array<std::size_t, lethe::kCauseCount> replayed_per_cause{};
   for (const auto& x : result.explanations) {
     VerifiedDuplicate v{x, VerifyVerdict::NotVerifiable, {}, ""};
     std::size_t& taken = replayed_per_cause[static_cast<std::size_t>(x.cause)];
-    if (!verifiable(x)) {
+    if (std::string reason = not_verifiable_reason(x, inferred); !reason.empty()) {
       v.verdict = VerifyVerdict::NotVerifiable;
+      CauseTally& t = report.by_cause[static_cast<std::size_t>(x.cause)];
+      if (t.not_verifiable_reason.empty()) t.not_verifiable_reason = std::move(reason);
     } else if (limit != 0 && taken >= limit) {
       v.verdict = VerifyVerdict::NotReplayed;
     } else {
@@ -135,7 +151,9 @@ std::string cause_lines(const VerifyReport& report) {
     std::string extra;
     if (t.not_removed > 0) extra += fmt::format(", {} NOT removed", t.not_removed);
     if (t.errors > 0) extra += fmt::format(", {} replay errors", t.errors);
-    if (t.not_verifiable > 0) extra += fmt::format(", {} not verifiable", t.not_verifiable);
+    if (t.not_verifiable > 0) {
+      extra += fmt::format(", {} not verifiable ({})", t.not_verifiable, t.not_verifiable_reason);
+    }
     if (t.not_replayed > 0) extra += fmt::format(", {} not replayed (--verify-limit)", t.not_replayed);
     text += fmt::format("  {:<22} {} of {} verified{}  (intervention: {})\n", lethe::kCauses[c].name, t.verified,
                         t.total, extra, lethe::kCauses[c].intervention_text);
@@ -217,6 +235,7 @@ void add_tallies(VerifyReport& into, const VerifyReport& from) {
     t.verified += f.verified;
     t.not_removed += f.not_removed;
     t.not_verifiable += f.not_verifiable;
+    if (t.not_verifiable_reason.empty()) t.not_verifiable_reason = f.not_verifiable_reason;
     t.not_replayed += f.not_replayed;
     t.errors += f.errors;
   }

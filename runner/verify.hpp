@@ -4,10 +4,11 @@
 // Intervention) applied to its message (world/counterfactual.hpp); the cause is verified when that duplicate
 // (the same message and processor, the same pair of attempts) is gone from the replay. A duplicate of the
 // message that the replay shows instead, through another pair of attempts, is a second window: reported, and
-// the cause still verified. A cause whose intervention is Intervention::None (not_attributable), or a RecordSeen
-// duplicate whose attempt read no record (the strategy checks nothing), is not verifiable: reported, never a
-// failure. A duplicate still there is a lethe bug (the oracle named the wrong window, or the intervention does
-// not close it): the command ends with exit 3.
+// the cause still verified. A cause whose intervention is Intervention::None (not_attributable), a RecordSeen
+// duplicate whose attempt read no record (the strategy checks nothing), or a RecordSeen duplicate of an external
+// node (lethe does not know the record its first executor would have left) is not verifiable: reported with the
+// reason, never a failure, never counted as verified. A duplicate still there is a lethe bug (the oracle named the
+// wrong window, or the intervention does not close it): the command ends with exit 3.
 //
 // Cost: one replay per intervened message (a message-wide intervention verifies every duplicate of its message
 // and cause in one replay; RecordSeen targets one attempt, so one replay per duplicate). Replays check no
@@ -38,6 +39,7 @@ struct CauseTally {
   std::uint64_t verified = 0;
   std::uint64_t not_removed = 0;
   std::uint64_t not_verifiable = 0;
+  std::string not_verifiable_reason;  // why (the first not verifiable duplicate's reason)
   std::uint64_t not_replayed = 0;
   std::uint64_t errors = 0;
 };

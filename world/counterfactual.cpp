@@ -72,9 +72,10 @@ class InterveningStoreClient final : public StoreClient {
 
 }  // namespace
 
-bool Intervener::acts_on_record(Intervention kind, Key key) const {
+bool Intervener::record_of_message(Key key) const {
   const Table table = key_table(key);
-  return (table == Table::Dedupe || table == Table::Inbox) && acts(kind, key_message(key), key_processor(key));
+  if ((table != Table::Dedupe && table != Table::Inbox) || key_message(key) != cf_.id) return false;
+  return key_processor(key) == cf_.processor || key_processor(key) == shape_.message_record_processor;
 }
 
 AttemptId Intervener::running_on(const sim::Node& node) const {
@@ -106,6 +107,7 @@ void Intervener::fence_takeover(Item& item, sim::Node& reader) {
     if (claimed == takeovers_.end()) {
       if (is_stale(*item.started_at, reader.local_now(), shape_.max_processing_time)) {
         takeovers_.emplace(key, std::make_pair(reading, reader.local_now()));
+        shown_.emplace(reader.local_now(), *item.started_at);
       }
       return;
     }
@@ -129,21 +131,36 @@ void Intervener::show_first_record(bool read, std::optional<Item>& item, sim::No
 }
 
 Op Intervener::sent(const Op& op) const {
-  if (cf_.intervention != Intervention::NeverExpires) return op;
+  if (cf_.intervention != Intervention::NeverExpires && cf_.intervention != Intervention::TakeoverFenced) return op;
   Op sent = op;
-  if (op.kind == OpKind::Transaction) {
-    for (TransactionPart& part : sent.parts) {
-      if (acts_on_record(Intervention::NeverExpires, part.key)) ignore_expiry(part.condition, part.update);
+  const auto adjust = [this](Key key, Condition& condition, Update& update) {
+    if (!record_of_message(key)) return;
+    if (cf_.intervention == Intervention::NeverExpires) {
+      ignore_expiry(condition, update);
+    } else {
+      fence_on_stored(condition);
     }
-  } else if (acts_on_record(Intervention::NeverExpires, op.key)) {
-    ignore_expiry(sent.condition, sent.update);
+  };
+  if (op.kind == OpKind::Transaction) {
+    for (TransactionPart& part : sent.parts) adjust(part.key, part.condition, part.update);
+  } else {
+    adjust(sent.key, sent.condition, sent.update);
   }
   return sent;
 }
 
+void Intervener::fence_on_stored(Condition& condition) const {
+  // A fenced takeover is shown, not written: a write fenced on a started_at only a reply showed is fenced on the
+  // started_at the store holds under it (through every takeover shown on top of it).
+  for (std::size_t hop = 0; hop < shown_.size() && condition.started_at_equals; ++hop) {
+    const auto under = shown_.find(*condition.started_at_equals);
+    if (under == shown_.end()) return;
+    condition.started_at_equals = under->second;
+  }
+}
+
 void Intervener::seen(Key key, bool read, Reply& reply, sim::Node& reader) {
-  if (key_table(key) != Table::Dedupe && key_table(key) != Table::Inbox) return;
-  if (key_message(key) != cf_.id || key_processor(key) != cf_.processor) return;
+  if (!record_of_message(key)) return;
   std::optional<Item>& item = reply.previous;
   switch (cf_.intervention) {
     case Intervention::NeverExpires:

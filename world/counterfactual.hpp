@@ -7,7 +7,10 @@
 // else; a run without one never builds an Intervener, so nothing of this changes a normal run (its trace hash):
 //   NoCrash            the fault injector spares the node of an attempt of the message that has decided to run
 //                      its effect and has no completion landed (random crashes, and the crash point
-//                      after_effect_before_complete: its draw is still made, its crash not done);
+//                      after_effect_before_complete: its draw is still made, its crash not done); and no attempt
+//                      of the message gives up on a provider call: past its timeout it waits while the request is
+//                      on its way or in service, and takes the provider's answer even when the response is late
+//                      or lost (SinkClient);
 //   CompletionArrives  a completion write of the message that got no reply (lost or timed out every time) is
 //                      re-sent until it lands: the store reply the owner gets is the landed one;
 //   NeverExpires       the store never evicts the message's records, and every read of them shows no expires_on
@@ -17,7 +20,8 @@
 //   TakeoverFenced     once an attempt has read the message's record stale (older than max_processing_time on its
 //                      clock), replies to any other attempt showing that same record (owner, started_at) show it
 //                      as a conditional takeover by the first would have left it: owned by it, started at its
-//                      clock then (one taker wins, the others wait on it);
+//                      clock then (one taker wins, the others wait on it); a write fenced on a started_at so
+//                      shown is fenced on the stored record's (the takeover is shown, not written);
 //   RecordSeen         a read by either attempt of the pair that finds no record finds the other's: in
 //                      flight, started at the reader's clock, or, for a strategy whose records are written
 //                      completed (check-then-insert, record-after), completed then;
@@ -60,6 +64,9 @@ struct Counterfactual {
 struct StrategyShape {
   bool in_flight_records = true;             // it reports InFlightRecent (read-then-record strategies do not)
   sim::Duration max_processing_time = 0;     // its protocol.max_processing_time (0: none)
+  // StrategyInfo::message_record_processor: the processor of the one record it keeps per message, if it does
+  // (that record is then the record of every processor of the message).
+  std::optional<ProcessorId> message_record_processor;
 };
 
 // The counterfactual of one run, consulted by the fault injector, the sink, the store and the workers' store
@@ -76,7 +83,10 @@ class Intervener {
     return cf_.intervention == kind && cf_.id == id && cf_.processor == processor;
   }
   // `key` is the message's dedupe or inbox record and the intervention is `kind`.
-  bool acts_on_record(Intervention kind, Key key) const;
+  bool acts_on_record(Intervention kind, Key key) const { return cf_.intervention == kind && record_of_message(key); }
+  // `key` is a dedupe or inbox record of the message: its (message, processor) record, or the one record a
+  // strategy keeps for all its processors (StrategyShape::message_record_processor).
+  bool record_of_message(Key key) const;
 
   // NoCrash: `node` runs an attempt of the message between its decision to run the effect and its completion.
   bool spares(const sim::Node& node) const;
@@ -95,6 +105,8 @@ class Intervener {
   AttemptId running_on(const sim::Node& node) const;  // the attempt of the message running on `node`, or 0
   void fence_takeover(Item& item, sim::Node& reader);
   void show_first_record(bool read, std::optional<Item>& item, sim::Node& reader) const;
+  // TakeoverFenced: a condition on a started_at that a fenced takeover only showed, on the stored one instead.
+  void fence_on_stored(Condition& condition) const;
 
   Counterfactual cf_;
   StrategyShape shape_;
@@ -103,6 +115,8 @@ class Intervener {
   // TakeoverFenced: (owner, started_at) of a stale record -> (the first attempt that read it stale, its clock then):
   // the conditional takeover that attempt's read leads to is the one that wins.
   std::map<std::pair<AttemptId, sim::Time>, std::pair<AttemptId, sim::Time>> takeovers_;
+  // TakeoverFenced: the started_at each claim shows (its taker's clock) -> the started_at of the record it claimed.
+  std::map<sim::Time, sim::Time> shown_;
 };
 
 }  // namespace lethe

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -12,6 +13,47 @@ namespace {
 
 std::uint64_t pack_processor_call(ProcessorId processor, std::uint32_t call_number) {
   return (static_cast<std::uint64_t>(processor) << 32) | call_number;
+}
+
+// A NoCrash counterfactual (the attempt does not give up): the provider's answer to one try, handed to the
+// caller when the provider gives it, whatever becomes of its response on the wire.
+struct Answer {
+  sim::Simulation* simulation = nullptr;
+  std::optional<SinkResponse> response;
+  std::optional<sim::Waker> waiter;  // the caller, parked past its timeout
+  void settle(const SinkResponse& given) {
+    if (response) return;  // a duplicated request: the caller takes the first answer
+    response = given;
+    if (waiter) simulation->wake(*waiter);
+  }
+};
+
+// How often a caller waiting past its timeout looks whether the network still holds its request.
+constexpr sim::Duration kLossCheck = sim::kMillisecond;
+
+// The request as the network carries it: told when it reaches the provider (Sink::arrive, for the 409).
+struct Request {
+  Sink* sink;
+  SinkRequest request;
+  std::shared_ptr<Answer> answer;  // a NoCrash counterfactual only
+  void arrive() { request.key_busy = sink->arrive(request); }
+  SinkResponse operator()() const {
+    SinkResponse response = sink->handle(request);
+    if (answer) answer->settle(response);
+    return response;
+  }
+};
+
+// The answer to a try that timed out: waits while the network holds a copy of the request (on its way, or in
+// service); none left and no answer given means the request was dropped.
+std::optional<SinkResponse> await_answer(const std::shared_ptr<Answer>& answer) {
+  sim::Simulation& simulation = *answer->simulation;
+  while (!answer->response && answer.use_count() > 1) {
+    answer->waiter = simulation.waker();
+    simulation.park(sim::saturating_add(simulation.now(), kLossCheck));
+  }
+  answer->waiter.reset();
+  return answer->response;
 }
 
 }  // namespace
@@ -204,19 +246,13 @@ std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processo
     sim::sleep(took);
     return std::nullopt;  // for good: the effect did not happen, and the caller is not to retry it
   }
-  Sink* sink = &sink_;
+  const bool keeps_waiting =
+      sink_.intervener() != nullptr && sink_.intervener()->acts(Intervention::NoCrash, id, processor);
   const int tries = retries_ + 1;
   int made = tries;  // tries made when the call gives up
   std::uint32_t key_generation = 0;  // on_conflict = "new-key": the key the remaining tries use
   // The parameters this call sends: the same for every call of the message, or rebuilt per attempt.
   const std::uint64_t payload = payload_ == SinkPayload::PerAttempt ? attempt : 0;
-  // The request as the network carries it: told when it reaches the provider (Sink::arrive, for the 409).
-  struct Request {
-    Sink* sink;
-    SinkRequest request;
-    void arrive() { request.key_busy = sink->arrive(request); }
-    SinkResponse operator()() const { return sink->handle(request); }
-  };
   for (int try_number = 1; try_number <= tries; ++try_number) {
     if (try_number > 1) {
       const sim::Duration backoff_ns = policy.delay(try_number - 1, rng_);
@@ -228,7 +264,7 @@ std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processo
     request.key_generation = key_generation;
     request.payload = payload;
     ++stats_.tries;
-    const std::optional<SinkResponse> response = network_.call(sink_.service(), Request{sink, request}, timeout_ns_, id);
+    const std::optional<SinkResponse> response = send(request, keeps_waiting);
     if (!response.has_value()) {
       ++stats_.timeouts;
       continue;
@@ -267,6 +303,16 @@ std::optional<std::uint64_t> SinkClient::call(MessageId id, ProcessorId processo
   simulation.trace().record(simulation.now(), sink_kinds::kGiveUp, caller, id, attempt,
                             static_cast<std::uint64_t>(made));
   return std::nullopt;
+}
+
+std::optional<SinkResponse> SinkClient::send(const SinkRequest& request, bool keeps_waiting) {
+  if (!keeps_waiting) return network_.call(sink_.service(), Request{&sink_, request, nullptr}, timeout_ns_, request.id);
+  auto answer = std::make_shared<Answer>();
+  answer->simulation = &sim::Simulation::current();
+  std::optional<SinkResponse> response =
+      network_.call(sink_.service(), Request{&sink_, request, answer}, timeout_ns_, request.id);
+  if (!response) response = await_answer(answer);
+  return response;
 }
 
 }  // namespace lethe

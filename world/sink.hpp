@@ -238,6 +238,8 @@ class Sink {
   void set_on_execute(std::function<void(const Execution&)> record) { on_execute_ = std::move(record); }
   // A counterfactual replay (world/counterfactual.hpp): ProviderDedupes and ProviderKeyKept act here.
   void set_intervener(const Intervener* intervener) { intervener_ = intervener; }
+  // The counterfactual replay's intervener, or nullptr (SinkClient: NoCrash's "the attempt does not give up").
+  const Intervener* intervener() const { return intervener_; }
   // Calls that reached the provider (including rejected 503s and idempotent replays).
   std::uint64_t calls() const { return calls_; }
   // 503s (capacity or outage).
@@ -362,6 +364,12 @@ class SinkClient {
   const SinkClientStats& stats() const { return stats_; }
 
  private:
+  // One try: the request sent, and its answer or nullopt (none in time). `keeps_waiting` (a NoCrash
+  // counterfactual on the request's message: the attempt does not give up) waits past the timeout for as long
+  // as the request is on its way or in service, and takes the provider's answer when it is given, even if its
+  // response is late or lost; it still gives up on a request the network dropped.
+  std::optional<SinkResponse> send(const SinkRequest& request, bool keeps_waiting);
+
   Sink& sink_;
   sim::Network& network_;
   sim::Duration timeout_ns_;

@@ -225,6 +225,9 @@ void Workers::external_main(std::size_t index) {
   sim::Node& self = *environment.topology.workers()[index].node;
   ExternalNodeParts parts;
   parts.store = environment.topology.store().connect(self);
+  // The node's store operations pass this client (the turn protocol), so a counterfactual acts on them as on a
+  // built-in strategy's.
+  if (environment.intervener != nullptr) parts.store = environment.intervener->wrap(std::move(parts.store), self);
   parts.sink = std::make_unique<SinkClient>(
       environment.topology.sink(), environment.network, environment.config.sink,
       simulation.rng(fmt::format("sink-client:{}:{}", self.name(), self.incarnation())));

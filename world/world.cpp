@@ -117,6 +117,7 @@ void World::wire_intervener() {
   StrategyShape shape;
   shape.in_flight_records = std::find(strategy.bases.begin(), strategy.bases.end(), Basis::InFlightRecent) !=
                             strategy.bases.end();
+  shape.message_record_processor = strategy.message_record_processor;
   if (config_.protocol.settings.has("max_processing_time")) {
     shape.max_processing_time = config_.protocol.settings.get<sim::Duration>("max_processing_time");
   }
