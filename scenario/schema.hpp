@@ -198,6 +198,9 @@ std::string_view describe(Rule rule);
 // ---------------------------------------------------------------- the table
 
 // The shared value languages of retries (topology.client_* and sink.*).
+inline Words<lethe::RedeliveryPayload> redelivery_payload_words() {
+  return words_of({lethe::RedeliveryPayload::Same, lethe::RedeliveryPayload::Changed});
+}
 inline Words<lethe::Jitter> jitter_words() {
   return words_of({lethe::Jitter::None, lethe::Jitter::Full, lethe::Jitter::Equal, lethe::Jitter::Decorrelated});
 }
@@ -268,6 +271,8 @@ void visit_workload_to_protocol(V& v, Config& c) {
         "the share of messages the producer delivers again");
   v.key("copies", Integer{1, 1000}, c.workload.redelivery.copies, "extra copies of each such message");
   v.key("delay", Distribution{}, c.workload.redelivery.delay, "the delay of each copy after the first publish");
+  v.key("payload", Choice<lethe::RedeliveryPayload>{redelivery_payload_words()}, c.workload.redelivery.payload,
+        "same: a copy carries the message's payload; changed: copy i carries another payload under the same id");
   v.array("workload.redelivery.copy", c.workload.redelivery.copy_delays, [](auto& entry_visitor, auto& copy) {
     entry_visitor.required_key("delay", Distribution{}, copy.delay,
                                "this copy's delay after the first publish (entry i is copy i), instead of delay");
