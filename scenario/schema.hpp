@@ -256,9 +256,9 @@ void visit_run_and_topology(V& v, Config& c) {
 
 }
 
-// [workload] with its redelivery, [network], [faults], [store] and [protocol].
+// [workload] with its redelivery.
 template <class V, class Config>
-void visit_workload_to_protocol(V& v, Config& c) {
+void visit_workload(V& v, Config& c) {
   v.table("workload");
   v.key("messages", Integer{0, 1'000'000'000'000}, c.workload.messages, "distinct message ids published");
   v.key("rate", Rate{}, c.workload.rate, "how fast they are published (above 0 when there are messages)");
@@ -278,6 +278,12 @@ void visit_workload_to_protocol(V& v, Config& c) {
                                "this copy's delay after the first publish (entry i is copy i), instead of delay");
   });
   v.rule(Rule::RedeliveryCopies, c.workload.redelivery);
+}
+
+// [workload] with its redelivery, [network], [faults], [store] and [protocol].
+template <class V, class Config>
+void visit_workload_to_protocol(V& v, Config& c) {
+  visit_workload(v, c);
 
   v.table("network");
   v.key("latency", Distribution{}, c.network.latency, "one-way latency of every link unless a [[network.link]] says");
