@@ -27,6 +27,7 @@ Json item_json(const Item& item) {
   if (item.owner != 0) object["owner"] = item.owner;
   if (item.memoized.has_value()) object["memoized"] = *item.memoized;
   if (item.counter != 0) object["counter"] = item.counter;
+  if (item.payload.has_value()) object["payload"] = *item.payload;
   return object;
 }
 
@@ -60,6 +61,7 @@ Json update_json(const Update& update) {
   put_assign(object, "completed_at", update.completed_at_mode, update.completed_at);
   put_assign(object, "expires_on", update.expires_on_mode, update.expires_on);
   put_assign(object, "memoized", update.memoized_mode, update.memoized);
+  put_assign(object, "payload", update.payload_mode, update.payload);
   if (update.counter_add != 0) object["counter_add"] = update.counter_add;
   if (update.replace_expired_at) object["replace_expired_at"] = *update.replace_expired_at;
   return object;
@@ -139,7 +141,7 @@ class LineReader {
   }
 
   Item item(const Json& object, std::string_view where) const {
-    only(object, where, {"started_at", "completed_at", "expires_on", "owner", "memoized", "counter"});
+    only(object, where, {"started_at", "completed_at", "expires_on", "owner", "memoized", "counter", "payload"});
     Item item;
     if (object.contains("started_at")) item.started_at = integer(object["started_at"], "started_at");
     if (object.contains("completed_at")) item.completed_at = integer(object["completed_at"], "completed_at");
@@ -147,6 +149,7 @@ class LineReader {
     if (object.contains("owner")) item.owner = unsigned_integer(object["owner"], "owner");
     if (object.contains("memoized")) item.memoized = unsigned_integer(object["memoized"], "memoized");
     if (object.contains("counter")) item.counter = integer(object["counter"], "counter");
+    if (object.contains("payload")) item.payload = unsigned_integer(object["payload"], "payload");
     return item;
   }
   std::optional<Item> optional_item(const Json& value, std::string_view where) const {
@@ -192,7 +195,7 @@ class LineReader {
   }
 
   Update update(const Json& object) const {
-    only(object, "update", {"started_at", "owner", "completed_at", "expires_on", "memoized", "counter_add",
+    only(object, "update", {"started_at", "owner", "completed_at", "expires_on", "memoized", "payload", "counter_add",
                             "replace_expired_at"});
     Update update;
     assign(object, "started_at", update.started_at_mode, update.started_at);
@@ -200,6 +203,7 @@ class LineReader {
     assign(object, "completed_at", update.completed_at_mode, update.completed_at);
     assign(object, "expires_on", update.expires_on_mode, update.expires_on);
     assign(object, "memoized", update.memoized_mode, update.memoized);
+    assign(object, "payload", update.payload_mode, update.payload);
     if (object.contains("counter_add")) update.counter_add = integer(object["counter_add"], "counter_add");
     if (object.contains("replace_expired_at")) update.replace_expired_at = integer(object["replace_expired_at"], "replace_expired_at");
     return update;

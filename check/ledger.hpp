@@ -20,8 +20,10 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/btree.hpp"
@@ -297,6 +299,21 @@ struct Ledger {
   sim::Time undelivered_latest = 0;    // the latest due time of those
   std::vector<MemberRemoval> member_removals;  // live members removed from their group, in time order
   std::uint64_t commit_failed = 0;     // offset commits the group refused (a member removed, or a rebalance)
+  std::uint64_t payload_mismatches = 0;  // deliveries refused unprocessed: the record was kept for another payload
+  std::uint64_t payload_ignored = 0;     // deliveries skipped as duplicates whose payload was not the one run
+  // workload.redelivery.payload = "changed" only: the payload version of each pair's first successful effect.
+  std::map<std::pair<MessageId, ProcessorId>, std::uint32_t> effect_payloads;
+
+  // workload.redelivery.payload = "changed": one attempt of (id, processor) that carried payload version `payload`
+  // ran its effect (executed) or was skipped as a duplicate (skipped); a skip whose payload differs from the one
+  // the pair's first effect ran with is an ignored payload (a skip before any effect compares with version 0).
+  void note_payload(MessageId id, ProcessorId processor, std::uint32_t payload, bool executed, bool skipped) {
+    const auto pair = std::pair{id, processor};
+    if (executed) effect_payloads.emplace(pair, payload);
+    if (!skipped) return;
+    const auto first = effect_payloads.find(pair);
+    if ((first == effect_payloads.end() ? 0U : first->second) != payload) ++payload_ignored;
+  }
 
   AttemptRecord& attempt(AttemptId id) { return attempts.at(id); }
   const AttemptRecord& attempt(AttemptId id) const { return attempts.at(id); }

@@ -61,6 +61,7 @@ std::string describe_update(const Update& update) {
   field("completed_at", update.completed_at_mode, static_cast<std::uint64_t>(update.completed_at), true);
   field("expires_on", update.expires_on_mode, static_cast<std::uint64_t>(update.expires_on), true);
   field("memoized", update.memoized_mode, update.memoized, false);
+  field("payload", update.payload_mode, update.payload, false);
   if (update.counter_add != 0) text += fmt::format("{}counter+={}", text.empty() ? "" : " ", update.counter_add);
   if (update.replace_expired_at) {
     text += fmt::format("{}replace_expired_at({})", text.empty() ? "" : " ", *update.replace_expired_at);
@@ -87,6 +88,7 @@ std::uint64_t StoreModel::hash(const StoreState& state) {
     hash = mix(hash, item.memoized.has_value() ? 1 : 0);
     hash = mix(hash, item.memoized.value_or(0));
     hash = mix(hash, static_cast<std::uint64_t>(item.counter));
+    if (item.payload.has_value()) hash = mix(hash, *item.payload);  // only when kept: hashes without one unchanged
   }
   return hash;
 }

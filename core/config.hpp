@@ -84,6 +84,7 @@ enum class ProducerMode { Direct, DualWrite, Outbox };   // "direct" | "dual-wri
 enum class PartitionGroup { Consumers, Store, Broker, Sink, Clients };
 enum class ExpectationOp { Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual };  // == != < <= > >=
 enum class ScheduleKind { Fifo, Random, Pct };          // "fifo" | "random" | "pct(depth=3)"
+enum class RedeliveryPayload { Same, Changed };         // "same" | "changed"
 
 // The word used in scenario files (the bare kind word for the kinds that take
 // arguments: "interval", "lazy", "eventual", "constant", "backoff", ...).
@@ -197,6 +198,7 @@ inline std::string to_string(BackoffKind v) {
   }
   return "?";
 }
+inline std::string to_string(RedeliveryPayload v) { return v == RedeliveryPayload::Same ? "same" : "changed"; }
 inline std::string to_string(Jitter v) {
   switch (v) {
     case Jitter::None: return "none";
@@ -331,6 +333,9 @@ struct RedeliverySection {
   // [[workload.redelivery.copy]], default none: copy i draws its delay from entry i, copies past the last
   // entry from `delay` (the loader: at most `copies` entries).
   std::vector<RedeliveryCopy> copy_delays;
+  // default "same"; "changed": copy i carries payload version i (another body under the same id, as a client that
+  // edits its request and resends it with the same idempotency key)
+  RedeliveryPayload payload = RedeliveryPayload::Same;
 };
 
 struct WorkloadSection {

@@ -12,8 +12,8 @@ using K = FieldKind;
 // `expectable`) after the rest, in this order: coverage, swarm, schedule, memo_overwrites, store_peak_records,
 // trace_events, linearizable_unknown, the saga fields, drawn, not_reproducible, defaults_replaced,
 // lost_examples, store_errors, store_error_first, undelivered, undelivered_latest, unanswered, unanswered_examples,
-// commit_failed.
-constexpr std::array<ResultField, 45> kResultFields = {{
+// commit_failed, payload_mismatches, payload_ignored.
+constexpr std::array<ResultField, 47> kResultFields = {{
     {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
     {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},
     {"trace_hash", K::Hash, false, false, "the determinism fingerprint: a hash of every trace record",
@@ -114,6 +114,14 @@ constexpr std::array<ResultField, 45> kResultFields = {{
      "kafka: offset commits the consumer group refused because the committing member had been removed from it "
      "(session_timeout, max_poll_interval, a crash) or a rebalance had moved on; its records are replayed",
      &RunResult::commit_failed},
+    {"payload_mismatches", K::Count, true, true,
+     "deliveries refused unprocessed because the id's record was kept for another payload (protocol.payload_check "
+     "= \"fingerprint\": Powertools' IdempotencyValidationError, an HTTP 422); acknowledged, not retried",
+     &RunResult::payload_mismatches},
+    {"payload_ignored", K::Count, true, true,
+     "workload.redelivery.payload = \"changed\": deliveries skipped as duplicates although their payload was not "
+     "the one whose effect ran (the intent they carried was lost)",
+     &RunResult::payload_ignored},
 }};
 
 const ResultField* find_field(std::string_view name) {

@@ -337,6 +337,8 @@ struct RunResult {
   std::uint64_t unanswered = 0;                    // deliveries still held unanswered when the run ended
   std::vector<std::string> unanswered_examples;    // the first of those (capped)
   std::uint64_t commit_failed = 0;                 // kafka: offset commits the consumer group refused
+  std::uint64_t payload_mismatches = 0;            // deliveries refused: the record was kept for another payload
+  std::uint64_t payload_ignored = 0;               // changed payloads skipped as duplicates of another payload
 
   // A numeric result field by its dotted name ("duplicates.expired", "wait_time.p99", "ok"); nullopt if the
   // name is not a numeric field of result_fields() or (linearizable) the value is absent.

@@ -712,6 +712,11 @@ std::string validate(const LiveSettings& s) {
   if (poll_read != nullptr && poll_read->kind == lethe::PollReadKind::Eventual) {
     return "protocol.poll_read = \"eventual\" needs a read replica, which live mode does not have";
   }
+  const std::string* payload_check = protocol.settings.find<std::string>("payload_check");
+  if (payload_check != nullptr && *payload_check != "off") {
+    return "protocol.payload_check = \"" + *payload_check + "\" needs the payload of each delivery, which live mode "
+           "does not have (its messages are ids)";
+  }
   if (s.workers < 1 || s.workers > 256) return "workers must be between 1 and 256";
   if (s.messages < 1 || s.messages > 10'000'000) return "messages must be between 1 and 10000000";
   auto probability = [](double p) { return p >= 0.0 && p <= 1.0; };

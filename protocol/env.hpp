@@ -88,6 +88,9 @@ class ProtocolHooks {
   // The attempt, whose effect failed for good, deleted its own in-flight record (applied: the delete landed; false:
   // the record was no longer its own, or the store never answered). Default: nothing is recorded.
   virtual void released(MessageId /*id*/, ProcessorId /*processor*/, AttemptId /*attempt*/, bool /*applied*/) {}
+  // The attempt found a record written for another payload of its id and refused the delivery unprocessed
+  // (payload_check). Default: nothing is recorded.
+  virtual void payload_refused(MessageId /*id*/, ProcessorId /*processor*/, AttemptId /*attempt*/) {}
 };
 
 }  // namespace lethe

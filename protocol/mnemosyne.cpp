@@ -62,6 +62,14 @@
 //      message is delivered again, as a library that raises on a failed save does. A completion the store
 //      answered by rejecting it (another attempt took the record over or completed it) is not a failed write:
 //      the attempt returns Executed either way.
+//   Payloads (payload_check = "fingerprint", as Powertools' payload_validation_jmespath): every write that claims
+//   or completes the record also stores the fingerprint of the delivery's payload (the start write only when it
+//   creates the record; a takeover and a completion set it). A delivery that would skip or wait on a live record
+//   stored for another payload of its id is refused unprocessed instead (ProtectResult::payload_mismatch,
+//   hooks.payload_refused; the decision it would have taken is still reported): the record is left as it is and
+//   the message is acknowledged, as a 422 answers a client. A record that may be replaced (absent, expired, stale:
+//   taken over) is not compared, as Powertools overwrites an expired record without validating it, nor is one
+//   that holds no fingerprint. "off" (default): no fingerprint is written or read.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -113,12 +121,15 @@ struct MnemosyneSettings {
   bool release_on_failure = false;      // on_failure = "release"
   bool fail_on_lost_completion = false;  // on_completion_failure = "fail"
   bool memoize_failures = false;
+  bool payload_check = false;  // payload_check = "fingerprint"
 };
 
 constexpr const char* kOnFailureKeep = "keep";
 constexpr const char* kOnFailureRelease = "release";
 constexpr const char* kOnCompletionFailureAck = "ack";
 constexpr const char* kOnCompletionFailureFail = "fail";
+constexpr const char* kPayloadCheckOff = "off";
+constexpr const char* kPayloadCheckFingerprint = "fingerprint";
 
 MnemosyneSettings read_settings(const StrategySettings& s) {
   MnemosyneSettings m;
@@ -137,6 +148,7 @@ MnemosyneSettings read_settings(const StrategySettings& s) {
   m.release_on_failure = s.get<std::string>("on_failure") == kOnFailureRelease;
   m.fail_on_lost_completion = s.get<std::string>("on_completion_failure") == kOnCompletionFailureFail;
   m.memoize_failures = s.get<bool>("memoize_failures");
+  m.payload_check = s.get<std::string>("payload_check") == kPayloadCheckFingerprint;
   return m;
 }
 
@@ -153,9 +165,17 @@ class MnemosyneStrategy final : public Strategy {
         reporter_(hooks, clock),
         rng_(std::move(rng)) {}
 
-  ProtectResult protect(MessageId id, ProcessorId processor, AttemptId attempt, const Effect& effect) override;
+  ProtectResult protect(MessageId id, ProcessorId processor, AttemptId attempt, const Effect& effect) override {
+    return protect_payload(id, processor, attempt, payload_fingerprint(id, 0), effect);
+  }
+  ProtectResult protect_payload(MessageId id, ProcessorId processor, AttemptId attempt, PayloadFingerprint payload,
+                                const Effect& effect) override {
+    Call call{id, processor, attempt, make_key(Table::Dedupe, processor, id), {}, false, 0, payload};
+    return protect(call, effect);
+  }
 
  private:
+  ProtectResult protect(Call& call, const Effect& effect);
   // What entitles an attempt that runs the effect to complete (see "Complete" in the header).
   enum class Claim { Owner, SeenRecord, NoRecord };
   // Where the record being decided on came from.
@@ -174,6 +194,15 @@ class MnemosyneStrategy final : public Strategy {
                   std::optional<std::uint64_t> value);
   ProtectResult effect_failed(Call& call, Claim claim, const std::optional<Item>& seen, sim::Time decided_at);
   ProtectResult skip(Call& call, const std::optional<Item>& record);
+  // payload_check: the delivery would skip or wait on a record kept for another payload.
+  bool refuses_payload(const Call& call, const DecisionAndBasis& verdict, const std::optional<Item>& seen) const;
+  ProtectResult refuse_payload(Call& call, const DecisionAndBasis& verdict, bool lost_takeover,
+                               const std::optional<Item>& seen, sim::Time decided_at);
+  void stamp_payload(Update& update, const Call& call, Assign mode) const {
+    if (!settings_.payload_check) return;
+    update.payload_mode = mode;
+    update.payload = call.payload;
+  }
   std::optional<Reply> poll_read(Key key);
   std::optional<std::uint64_t> memo(const std::optional<Item>& record) const {
     return settings_.memoize && record.has_value() ? record->memoized : std::nullopt;
@@ -195,6 +224,7 @@ Op MnemosyneStrategy::start_write(const Call& call, sim::Time now) const {
   update.started_at = now;
   update.owner_mode = Assign::SetIfAbsent;
   update.owner = call.attempt;
+  stamp_payload(update, call, Assign::SetIfAbsent);
   if (settings_.expires_on == ExpiresOn::AtStart) {
     update.expires_on_mode = Assign::SetIfAbsent;
     update.expires_on = saturating_add(now, ttl_);
@@ -213,6 +243,7 @@ Op MnemosyneStrategy::takeover_write(const Call& call, const Item& stale, sim::T
   update.started_at = now;
   update.owner_mode = Assign::Set;
   update.owner = call.attempt;
+  stamp_payload(update, call, Assign::Set);
   if (settings_.expires_on == ExpiresOn::AtStart) {
     update.expires_on_mode = Assign::Set;
     update.expires_on = saturating_add(now, ttl_);
@@ -237,6 +268,7 @@ Op MnemosyneStrategy::completion(const Call& call, Claim claim, const std::optio
   update.started_at = decided_at;
   update.owner_mode = Assign::SetIfAbsent;
   update.owner = call.attempt;
+  stamp_payload(update, call, Assign::Set);
   Condition condition;
   if (settings_.complete == Complete::Fenced) {
     switch (claim) {
@@ -267,9 +299,7 @@ std::optional<Reply> MnemosyneStrategy::poll_read(Key key) {
   return store_.execute(get_op(key));
 }
 
-ProtectResult MnemosyneStrategy::protect(MessageId id, ProcessorId processor, AttemptId attempt,
-                                         const Effect& effect) {
-  Call call{id, processor, attempt, make_key(Table::Dedupe, processor, id), {}, false, 0};
+ProtectResult MnemosyneStrategy::protect(Call& call, const Effect& effect) {
   PollSchedule poll(settings_.poll);
   for (;;) {  // one start write per iteration
     const sim::Time start_at = clock_.now();
@@ -278,7 +308,7 @@ ProtectResult MnemosyneStrategy::protect(MessageId id, ProcessorId processor, At
       reporter_.note(call, Basis::StoreUnavailable, std::nullopt, start_at);
       return reporter_.failed(call);
     }
-    if (start.tries > 1 && start.reply->previous.has_value() && start.reply->previous->owner == attempt) {
+    if (start.tries > 1 && start.reply->previous.has_value() && start.reply->previous->owner == call.attempt) {
       // An earlier try whose reply was lost created our record; what it found before is unknown (it was absent).
       reporter_.note(call, Basis::Absent, std::nullopt, start_at);
       return run(call, effect, Claim::Owner, std::nullopt, start_at);
@@ -290,6 +320,7 @@ ProtectResult MnemosyneStrategy::protect(MessageId id, ProcessorId processor, At
     for (;;) {  // decide on `seen`, act, and re-decide after each wait or lost takeover
       const DecisionAndBasis verdict =
           decide_with_precedence(seen, decided_at, max_processing_time_, settings_.precedence);
+      if (refuses_payload(call, verdict, seen)) return refuse_payload(call, verdict, lost_takeover, seen, decided_at);
       if (verdict.decision == Decision::Skip) {
         reporter_.note(call, verdict.basis, seen, decided_at);
         return skip(call, seen);
@@ -306,7 +337,7 @@ ProtectResult MnemosyneStrategy::protect(MessageId id, ProcessorId processor, At
           return reporter_.failed(call);
         }
         const std::optional<Item>& now_there = takeover.reply->previous;
-        if (takeover.reply->applied || (takeover.tries > 1 && now_there.has_value() && now_there->owner == attempt)) {
+        if (takeover.reply->applied || (takeover.tries > 1 && now_there.has_value() && now_there->owner == call.attempt)) {
           reporter_.note(call, Basis::StaleTakeover, seen, decided_at);
           return run(call, effect, Claim::Owner, seen, takeover_at);
         }
@@ -348,7 +379,7 @@ ProtectResult MnemosyneStrategy::protect(MessageId id, ProcessorId processor, At
           const sim::Time again_at = clock_.now();
           const StepReply again = execute_step(store_, start_write(call, again_at));
           if (!again.reply.has_value()) continue;  // no answer: keep waiting, as after a lost read
-          if (again.tries > 1 && again.reply->previous.has_value() && again.reply->previous->owner == attempt) {
+          if (again.tries > 1 && again.reply->previous.has_value() && again.reply->previous->owner == call.attempt) {
             reporter_.note(call, Basis::Absent, std::nullopt, again_at);  // an earlier try of it created our record
             return run(call, effect, Claim::Owner, std::nullopt, again_at);
           }
@@ -409,6 +440,23 @@ ProtectResult MnemosyneStrategy::skip(Call& call, const std::optional<Item>& rec
   return result;
 }
 
+bool MnemosyneStrategy::refuses_payload(const Call& call, const DecisionAndBasis& verdict,
+                                        const std::optional<Item>& seen) const {
+  return settings_.payload_check && verdict.decision != Decision::Process && seen.has_value() &&
+         seen->payload.has_value() && *seen->payload != call.payload;
+}
+
+ProtectResult MnemosyneStrategy::refuse_payload(Call& call, const DecisionAndBasis& verdict, bool lost_takeover,
+                                                const std::optional<Item>& seen, sim::Time decided_at) {
+  const bool waits = verdict.decision == Decision::Wait;
+  reporter_.note(call, waits ? (lost_takeover ? Basis::TakeoverLost : Basis::InFlightRecent) : verdict.basis, seen,
+                 decided_at);
+  reporter_.hooks().payload_refused(call.id, call.processor, call.attempt);
+  ProtectResult result = reporter_.skipped(call, std::nullopt);
+  result.payload_mismatch = true;
+  return result;
+}
+
 MnemosyneStrategy::Landed MnemosyneStrategy::complete(const Call& call, Claim claim, const std::optional<Item>& seen,
                                                       sim::Time decided_at, std::optional<std::uint64_t> value) {
   const sim::Time now = clock_.now();
@@ -456,6 +504,9 @@ std::vector<SettingKey> mnemosyne_keys() {
       SettingKey{"memoize_failures", SettingLanguage::Boolean, SettingValue{false},
                  "an effect that fails for good completes the record with the failure, handed to later deliveries",
                  {}, 0, false},
+      word("payload_check", kPayloadCheckOff, {kPayloadCheckOff, kPayloadCheckFingerprint},
+           "fingerprint: records keep the payload's fingerprint; a delivery of the id with another payload is "
+           "refused unprocessed"),
   };
 }
 

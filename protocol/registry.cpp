@@ -120,6 +120,10 @@ class CheckedStrategy final : public Strategy {
   ProtectResult protect(MessageId id, ProcessorId processor, AttemptId attempt, const Effect& effect) override {
     return strategy_->protect(id, processor, attempt, effect);
   }
+  ProtectResult protect_payload(MessageId id, ProcessorId processor, AttemptId attempt, PayloadFingerprint payload,
+                                const Effect& effect) override {
+    return strategy_->protect_payload(id, processor, attempt, payload, effect);
+  }
 
  private:
   ProtocolSection settings_;  // the factory's strategy may keep a reference to it
@@ -182,6 +186,10 @@ void DeclaredBasesHooks::completed(MessageId id, ProcessorId processor, AttemptI
 
 void DeclaredBasesHooks::released(MessageId id, ProcessorId processor, AttemptId attempt, bool applied) {
   hooks_.released(id, processor, attempt, applied);
+}
+
+void DeclaredBasesHooks::payload_refused(MessageId id, ProcessorId processor, AttemptId attempt) {
+  hooks_.payload_refused(id, processor, attempt);
 }
 
 bool declares_cause(const StrategyInfo& strategy, Cause cause) {

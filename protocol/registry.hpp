@@ -152,6 +152,7 @@ class DeclaredBasesHooks final : public ProtocolHooks {
   void waited(MessageId id, ProcessorId processor, AttemptId attempt, sim::Duration waited) override;
   void completed(MessageId id, ProcessorId processor, AttemptId attempt, bool applied) override;
   void released(MessageId id, ProcessorId processor, AttemptId attempt, bool applied) override;
+  void payload_refused(MessageId id, ProcessorId processor, AttemptId attempt) override;
 
  private:
   const StrategyInfo& info_;

@@ -42,6 +42,7 @@ void Update::apply_to(std::optional<Item>& item) const {
   assign(completed_at_mode, it.completed_at, completed_at);
   assign(expires_on_mode, it.expires_on, expires_on);
   assign(memoized_mode, it.memoized, memoized);
+  assign(payload_mode, it.payload, payload);
   switch (owner_mode) {
     case Assign::Keep: break;
     case Assign::Set: it.owner = owner; break;
@@ -162,6 +163,7 @@ std::string describe(const std::optional<Item>& item) {
   if (it.owner != 0) text += fmt::format("owner={} ", it.owner);
   if (it.memoized.has_value()) text += fmt::format("memoized={} ", *it.memoized);
   if (it.counter != 0) text += fmt::format("counter={} ", it.counter);
+  if (it.payload.has_value()) text += fmt::format("payload={:#x} ", *it.payload);
   if (text.size() > 1) text.pop_back();
   return text + "}";
 }

@@ -82,6 +82,8 @@ struct Item {
   AttemptId owner = 0;
   std::optional<std::uint64_t> memoized;
   std::int64_t counter = 0;
+  // The fingerprint of the payload the record was written for (protocol.payload_check); absent: none kept.
+  std::optional<std::uint64_t> payload;
 
   bool expired_at(sim::Time now) const { return expires_on.has_value() && *expires_on <= now; }
   bool operator==(const Item&) const = default;
@@ -113,6 +115,8 @@ struct Update {
   sim::Time expires_on = 0;
   Assign memoized_mode = Assign::Keep;
   std::uint64_t memoized = 0;
+  Assign payload_mode = Assign::Keep;
+  std::uint64_t payload = 0;
   std::int64_t counter_add = 0;
   // If set and the current item is expired at this instant, the update starts
   // from an absent item (the expired one is replaced, as if evicted first).

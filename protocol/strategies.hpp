@@ -56,6 +56,12 @@ inline constexpr FencingToken kNoFencingToken = 0;  // the strategy fences nothi
 // result; nullopt = it failed (a provider's refusal included).
 using Effect = std::function<std::optional<std::uint64_t>(FencingToken token)>;
 
+// The fingerprint of a delivery's payload (a hash of its body, as a library hashes the request it validates).
+// Version 0 is the payload the message was first published with; a copy published with a changed payload
+// (workload.redelivery.payload = "changed") carries its copy number. Never 0.
+using PayloadFingerprint = std::uint64_t;
+PayloadFingerprint payload_fingerprint(MessageId id, std::uint32_t version);
+
 // Failed: the attempt gave up; the message must be redelivered later.
 enum class Outcome { Executed, Skipped, Failed };
 const char* to_string(Outcome outcome);
@@ -66,6 +72,9 @@ struct ProtectResult {
   bool waited = false;                 // a Wait decision was taken (an in-flight record was found)
   sim::Duration wait_time = 0;         // local time spent waiting (0 when !waited)
   bool memoized_failure = false;       // Skipped: the record holds a failure (memoize_failures), handed back
+  // Skipped: the record was written for another payload of this id and the delivery was refused unprocessed
+  // (payload_check = "fingerprint"; Powertools' IdempotencyValidationError, an HTTP 422). Acknowledged, not retried.
+  bool payload_mismatch = false;
 };
 
 class Strategy {
@@ -73,6 +82,12 @@ class Strategy {
   virtual ~Strategy() = default;
   // REQUIRES: `attempt` is unique per call (it is the fencing token) and nonzero.
   virtual ProtectResult protect(MessageId id, ProcessorId processor, AttemptId attempt, const Effect& effect) = 0;
+  // protect() for a delivery whose payload has the fingerprint `payload`. A strategy that checks payloads
+  // overrides it (and its protect() means the payload of version 0); the default does not read the payload.
+  virtual ProtectResult protect_payload(MessageId id, ProcessorId processor, AttemptId attempt,
+                                        PayloadFingerprint /*payload*/, const Effect& effect) {
+    return protect(id, processor, attempt, effect);
+  }
 };
 
 // How many times a write step is tried when its outcome is unknown (first try included).

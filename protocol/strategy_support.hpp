@@ -41,6 +41,7 @@ struct Call {
   ProtectResult result;
   bool waiting = false;
   sim::Time wait_began = 0;  // local time of the first Wait decision
+  PayloadFingerprint payload = 0;  // the delivery's payload (read by strategies that check it)
 };
 
 class Reporter {

@@ -119,6 +119,16 @@ std::string run_summary(const lethe::RunResult& r, bool live) {
                        "from it, or a rebalance had moved on)\n",
                        r.commit_failed);
   }
+  if (r.payload_mismatches > 0) {
+    out += fmt::format("  payload mismatches {}: deliveries refused unprocessed, their id's record was kept for "
+                       "another payload (payload_check)\n",
+                       r.payload_mismatches);
+  }
+  if (r.payload_ignored > 0) {
+    out += fmt::format("  payloads ignored {}: deliveries skipped as duplicates although they carried another "
+                       "payload than the one that ran (their intent was lost)\n",
+                       r.payload_ignored);
+  }
   out += saga_text(r);
   out += fmt::format("  waits {}\n", quantiles_text(r.wait_time));
   out += fmt::format("  recovery latency {}\n", quantiles_text(r.recovery_latency));

@@ -198,6 +198,9 @@ std::string_view describe(Rule rule);
 // ---------------------------------------------------------------- the table
 
 // The shared value languages of retries (topology.client_* and sink.*).
+inline Words<lethe::RedeliveryPayload> redelivery_payload_words() {
+  return words_of({lethe::RedeliveryPayload::Same, lethe::RedeliveryPayload::Changed});
+}
 inline Words<lethe::Jitter> jitter_words() {
   return words_of({lethe::Jitter::None, lethe::Jitter::Full, lethe::Jitter::Equal, lethe::Jitter::Decorrelated});
 }
@@ -253,9 +256,9 @@ void visit_run_and_topology(V& v, Config& c) {
 
 }
 
-// [workload] with its redelivery, [network], [faults], [store] and [protocol].
+// [workload] with its redelivery.
 template <class V, class Config>
-void visit_workload_to_protocol(V& v, Config& c) {
+void visit_workload(V& v, Config& c) {
   v.table("workload");
   v.key("messages", Integer{0, 1'000'000'000'000}, c.workload.messages, "distinct message ids published");
   v.key("rate", Rate{}, c.workload.rate, "how fast they are published (above 0 when there are messages)");
@@ -268,11 +271,19 @@ void visit_workload_to_protocol(V& v, Config& c) {
         "the share of messages the producer delivers again");
   v.key("copies", Integer{1, 1000}, c.workload.redelivery.copies, "extra copies of each such message");
   v.key("delay", Distribution{}, c.workload.redelivery.delay, "the delay of each copy after the first publish");
+  v.key("payload", Choice<lethe::RedeliveryPayload>{redelivery_payload_words()}, c.workload.redelivery.payload,
+        "same: a copy carries the message's payload; changed: copy i carries another payload under the same id");
   v.array("workload.redelivery.copy", c.workload.redelivery.copy_delays, [](auto& entry_visitor, auto& copy) {
     entry_visitor.required_key("delay", Distribution{}, copy.delay,
                                "this copy's delay after the first publish (entry i is copy i), instead of delay");
   });
   v.rule(Rule::RedeliveryCopies, c.workload.redelivery);
+}
+
+// [workload] with its redelivery, [network], [faults], [store] and [protocol].
+template <class V, class Config>
+void visit_workload_to_protocol(V& v, Config& c) {
+  visit_workload(v, c);
 
   v.table("network");
   v.key("latency", Distribution{}, c.network.latency, "one-way latency of every link unless a [[network.link]] says");

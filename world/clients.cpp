@@ -222,7 +222,7 @@ void ClientsSource::consume(SourceWorker& worker) {
     if (!request) continue;
     const Request req = *request;
     worker.node().spawn([this, req, &worker] {
-      const Handled handled = worker.handle(req.id);
+      const Handled handled = worker.handle(req.id, 0);  // a caller resends its own request
       if (!handled.ok) return;  // no response: the client times out and retries
       worker.before_ack(req.id);
       respond(req, handled.value.value_or(0));

@@ -142,7 +142,7 @@ class ClientsSource final : public MessageSource {
   bool drained() const override { return finished_ == requests_; }
 
   // --- as a MessageSource (topology.source = "clients"): the clients request every message themselves.
-  void publish(MessageId /*id*/) override {}  // never called: there is no producer
+  void publish(MessageId /*id*/, std::uint32_t /*payload*/) override {}  // never called: there is no producer
   bool makes_own_requests() const override { return true; }
   // Owes the requests started (in id order); the others are undelivered, the latest at the end plus the mean
   // plus six standard deviations of the Poisson arrivals still due (a bound they pass with odds under 1e-9).

@@ -92,6 +92,8 @@ RunResult judge_run(const JudgeInput& in) {
   result.undelivered = in.ledger.undelivered;
   result.undelivered_latest = in.ledger.undelivered_latest;
   result.commit_failed = in.ledger.commit_failed;
+  result.payload_mismatches = in.ledger.payload_mismatches;
+  result.payload_ignored = in.ledger.payload_ignored;
   return result;
 }
 

@@ -54,13 +54,19 @@ int Kafka::partition_for_key(MessageId id, int partitions) {
   return static_cast<int>(sim::splitmix64(state) % static_cast<std::uint64_t>(partitions));
 }
 
-KafkaAppend Kafka::publish(MessageId id) {
+std::uint32_t Kafka::payload(int partition, std::int64_t offset) const {
+  const auto changed = changed_payloads_.find({partition, offset});
+  return changed == changed_payloads_.end() ? 0 : changed->second;
+}
+
+KafkaAppend Kafka::publish(MessageId id, std::uint32_t payload) {
   const int partition = settings_.partitioner == Partitioner::ByKey
                             ? partition_for_key(id, settings_.partitions)
                             : static_cast<int>(rng_.below(static_cast<std::uint64_t>(settings_.partitions)));
   std::vector<MessageId>& log = logs_[static_cast<std::size_t>(partition)];
   const auto offset = static_cast<std::int64_t>(log.size());
   log.push_back(id);
+  if (payload != 0) changed_payloads_.emplace(std::pair{partition, offset}, payload);
   ++records_;
   simulation_.trace().record(simulation_.now(), source_kinds::kKafkaAppend, broker_.id(), id,
                              static_cast<std::uint64_t>(partition), static_cast<std::uint64_t>(offset));
@@ -313,7 +319,8 @@ ConsumerGroup::FetchResponse ConsumerGroup::serve_fetch(
     const std::vector<MessageId>& log = kafka_.log(partition);
     if (position >= 0 && position < static_cast<std::int64_t>(log.size())) {
       response.kind = FetchKind::Record;
-      response.record = KafkaRecord{partition, position, log[static_cast<std::size_t>(position)], generation_};
+      response.record = KafkaRecord{partition, position, log[static_cast<std::size_t>(position)], generation_,
+                                    kafka_.payload(partition, position)};
       return response;
     }
   }
@@ -613,7 +620,7 @@ void KafkaSource::consume(SourceWorker& worker) {
   while (true) {
     auto record = group.poll(member, sim::now() + kPollWait);
     if (!record) continue;
-    while (!worker.handle(record->id).ok) sim::sleep(retry_wait_);  // retried in place: the partition waits
+    while (!worker.handle(record->id, record->payload).ok) sim::sleep(retry_wait_);  // retried in place: the partition waits
     worker.before_ack(record->id);
     const bool committed = group.commit(member, *record);
     worker.acknowledged(record->id, committed);

@@ -144,6 +144,7 @@ struct KafkaRecord {
   std::int64_t offset = 0;
   MessageId id = 0;
   std::uint64_t generation = 0;  // the group generation the member held when it was handed out
+  std::uint32_t payload = 0;     // the payload version it was appended with
   bool operator==(const KafkaRecord&) const = default;
 };
 
@@ -299,7 +300,9 @@ class Kafka {
   Kafka& operator=(const Kafka&) = delete;
 
   // Appends one record (at the broker: from a callback or any fiber; never blocks).
-  KafkaAppend publish(MessageId id);
+  KafkaAppend publish(MessageId id, std::uint32_t payload = 0);
+  // The payload version of the record at (partition, offset): 0 unless it was appended with another.
+  std::uint32_t payload(int partition, std::int64_t offset) const;
   // The keyed partitioner: stable for a given id and partition count. REQUIRES partitions >= 1.
   static int partition_for_key(MessageId id, int partitions);
 
@@ -330,6 +333,8 @@ class Kafka {
   sim::Rng rng_;
   sim::Service service_;
   std::vector<std::vector<MessageId>> logs_;
+  // The payload versions other than 0, by (partition, offset) (sparse: logs of unchanged payloads keep none).
+  std::map<std::pair<int, std::int64_t>, std::uint32_t> changed_payloads_;
   std::vector<std::unique_ptr<ConsumerGroup>> groups_;
   std::uint64_t records_ = 0;
   Observations* observations_ = nullptr;
@@ -340,7 +345,7 @@ class KafkaSource final : public MessageSource {
  public:
   explicit KafkaSource(const SourceContext& context);
 
-  void publish(MessageId id) override { kafka_.publish(id); }
+  void publish(MessageId id, std::uint32_t payload) override { kafka_.publish(id, payload); }
   void consume(SourceWorker& worker) override;
   void worker_started(std::size_t worker) override;
   void worker_crashed(std::size_t worker) override;

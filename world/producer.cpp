@@ -159,7 +159,9 @@ void Producer::relay() {
 
 void Producer::publish(MessageId id, std::uint32_t copy) {
   simulation_.trace().record(simulation_.now(), kTracePublish, parts_.broker->id(), id, copy);
-  parts_.source->publish(id);
+  // A copy carries another payload under the same id when workload.redelivery.payload = "changed".
+  const bool changed = copy > 0 && config_.workload.redelivery.payload == RedeliveryPayload::Changed;
+  parts_.source->publish(id, changed ? copy : 0);
   if (copy > 0) observations_.cover("redelivery.copy");
 }
 

@@ -30,9 +30,10 @@ Queue::Queue(sim::Simulation& simulation, sim::Network& network, sim::Node& brok
   LETHE_ASSERT(settings_.rpc_timeout > 0, "Queue: rpc_timeout must be > 0");
 }
 
-std::uint64_t Queue::publish(MessageId id) {
+std::uint64_t Queue::publish(MessageId id, std::uint32_t payload) {
   const std::uint64_t number = published_++;
   entries_.push_back(Entry{id, 0, 0, State::Visible});
+  if (payload != 0) changed_payloads_.emplace(number, payload);
   simulation_.trace().record(simulation_.now(), source_kinds::kQueuePublish, broker_.id(), id, number,
                              settings_.index);
   changed();
@@ -69,7 +70,9 @@ Queue::ReceiveResponse Queue::serve_receive() {
   const std::uint64_t receipt = entry.receipt;
   simulation_.trace().record(now, source_kinds::kQueueReceive, broker_.id(), entry.id, number, receipt);
   simulation_.at(invisible_until, [this, number, receipt] { expire(number, receipt); });
-  return ReceiveResponse{Delivery{entry.id, number, receipt, entry.receive_count, invisible_until}};
+  const auto changed = changed_payloads_.find(number);
+  const std::uint32_t payload = changed == changed_payloads_.end() ? 0 : changed->second;
+  return ReceiveResponse{Delivery{entry.id, number, receipt, entry.receive_count, invisible_until, payload}};
 }
 
 void Queue::expire(std::uint64_t message, std::uint64_t receipt) {
@@ -161,8 +164,8 @@ QueueSource::QueueSource(const SourceContext& context) : workers_(context.worker
   }
 }
 
-void QueueSource::publish(MessageId id) {
-  for (auto& queue : queues_) queue->publish(id);
+void QueueSource::publish(MessageId id, std::uint32_t payload) {
+  for (auto& queue : queues_) queue->publish(id, payload);
 }
 
 void QueueSource::consume(SourceWorker& worker) {
@@ -172,7 +175,7 @@ void QueueSource::consume(SourceWorker& worker) {
     // A long poll (a 100 ms re-poll made 100,000 idle consumers cost two million RPCs per simulated second).
     auto delivery = queue.receive(sim::now() + kLongPoll);
     if (!delivery) continue;
-    if (!worker.handle(delivery->id).ok) continue;  // not deleted: redelivered after the visibility timeout
+    if (!worker.handle(delivery->id, delivery->payload).ok) continue;  // not deleted: redelivered after the visibility timeout
     worker.before_ack(delivery->id);
     const bool acknowledged = queue.acknowledge(*delivery);
     worker.acknowledged(delivery->id, acknowledged);

@@ -54,6 +54,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -95,6 +96,7 @@ struct Delivery {
   std::uint64_t receipt = 0;        // receipt handle, unique per receive (from 1)
   std::uint32_t receive_count = 0;  // 1 on the first receive of this message, 2 on its first redelivery, ...
   sim::Time invisible_until = 0;    // when the message becomes visible again unless deleted
+  std::uint32_t payload = 0;        // the payload version this queue message was published with
   bool operator==(const Delivery&) const = default;
 };
 
@@ -108,7 +110,7 @@ class Queue {
 
   // Appends a message (visible at once). Runs at the broker: from a callback or any fiber; never blocks.
   // Returns its message number.
-  std::uint64_t publish(MessageId id);
+  std::uint64_t publish(MessageId id, std::uint32_t payload = 0);
 
   // From a worker fiber: a visible message, or nullopt once `deadline` has passed with none. Always polls
   // at least once; a poll in flight at the deadline finishes first (returns at most rpc_timeout late).
@@ -129,6 +131,8 @@ class Queue {
   sim::Node& broker() { return broker_; }
 
  private:
+  // The payload versions other than 0, by message number (sparse: a queue of unchanged payloads keeps none).
+  std::map<std::uint64_t, std::uint32_t> changed_payloads_;
   enum class State : std::uint8_t { Visible, InFlight, Deleted };
   struct Entry {  // 24 bytes: the queue holds one per message published and not yet deleted
     MessageId id = 0;
@@ -175,7 +179,7 @@ class QueueSource final : public MessageSource {
  public:
   explicit QueueSource(const SourceContext& context);
 
-  void publish(MessageId id) override;
+  void publish(MessageId id, std::uint32_t payload) override;
   void consume(SourceWorker& worker) override;
   bool drained() const override;
 

@@ -83,7 +83,9 @@ class SourceWorker {
   virtual std::size_t index() const = 0;  // into SourceContext::workers
   virtual sim::Node& node() = 0;
   // One attempt of every strategy the worker runs, in processor order. Throws sim::Crash if the worker dies.
-  virtual Handled handle(MessageId id) = 0;
+  // `payload`: the delivery's payload version (0: as first published; workload.redelivery.payload = "changed"
+  // gives copy i version i).
+  virtual Handled handle(MessageId id, std::uint32_t payload) = 0;
   // The crash point between completing and acknowledging. Throws sim::Crash when the worker dies there.
   virtual void before_ack(MessageId id) = 0;
   // The source acknowledged `id` at its broker; `accepted` is the broker's answer (false: refused, or unknown).
@@ -95,7 +97,8 @@ class SourceWorker {
 class MessageSource {
  public:
   virtual ~MessageSource() = default;
-  virtual void publish(MessageId id) = 0;
+  // `payload`: the version of the payload this copy carries (0: as first published), handed back to handle().
+  virtual void publish(MessageId id, std::uint32_t payload) = 0;
   virtual void consume(SourceWorker& worker) = 0;
   virtual void worker_started(std::size_t /*worker*/) {}
   virtual void worker_crashed(std::size_t /*worker*/) {}

@@ -20,6 +20,7 @@ constexpr sim::TraceKind kTraceDecision{"decision", "message", "attempt", "basis
 constexpr sim::TraceKind kTraceOutcome{"outcome", "message", "attempt", "outcome"};
 constexpr sim::TraceKind kTraceAck{"ack", "message", "processor", "accepted"};
 constexpr sim::TraceKind kTraceRelease{"release", "message", "attempt", "applied"};
+constexpr sim::TraceKind kTracePayloadRefused{"payload.refused", "message", "attempt"};
 
 class SimClock final : public Clock {
  public:
@@ -68,6 +69,13 @@ class WorkerHooks final : public ProtocolHooks {
     environment_.observations.cover(applied ? "protocol.released" : "protocol.release_refused");
   }
 
+  void payload_refused(MessageId id, ProcessorId, AttemptId attempt) override {
+    auto& simulation = environment_.simulation;
+    simulation.trace().record(simulation.now(), kTracePayloadRefused, node_.id(), id, attempt);
+    environment_.observations.cover("protocol.payload_refused");
+    ++environment_.ledger.payload_mismatches;
+  }
+
  private:
   const WorkerEnvironment& environment_;
   sim::Node& node_;
@@ -76,7 +84,8 @@ class WorkerHooks final : public ProtocolHooks {
 // One attempt of `strategy` on (id, processor): the effect is the domain's processing time
 // (workload.processing_time), then the provider call.
 ProtectResult attempt_once(const WorkerEnvironment& environment, Strategy& strategy, SinkClient& sink,
-                           sim::Rng& work, MessageId id, ProcessorId processor, sim::Node& node) {
+                           sim::Rng& work, MessageId id, std::uint32_t payload, ProcessorId processor,
+                           sim::Node& node) {
   // The closures refer to this frame, so each is one pointer (no allocation for the std::functions).
   struct EffectCall {
     const sim::Distribution* processing_time;
@@ -86,7 +95,9 @@ ProtectResult attempt_once(const WorkerEnvironment& environment, Strategy& strat
     MessageId id;
     ProcessorId processor;
     AttemptId attempt;
-  } call{&environment.config.workload.processing_time, &strategy, &sink, &work, id, processor, 0};
+    PayloadFingerprint payload;
+  } call{&environment.config.workload.processing_time, &strategy, &sink, &work, id, processor, 0,
+         payload_fingerprint(id, payload)};
   return run_attempt(environment, id, processor, node, [frame = &call](AttemptId attempt) {
     frame->attempt = attempt;
     // protect() runs the effect in this fiber, before returning.
@@ -94,7 +105,7 @@ ProtectResult attempt_once(const WorkerEnvironment& environment, Strategy& strat
       sim::sleep(frame->processing_time->sample(*frame->work));
       return frame->sink->call(frame->id, frame->processor, frame->attempt, token);
     };
-    return frame->strategy->protect(frame->id, frame->processor, attempt, effect);
+    return frame->strategy->protect_payload(frame->id, frame->processor, attempt, frame->payload, effect);
   });
 }
 
@@ -119,14 +130,18 @@ class WorkerLoop final : public SourceWorker {
 
   std::size_t index() const override { return index_; }
   sim::Node& node() override { return *slot_.node; }
-  Handled handle(MessageId id) override {
-    if (external_ != nullptr) return external_->handle(id);
+  Handled handle(MessageId id, std::uint32_t payload) override {
+    if (external_ != nullptr) return external_->handle(id);  // an external consumer's payloads are its own
     // A saga is driven by its orchestrator, whose calls are attempts of their own.
     if (saga_ != nullptr) return Handled{saga_->run(id, *saga_calls_) != SagaOutcome::Failed, std::nullopt};
     Handled handled{true, std::nullopt};
     for (std::size_t i = 0; i < strategies_.size(); ++i) {
       const ProtectResult result =
-          attempt_once(environment_, *strategies_[i], sink_, work_, id, processors_[i], node());
+          attempt_once(environment_, *strategies_[i], sink_, work_, id, payload, processors_[i], node());
+      if (environment_.config.workload.redelivery.payload == RedeliveryPayload::Changed) {
+        environment_.ledger.note_payload(id, processors_[i], payload, result.outcome == Outcome::Executed,
+                                         result.outcome == Outcome::Skipped && !result.payload_mismatch);
+      }
       if (result.outcome == Outcome::Failed) handled.ok = false;
       if (i == 0) handled.value = result.value;
     }

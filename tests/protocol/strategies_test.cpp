@@ -147,6 +147,10 @@ class RecordingHooks final : public lethe::ProtocolHooks {
     completions[attempt] = applied;
   }
   std::map<AttemptId, bool> releases;  // attempt -> applied
+  std::vector<AttemptId> payload_refusals;
+  void payload_refused(MessageId /*id*/, ProcessorId /*processor*/, AttemptId attempt) override {
+    payload_refusals.push_back(attempt);
+  }
   void released(MessageId /*id*/, ProcessorId /*processor*/, AttemptId attempt, bool applied) override {
     releases[attempt] = applied;
   }
@@ -201,14 +205,23 @@ struct World {
 
   // A caller on its own node: at virtual time `at`, protect(kMessage) as `attempt`.
   sim::Node& caller(AttemptId attempt, Time at, Effect effect, Duration skew = 0) {
+    return caller_with_payload(attempt, at, std::nullopt, std::move(effect), skew);
+  }
+  // The same, delivering payload version `payload` (nullopt: through protect(), the original payload).
+  sim::Node& caller_with_payload(AttemptId attempt, Time at, std::optional<std::uint32_t> payload, Effect effect,
+                                 Duration skew = 0) {
     const std::string name = "worker" + std::to_string(attempt);
     sim::Node& node = simulation.add_node(name, "consumers");
     node.set_clock_skew(skew);
     strategies.push_back(lethe::make_strategy(settings, store, clock, hooks, simulation.rng("poll-" + name)));
     lethe::Strategy* strategy = strategies.back().get();
-    node.spawn([this, strategy, attempt, at, effect = std::move(effect)] {
+    node.spawn([this, strategy, attempt, at, payload, effect = std::move(effect)] {
       sim::sleep_until(at);
-      results[attempt] = strategy->protect(kMessage, kProcessor, attempt, effect);
+      results[attempt] =
+          payload.has_value()
+              ? strategy->protect_payload(kMessage, kProcessor, attempt,
+                                          lethe::payload_fingerprint(kMessage, *payload), effect)
+              : strategy->protect(kMessage, kProcessor, attempt, effect);
     });
     return node;
   }
@@ -864,6 +877,87 @@ TEST(ProtocolMemoizeFailures, ASuccessfulCompletionIsNotReadAsAFailure) {
   EXPECT_EQ(world.results[2].outcome, Outcome::Skipped);
   EXPECT_FALSE(world.results[2].memoized_failure);
   EXPECT_EQ(world.results[2].value, std::optional<std::uint64_t>(6));
+}
+
+TEST(ProtocolPayloadCheck, ADeliveryWithAnotherPayloadIsRefusedUnprocessedWhetherTheRecordIsInFlightOrCompleted) {
+  for (const std::string check : {"off", "fingerprint"}) {
+    ProtocolSection settings = settings_for("mnemosyne");
+    settings.settings.set("payload_check", check);
+    World world(settings);
+    CountingEffect effect;
+    world.caller_with_payload(1, 0, 0, effect.make(100 * kMillisecond, 7));
+    world.caller_with_payload(2, 10 * kMillisecond, 1, effect.make(kMillisecond, 8));   // finds it in flight
+    world.caller_with_payload(3, 500 * kMillisecond, 1, effect.make(kMillisecond, 8));  // finds it completed
+    world.simulation.run();
+    EXPECT_EQ(effect.runs, 1) << check;
+    ASSERT_TRUE(world.store.record().has_value());
+    EXPECT_EQ(world.store.record()->owner, 1u);
+    for (const AttemptId attempt : {AttemptId{2}, AttemptId{3}}) {
+      EXPECT_EQ(world.results[attempt].outcome, Outcome::Skipped) << check << " attempt " << attempt;
+      EXPECT_EQ(world.results[attempt].payload_mismatch, check == "fingerprint") << check << " attempt " << attempt;
+    }
+    if (check == "fingerprint") {
+      EXPECT_EQ(world.hooks.payload_refusals, (std::vector<AttemptId>{2, 3}));
+      EXPECT_FALSE(world.results[2].waited);  // refused at once, not after waiting for the owner
+      EXPECT_FALSE(world.results[3].value.has_value());  // the other payload's result is not handed out
+      EXPECT_EQ(world.store.record()->payload, std::optional<std::uint64_t>(lethe::payload_fingerprint(kMessage, 0)));
+    } else {
+      EXPECT_TRUE(world.hooks.payload_refusals.empty());
+      EXPECT_TRUE(world.results[2].waited);
+      EXPECT_EQ(world.results[3].value, std::optional<std::uint64_t>(7));  // handed the other payload's result
+      EXPECT_FALSE(world.store.record()->payload.has_value());  // "off" writes no fingerprint
+    }
+  }
+}
+
+TEST(ProtocolPayloadCheck, TheSamePayloadIsSkippedAsADuplicateAndHandedTheMemoizedResult) {
+  ProtocolSection settings = settings_for("mnemosyne");
+  settings.settings.set("payload_check", std::string("fingerprint"));
+  World world(settings);
+  CountingEffect effect;
+  world.caller_with_payload(1, 0, 3, effect.make(kMillisecond, 7));
+  world.caller_with_payload(2, 100 * kMillisecond, 3, effect.make(kMillisecond, 8));
+  world.caller(3, 200 * kMillisecond, effect.make(kMillisecond, 9));  // protect(): version 0, another payload
+  world.simulation.run();
+  EXPECT_EQ(effect.runs, 1);
+  EXPECT_EQ(world.results[2].outcome, Outcome::Skipped);
+  EXPECT_FALSE(world.results[2].payload_mismatch);
+  EXPECT_EQ(world.results[2].value, std::optional<std::uint64_t>(7));
+  EXPECT_TRUE(world.results[3].payload_mismatch);
+  EXPECT_EQ(world.hooks.payload_refusals, std::vector<AttemptId>{3});
+}
+
+TEST(ProtocolPayloadCheck, AStaleRecordOfAnotherPayloadIsTakenOverNotComparedAndKeepsTheTakersFingerprint) {
+  ProtocolSection settings = settings_for("mnemosyne");  // max_processing_time 1s
+  settings.settings.set("payload_check", std::string("fingerprint"));
+  World world(settings);
+  CountingEffect slow;
+  CountingEffect taker;
+  world.caller_with_payload(1, 0, 0, slow.make(3 * kSecond, 7));                     // slow owner
+  world.caller_with_payload(2, 1500 * kMillisecond, 1, taker.make(500 * kMillisecond, 8));  // stale at 1.5s
+  CountingEffect original;
+  world.caller_with_payload(3, 1600 * kMillisecond, 0, original.make(kMillisecond, 9));  // the taker is at work
+  world.simulation.run();
+  EXPECT_EQ(world.hooks.bases_of(2).front(), Basis::StaleTakeover);
+  EXPECT_TRUE(world.results[3].payload_mismatch);
+  EXPECT_FALSE(world.results[3].waited);  // refused at once: the takeover wrote the taker's fingerprint
+  EXPECT_EQ(world.hooks.payload_refusals, std::vector<AttemptId>{3});
+  EXPECT_EQ(world.results[2].outcome, Outcome::Executed);
+  ASSERT_TRUE(world.store.record().has_value());
+  EXPECT_EQ(world.store.record()->owner, 2u);
+  EXPECT_EQ(world.store.record()->payload, std::optional<std::uint64_t>(lethe::payload_fingerprint(kMessage, 1)));
+}
+
+TEST(ProtocolPayloadCheck, FingerprintsOfDistinctIdsAndVersionsDifferAndAreNeverZero) {
+  std::set<std::uint64_t> seen;
+  for (MessageId id = 0; id < 200; ++id) {
+    for (std::uint32_t version = 0; version < 20; ++version) {
+      const std::uint64_t fingerprint = lethe::payload_fingerprint(id, version);
+      EXPECT_NE(fingerprint, 0u);
+      seen.insert(fingerprint);
+    }
+  }
+  EXPECT_EQ(seen.size(), 200u * 20u);
 }
 
 TEST(ProtocolStoreFailures, ALostStartWriteReplyIsRetriedAndTheAttemptRecognisesItsOwnRecord) {

@@ -36,7 +36,7 @@ class MailboxSource final : public lethe::MessageSource {
   explicit MailboxSource(const lethe::SourceContext& context)
       : workers_(context.workers), ledger_(context.ledger), mailboxes_(context.config.topology.processors.size()) {}
 
-  void publish(MessageId id) override {
+  void publish(MessageId id, std::uint32_t /*payload*/) override {
     ++seen.published;
     for (auto& mailbox : mailboxes_) {
       mailbox.push(id);
@@ -49,7 +49,7 @@ class MailboxSource final : public lethe::MessageSource {
       const auto id = mailbox.pop_until(sim::now() + 100 * sim::kMillisecond);
       if (!id) continue;
       ++ledger_.deliveries;
-      if (!worker.handle(*id).ok) {
+      if (!worker.handle(*id, 0).ok) {
         mailbox.push(*id);
         continue;
       }
