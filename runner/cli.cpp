@@ -23,6 +23,7 @@
 #include "reports/output_file.hpp"
 #include "reports/summary.hpp"
 #include "reports/timeline.hpp"
+#include "sim/trace.hpp"
 #include "runner/bench.hpp"
 #include "runner/check.hpp"
 #include "runner/command.hpp"
@@ -224,6 +225,7 @@ struct SuiteOptions {
   std::string junit_path;
   std::string json_path;
   bool json_to_stdout = false;  // --json without FILE: the JSON lines on stdout, the table on stderr
+  std::string fingerprint_path;  // --fingerprint: the behaviour fingerprint scripts/baseline compares
   std::vector<std::string> sets;
   bool verify = false;           // every duplicate's cause proven by a counterfactual replay (exit 3 if not)
   std::size_t verify_limit = 0;  // duplicates replayed per cause and seed (0: all)
@@ -231,10 +233,11 @@ struct SuiteOptions {
 
 // The files before the table: no verdict is printed for results that did not reach their files. Returns
 // whether every file was written (after saying on stderr which one was not).
-bool write_suite_files(const SuiteOptions& o, const std::string& json_lines,
+bool write_suite_files(const SuiteOptions& o, const std::string& json_lines, const std::string& fingerprint_lines,
                        const std::vector<reports::JunitCase>& cases) {
   std::string error;
   if (!o.json_path.empty()) error = reports::write_file(o.json_path, json_lines);
+  if (error.empty() && !o.fingerprint_path.empty()) error = reports::write_file(o.fingerprint_path, fingerprint_lines);
   if (error.empty() && !o.junit_path.empty()) error = reports::write_file(o.junit_path, reports::junit_xml(cases));
   if (!error.empty()) std::cerr << "lethe suite: " << error << "\n";
   return error.empty();
@@ -289,7 +292,8 @@ std::string load_for_suite(const std::string& file, const std::vector<std::strin
 // stops the suite now instead of losing its results at the end. The previous run's reports are removed: a
 // suite stopped before its end (SIGINT) leaves none that passes for its.
 bool prepare_suite_outputs(const SuiteOptions& o) {
-  for (const auto& [path, flag] : {std::pair{o.junit_path, "--junit"}, std::pair{o.json_path, "--json"}}) {
+  for (const auto& [path, flag] : {std::pair{o.junit_path, "--junit"}, std::pair{o.json_path, "--json"},
+                                   std::pair{o.fingerprint_path, "--fingerprint"}}) {
     if (const auto error = runner::prepare_output_path(path, flag); !error.empty()) {
       std::cerr << "lethe suite: " << error << "\n";
       return false;
@@ -351,7 +355,8 @@ SuiteRuns run_suite(const SuiteOptions& o, const std::vector<lethe::ScenarioConf
   out.seconds.assign(out.jobs.size(), 0.0);
   out.verified.resize(out.jobs.size());
   lethe::WorldOptions options;
-  if (o.verify) options.max_explanations = SIZE_MAX;  // every duplicate is replayed
+  // --verify replays every duplicate; --fingerprint digests what replay --explain prints, which has them all.
+  if (o.verify || !o.fingerprint_path.empty()) options.max_explanations = SIZE_MAX;
   runner::Progress progress("lethe suite", out.jobs.size(), std::cerr, runner::stderr_progress_mode(), interval);
   runner::parallel_for(out.jobs.size(), o.jobs == 0 ? runner::default_jobs() : o.jobs, [&](std::size_t i) {
     const auto started = std::chrono::steady_clock::now();
@@ -372,6 +377,7 @@ struct SuiteTally {
   std::vector<reports::JunitCase> cases;
   std::string failures;
   std::string json_lines;
+  std::string fingerprint_lines;
   runner::VerifyReport verified;  // --verify: every seed's tallies added
   bool any_error = false;
   bool any_out_of_memory = false;
@@ -386,6 +392,16 @@ std::string failed_expectations(const lethe::RunResult& result) {
     if (!x.ok) what += fmt::format("{}{} {} {} (got {})", what.empty() ? "" : "; ", x.key, x.op, x.want, x.got);
   }
   return what;
+}
+
+// One line of --fingerprint: the file, the seed, a digest (64-bit FNV-1a) of what `lethe replay FILE --seed N
+// --explain` prints for it, then its JSON result (trace hash included) or its error.
+std::string fingerprint_line(const std::string& file, std::uint64_t seed, const runner::SeedRun& run) {
+  if (!run.error.empty()) return fmt::format("{} seed={} error: {}\n", file, seed, run.error);
+  const std::string explained =
+      reports::run_summary(run.result) + runner::explanations_text(runner::ExplainSelection{}, run.result);
+  return fmt::format("{} seed={} explain={:016x} {}\n", file, seed, sim::TraceKind::fnv1a(explained),
+                     reports::to_json(run.result).dump());
 }
 
 // One seed into the tally: its row, its failure lines (an error, failed expectations, causes not verified).
@@ -429,6 +445,7 @@ void tally_seed(const SuiteOptions& o, const SuiteScenarios& loaded, const Suite
   runner::add_tallies(t.verified, runs.verified[i]);
   t.cases.push_back(reports::JunitCase{row.scenario, file, run.result, run.error, replay, runs.seconds[i], ""});
   if (!o.json_path.empty() || o.json_to_stdout) t.json_lines += reports::to_json(run.result).dump() + "\n";
+  if (!o.fingerprint_path.empty()) t.fingerprint_lines += fingerprint_line(file, job.seed, run);
 }
 
 SuiteTally tally_suite(const SuiteOptions& o, const SuiteScenarios& loaded, const SuiteRuns& runs) {
@@ -458,7 +475,7 @@ int command_suite(const SuiteOptions& o) {
   const SuiteScenarios loaded = load_suite(o, all_files);
   const SuiteRuns runs = run_suite(o, loaded.configs, *interval);
   const SuiteTally t = tally_suite(o, loaded, runs);
-  if (!write_suite_files(o, t.json_lines, t.cases)) return kExitBadInput;
+  if (!write_suite_files(o, t.json_lines, t.fingerprint_lines, t.cases)) return kExitBadInput;
   if (o.json_to_stdout) std::cout << t.json_lines;
   std::ostream& summary = o.json_to_stdout ? std::cerr : std::cout;
   summary << reports::suite_table(t.rows);
@@ -516,6 +533,9 @@ runner::ExtraCommand add_suite_command(CLI::App& app) {
                                    "Print every result as JSON lines instead of the table (which goes to stderr), "
                                    "or with FILE write them to FILE")
                    ->expected(0, 1);
+  command->add_option("--fingerprint", suite->fingerprint_path,
+                      "Write each run's behaviour fingerprint to FILE, one line per run: the file, the seed, a digest "
+                      "of what replay --explain prints, the JSON result (scripts/baseline compares them)");
   command->add_option("--set", suite->sets, "Override a key in every scenario: KEY=VALUE (repeatable)");
   add_verify_options(*command, suite->verify, suite->verify_limit);
   return {command, [suite, json] {

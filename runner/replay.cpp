@@ -110,10 +110,10 @@ int write_html(const ReplayOptions& o, const lethe::RunResult& result, const let
 }
 
 // --explain, after the duplicates: why callers were handed a value other than the first execution's.
-void print_memo_mismatches(const ExplainSelection& o, const lethe::RunResult& r, std::size_t limit) {
-  if (r.memo_mismatches == 0 || o.cause) return;
-  std::cout << fmt::format("\nwhy callers got another value than the first execution's: {} memo mismatches\n",
-                           r.memo_mismatches);
+std::string memo_mismatches_text(const ExplainSelection& o, const lethe::RunResult& r, std::size_t limit) {
+  if (r.memo_mismatches == 0 || o.cause) return "";
+  std::string text = fmt::format("\nwhy callers got another value than the first execution's: {} memo mismatches\n",
+                                 r.memo_mismatches);
   std::size_t selected = 0;
   std::size_t shown = 0;
   for (const auto& x : r.memo_explanations) {
@@ -121,35 +121,42 @@ void print_memo_mismatches(const ExplainSelection& o, const lethe::RunResult& r,
     ++selected;
     if (shown == limit) continue;
     ++shown;
-    std::cout << fmt::format("  [memo] at {}: {}\n", reports::format_time(x.at), x.because);
+    text += fmt::format("  [memo] at {}: {}\n", reports::format_time(x.at), x.because);
   }
-  if (shown < selected) std::cout << fmt::format("  ({} of {} shown: --limit N shows more)\n", shown, selected);
+  if (shown < selected) text += fmt::format("  ({} of {} shown: --limit N shows more)\n", shown, selected);
+  return text;
 }
 
 // --explain, last: which (message, processor) pairs were never executed (the result keeps the first ones).
-void print_lost(const ExplainSelection& o, const lethe::RunResult& r) {
-  if (r.lost_messages == 0 || o.cause) return;
-  std::cout << fmt::format("\nnever executed: {} lost (message, processor) pairs\n", r.lost_messages);
-  for (const auto& x : r.lost_examples) std::cout << "  " << x << "\n";
+std::string lost_text(const ExplainSelection& o, const lethe::RunResult& r) {
+  if (r.lost_messages == 0 || o.cause) return "";
+  std::string text = fmt::format("\nnever executed: {} lost (message, processor) pairs\n", r.lost_messages);
+  for (const auto& x : r.lost_examples) text += "  " + x + "\n";
   if (r.lost_messages > r.lost_examples.size()) {
-    std::cout << fmt::format("  ({} of {} listed)\n", r.lost_examples.size(), r.lost_messages);
+    text += fmt::format("  ({} of {} listed)\n", r.lost_examples.size(), r.lost_messages);
   }
+  return text;
 }
 
-// --explain: the summary by cause, then the sentences selected by --cause and --limit.
-}  // namespace
-
-void print_explanations(const ExplainSelection& o, const lethe::RunResult& r) {
-  std::cout << fmt::format("\nwhy each duplicate happened: {} duplicate effects\n", r.duplicate_effects);
+// --explain, first: each cause's count with its first duplicate.
+std::string causes_text(const lethe::RunResult& r) {
+  std::string text = fmt::format("\nwhy each duplicate happened: {} duplicate effects\n", r.duplicate_effects);
   for (std::size_t c = 0; c < lethe::kCauseCount; ++c) {
     if (r.duplicates[c] == 0) continue;
     const auto cause = static_cast<lethe::Cause>(c);
     const auto first = std::find_if(r.explanations.begin(), r.explanations.end(),
                                     [cause](const auto& x) { return x.cause == cause; });
-    std::cout << fmt::format("  {:<22} {:>6}  first: message {} at {}\n", lethe::to_string(cause), r.duplicates[c],
-                             first == r.explanations.end() ? std::string("?") : std::to_string(first->id),
-                             first == r.explanations.end() ? std::string("?") : reports::format_time(first->at));
+    text += fmt::format("  {:<22} {:>6}  first: message {} at {}\n", lethe::to_string(cause), r.duplicates[c],
+                        first == r.explanations.end() ? std::string("?") : std::to_string(first->id),
+                        first == r.explanations.end() ? std::string("?") : reports::format_time(first->at));
   }
+  return text;
+}
+
+}  // namespace
+
+std::string explanations_text(const ExplainSelection& o, const lethe::RunResult& r) {
+  std::string text = causes_text(r);
   const std::size_t limit = o.limit;
   std::size_t selected = 0;
   std::size_t shown = 0;
@@ -164,15 +171,16 @@ void print_explanations(const ExplainSelection& o, const lethe::RunResult& r) {
   }
   std::string what = o.cause ? " " + *o.cause : "";
   if (o.message) what += fmt::format(" of message {}", *o.message);
-  std::cout << fmt::format("\ndetails{}:\n", what);
-  if (selected == 0) std::cout << "  no duplicates" << what << "\n";
-  std::cout << lines;
+  text += fmt::format("\ndetails{}:\n", what);
+  if (selected == 0) text += "  no duplicates" + what + "\n";
+  text += lines;
   if (shown < selected) {
-    std::cout << fmt::format("  ({} of {} shown: --limit N shows more, --cause C selects one cause)\n", shown, selected);
+    text += fmt::format("  ({} of {} shown: --limit N shows more, --cause C selects one cause)\n", shown, selected);
   }
-  print_memo_mismatches(o, r, limit);
-  print_lost(o, r);
+  return text + memo_mismatches_text(o, r, limit) + lost_text(o, r);
 }
+
+void print_explanations(const ExplainSelection& o, const lethe::RunResult& r) { std::cout << explanations_text(o, r); }
 
 namespace {
 

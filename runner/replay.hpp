@@ -41,7 +41,11 @@ struct ExplainSelection {
   std::size_t limit = 1000;
 };
 
-// --explain: the duplicates by cause with the first of each, the selected sentences, then the memo mismatches.
+// What --explain prints after the run's summary: the duplicates by cause with the first of each, the selected
+// sentences, the memo mismatches, then the lost pairs.
+std::string explanations_text(const ExplainSelection& selection, const lethe::RunResult& result);
+
+// Prints explanations_text on stdout.
 void print_explanations(const ExplainSelection& selection, const lethe::RunResult& result);
 
 ExtraCommand register_replay(CLI::App& app);

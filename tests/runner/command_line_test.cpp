@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <sched.h>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "runner/execute.hpp"
+#include "sim/trace.hpp"
 #include "tests/runner/support.hpp"
 
 namespace fs = std::filesystem;
@@ -101,6 +103,33 @@ TEST(Cli, SuiteJsonAloneIsRunJsonForEverySeedOnStdout) {
   const Outcome err = shell("(" + suite + " >/dev/null)");
   EXPECT_NE(err.out.find("lost-ack-idempotent-gateway"), std::string::npos) << "the table on stderr: " << err.out;
   EXPECT_FALSE(fs::exists(fs::path(LETHE_SOURCE_DIR) / "2"));
+}
+
+// `suite --fingerprint`, what scripts/baseline compares: each line's digest is the FNV-1a of what `replay
+// --explain` prints for that seed and its JSON is `run --json`'s, so one suite run stands for both commands.
+TEST(Cli, SuiteFingerprintLinesAreReplayExplainDigestsAndRunJsonOfEverySeed) {
+  const fs::path dir = temp_dir("fingerprint", "lines");
+  const std::string file = "scenarios/lost-ack-double-charge.toml";  // duplicates on every seed
+  const Outcome suite = run_lethe("suite " + file + " --seeds 2 --fingerprint " + (dir / "f.txt").string());
+  ASSERT_TRUE(fs::exists(dir / "f.txt")) << suite.out;
+  std::istringstream lines(read_file(dir / "f.txt"));
+  std::string line;
+  std::uint64_t seed = 0;
+  while (std::getline(lines, line)) {
+    ++seed;
+    const std::string head = file + " seed=" + std::to_string(seed) + " explain=";
+    ASSERT_EQ(line.substr(0, head.size()), head) << line;
+    const std::string digest = line.substr(head.size(), 16);
+    const std::string cd = std::string("cd ") + LETHE_SOURCE_DIR + " && " + LETHE_BINARY_DIR + "/lethe ";
+    const std::string args = file + " --seed " + std::to_string(seed);
+    const Outcome explained = shell("(" + cd + "replay " + args + " --explain 2>/dev/null)");
+    EXPECT_NE(explained.out.find("why each duplicate happened"), std::string::npos) << explained.out;
+    EXPECT_EQ(digest, fmt::format("{:016x}", sim::TraceKind::fnv1a(explained.out))) << line;
+    const Outcome json = shell("(" + cd + "run " + args + " --json 2>/dev/null)");
+    EXPECT_EQ(line.substr(head.size() + 17), json.out.substr(0, json.out.size() - 1)) << "seed " << seed;
+  }
+  EXPECT_EQ(seed, 2u);
+  fs::remove_all(dir);
 }
 
 TEST(DefaultJobs, IsTheNumberOfCpusThisThreadMayRunOn) {
