@@ -442,6 +442,9 @@ class Judge {
     const std::optional<AttemptRecord> owner_found = record(owner);
     if (!owner_found || !owner_found->executed) blamed = previous.attempt;
     if (auto cause = abandoned(blamed, previous, e, d.at, "found the record stale", why)) return *cause;
+    if (blamed != owner) {
+      if (auto cause = owner_began_after_eviction(e, previous, owner, d, why)) return *cause;
+    }
     const AttemptRecord owner_record = record(blamed).value_or(AttemptRecord{});
     const std::string alive = owner_record.completed_at ? " and completed at " + t(*owner_record.completed_at) : "";
     if (d.seen && d.seen_expires_on && *d.seen_expires_on <= d.local_time) {
@@ -455,6 +458,24 @@ class Judge {
                       who(e.attempt), who(owner), started_at_text(d.seen_started_at), t(d.at), t(d.local_time),
                       who(blamed), alive);
     return Cause::TakeoverWhileAlive;
+  }
+
+  // The stale record's owner never ran the effect, and the record it took the place of was the earlier
+  // executor's completed one, which TTL evicted before the takeover: the owner started afresh because the key
+  // was gone, and taking over from an owner that died or gave up is the decision table working. The window is
+  // the TTL's, not the takeover's.
+  std::optional<Cause> owner_began_after_eviction(const ExecutionRecord& e, const ExecutionRecord& previous,
+                                                  AttemptId owner, const ProcessDecision& d, std::string& why) const {
+    const std::optional<AttemptRecord> executor = record(previous.attempt);
+    if (!executor || !executor->completed_at || !evicted_between(e.id, e.processor, *executor->completed_at, d.at)) {
+      return std::nullopt;
+    }
+    why = fmt::format("{} found the record of {} ({}) older than max_processing_time at {} and took it over; {} "
+                      "never ran the effect and {}. That record was new because TTL had evicted the completed record "
+                      "of {} (effect at {}, completed at {}): ttl shorter than this late redelivery",
+                      who(e.attempt), who(owner), started_at_text(d.seen_started_at), t(d.at), who(owner),
+                      state_at(owner, d.at), who(previous.attempt), t(previous.at), t(*executor->completed_at));
+    return Cause::Expired;
   }
 
   Cause on_max_wait_process(const ExecutionRecord& e, const ExecutionRecord& previous, const ProcessDecision& d,

@@ -613,12 +613,14 @@ KafkaSource::KafkaSource(const SourceContext& context)
 }
 
 void KafkaSource::consume(SourceWorker& worker) {
-  constexpr sim::Duration kPollWait = 100 * sim::kMillisecond;
   const WorkerSlot& slot = workers_[worker.index()];
   ConsumerGroup& group = kafka_.group(slot.processor);
   const int member = static_cast<int>(slot.member);
   while (true) {
-    auto record = group.poll(member, sim::now() + kPollWait);
+    // No deadline: the group wakes a waiting member for whatever it could act on (a record on its partitions, a
+    // rebalance, a commit due). Polls that came back empty on a timer only drew RPCs, and cost every idle member
+    // (all but one per partition) ten wakes a simulated second.
+    auto record = group.poll(member, sim::kTimeMax);
     if (!record) continue;
     while (!worker.handle(record->id, record->payload).ok) sim::sleep(retry_wait_);  // retried in place: the partition waits
     worker.before_ack(record->id);

@@ -203,6 +203,7 @@ void World::keep(WorldRecord& record) {
   for (std::size_t i = 0; i < sim.node_count(); ++i) record.node_names.push_back(sim.node(static_cast<sim::NodeId>(i)).name());
   record.ledger = ledger_;
   record.processors = config_.topology.processors;
+  record.schedule_steps = sim.schedule_steps();
 }
 
 RunResult World::run(WorldRecord* record) {

@@ -72,6 +72,7 @@ struct WorldRecord {
   std::vector<std::string> node_names;
   Ledger ledger;
   std::vector<std::string> processors;
+  std::uint64_t schedule_steps = 0;  // fibers the kernel resumed: the run's work, whatever its trace records
 };
 
 // Runs one seed of a scenario. Throws sim::InternalError on a broken invariant of lethe itself.

@@ -54,4 +54,22 @@ TEST(KafkaMembership, MnemosyneWithMaxProcessingTimeAboveThePauseHasNoDuplicateA
   EXPECT_EQ(cause(below, lethe::Cause::MemberRemoved), 0u) << "mnemosyne's duplicates are its record's";
 }
 
+// Scheduling steps of a 1-hour run of five records with `consumers` members over 8 partitions.
+std::uint64_t steps_with(int consumers) {
+  lethe::WorldRecord record;
+  lethe::run_world(load_library("kafka-slow-work-poll-interval-none",
+                                {"topology.consumers=" + std::to_string(consumers), "workload.messages=5",
+                                 "topology.commit=\"interval(1h)\""}),
+                   1, {}, &record);
+  return record.schedule_steps;
+}
+
+// A member with no partition has nothing to fetch: it waits until the group wakes it (a rebalance), so a run's
+// work grows by a few steps per member (joining, syncing), not by wakes on a timer for as long as the run lasts.
+TEST(KafkaMembership, IdleMembersAddAFewStepsEachWhateverTheRunsLength) {
+  const std::uint64_t few = steps_with(16);
+  const std::uint64_t many = steps_with(216);
+  EXPECT_LT(many - few, 200u * 20u) << few << " steps with 16 members, " << many << " with 216";
+}
+
 }  // namespace kafka_membership_test

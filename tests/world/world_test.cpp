@@ -241,24 +241,45 @@ TEST(MnemosyneFixedSettingsSlow, ZeroDuplicatesAndNothingLostOverHundredsOfSeeds
 
 namespace world_test {
 
-// Regression: an owner that ran the effect, lost the provider's response and failed (protect() returned Failed
-// without a completion record) abandoned an in-flight record; the retry that found it stale was called
-// takeover_while_alive although the owner had already ended. It is the crash_after_effect window.
-TEST(OracleWorld, AnOwnerThatFailedAfterTheEffectIsACrashAfterEffectNotATakeoverOfLiveWork) {
-  const auto config = test_support::load_config(fs::path(LETHE_SOURCE_DIR) / "tests/runner/sweep-scenarios/small.toml",
-                                                {"protocol.max_processing_time=50ms", "protocol.ttl=1s"});
-  const auto run = runner::run_seed(config, 2);
-  ASSERT_TRUE(run.error.empty()) << run.error;
-  const auto& r = run.result;
-  bool found = false;
-  for (const auto& e : r.explanations) {
-    if (e.id != 38 || e.attempt != 71) continue;
-    found = true;
-    EXPECT_EQ(e.cause, lethe::Cause::CrashAfterEffect) << e.because;
-    EXPECT_NE(e.because.find("and then failed at"), std::string::npos) << e.because;
+// In this configuration (small.toml, max_processing_time 50ms, ttl 1s) the owners no one took over from while
+// alive: an owner that ran the effect, lost the provider's response and failed (no completion record) abandoned
+// its record, and the retry that found it stale is crash_after_effect; the stale record of an owner that died
+// before its effect, written because TTL had evicted the first executor's completed record, is expired. Neither
+// is takeover_while_alive: the owner had ended.
+const lethe::ScenarioConfig& small_with_short_windows() {
+  static const auto config = test_support::load_config(
+      fs::path(LETHE_SOURCE_DIR) / "tests/runner/sweep-scenarios/small.toml",
+      {"protocol.max_processing_time=50ms", "protocol.ttl=1s"});
+  return config;
+}
+
+TEST(OracleWorld, OwnersThatFailedAfterTheEffectAreCrashAfterEffectAndNoSeedHasATakeoverOfLiveWork) {
+  std::size_t failed_owners = 0;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const auto run = runner::run_seed(small_with_short_windows(), seed);
+    ASSERT_TRUE(run.error.empty()) << run.error;
+    for (const auto& e : run.result.explanations) {
+      if (e.because.find("and then failed at") == std::string::npos) continue;
+      ++failed_owners;
+      EXPECT_EQ(e.cause, lethe::Cause::CrashAfterEffect) << "seed " << seed << ": " << e.because;
+    }
+    EXPECT_EQ(run.result.duplicates[static_cast<std::size_t>(lethe::Cause::TakeoverWhileAlive)], 0u) << seed;
   }
-  EXPECT_TRUE(found);
-  EXPECT_EQ(r.duplicates[static_cast<std::size_t>(lethe::Cause::TakeoverWhileAlive)], 0u);
+  EXPECT_GT(failed_owners, 0u);
+}
+
+TEST(OracleWorld, ATakeoverFromADeadOwnerWhoseRecordFollowedATtlEvictionIsExpired) {
+  const auto run = runner::run_seed(small_with_short_windows(), 2);
+  ASSERT_TRUE(run.error.empty()) << run.error;
+  bool found = false;
+  for (const auto& e : run.result.explanations) {
+    if (e.id != 41) continue;
+    found = true;
+    EXPECT_EQ(e.cause, lethe::Cause::Expired) << e.because;
+    EXPECT_NE(e.because.find("never ran the effect and had died at 9.69s"), std::string::npos) << e.because;
+    EXPECT_NE(e.because.find("TTL had evicted the completed record of attempt 35"), std::string::npos) << e.because;
+  }
+  EXPECT_TRUE(found) << "message 41 of seed 2 is duplicated";
 }
 
 }  // namespace world_test
