@@ -83,8 +83,11 @@ int run_bench(const BenchOptions& o) {
     const SeedRun& run = runs[i];
     const std::uint64_t seed = o.seed + i;
     if (!run.error.empty()) {
-      std::cerr << fmt::format("lethe bench: internal error in {} seed {}: {}\n", config.scenario.name, seed, run.error);
-      exit_code = kExitInternal;
+      // Out of memory or a bad node is not lethe's bug: exit 5 or 2, no "internal error" (kExitInternal wins).
+      const int code = run.bad_input ? kExitBadInput : run.out_of_memory() ? kExitResources : kExitInternal;
+      std::cerr << fmt::format("lethe bench: {}{} seed {}: {}\n", code == kExitInternal ? "internal error in " : "",
+                               config.scenario.name, seed, run.error);
+      if (exit_code != kExitInternal) exit_code = code;
       continue;
     }
     const lethe::RunResult& r = run.result;

@@ -671,7 +671,7 @@ int run_command_line(int argc, char** argv) {
     return kExitBadInput;
   } catch (const std::bad_alloc&) {
     std::cerr << "lethe: " << runner::out_of_memory_text() << "\n";
-    return kExitInternal;
+    return kExitResources;
   } catch (const std::exception& e) {
     std::cerr << "lethe: internal error: " << e.what() << "\n";
     return kExitInternal;

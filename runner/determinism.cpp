@@ -63,7 +63,7 @@ int check_determinism(const lethe::ScenarioConfig& config, std::uint64_t seed, c
   for (const SeedRun* run : {&first.run, &second.run}) {
     if (run->error.empty()) continue;
     std::cerr << fmt::format("lethe run --check-determinism: {} seed {}: {}\n", file, seed, run->error);
-    return run->bad_input ? kExitBadInput : kExitInternal;
+    return run->bad_input ? kExitBadInput : run->out_of_memory() ? kExitResources : kExitInternal;
   }
   const std::uint64_t hash1 = first.run.result.trace_hash;
   const std::uint64_t hash2 = second.run.result.trace_hash;

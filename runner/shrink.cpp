@@ -37,7 +37,8 @@ class Shrinker {
     const auto first = run_seed(result_.shrunk, options_.seed);
     result_.runs = 1;
     if (!first.error.empty()) {
-      result_.internal_error = true;
+      result_.original_broke = true;
+      result_.broke_exit = first.bad_input ? kExitBadInput : first.out_of_memory() ? kExitResources : kExitInternal;
       result_.why = first.error;
       return std::move(result_);
     }
@@ -314,9 +315,10 @@ int run_shrink_command(const ShrinkCommandOptions& o) {
     if (terminal) std::cerr << "  kept: " << step << "\n";
   };
   const ShrinkResult result = shrink_scenario(config, options);
-  if (result.internal_error) {
-    std::cerr << fmt::format("lethe shrink: internal error on the original run of seed {}: {}\n", o.seed, result.why);
-    return kExitInternal;
+  if (result.original_broke) {
+    std::cerr << fmt::format("lethe shrink: the original run of seed {} did not finish: {}{}\n", o.seed,
+                             result.broke_exit == kExitInternal ? "internal error: " : "", result.why);
+    return result.broke_exit;
   }
   if (!result.original_fails) {
     std::cerr << fmt::format("lethe shrink: {}: {}\n", o.file, result.why);

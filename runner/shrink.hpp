@@ -52,7 +52,8 @@ struct ShrinkOptions {
 struct ShrinkResult {
   bool original_fails = false;        // false: nothing to shrink (see `why`)
   std::string why;                    // when original_fails is false or the original run broke
-  bool internal_error = false;        // the original run hit an internal error of lethe
+  bool original_broke = false;        // the original run did not finish: `why` says why, `broke_exit` how
+  int broke_exit = 0;                 // then kExitBadInput (a bad node), kExitResources or kExitInternal
   lethe::ExpectationResult original;  // the target expectation on the original run
   lethe::ExpectationResult final;     // ... and on the shrunk scenario
   lethe::ScenarioConfig shrunk;       // the smallest failing configuration found

@@ -68,6 +68,16 @@ TEST(Resources, ASuiteWhoseFiberStacksRunOutExitsFiveSayingHowMuchWithoutAReplay
   EXPECT_EQ(outcome.out.find("replay:"), std::string::npos) << outcome.out;
 }
 
+TEST(Resources, ABenchWhoseFiberStacksRunOutExitsFiveWithoutInternalError) {
+  if (!can_limit_memory()) GTEST_SKIP() << "prlimit missing or a sanitizer build";
+  const auto outcome = run_lethe_limited(
+      400'000'000, "bench scenarios/check-then-insert-race.toml --seeds 2 -j 2 --set topology.consumers=5000 "
+                   "--set workload.messages=100000 --set workload.rate=1000000/s");
+  EXPECT_EQ(outcome.exit_code, 5) << outcome.out;
+  EXPECT_NE(outcome.out.find("out of memory: could not map"), std::string::npos) << outcome.out;
+  EXPECT_EQ(outcome.out.find("internal error"), std::string::npos) << outcome.out;
+}
+
 TEST(Resources, AHeapBeyondTheAddressSpaceLimitExitsFiveNamingTheLimitNotASignal) {
   if (!can_limit_memory()) GTEST_SKIP() << "prlimit missing or a sanitizer build";
   const auto outcome = run_lethe_limited(
