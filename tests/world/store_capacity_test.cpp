@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -62,7 +63,7 @@ struct World {
     node.set_main([client, ops] {
       for (const lethe::Op& op : ops) {
         EXPECT_TRUE(client->execute(op).has_value());
-        sim::sleep_for(kMillisecond);
+        sim::sleep(kMillisecond);
       }
     });
     node.start();
@@ -70,7 +71,11 @@ struct World {
   }
 };
 
-lethe::Op put(Key key) { return lethe::put_op(key, lethe::Item{}); }
+lethe::Op put(Key key, std::int64_t counter = 0) {
+  lethe::Item item;
+  item.counter = counter;
+  return lethe::put_op(key, item);
+}
 
 TEST(StoreCapacity, AWritePastTheCapacityEvictsTheLeastRecentlyWrittenRecordAndAReadIsNoUse) {
   World world(2);
@@ -91,7 +96,7 @@ TEST(StoreCapacity, AWritePastTheCapacityEvictsTheLeastRecentlyWrittenRecordAndA
 
 TEST(StoreCapacity, ARewriteMakesARecordRecentAndOtherTablesAreNotBounded) {
   World world(2);
-  world.run({put(dedupe(1)), put(dedupe(2)), put(dedupe(1)), put(lethe::make_key(Table::Domain, 0, 9)),
+  world.run({put(dedupe(1)), put(dedupe(2)), put(dedupe(1), 1), put(lethe::make_key(Table::Domain, 0, 9)),
              put(dedupe(3))});
   EXPECT_EQ(world.evicted, std::vector<Key>{dedupe(2)});
   EXPECT_TRUE(world.store.peek(lethe::make_key(Table::Domain, 0, 9)).has_value());
