@@ -349,9 +349,19 @@ class Reader {
     log_.provider_log = true;
   }
 
+  // reason "ttl" (the default): the TTL sweeper removed the record; "capacity": the store evicted it for room.
   void evict(const Line& line) {
-    log_.ledger.evictions.push_back(
-        EvictionRecord{make_key(Table::Dedupe, processor(line), line.unsigned_field("id")), line.nanoseconds("at")});
+    const EvictionRecord record{make_key(Table::Dedupe, processor(line), line.unsigned_field("id")),
+                                line.nanoseconds("at")};
+    const std::string reason = line.has("reason") ? line.text("reason") : "ttl";
+    if (reason == "ttl") {
+      log_.ledger.evictions.push_back(record);
+    } else if (reason == "capacity") {
+      log_.ledger.capacity_evictions.push_back(record);
+    } else {
+      line.fail(fmt::format("field \"reason\": expected \"ttl\" or \"capacity\", found {}",
+                            quoted(line.json.at("reason"))));
+    }
   }
 
   // The store's reply showed a completion replacing another memoized result (the writer need not be delivered
@@ -513,6 +523,10 @@ class Writer {
       add(e.at, kEvict, OrderedJson{{"event", "evict"}, {"at", e.at}, {"id", key_message(e.key)},
                              {"processor", processor_name(log_, key_processor(e.key))}});
     }
+    for (const EvictionRecord& e : log_.ledger.capacity_evictions) {
+      add(e.at, kEvict, OrderedJson{{"event", "evict"}, {"at", e.at}, {"id", key_message(e.key)},
+                             {"processor", processor_name(log_, key_processor(e.key))}, {"reason", "capacity"}});
+    }
     for (const MemoOverwrite& m : log_.ledger.memo_overwrites) {
       add(m.at, kOverwrite, OrderedJson{{"event", "memo_overwrite"}, {"at", m.at}, {"id", m.id},
                                  {"processor", processor_name(log_, m.processor)}, {"attempt", m.attempt},
@@ -606,9 +620,10 @@ std::vector<std::string> limits_of(const EventLog& log, const RunResult& result)
                             : "takeover_while_alive is not split by reason: the log has no pause or skew lines, so "
                               "slow work, a pause and clock skew look alike");
   }
-  if (log.ledger.evictions.empty() && result.duplicates[static_cast<std::size_t>(Cause::Unprotected)] > 0) {
-    limits.emplace_back("no evict lines: a record that TTL removed looks like one that was never written, so "
-                        "expired duplicates may be classed unprotected");
+  if (log.ledger.evictions.empty() && log.ledger.capacity_evictions.empty() &&
+      result.duplicates[static_cast<std::size_t>(Cause::Unprotected)] > 0) {
+    limits.emplace_back("no evict lines: a record that TTL (or a bounded store, for room) removed looks like one that "
+                        "was never written, so expired and capacity_evicted duplicates may be classed unprotected");
   }
   if (log.decision_lines == 0 && log.ledger.attempts.size() > 0) {
     limits.emplace_back("no decision lines: every duplicate of an attempt without a recorded decision is classed "

@@ -217,8 +217,9 @@ struct SettledGroup {
   sim::Time executed_at = 0;
   sim::Time completed_at = 0;
   std::uint64_t value = 0;
-  MaybeTime evicted_at;         // the earliest TTL eviction of the group's record after it settled
+  MaybeTime evicted_at;         // the earliest eviction of the group's record after it settled (TTL's or for room)
   std::uint32_t node = 0;       // the attempt's worker
+  bool evicted_for_room = false;  // that eviction was for room (store.capacity), not TTL's (in node's padding)
 };
 
 // A completion that landed on a live record whose memoized result was different: the blind-completion failure,
@@ -287,7 +288,8 @@ struct Ledger {
   BTreeMap<std::uint64_t, SettledGroup> settled;  // by group_key
   std::uint64_t folded_attempts = 0;      // attempts folded into settled groups (each erased from `attempts`)
   std::vector<WaitRecord> waits;
-  std::vector<EvictionRecord> evictions;  // evictions not folded into a settled group's evicted_at
+  std::vector<EvictionRecord> evictions;  // TTL evictions not folded into a settled group's evicted_at
+  std::vector<EvictionRecord> capacity_evictions;  // evictions for room (store.capacity), the same way
   std::vector<MemoOverwrite> memo_overwrites;  // every one, from the store's replies (rare: none when fenced)
   // (message id, processor) pairs that the system owes an execution (published by the producer).
   ExpectedIds expected;

@@ -39,10 +39,13 @@ class Judge {
       : in_(input), strategy_(strategy_info(input.protocol)), ledger_(input.ledger), result_(result) {
     // Evictions by (key, time), for evicted_before's binary search (a scan of every eviction per duplicate
     // was quadratic in long runs with a TTL).
-    evictions_.assign(ledger_.evictions.begin(), ledger_.evictions.end());
-    std::sort(evictions_.begin(), evictions_.end(), [](const EvictionRecord& x, const EvictionRecord& y) {
+    const auto by_key_and_time = [](const EvictionRecord& x, const EvictionRecord& y) {
       return x.key != y.key ? x.key < y.key : x.at < y.at;
-    });
+    };
+    evictions_.assign(ledger_.evictions.begin(), ledger_.evictions.end());
+    std::sort(evictions_.begin(), evictions_.end(), by_key_and_time);
+    room_evictions_.assign(ledger_.capacity_evictions.begin(), ledger_.capacity_evictions.end());
+    std::sort(room_evictions_.begin(), room_evictions_.end(), by_key_and_time);
   }
 
   void run() {
@@ -120,29 +123,70 @@ class Judge {
            (!r.completed_at || *r.completed_at > time);
   }
 
-  bool evicted_before(MessageId id, ProcessorId p, sim::Time time) const {
-    // The earliest eviction of each key is the first of its run in evictions_.
-    for (const Key key : {make_key(Table::Dedupe, p, id), make_key(Table::Inbox, p, id)}) {
-      const auto it = std::lower_bound(evictions_.begin(), evictions_.end(), key,
-                                       [](const EvictionRecord& e, Key k) { return e.key < k; });
-      if (it != evictions_.end() && it->key == key && it->at <= time) return true;
-    }
+  // How the group's record was gone: not evicted, evicted by TTL (the store's sweeper), or evicted for room
+  // (store.capacity).
+  enum class Gone : std::uint8_t { No, Ttl, Room };
+  using When = std::optional<sim::Time>;
+  static When later(When x, When y) { return !x ? y : !y ? x : std::max(*x, *y); }
+  static When earlier(When x, When y) { return !x ? y : !y ? x : std::min(*x, *y); }
+  // The one of a TTL eviction at `ttl` and one for room at `room` that `pick` chooses (both absent: No).
+  static Gone which(When ttl, When room, When (*pick)(When, When)) {
+    if (!ttl && !room) return Gone::No;
+    return pick(ttl, room) == room && room != ttl ? Gone::Room : Gone::Ttl;
+  }
+  // The latest eviction of `key` in `sorted` (by key, then time) at or before `time`.
+  static When latest_by(const std::vector<EvictionRecord>& sorted, Key key, sim::Time time) {
+    const auto it = std::upper_bound(sorted.begin(), sorted.end(), std::make_pair(key, time),
+                                     [](const std::pair<Key, sim::Time>& k, const EvictionRecord& e) {
+                                       return k.first != e.key ? k.first < e.key : k.second < e.at;
+                                     });
+    if (it == sorted.begin() || std::prev(it)->key != key) return std::nullopt;
+    return std::prev(it)->at;
+  }
+  // The earliest eviction of `key` in `sorted` in (from, to].
+  static When first_between(const std::vector<EvictionRecord>& sorted, Key key, sim::Time from, sim::Time to) {
+    const auto it = std::upper_bound(sorted.begin(), sorted.end(), std::make_pair(key, from),
+                                     [](const std::pair<Key, sim::Time>& k, const EvictionRecord& e) {
+                                       return k.first != e.key ? k.first < e.key : k.second < e.at;
+                                     });
+    if (it == sorted.end() || it->key != key || it->at > to) return std::nullopt;
+    return it->at;
+  }
+  // A settled group's folded eviction, as (TTL's, for room's).
+  std::pair<When, When> settled_eviction(MessageId id, ProcessorId p) const {
     const auto settled = ledger_.settled.find(group_key(id, p));
-    return settled != ledger_.settled.end() && settled->second.evicted_at && *settled->second.evicted_at <= time;
+    if (settled == ledger_.settled.end() || !settled->second.evicted_at) return {};
+    const When at = *settled->second.evicted_at;
+    return settled->second.evicted_for_room ? std::pair<When, When>{std::nullopt, at} : std::pair<When, When>{at, {}};
   }
 
-  // TTL evicted the group's record in (from, to]: while the attempt that decided at `from` was at work.
-  bool evicted_between(MessageId id, ProcessorId p, sim::Time from, sim::Time to) const {
+  // What removed the group's record last at or before `time`, if anything did.
+  Gone evicted_before(MessageId id, ProcessorId p, sim::Time time) const {
+    When ttl;
+    When room;
     for (const Key key : {make_key(Table::Dedupe, p, id), make_key(Table::Inbox, p, id)}) {
-      const auto it = std::upper_bound(evictions_.begin(), evictions_.end(), std::make_pair(key, from),
-                                       [](const std::pair<Key, sim::Time>& k, const EvictionRecord& e) {
-                                         return k.first != e.key ? k.first < e.key : k.second < e.at;
-                                       });
-      if (it != evictions_.end() && it->key == key && it->at <= to) return true;
+      ttl = later(ttl, latest_by(evictions_, key, time));
+      room = later(room, latest_by(room_evictions_, key, time));
     }
-    const auto settled = ledger_.settled.find(group_key(id, p));
-    return settled != ledger_.settled.end() && settled->second.evicted_at && *settled->second.evicted_at > from &&
-           *settled->second.evicted_at <= to;
+    const auto [settled_ttl, settled_room] = settled_eviction(id, p);
+    if (settled_ttl && *settled_ttl <= time) ttl = later(ttl, settled_ttl);
+    if (settled_room && *settled_room <= time) room = later(room, settled_room);
+    return which(ttl, room, later);
+  }
+
+  // What evicted the group's record first in (from, to]: while the attempt that decided at `from` was at work.
+  Gone evicted_between(MessageId id, ProcessorId p, sim::Time from, sim::Time to) const {
+    When ttl;
+    When room;
+    for (const Key key : {make_key(Table::Dedupe, p, id), make_key(Table::Inbox, p, id)}) {
+      ttl = earlier(ttl, first_between(evictions_, key, from, to));
+      room = earlier(room, first_between(room_evictions_, key, from, to));
+    }
+    const auto in_window = [from, to](When at) { return at && *at > from && *at <= to ? at : When{}; };
+    const auto [settled_ttl, settled_room] = settled_eviction(id, p);
+    ttl = earlier(ttl, in_window(settled_ttl));
+    room = earlier(room, in_window(settled_room));
+    return which(ttl, room, earlier);
   }
 
   // The attempt ran its effect and ended alive by `time` (protect() returned Executed: acknowledged; or Failed,
@@ -151,10 +195,11 @@ class Judge {
   bool completion_lost_by(AttemptId a, sim::Time time) const {
     if (!ledger_.has_attempt(a)) return false;  // a settled attempt's completion landed
     const auto& r = ledger_.attempt(a);
-    // A completion refused because TTL had already evicted the record is the eviction's doing, not a lost write.
+    // A completion refused because TTL (or capacity) had already evicted the record is the eviction's doing, not a
+    // lost write.
     return r.executed && !r.crashed_at && r.outcome != static_cast<int>(Outcome::Skipped) && r.completion_failed &&
            !r.completion_applied && r.ended_at && *r.ended_at <= time &&
-           !evicted_between(r.id, r.processor, r.decided_at, *r.ended_at);
+           evicted_between(r.id, r.processor, r.decided_at, *r.ended_at) == Gone::No;
   }
 
   // Some execution before the duplicate's had its completion land by `time`: the group's record was completed.
@@ -394,21 +439,45 @@ class Judge {
                         who(first.attempt), t(first.at));
       return Cause::Expired;
     }
-    if (evicted_before(e.id, e.processor, d.at)) {
+    if (const std::optional<Cause> cause = on_evicted(e, first, previous, d, why)) return *cause;
+    why = fmt::format("{} found no record at {} while {} (effect at {}) {}: a race the strategy does not prevent",
+                      who(e.attempt), t(d.at), who(previous.attempt), t(previous.at), state_at(previous.attempt, d.at));
+    return Cause::Unprotected;
+  }
+
+  // The record was gone because the store evicted it: by TTL (expired) or for room (capacity_evicted), before
+  // this attempt's decision or while its work ran.
+  std::optional<Cause> on_evicted(const ExecutionRecord& e, const ExecutionRecord& first,
+                                  const ExecutionRecord& previous, const ProcessDecision& d, std::string& why) const {
+    const Gone before = evicted_before(e.id, e.processor, d.at);
+    if (before == Gone::Ttl) {
       why = fmt::format("{} found no record at {}: TTL had evicted it; the first run was by {} at {} "
                         "(ttl shorter than this late redelivery)",
                         who(e.attempt), t(d.at), who(first.attempt), t(first.at));
       return Cause::Expired;
     }
-    if (evicted_between(e.id, e.processor, d.at, e.at)) {
+    if (before == Gone::Room) {
+      why = fmt::format("{} found no record at {}: the store had evicted it for room (store.capacity: the least "
+                        "recently written record goes when a new one comes past the capacity); the first run was by "
+                        "{} at {} (more ids were recorded since than the store holds)",
+                        who(e.attempt), t(d.at), who(first.attempt), t(first.at));
+      return Cause::CapacityEvicted;
+    }
+    const Gone during = evicted_between(e.id, e.processor, d.at, e.at);
+    if (during == Gone::Ttl) {
       why = fmt::format("{} created the record at {}, but TTL evicted it while the work ran (the TTL runs from "
                         "the start write); {} found no record and ran the effect at {}, before {} ran it at {}",
                         who(e.attempt), t(d.at), who(previous.attempt), t(previous.at), who(e.attempt), t(e.at));
       return Cause::Expired;
     }
-    why = fmt::format("{} found no record at {} while {} (effect at {}) {}: a race the strategy does not prevent",
-                      who(e.attempt), t(d.at), who(previous.attempt), t(previous.at), state_at(previous.attempt, d.at));
-    return Cause::Unprotected;
+    if (during == Gone::Room) {
+      why = fmt::format("{} created the record at {}, but the store evicted it for room while the work ran "
+                        "(store.capacity: other ids were recorded meanwhile); {} found no record and ran the effect "
+                        "at {}, before {} ran it at {}",
+                        who(e.attempt), t(d.at), who(previous.attempt), t(previous.at), who(e.attempt), t(e.at));
+      return Cause::CapacityEvicted;
+    }
+    return std::nullopt;
   }
 
   // What attempt `a` was doing at `time`, as the ledger shows it.
@@ -461,21 +530,24 @@ class Judge {
   }
 
   // The stale record's owner never ran the effect, and the record it took the place of was the earlier
-  // executor's completed one, which TTL evicted before the takeover: the owner started afresh because the key
-  // was gone, and taking over from an owner that died or gave up is the decision table working. The window is
-  // the TTL's, not the takeover's.
+  // executor's completed one, which the store evicted before the takeover (by TTL, or for room): the owner
+  // started afresh because the key was gone, and taking over from an owner that died or gave up is the decision
+  // table working. The window is the eviction's, not the takeover's.
   std::optional<Cause> owner_began_after_eviction(const ExecutionRecord& e, const ExecutionRecord& previous,
                                                   AttemptId owner, const ProcessDecision& d, std::string& why) const {
     const std::optional<AttemptRecord> executor = record(previous.attempt);
-    if (!executor || !executor->completed_at || !evicted_between(e.id, e.processor, *executor->completed_at, d.at)) {
-      return std::nullopt;
-    }
+    if (!executor || !executor->completed_at) return std::nullopt;
+    const Gone gone = evicted_between(e.id, e.processor, *executor->completed_at, d.at);
+    if (gone == Gone::No) return std::nullopt;
     why = fmt::format("{} found the record of {} ({}) older than max_processing_time at {} and took it over; {} "
-                      "never ran the effect and {}. That record was new because TTL had evicted the completed record "
-                      "of {} (effect at {}, completed at {}): ttl shorter than this late redelivery",
+                      "never ran the effect and {}. That record was new because {} the completed record of {} "
+                      "(effect at {}, completed at {}): {}",
                       who(e.attempt), who(owner), started_at_text(d.seen_started_at), t(d.at), who(owner),
-                      state_at(owner, d.at), who(previous.attempt), t(previous.at), t(*executor->completed_at));
-    return Cause::Expired;
+                      state_at(owner, d.at), gone == Gone::Ttl ? "TTL had evicted" : "the store had evicted for room",
+                      who(previous.attempt), t(previous.at), t(*executor->completed_at),
+                      gone == Gone::Ttl ? "ttl shorter than this late redelivery"
+                                        : "store.capacity: more ids were recorded since than the store holds");
+    return gone == Gone::Ttl ? Cause::Expired : Cause::CapacityEvicted;
   }
 
   Cause on_max_wait_process(const ExecutionRecord& e, const ExecutionRecord& previous, const ProcessDecision& d,
@@ -735,7 +807,8 @@ class Judge {
     return group == kNoGroup ? nullptr : &first_value_[group].value;
   }
   bool read_nothing_ = false;  // the duplicate classify() judged last decided without reading a record
-  std::vector<EvictionRecord> evictions_;  // sorted by (key, at)
+  std::vector<EvictionRecord> evictions_;       // TTL's, sorted by (key, at)
+  std::vector<EvictionRecord> room_evictions_;  // store.capacity's, sorted by (key, at)
   mutable std::vector<std::pair<AttemptId, std::uint64_t>> settled_by_attempt_;  // (attempt, group key), sorted
   std::vector<FirstValue> first_value_;
 };

@@ -393,6 +393,9 @@ struct FaultsSection {
 struct StoreSection {
   sim::Distribution latency = sim::Distribution::constant(200'000);  // default "200us"
   TtlEviction ttl_eviction;                                          // default "exact"
+  // store.capacity: at most this many dedupe records (tables dedupe and inbox, every processor), the least
+  // recently written evicted first for each one past it. nullopt: "unbounded" (the default). >= 1.
+  std::optional<std::uint64_t> capacity;
 };
 
 // protocol.ttl = "none": a store without expiry. expires_on = now + kTtlNone saturates to sim::kTimeMax,

@@ -36,6 +36,7 @@ enum class Cause : std::uint8_t {
   CrashAfterEffect,
   CompletionLost,
   Expired,
+  CapacityEvicted,
   SinkRetry,
   ProviderKeyExpired,
   MemberRemoved,
@@ -53,6 +54,7 @@ enum class Intervention : std::uint8_t {
   NoCrash,            // the first executor does not crash (nor give up) between its effect and its completion
   CompletionArrives,  // the first executor's completion write lands
   NeverExpires,       // that message's record never expires and is never evicted
+  NeverEvicted,       // that message's record is not evicted for room (store.capacity)
   ProviderDedupes,    // the provider executes that message's key once
   ProviderKeyKept,    // the provider keeps that message's idempotency key for the whole run
   MemberKept,         // the consumer group does not remove the member holding that message (kafka)
@@ -139,6 +141,20 @@ inline constexpr CauseRow kCauses[] = {
      "window. With lazy eviction, `expired_wins = false` keeps honoring an expired completed record until it is "
      "really gone; `expires_on = \"at-complete\"` keeps an in-flight record from expiring under its owner.",
      Intervention::NeverExpires, "that message's record never expires"},
+    {Cause::CapacityEvicted, "capacity_evicted",
+     "the record was gone (evicted for room: store.capacity)",
+     "the store holds at most `store.capacity` dedupe records and evicts the least recently written one for "
+     "each new record past that (Apache Camel's `MemoryIdempotentRepository` keeps 1000 in an LRU map; a read "
+     "does not make a record recent there, only a write does). A redelivery came after more than `capacity` "
+     "other ids had been recorded since the message's record was last written: the record had been evicted for "
+     "room, the attempt found no record and ran the effect again. It also opens while an owner works, if enough "
+     "other ids are recorded meanwhile to push its in-flight record out.",
+     "\"a redelivery finds the record of the processing it repeats\" (the repository forgot it for room).",
+     "a `store.capacity` above the number of distinct ids the system records within its redelivery window (the "
+     "queue's retention, the longest consumer lag, the producer's retry horizon, times the message rate), or a "
+     "repository bounded by time (`protocol.ttl`) rather than by count, or a persistent repository without a "
+     "bound.",
+     Intervention::NeverEvicted, "that message's record is not evicted for room"},
     {Cause::SinkRetry, "sink_retry", "the same attempt retried a sink call whose ACK was lost",
      "the same attempt called the provider again after a call whose response was lost (a lost ACK, a timeout), "
      "and a provider without idempotency executed both calls. The dedupe record cannot help: it sits around the "

@@ -31,6 +31,8 @@ StrategyInfo external_strategy() {
       {Cause::CrashAfterEffect, WindowOpens::Always, {}, "the owner died between its effect and its completion"},
       {Cause::CompletionLost, WindowOpens::Always, {}, "the owner answered, but no completion write of it landed"},
       {Cause::Expired, WindowOpens::Always, {}, "the record was gone (TTL) when the node wrote its start"},
+      {Cause::CapacityEvicted, WindowOpens::Always, {},
+       "a bounded store (store.capacity) had evicted the record for room when the node wrote its start"},
       {Cause::NotAttributable, WindowOpens::Always, {},
        "the node ran the effect after store traffic lethe cannot read as a decision (no start write it recognises)"},
   };

@@ -93,6 +93,8 @@ StrategyInfo inbox_strategy() {
   };
   info.bases = {Basis::Absent, Basis::ExpiredCompleted, Basis::InboxDuplicate, Basis::StoreUnavailable};
   info.windows = {
+      {Cause::CapacityEvicted, WindowOpens::Always, {},
+       "a bounded store (store.capacity) evicted the inbox row for room before a late redelivery"},
       {Cause::Expired, WindowOpens::Always, {},
        "the inbox row expired (ttl) or was evicted before a late redelivery: its transaction inserts it again"},
       // The oracle can then not name the expiry: the attempt that landed recorded no decision.

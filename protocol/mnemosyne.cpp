@@ -539,6 +539,8 @@ StrategyInfo mnemosyne_strategy() {
       {Cause::CompletionLost, WindowOpens::Always, {},
        "the owner finished but its completion write never landed: a later attempt takes the in-flight record over"},
       {Cause::Expired, WindowOpens::Always, {}, "the record expired (ttl) or was evicted before a late redelivery"},
+      {Cause::CapacityEvicted, WindowOpens::Always, {},
+       "a bounded store (store.capacity) evicted the record for room before a late redelivery, or under its owner"},
       {Cause::TakeoverWhileAlive, WindowOpens::WithSettings, max_wait_process,
        "on_max_wait = \"process\": a waiter goes ahead after max_wait while the owner is at work"},
       {Cause::TakeoverWhileAlive, WindowOpens::WithSlowOwner, {},

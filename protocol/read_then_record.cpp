@@ -58,6 +58,8 @@ std::vector<DuplicateWindow> read_then_record_windows() {
        "a caller died, or gave up, between its effect and its record: the redelivery finds nothing"},
       {Cause::CompletionLost, WindowOpens::Always, {},
        "a caller finished but its record write never landed: the redelivery finds nothing"},
+      {Cause::CapacityEvicted, WindowOpens::Always, {},
+       "a bounded store (store.capacity) evicted the record for room before a late redelivery read it"},
       {Cause::Expired, WindowOpens::Always, {},
        "the record expired (ttl) or was evicted before a late redelivery read it"},
   };

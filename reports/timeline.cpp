@@ -28,7 +28,9 @@ bool message_kind(std::string_view kind) {
 
 bool about_message_key(const sim::TraceRecord& r, std::uint64_t id) {
   if (r.kind_name == "store.execute") return r.a != 0 && lethe::key_message(r.b) == id;
-  if (r.kind_name == "store.evict" || r.kind_name == "store.replica") return lethe::key_message(r.a) == id;
+  if (r.kind_name == "store.evict" || r.kind_name == "store.evict_capacity" || r.kind_name == "store.replica") {
+    return lethe::key_message(r.a) == id;
+  }
   return false;
 }
 
@@ -110,6 +112,11 @@ Words words(const sim::TraceRecord& r, const std::vector<std::string>& names) {
   if (k == "pause") return {fmt::format("pauses for {}", format_time(static_cast<std::int64_t>(r.a))), "pause"};
   if (k == "store.evict") {
     return {fmt::format("TTL evicts the record (expires_on {})", format_time(static_cast<std::int64_t>(r.b))), "evicted"};
+  }
+  if (k == "store.evict_capacity") {
+    return {fmt::format("the store evicts the record for room (store.capacity = {}: the least recently written goes)",
+                        r.b),
+            "evicted for room"};
   }
   std::string text = std::string(k) + named_fields(r, names);
   if (!r.detail.empty()) text += " (" + r.detail + ")";

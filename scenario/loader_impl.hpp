@@ -171,6 +171,7 @@ class Loader {
   bool read_distribution(const Table& table, std::string_view key, const schema::Distribution& type,
                          std::optional<sim::Distribution>& out);
   bool read_rate(const Table& table, std::string_view key, lethe::Rate& out);
+  bool read_bound(const Table& table, std::string_view key, std::optional<std::uint64_t>& out);
   template <class E>
   bool read_enum(const Table& table, std::string_view key, const Words<E>& words, E& out);
   // A value in a small language: `parse` returns the value or nullopt and an optional reason.
@@ -222,6 +223,9 @@ class Loader {
   }
   bool read_value(const Table& table, std::string_view key, const schema::Rate&, lethe::Rate& out) {
     return read_rate(table, key, out);
+  }
+  bool read_value(const Table& table, std::string_view key, const schema::Bound&, std::optional<std::uint64_t>& out) {
+    return read_bound(table, key, out);
   }
   template <class E>
   bool read_value(const Table& table, std::string_view key, const schema::Choice<E>& type, E& out) {

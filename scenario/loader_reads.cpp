@@ -285,6 +285,26 @@ bool Loader::read_rate(const Table& table, std::string_view key, lethe::Rate& ou
   return read_parsed<lethe::Rate>(table, key, schema::allowed(schema::Rate{}), parse, out);
 }
 
+bool Loader::read_bound(const Table& table, std::string_view key, std::optional<std::uint64_t>& out) {
+  std::string path = join_path(table.path, key);
+  const toml::node* node = coerce(path, get(table, key), Want::Integer);
+  if (node == nullptr) return true;
+  const std::string allowed = schema::allowed(schema::Bound{});
+  if (node->is_string() && node->as_string()->get() == "unbounded") {
+    out.reset();
+    return true;
+  }
+  if (node->is_integer() && node->as_integer()->get() >= 1) {
+    out = static_cast<std::uint64_t>(node->as_integer()->get());
+    return true;
+  }
+  const std::string found = node->is_integer()   ? fmt::format("{}", node->as_integer()->get())
+                            : node->is_string() ? fmt::format("\"{}\"", node->as_string()->get())
+                                                : describe(*node);
+  error(where_node(path, node), path, fmt::format("found {}; allowed: {}", found, allowed));
+  return false;
+}
+
 void Loader::missing(const Table& table, std::string_view key, Where where, const std::string& what) {
   if (table.node != nullptr) {
     for (auto&& [written, value] : *table.node) {

@@ -44,6 +44,10 @@ std::string toml_value(const schema::Rate&, const lethe::Rate& value) {
   return toml_quote(fmt::format("{}/s", value.per_second));
 }
 
+std::string toml_value(const schema::Bound&, const std::optional<std::uint64_t>& value) {
+  return value.has_value() ? fmt::format("{}", *value) : toml_word("unbounded");
+}
+
 std::string toml_value(const schema::Language&, const lethe::Commit& value) {
   if (value.mode == lethe::CommitMode::AfterEach) return toml_word(lethe::to_string(value.mode));
   return toml_quote(fmt::format("interval({})", sim::format_duration(value.interval)));

@@ -81,6 +81,7 @@ bool rate_in_range(double per_second) {
          static_cast<double>(sim::kSecond) / per_second <= static_cast<double>(sim::kDurationMax);
 }
 std::string allowed(const Rate&) { return kRateAllowed; }
+std::string allowed(const Bound&) { return "an integer >= 1, or \"unbounded\""; }
 std::string allowed(const Language& type) { return type.allowed; }
 std::string allowed(const Groups&) { return "two different groups out of " + quoted_words(group_words()); }
 

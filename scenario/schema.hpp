@@ -104,6 +104,8 @@ struct Distribution {
 // The smallest mean of a fault loop's interval (faults.*_every): each draw is one wake-up of the loop.
 inline constexpr sim::Duration kMinFaultIntervalMean = sim::kMillisecond;
 struct Rate {};
+// An integer >= 1, or the word "unbounded" (no bound: the field's nullopt).
+struct Bound {};
 template <class E>
 struct Choice {
   Words<E> words;
@@ -165,6 +167,7 @@ std::string allowed(const Probability&);
 std::string allowed(const Duration& type);
 std::string allowed(const Distribution& type);
 std::string allowed(const Rate&);
+std::string allowed(const Bound&);
 std::string allowed(const Language& type);
 std::string allowed(const Groups&);
 template <class E>
@@ -329,6 +332,8 @@ void visit_workload_to_protocol(V& v, Config& c) {
   v.key("latency", Distribution{}, c.store.latency, "service time per store operation");
   v.key("ttl_eviction", Language{"\"exact\" or \"lazy(max=DURATION)\", e.g. \"lazy(max=48h)\""},
         c.store.ttl_eviction, "when expired records go: at once, or lingering up to max");
+  v.key("capacity", Bound{}, c.store.capacity,
+        "the most dedupe records the store holds; each record past it evicts the least recently written one");
 
   v.table("protocol");
   v.key("kind", Choice<std::string>{protocol_kind_words()}, c.protocol.kind, "the dedupe strategy");

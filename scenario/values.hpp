@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@ std::string toml_value(const schema::Probability&, double value);
 std::string toml_value(const schema::Duration&, sim::Duration value);
 std::string toml_value(const schema::Distribution&, const sim::Distribution& value);
 std::string toml_value(const schema::Rate&, const lethe::Rate& value);
+std::string toml_value(const schema::Bound&, const std::optional<std::uint64_t>& value);
 std::string toml_value(const schema::Language&, const lethe::Commit& value);
 std::string toml_value(const schema::Language&, const lethe::TtlEviction& value);
 std::string toml_value(const schema::Language&, const lethe::Poll& value);

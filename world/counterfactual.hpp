@@ -15,6 +15,9 @@
 //                      re-sent until it lands: the store reply the owner gets is the landed one;
 //   NeverExpires       the store never evicts the message's records, and every read of them shows no expires_on
 //                      (writes that replace an expired record, or accept one as absent, only accept absence);
+//   NeverEvicted       a bounded store (store.capacity) does not evict the message's records for room: when one's
+//                      turn comes it stays, and stops counting toward the capacity, so every other record is
+//                      evicted when it would be without it (Store::set_never_evict_for_room);
 //   OwnerNeverStale    every reply showing the message's record in flight shows it started at the reader's own
 //                      clock and not expired: no taker, nor a waiter past max_wait, finds it old;
 //   TakeoverFenced     once an attempt has read the message's record stale (older than max_processing_time on its

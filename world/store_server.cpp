@@ -43,6 +43,7 @@ StoreSettings store_settings(const ScenarioConfig& config) {
   settings.poll_read = read.kind;
   settings.replica_lag = read.lag;
   settings.rpc_timeout = config.network.rpc_timeout;
+  settings.capacity = config.store.capacity;
   return settings;
 }
 
@@ -60,6 +61,7 @@ Store::Store(sim::Simulation& simulation, sim::Network& network, sim::Node& node
       replica_(settings_.replica_lag, settings_.poll_read == PollReadKind::Eventual, simulation.rng("store.replica")) {
   if (settings_.lazy_max < 0) throw std::invalid_argument("Store: lazy_max must be >= 0");
   if (settings_.rpc_timeout <= 0) throw std::invalid_argument("Store: rpc_timeout must be > 0");
+  if (settings_.capacity && *settings_.capacity == 0) throw std::invalid_argument("Store: capacity must be >= 1");
 }
 
 std::optional<Item> Store::peek(Key key) const {
@@ -190,6 +192,8 @@ Store::Response Store::serve(std::uint64_t request, const Op& op,
       if (response.execution > 0) ++stats_.duplicate_executions;
     }
   }
+  // Room is made after the write is in the history: the eviction follows it at the same instant.
+  if (settings_.capacity) keep_capacity();
   return response;
 }
 
@@ -252,6 +256,48 @@ void Store::after_change(Key key, const std::optional<Item>& before, const std::
   if (settings_.poll_read == PollReadKind::Eventual) replica_.record(key, before, after, simulation_.now());
   bugs_.saw_write(key, before);
   if (after.has_value() && after->expires_on.has_value()) arm_sweeper(key, *after);
+  if (settings_.capacity && bounded_by_capacity(key)) {
+    if (after.has_value()) {
+      recent_writes_.written(key);
+    } else {
+      recent_writes_.removed(key);
+    }
+  }
+}
+
+void Store::keep_capacity() {
+  if (keeping_capacity_) return;
+  keeping_capacity_ = true;
+  while (recent_writes_.size() > *settings_.capacity) {
+    const Key victim = *recent_writes_.least_recent();
+    if (never_evict_for_room_ && never_evict_for_room_(victim)) {
+      recent_writes_.removed(victim);  // kept, and no longer counted: the others go when they would without it
+      continue;
+    }
+    evict_for_room(victim);
+  }
+  keeping_capacity_ = false;
+}
+
+void Store::evict_for_room(Key key) {
+  const sim::Time now = simulation_.now();
+  ++stats_.capacity_evictions;
+  simulation_.trace().record(now, kTraceCapacityEvict, node_.id(), key, *settings_.capacity);
+  const Op op = delete_op(key);
+  const Reply reply = execute(0, op, std::nullopt);  // removes it from recent_writes_ (after_change)
+  record_server_only(kCapacityClient, op, reply);
+  if (on_capacity_evicted_) on_capacity_evicted_(key, now);
+}
+
+void Store::record_server_only(std::uint32_t client, const Op& op, const Reply& reply) {
+  const sim::Time now = simulation_.now();
+  if (record_history_ && incremental_) {
+    recording_checker().instant(client, op.keys(), now, op, reply);
+    feed_checker();
+  }
+  if (keeps_whole_history()) {
+    server_only_.push_back(ServerOnly{client, now, op, reply});
+  }
 }
 
 void Store::arm_sweeper(Key key, const Item& item) {
@@ -264,13 +310,7 @@ void Store::evict_expired(Key key) {
   const sim::Time now = simulation_.now();
   const Op op = evict_op(key, now);
   const Reply reply = execute(0, op, std::nullopt);
-  if (record_history_ && incremental_) {
-    recording_checker().instant(kSweeperClient, op.keys(), now, op, reply);
-    feed_checker();
-  }
-  if (keeps_whole_history()) {
-    server_only_.push_back(ServerOnly{kSweeperClient, now, op, reply});
-  }
+  record_server_only(kSweeperClient, op, reply);
   if (!reply.applied) {
     // Refreshed (or removed) since it was armed: follow the item's current expiry, if any.
     std::optional<Item> item = peek(key);

@@ -18,6 +18,12 @@
 // evict_op(key, now); a sweeper run that finds the item refreshed (not expired) does nothing and re-arms for the
 // item's current expires_on.
 //
+// Capacity (store.capacity = N): the store holds at most N dedupe records (tables dedupe and inbox, every
+// processor together). A write that leaves N + 1 of them evicts the least recently written one (RecentWrites,
+// world/store_capacity.hpp: reads do not count as uses) at that same instant, before anything else runs: the store
+// executes an unconditional delete_op of it (client kCapacityClient in the history), traces store.evict_capacity
+// (not store.evict, which is TTL's) and calls the capacity hook (set_on_capacity_evicted). Unbounded by default.
+//
 // Read replica (protocol.poll_read = "eventual(lag=DIST)"): read_eventual answers from the state as it was
 // `lag` ago, lag drawn per read, from the versions ReplicaVersions keeps (world/store_replica.hpp).
 //
@@ -72,6 +78,7 @@
 #include "sim/time.hpp"
 #include "sim/trace.hpp"
 #include "world/store_bugs.hpp"
+#include "world/store_capacity.hpp"
 #include "world/store_replica.hpp"
 #include "world/store_sweeper.hpp"
 
@@ -84,6 +91,7 @@ struct StoreSettings {
   PollReadKind poll_read = PollReadKind::Consistent;         // Eventual: read_eventual goes to the replica
   sim::Distribution replica_lag = sim::Distribution::constant(0);
   sim::Duration rpc_timeout = sim::kSecond;                  // the client's timeout per call (> 0)
+  std::optional<std::uint64_t> capacity;                     // store.capacity: nullopt unbounded, else >= 1
 };
 
 // The store settings of a scenario (store.*, protocol.poll_read, network.rpc_timeout).
@@ -120,6 +128,16 @@ class StoreServer {
   virtual void set_never_evict(std::function<bool(Key)> veto) = 0;
   // The most items it held at once, every table (the growth of a store without expiry, ttl = "none").
   virtual std::uint64_t peak_records() const = 0;
+
+  // store.capacity: records evicted for room (not counted in evictions(), which are TTL's).
+  virtual std::uint64_t capacity_evictions() const = 0;
+  // Called at each eviction for room, after the store executed it, with the key and the instant.
+  using CapacityHook = std::function<void(Key, sim::Time)>;
+  virtual void set_on_capacity_evicted(CapacityHook hook) = 0;
+  // A counterfactual replay's veto (world/counterfactual.hpp, NeverEvicted): a key for which it returns true is
+  // not evicted for room when its turn comes; it stays in the store and stops counting toward the capacity, so
+  // every other record is evicted when it would be without it. Unset by default.
+  virtual void set_never_evict_for_room(std::function<bool(Key)> veto) = 0;
 };
 
 // One item deleted by an applied Evict (the sweeper's, or a client's).
@@ -138,6 +156,7 @@ struct StoreStats {
   std::uint64_t sweeper_runs = 0;            // sweeper Evict executions (applied or not)
   std::uint64_t evictions = 0;               // applied Evicts (== eviction_log().size() while recording history)
   std::uint64_t eviction_timers = 0;         // sweeper timers scheduled
+  std::uint64_t capacity_evictions = 0;      // records evicted for room (store.capacity)
   std::uint64_t replica_reads = 0;           // replica reads served (not in the history)
   std::uint64_t bugs_fired = 0;              // operations a deliberate bug altered
   std::uint64_t records = 0;                 // items held now, every table
@@ -148,10 +167,13 @@ class Store final : public StoreServer {
  public:
   static constexpr std::uint32_t kSweeperClient = UINT32_MAX;
   static constexpr std::uint32_t kDuplicateClient = UINT32_MAX - 1;
+  static constexpr std::uint32_t kCapacityClient = UINT32_MAX - 2;
 
   // request 0: the sweeper; key: the operation's first key; operation: kind * 2 + (applied ? 1 : 0).
   static constexpr sim::TraceKind kTraceExecute{"store.execute", "request", "key", "operation"};
   static constexpr sim::TraceKind kTraceEvict{"store.evict", "key", "expires_on"};
+  // An eviction for room (store.capacity): the key, and the capacity it made room under.
+  static constexpr sim::TraceKind kTraceCapacityEvict{"store.evict_capacity", "key", "capacity"};
   static constexpr sim::TraceKind kTraceReplicaRead{"store.replica", "key", "lag_ns"};
   static constexpr sim::TraceKind kTraceBug{"store.bug", "request", "bug"};
 
@@ -175,6 +197,9 @@ class Store final : public StoreServer {
   std::uint64_t evictions() const override { return stats_.evictions; }
   void set_never_evict(std::function<bool(Key)> veto) override { never_evict_ = std::move(veto); }
   std::uint64_t peak_records() const override { return stats_.peak_records; }
+  std::uint64_t capacity_evictions() const override { return stats_.capacity_evictions; }
+  void set_on_capacity_evicted(CapacityHook hook) override { on_capacity_evicted_ = std::move(hook); }
+  void set_never_evict_for_room(std::function<bool(Key)> veto) override { never_evict_for_room_ = std::move(veto); }
 
   // Checks the history as it is recorded instead of keeping it (see the header comment), with this budget.
   // REQUIRES: no call made yet.
@@ -248,6 +273,9 @@ class Store final : public StoreServer {
   void after_change(Key key, const std::optional<Item>& before, const std::optional<Item>& after);
   void arm_sweeper(Key key, const Item& item);
   void evict_expired(Key key);  // the Sweeper's eviction, when due
+  void record_server_only(std::uint32_t client, const Op& op, const Reply& reply);
+  void keep_capacity();          // evicts for room while more dedupe records than the capacity are held
+  void evict_for_room(Key key);
 
   sim::Simulation& simulation_;
   sim::Network& network_;
@@ -262,6 +290,11 @@ class Store final : public StoreServer {
   std::function<bool(Key)> never_evict_;  // set only in a counterfactual replay
   Sweeper sweeper_;
   std::vector<Eviction> evictions_;
+
+  RecentWrites recent_writes_;  // store.capacity only
+  CapacityHook on_capacity_evicted_;
+  std::function<bool(Key)> never_evict_for_room_;  // set only in a counterfactual replay
+  bool keeping_capacity_ = false;                  // in keep_capacity (its own deletes do not re-enter it)
 
   ReplicaVersions replica_;  // Eventual only
 

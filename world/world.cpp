@@ -104,6 +104,7 @@ void World::wire_ledger() {
       ledger_folding_.record_execution(e);
     }
   });
+  store.set_on_capacity_evicted([this](Key key, sim::Time at) { ledger_folding_.record_capacity_eviction(key, at); });
   if (!options_.check_linearizability) store.set_record_history(false);
   if (options_.store_history != nullptr) store.set_keep_history(true);
   if (ledger_folding_.folding()) {
@@ -125,6 +126,10 @@ void World::wire_intervener() {
   faults_->set_intervener(intervener_.get());
   topology_->sink().set_intervener(intervener_.get());
   topology_->source().set_intervener(intervener_.get());
+  if (options_.counterfactual->intervention == Intervention::NeverEvicted) {
+    topology_->store().set_never_evict_for_room(
+        [this](Key key) { return intervener_->acts_on_record(Intervention::NeverEvicted, key); });
+  }
   if (options_.counterfactual->intervention == Intervention::NeverExpires) {
     topology_->store().set_never_evict(
         [this](Key key) { return intervener_->acts_on_record(Intervention::NeverExpires, key); });

@@ -221,6 +221,7 @@ void register_lease_strategy() {
       {Cause::TakeoverWhileAlive, WindowOpens::WithSlowOwner, {},
        "the holder ran the effect, then stalled past its lease before completing: the fence cannot undo it"},
       {Cause::Expired, WindowOpens::Always, {}, "a redelivery after the ttl evicted the completed record"},
+      {Cause::CapacityEvicted, WindowOpens::Always, {}, "a bounded store (store.capacity) evicted the record for room"},
   };
   lethe::register_strategy(std::move(info));
 }

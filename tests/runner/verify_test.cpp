@@ -61,7 +61,8 @@ TEST(CauseVerificationSlow, EveryLibraryDuplicateIsRemovedByItsCausesInterventio
   // Every cause the library shows with an intervention was proven at least once.
   for (const lethe::Cause cause : {lethe::Cause::Unprotected, lethe::Cause::TakeoverWhileAlive,
                                    lethe::Cause::HerdTakeover, lethe::Cause::CrashAfterEffect, lethe::Cause::Expired,
-                                   lethe::Cause::SinkRetry, lethe::Cause::ProviderKeyExpired}) {
+                                   lethe::Cause::SinkRetry, lethe::Cause::ProviderKeyExpired,
+                                   lethe::Cause::CapacityEvicted}) {
     EXPECT_GT(verified[static_cast<std::size_t>(cause)], 0u) << lethe::to_string(cause);
   }
 }

@@ -924,4 +924,19 @@ RC_GTEST_PROP(ScenarioText, FormattedNumbersParseBackExactly, (double value)) {
   RC_ASSERT(*parsed == value);
 }
 
+TEST(LoaderStoreCapacity, AnIntegerOrUnboundedLoadsAndAnythingElseIsRefusedWithItsPlace) {
+  EXPECT_FALSE(must_load(load_text(kMinimal)).store.capacity.has_value()) << "the default is unbounded";
+  EXPECT_EQ(must_load(load_text(kMinimal + "\n[store]\ncapacity = 1000\n")).store.capacity, 1000u);
+  EXPECT_FALSE(must_load(load_text(kMinimal + "\n[store]\ncapacity = \"unbounded\"\n")).store.capacity.has_value());
+  EXPECT_EQ(must_load(load_text(kMinimal, {"store.capacity=7"})).store.capacity, 7u);
+  EXPECT_FALSE(must_load(load_text(kMinimal, {"store.capacity=unbounded"})).store.capacity.has_value());
+  for (const std::string bad : {"0", "-3", "\"big\"", "1.5", "true"}) {
+    const std::vector<scenario::LoadError> errors = must_fail(load_text(kMinimal + "\n[store]\ncapacity = " + bad + "\n"));
+    ASSERT_EQ(errors.size(), 1u) << bad;
+    EXPECT_NE(errors[0].message.find("test.toml:9:12: store.capacity: found "), std::string::npos) << errors[0].message;
+    EXPECT_NE(errors[0].message.find("allowed: an integer >= 1, or \"unbounded\""), std::string::npos)
+        << errors[0].message;
+  }
+}
+
 }  // namespace loader_test
