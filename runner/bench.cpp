@@ -48,6 +48,15 @@ std::uint64_t coverage(const lethe::RunResult& result, const std::string& key) {
   return found == result.coverage.end() ? 0 : found->second;
 }
 
+// Says on stderr why a seed did not finish; returns its exit code. Out of memory or a bad node is not lethe's
+// bug: exit 5 or 2, without "internal error".
+int report_broken_seed(const std::string& scenario, std::uint64_t seed, const SeedRun& run) {
+  const int code = run.bad_input ? kExitBadInput : run.out_of_memory() ? kExitResources : kExitInternal;
+  std::cerr << fmt::format("lethe bench: {}{} seed {}: {}\n", code == kExitInternal ? "internal error in " : "",
+                           scenario, seed, run.error);
+  return code;
+}
+
 int run_bench(const BenchOptions& o) {
   auto loaded = scenario::load_scenario(o.file, o.sets);
   if (auto* errors = std::get_if<std::vector<scenario::LoadError>>(&loaded)) {
@@ -83,11 +92,7 @@ int run_bench(const BenchOptions& o) {
     const SeedRun& run = runs[i];
     const std::uint64_t seed = o.seed + i;
     if (!run.error.empty()) {
-      // Out of memory or a bad node is not lethe's bug: exit 5 or 2, no "internal error" (kExitInternal wins).
-      const int code = run.bad_input ? kExitBadInput : run.out_of_memory() ? kExitResources : kExitInternal;
-      std::cerr << fmt::format("lethe bench: {}{} seed {}: {}\n", code == kExitInternal ? "internal error in " : "",
-                               config.scenario.name, seed, run.error);
-      if (exit_code != kExitInternal) exit_code = code;
+      if (exit_code != kExitInternal) exit_code = report_broken_seed(config.scenario.name, seed, run);
       continue;
     }
     const lethe::RunResult& r = run.result;
