@@ -252,12 +252,13 @@ class Reader {
     if (kind == "evict") return evict(line);
     if (kind == "memo_overwrite") return memo_overwrite(line);
     if (kind == "ack") return ack(line);
+    if (kind == "due") return due(line);
     for (std::size_t k = 0; k < kNodeEventNames.size(); ++k) {
       if (kind == kNodeEventNames[k]) return node_event(line, static_cast<NodeEventKind>(k));
     }
     line.fail(fmt::format("field \"event\": unknown kind \"{}\"; allowed: run, publish, delivery, decision, wait, "
-                          "outcome, completion, effect, execution, evict, memo_overwrite, ack, crash, restart, "
-                          "pause, skew",
+                          "outcome, completion, effect, execution, evict, memo_overwrite, ack, due, crash, "
+                          "restart, pause, skew",
                           kind));
   }
 
@@ -347,6 +348,13 @@ class Reader {
   void execution(const Line& line) {
     log_.ledger.executions.push_back(call_of(line));
     log_.provider_log = true;
+  }
+
+  // A copy of a published message that the source hands out only after the log ends (at `at`): if the message is
+  // not done, it is undelivered, not lost.
+  void due(const Line& line) {
+    sim::Time& latest = log_.ledger.due_after_end[{line.unsigned_field("id"), processor(line)}];
+    latest = std::max(latest, line.nanoseconds("at"));
   }
 
   // reason "ttl" (the default): the TTL sweeper removed the record; "capacity": the store evicted it for room.
@@ -443,7 +451,7 @@ class Writer {
 
  private:
   enum Order { kPublish, kDelivery, kDecision, kWait, kExecution, kEffect, kCompletion, kOverwrite, kOutcome,
-               kEvict, kAck, kNode };
+               kEvict, kAck, kDue, kNode };
 
   OrderedJson run_line() const {
     OrderedJson run = {{"event", "run"}, {"protocol", log_.protocol}, {"processors", log_.processors}};
@@ -535,6 +543,10 @@ class Writer {
     for (const AckEvent& a : log_.acks) {
       add(a.at, kAck, OrderedJson{{"event", "ack"}, {"at", a.at}, {"id", a.id}, {"processor", processor_name(log_, a.processor)},
                            {"node", node(a.node)}, {"accepted", a.accepted}});
+    }
+    for (const auto& [pair, at] : log_.ledger.due_after_end) {
+      add(at, kDue, OrderedJson{{"event", "due"}, {"at", at}, {"id", pair.first},
+                                {"processor", processor_name(log_, pair.second)}});
     }
   }
 

@@ -4,7 +4,7 @@
 // One JSON object per line; `event` names its kind: run (first line: the strategy, the processors, the
 // provider's settings), publish, delivery (one attempt of one processor on one node), decision, wait, outcome,
 // completion, effect (the worker's side of a provider call), execution (the provider's own log: the ground truth
-// of duplicates), evict, memo_overwrite, ack, crash, restart, pause, skew. Times are integer nanoseconds on one
+// of duplicates), evict, memo_overwrite, ack, due, crash, restart, pause, skew. Times are integer nanoseconds on one
 // clock shared by every line (a Unix-epoch clock for a real system, virtual time for lethe run); durations are
 // integer nanoseconds. Processors and nodes are named; message ids and attempt ids are unsigned integers.
 //

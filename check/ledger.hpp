@@ -299,6 +299,9 @@ struct Ledger {
   std::string first_store_error;       // the first one's error text
   std::uint64_t undelivered = 0;       // copies due after the run ended (never delivered), set at its end
   sim::Time undelivered_latest = 0;    // the latest due time of those
+  // (message id, processor) pairs with a copy the source hands out only after the run ended, with the latest such
+  // copy's due time (set at its end): a pair not done that has one is undelivered, not lost.
+  std::map<std::pair<MessageId, ProcessorId>, sim::Time> due_after_end;
   std::vector<MemberRemoval> member_removals;  // live members removed from their group, in time order
   std::uint64_t commit_failed = 0;     // offset commits the group refused (a member removed, or a rebalance)
   std::uint64_t payload_mismatches = 0;  // deliveries refused unprocessed: the record was kept for another payload

@@ -97,8 +97,8 @@ constexpr std::array<ResultField, 47> kResultFields = {{
     {"store_error_first", K::Words, false, true, "the first such rejection: the operation's error text (left out "
      "when none)", &RunResult::store_error_first},
     {"undelivered", K::Count, true, true,
-     "message copies due after the run ended (producer copies, redeliveries), so never delivered: a longer "
-     "run.duration delivers them",
+     "message copies due after the run ended (producer copies, redeliveries, queue messages whose visibility "
+     "timeout expires later), so never delivered: a longer run.duration delivers them",
      &RunResult::undelivered},
     {"undelivered_latest", K::Time, false, true, "the latest due time of those copies (0 when none)",
      &RunResult::undelivered_latest},

@@ -31,6 +31,7 @@ struct ReplayKey {
 struct Replayed {
   lethe::RunResult result;
   std::string error;
+  lethe::PairFate fate = lethe::PairFate::Done;  // the intervened message's, at the replay's end
 };
 
 lethe::Intervention intervention_of(const lethe::DuplicateExplanation& x) {
@@ -64,8 +65,10 @@ Replayed replay(const lethe::ScenarioConfig& config, std::uint64_t seed, const l
   options.check_linearizability = false;  // the replay is judged by its duplicates only
   options.max_explanations = SIZE_MAX;
   options.counterfactual = lethe::Counterfactual{intervention_of(x), x.id, x.processor, x.attempt, x.first_attempt};
+  lethe::PairFate fate = lethe::PairFate::Done;
+  options.counterfactual_fate = &fate;
   SeedRun run = run_seed(config, seed, options);
-  return Replayed{std::move(run.result), std::move(run.error)};
+  return Replayed{std::move(run.result), std::move(run.error), fate};
 }
 
 bool same_pair(const lethe::DuplicateExplanation& x, const lethe::DuplicateExplanation& y) {
@@ -83,7 +86,13 @@ void judge(VerifiedDuplicate& v, const Replayed& replayed) {
   }
   const bool still = std::any_of(v.after.begin(), v.after.end(),
                                  [&v](const lethe::DuplicateExplanation& y) { return same_pair(v.duplicate, y); });
-  v.verdict = still ? VerifyVerdict::NotRemoved : VerifyVerdict::Verified;
+  v.fate = replayed.fate;
+  if (still) {
+    v.verdict = VerifyVerdict::NotRemoved;
+  } else {
+    // Gone, but only proven if the message still finished: an intervention that blocks it removes any duplicate.
+    v.verdict = replayed.fate == lethe::PairFate::Done ? VerifyVerdict::Verified : VerifyVerdict::Blocked;
+  }
 }
 
 void tally(VerifyReport& report, const VerifiedDuplicate& v) {
@@ -95,6 +104,7 @@ void tally(VerifyReport& report, const VerifiedDuplicate& v) {
       if (!v.after.empty()) ++report.second_windows;
       break;
     case VerifyVerdict::NotRemoved: ++t.not_removed; break;
+    case VerifyVerdict::Blocked: ++t.blocked; break;
     case VerifyVerdict::NotVerifiable: ++t.not_verifiable; break;
     case VerifyVerdict::NotReplayed: ++t.not_replayed; break;
     case VerifyVerdict::Error: ++t.errors; break;
@@ -109,7 +119,7 @@ std::string pair_text(const lethe::DuplicateExplanation& x) {
 
 bool VerifyReport::failed() const {
   return std::any_of(by_cause.begin(), by_cause.end(),
-                     [](const CauseTally& t) { return t.not_removed > 0 || t.errors > 0; });
+                     [](const CauseTally& t) { return t.not_removed > 0 || t.blocked > 0 || t.errors > 0; });
 }
 
 VerifyReport verify_causes(const lethe::ScenarioConfig& config, std::uint64_t seed, const lethe::RunResult& result,
@@ -150,6 +160,7 @@ std::string cause_lines(const VerifyReport& report) {
     if (t.total == 0) continue;
     std::string extra;
     if (t.not_removed > 0) extra += fmt::format(", {} NOT removed", t.not_removed);
+    if (t.blocked > 0) extra += fmt::format(", {} removed only by keeping the message from finishing", t.blocked);
     if (t.errors > 0) extra += fmt::format(", {} replay errors", t.errors);
     if (t.not_verifiable > 0) {
       extra += fmt::format(", {} not verifiable ({})", t.not_verifiable, t.not_verifiable_reason);
@@ -177,22 +188,37 @@ std::string second_window_lines(const VerifyReport& report) {
   return text;
 }
 
+const char* failure_words(VerifyVerdict verdict) {
+  switch (verdict) {
+    case VerifyVerdict::Error: return "could not be replayed";
+    case VerifyVerdict::Blocked: return "is gone only because the message never finished";
+    default: return "is still there";
+  }
+}
+
 std::string failure_lines(const VerifyReport& report) {
   std::string text;
   std::size_t shown = 0;
   std::size_t failures = 0;
   for (const auto& v : report.duplicates) {
-    if (v.verdict != VerifyVerdict::NotRemoved && v.verdict != VerifyVerdict::Error) continue;
+    if (v.verdict != VerifyVerdict::NotRemoved && v.verdict != VerifyVerdict::Blocked &&
+        v.verdict != VerifyVerdict::Error) {
+      continue;
+    }
     ++failures;
     if (shown == kShown) continue;
     ++shown;
     const auto& row = lethe::cause_row(v.duplicate.cause);
     text += fmt::format("  message {}: {} {} with \"{}\"\n", v.duplicate.id, pair_text(v.duplicate),
-                        v.verdict == VerifyVerdict::Error ? "could not be replayed" : "is still there",
-                        row.intervention_text);
+                        failure_words(v.verdict), row.intervention_text);
     text += fmt::format("    run:    {}\n", v.duplicate.because);
     if (v.verdict == VerifyVerdict::Error) {
       text += fmt::format("    replay: internal error: {}\n", v.error);
+      continue;
+    }
+    if (v.verdict == VerifyVerdict::Blocked) {
+      text += fmt::format("    replay: the duplicate is gone, but message {} did not finish: {}\n", v.duplicate.id,
+                          lethe::to_string(v.fate));
       continue;
     }
     for (const auto& y : v.after) {
@@ -234,6 +260,7 @@ void add_tallies(VerifyReport& into, const VerifyReport& from) {
     t.total += f.total;
     t.verified += f.verified;
     t.not_removed += f.not_removed;
+    t.blocked += f.blocked;
     t.not_verifiable += f.not_verifiable;
     if (t.not_verifiable_reason.empty()) t.not_verifiable_reason = f.not_verifiable_reason;
     t.not_replayed += f.not_replayed;

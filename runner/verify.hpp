@@ -2,13 +2,16 @@
 //
 // For each duplicate of a run, the seed runs again with its cause's intervention (core/result.hpp, kCauses:
 // Intervention) applied to its message (world/counterfactual.hpp); the cause is verified when that duplicate
-// (the same message and processor, the same pair of attempts) is gone from the replay. A duplicate of the
+// (the same message and processor, the same pair of attempts) is gone from the replay and the message still
+// finished there (its latest attempt ended executed or skipped: an intervention that blocks the message, such as a
+// record never stale to a dead owner, removes any duplicate and proves nothing). A duplicate of the
 // message that the replay shows instead, through another pair of attempts, is a second window: reported, and
 // the cause still verified. A cause whose intervention is Intervention::None (not_attributable), a RecordSeen
 // duplicate whose attempt read no record (the strategy checks nothing), or a RecordSeen duplicate of an external
 // node (lethe does not know the record its first executor would have left) is not verifiable: reported with the
-// reason, never a failure, never counted as verified. A duplicate still there is a lethe bug (the oracle named the
-// wrong window, or the intervention does not close it): the command ends with exit 3.
+// reason, never a failure, never counted as verified. A duplicate still there, or gone only with its message
+// blocked, is a lethe bug (the oracle named the wrong window, or the intervention does not close it): the command
+// ends with exit 3.
 //
 // Cost: one replay per intervened message (a message-wide intervention verifies every duplicate of its message
 // and cause in one replay; RecordSeen targets one attempt, so one replay per duplicate). Replays check no
@@ -22,22 +25,27 @@
 
 #include "core/config.hpp"
 #include "core/result.hpp"
+#include "world/counterfactual.hpp"
 
 namespace runner {
 
-enum class VerifyVerdict : std::uint8_t { Verified, NotRemoved, NotVerifiable, NotReplayed, Error };
+// Blocked: the duplicate is gone from the replay, but so is the message's finishing (world/counterfactual.hpp,
+// PairFate): an intervention that keeps the message from ever completing removes any duplicate and proves nothing.
+enum class VerifyVerdict : std::uint8_t { Verified, NotRemoved, Blocked, NotVerifiable, NotReplayed, Error };
 
 struct VerifiedDuplicate {
   lethe::DuplicateExplanation duplicate;
   VerifyVerdict verdict = VerifyVerdict::Verified;
   std::vector<lethe::DuplicateExplanation> after;  // the message's duplicates in the replay (its other windows)
   std::string error;                               // VerifyVerdict::Error: the replay's internal error
+  lethe::PairFate fate = lethe::PairFate::Done;    // the message's fate at the replay's end (when replayed)
 };
 
 struct CauseTally {
   std::uint64_t total = 0;
   std::uint64_t verified = 0;
   std::uint64_t not_removed = 0;
+  std::uint64_t blocked = 0;
   std::uint64_t not_verifiable = 0;
   std::string not_verifiable_reason;  // why (the first not verifiable duplicate's reason)
   std::uint64_t not_replayed = 0;
@@ -49,7 +57,7 @@ struct VerifyReport {
   std::array<CauseTally, lethe::kCauseCount> by_cause{};
   std::uint64_t replays = 0;
   std::uint64_t second_windows = 0;  // verified duplicates whose message was duplicated again another way
-  bool failed() const;               // a duplicate not removed, or a replay that failed
+  bool failed() const;               // a duplicate not removed, or removed only by blocking, or a failed replay
 };
 
 // Replays `seed` of `config` once per intervened message of `result` (the normal run's result, with every

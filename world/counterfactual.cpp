@@ -2,6 +2,7 @@
 
 #include "check/ledger.hpp"
 #include "protocol/decision.hpp"
+#include "protocol/strategies.hpp"
 #include "world/ledger_folding.hpp"
 
 namespace lethe {
@@ -71,6 +72,33 @@ class InterveningStoreClient final : public StoreClient {
 };
 
 }  // namespace
+
+const char* to_string(PairFate fate) {
+  switch (fate) {
+    case PairFate::Done: return "done";
+    case PairFate::NeverExecuted: return "never executed";
+    case PairFate::LastFailed: return "its latest attempt gave up";
+    case PairFate::LastCrashed: return "its latest attempt crashed and no copy came after it";
+    case PairFate::Held: return "its latest attempt was still running or waiting at the end";
+  }
+  return "unknown";
+}
+
+PairFate pair_fate(const Ledger& ledger, MessageId id, ProcessorId processor) {
+  bool executed = ledger.settled.find(group_key(id, processor)) != ledger.settled.end();
+  const AttemptRecord* latest = nullptr;
+  ledger.attempts.for_each([&](const AttemptRecord& a) {
+    if (a.id != id || a.processor != processor) return;
+    executed = executed || a.executed;
+    if (latest == nullptr || a.attempt > latest->attempt) latest = &a;
+  });
+  if (latest != nullptr) {
+    if (latest->crashed_at) return PairFate::LastCrashed;
+    if (!latest->ended_at) return PairFate::Held;
+    if (latest->outcome == static_cast<std::int8_t>(Outcome::Failed)) return PairFate::LastFailed;
+  }
+  return executed ? PairFate::Done : PairFate::NeverExecuted;
+}
 
 bool Intervener::record_of_message(Key key) const {
   const Table table = key_table(key);

@@ -72,6 +72,21 @@ struct StrategyShape {
   std::optional<ProcessorId> message_record_processor;
 };
 
+// How one (message, processor) pair stood when a run ended: a counterfactual replay must close a window without
+// keeping the message from finishing (a record never stale to a dead owner removes any duplicate by blocking it).
+enum class PairFate : std::uint8_t {
+  Done,           // executed, and its latest attempt ended executed or skipped
+  NeverExecuted,  // no attempt ran its effect
+  LastFailed,     // its latest attempt gave up (waited out, refused, its effect failed)
+  LastCrashed,    // its latest attempt was cut by a crash, and no copy came after it
+  Held,           // its latest attempt was still running or waiting when the run ended
+};
+const char* to_string(PairFate fate);
+
+// The fate of (id, processor) in `ledger` at the end of its run; its latest attempt is the one delivered last
+// (attempt ids are issued in delivery order). An attempt folded into a settled group ended executed.
+PairFate pair_fate(const Ledger& ledger, MessageId id, ProcessorId processor);
+
 // The counterfactual of one run, consulted by the fault injector, the sink, the store and the workers' store
 // clients. REQUIRES: `ledger` and `folding` outlive it.
 class Intervener {

@@ -1,5 +1,6 @@
 #include "world/queue.hpp"
 
+#include <set>
 #include <stdexcept>
 
 #include "world/source_support.hpp"
@@ -32,7 +33,7 @@ Queue::Queue(sim::Simulation& simulation, sim::Network& network, sim::Node& brok
 
 std::uint64_t Queue::publish(MessageId id, std::uint32_t payload) {
   const std::uint64_t number = published_++;
-  entries_.push_back(Entry{id, 0, 0, State::Visible});
+  entries_.push_back(Entry{id, 0, 0, 0, State::Visible});
   if (payload != 0) changed_payloads_.emplace(number, payload);
   simulation_.trace().record(simulation_.now(), source_kinds::kQueuePublish, broker_.id(), id, number,
                              settings_.index);
@@ -67,6 +68,7 @@ Queue::ReceiveResponse Queue::serve_receive() {
   ++receives_;
   const sim::Time now = simulation_.now();
   const sim::Time invisible_until = now + settings_.visibility_timeout;
+  entry.invisible_until = invisible_until;
   const std::uint64_t receipt = entry.receipt;
   simulation_.trace().record(now, source_kinds::kQueueReceive, broker_.id(), entry.id, number, receipt);
   simulation_.at(invisible_until, [this, number, receipt] { expire(number, receipt); });
@@ -187,6 +189,24 @@ bool QueueSource::drained() const {
     if (!queue->drained()) return false;
   }
   return true;
+}
+
+void QueueSource::account_due_after(Ledger& ledger, sim::Time end) const {
+  // A copy whose consumer is still at work when the run ends is that consumer's (counted unanswered): it comes back
+  // only if the consumer does not delete it in time.
+  std::set<std::pair<MessageId, ProcessorId>> held;
+  ledger.attempts.for_each([&held](const AttemptRecord& a) {
+    if (!a.ended_at && !a.crashed_at) held.emplace(a.id, a.processor);
+  });
+  for (std::size_t p = 0; p < queues_.size(); ++p) {
+    queues_[p]->for_each_due_after(end, [&](MessageId id, sim::Time due) {
+      if (held.contains({id, static_cast<ProcessorId>(p)})) return;
+      ++ledger.undelivered;
+      ledger.undelivered_latest = std::max(ledger.undelivered_latest, due);
+      sim::Time& latest = ledger.due_after_end[{id, static_cast<ProcessorId>(p)}];
+      latest = std::max(latest, due);
+    });
+  }
 }
 
 void register_queue_source(SourceRegistry& registry) {

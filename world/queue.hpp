@@ -127,6 +127,14 @@ class Queue {
   std::size_t in_flight() const { return published_ - deleted_ - visible(); }
   std::uint64_t receives() const { return receives_; }    // at the broker (responses lost included)
   std::uint64_t expiries() const { return expiries_; }    // visibility timeouts that made a message visible again
+  // f(id, invisible_until) for each message in flight whose visibility timeout expires after `end`, in publish
+  // order: a copy the queue hands out again only after a run that ended at `end`.
+  template <class F>
+  void for_each_due_after(sim::Time end, F&& f) const {
+    for (const Entry& entry : entries_) {
+      if (entry.state == State::InFlight && entry.invisible_until > end) f(entry.id, entry.invisible_until);
+    }
+  }
   const QueueSettings& settings() const { return settings_; }
   sim::Node& broker() { return broker_; }
 
@@ -134,9 +142,10 @@ class Queue {
   // The payload versions other than 0, by message number (sparse: a queue of unchanged payloads keeps none).
   std::map<std::uint64_t, std::uint32_t> changed_payloads_;
   enum class State : std::uint8_t { Visible, InFlight, Deleted };
-  struct Entry {  // 24 bytes: the queue holds one per message published and not yet deleted
+  struct Entry {  // 32 bytes: the queue holds one per message published and not yet deleted
     MessageId id = 0;
     std::uint64_t receipt = 0;  // the latest receipt (0: never received)
+    sim::Time invisible_until = 0;  // InFlight: when the latest receipt's visibility timeout expires
     std::uint32_t receive_count = 0;
     State state = State::Visible;
   };
@@ -182,6 +191,7 @@ class QueueSource final : public MessageSource {
   void publish(MessageId id, std::uint32_t payload) override;
   void consume(SourceWorker& worker) override;
   bool drained() const override;
+  void account_due_after(Ledger& ledger, sim::Time end) const override;
 
   Queue& queue(ProcessorId processor) { return *queues_.at(processor); }
 

@@ -113,6 +113,11 @@ class MessageSource {
   // callers requested (ledger.messages and ledger.expected, in id order) and counts the rest as undelivered
   // (ledger.undelivered and undelivered_latest): a request never made is not a lost message.
   virtual void account_requests(Ledger& /*ledger*/, ProcessorId /*processors*/, sim::Time /*end*/) const {}
+  // Once the run has ended at `end`: counts each copy the source holds to hand out only after `end` (a queue
+  // message whose visibility timeout expires later, unless a consumer still at work holds it: that one is
+  // unanswered) as undelivered (ledger.undelivered, undelivered_latest) and
+  // records its pair in ledger.due_after_end, so that a message whose only copy is still due is not lost.
+  virtual void account_due_after(Ledger& /*ledger*/, sim::Time /*end*/) const {}
   virtual bool drained() const = 0;
 };
 

@@ -219,6 +219,7 @@ RunResult World::run(WorldRecord* record) {
   const Producer::Unsent unsent = producer_->unsent(simulation_->now());
   ledger_.undelivered = unsent.count;
   ledger_.undelivered_latest = unsent.latest;
+  topology_->source().account_due_after(ledger_, simulation_->now());
   if (topology_->source().makes_own_requests()) {
     topology_->source().account_requests(ledger_, static_cast<ProcessorId>(config_.topology.processors.size()),
                                          simulation_->now());
@@ -231,6 +232,9 @@ RunResult World::run(WorldRecord* record) {
     result.not_reproducible.push_back(fmt::format("external node {} speaks no turn protocol (no lethe_turns in "
                                                   "init_ok): its turns end after external.quiet_period of silence",
                                                   node));
+  }
+  if (options_.counterfactual && options_.counterfactual_fate != nullptr) {
+    *options_.counterfactual_fate = pair_fate(ledger_, options_.counterfactual->id, options_.counterfactual->processor);
   }
   if (options_.store_history != nullptr) *options_.store_history = topology_->store().history();
   if (options_.on_phase) options_.on_phase(WorldPhase::Judged);

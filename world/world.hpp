@@ -64,6 +64,8 @@ struct WorldOptions {
   // Set: a counterfactual replay (world/counterfactual.hpp): one cause's window closed for one message, applied
   // where the world opens it. Unset (a normal run): nothing of it is built, nothing changes.
   std::optional<Counterfactual> counterfactual;
+  // Set with `counterfactual`: the intervened (message, processor) pair's fate when the run ended.
+  PairFate* counterfactual_fate = nullptr;
 };
 
 // Everything a run leaves behind for replay, explanation and reports.

@@ -151,6 +151,7 @@ TEST(EventLogRoundTrip, LeavingOutAnyKindOfEventLineMakesTheRoundTripDiffer) {
       {"outcome", "lost-ack-double-charge"},         {"completion", "crash-window-after-effect"},
       {"execution", "lost-ack-double-charge"},       {"evict", "ttl-shorter-than-redelivery"},
       {"memo_overwrite", "blind-completion"},        {"crash", "crash-window-after-effect"},
+      {"due", "saga-stuck-after-crash"},
   };
   for (const auto& [kind, scenario] : cases) {
     const Judged j = round_trip(dir / (scenario + ".toml"), 1);

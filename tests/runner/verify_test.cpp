@@ -148,6 +148,34 @@ TEST(CauseVerification, SuiteVerifyTotalsEverySeedAndCountsExternalDuplicatesNot
       << out.out;
 }
 
+// Removing a duplicate is not enough: an intervention that keeps the message from ever finishing removes any
+// duplicate of it. Small.toml seed 2 (max_processing_time 50ms, ttl 1s): message 41's second executor took over
+// the stale record of an owner that had died before its effect. Blamed on the owner being alive
+// (takeover_while_alive, never stale), the replay has no duplicate, but every later delivery of the message waits on
+// that dead owner's record and gives up: the cause is not verified, and the run fails.
+TEST(CauseVerification, AnInterventionThatOnlyKeepsTheMessageFromFinishingVerifiesNothing) {
+  const auto config = test_support::load_config(
+      std::string(LETHE_SOURCE_DIR) + "/tests/runner/sweep-scenarios/small.toml",
+      {"protocol.max_processing_time=50ms", "protocol.ttl=1s"});
+  lethe::RunResult result = judged(config, 2);
+  const auto x = std::find_if(result.explanations.begin(), result.explanations.end(),
+                              [](const lethe::DuplicateExplanation& e) { return e.id == 41; });
+  ASSERT_NE(x, result.explanations.end());
+  ASSERT_EQ(x->cause, lethe::Cause::Expired) << x->because;
+  lethe::DuplicateExplanation wrong = *x;
+  wrong.cause = lethe::Cause::TakeoverWhileAlive;
+  result.explanations = {wrong};
+  const runner::VerifyReport report = runner::verify_causes(config, 2, result);
+  ASSERT_EQ(report.duplicates.size(), 1u);
+  EXPECT_EQ(report.duplicates.front().verdict, VerifyVerdict::Blocked) << runner::verify_text(report);
+  EXPECT_NE(report.duplicates.front().fate, lethe::PairFate::Done);
+  EXPECT_TRUE(report.failed());
+  EXPECT_NE(runner::verify_text(report).find("did not finish"), std::string::npos) << runner::verify_text(report);
+  // The right cause's intervention removes it and lets the message finish.
+  result.explanations = {*x};
+  EXPECT_FALSE(runner::verify_causes(config, 2, result).failed());
+}
+
 // Each (scenario, seed) here had a duplicate its cause's intervention left in place: an attempt that gave up on a
 // provider call (its request still on its way, or its response late behind a pause) rather than crashed; a saga
 // whose one lease record the intervention did not recognise as the compensation's record; a herd whose fenced

@@ -58,6 +58,26 @@ TEST(UnseenCopies, ARunLongEnoughForTheLatestCopyShowsTheDuplicatesACutRunHid) {
   EXPECT_GT(whole.duplicates[static_cast<std::size_t>(lethe::Cause::Expired)], 100u);
 }
 
+// A consumer that dies before its effect leaves its queue message undeleted: the queue hands it out again when
+// its visibility timeout expires. When that is after the end, the message is undelivered (with that due time),
+// not lost; a run long enough to reach the timeout delivers it.
+TEST(UnseenCopies, AQueueMessageWhoseVisibilityTimeoutExpiresAfterTheEndIsUndeliveredNotLost) {
+  const std::vector<std::string> sets = {"topology.visibility_timeout=3h",
+                                         "faults.crash_points.after_start_before_effect=0.05"};
+  const lethe::RunResult cut = lethe::run_world(test_support::load_library("queue-visibility-timeout-mnemosyne", sets), 1);
+  EXPECT_EQ(cut.lost_messages, 0u);
+  ASSERT_GT(cut.undelivered, 0u);
+  EXPECT_GT(cut.undelivered_latest, cut.sim_time);
+  EXPECT_LE(cut.undelivered_latest, cut.sim_time + 3 * 3'600'000'000'000);
+  std::vector<std::string> longer = sets;
+  longer.push_back("run.duration=4h");
+  const lethe::RunResult whole =
+      lethe::run_world(test_support::load_library("queue-visibility-timeout-mnemosyne", longer), 1);
+  EXPECT_EQ(whole.undelivered, 0u);
+  EXPECT_EQ(whole.lost_messages, 0u);
+  EXPECT_EQ(whole.messages, cut.messages);
+}
+
 TEST(UnseenCopies, MessagesNotYetPublishedWhenTheRunEndsAreUndeliveredToo) {
   // 1,000 messages at 10/s take 100 s; without a drain the run stops at 30 s.
   const lethe::RunResult r = lethe::run_world(
