@@ -359,12 +359,21 @@ class Reader {
 
   // reason "ttl" (the default): the TTL sweeper removed the record; "capacity": the store evicted it for room.
   void evict(const Line& line) {
-    const EvictionRecord record{make_key(Table::Dedupe, processor(line), line.unsigned_field("id")),
-                                line.nanoseconds("at")};
+    EvictionRecord record{make_key(Table::Dedupe, processor(line), line.unsigned_field("id")), line.nanoseconds("at"),
+                          {}, EvictionRecord::kUnknown};
     const std::string reason = line.has("reason") ? line.text("reason") : "ttl";
     if (reason == "ttl") {
       log_.ledger.evictions.push_back(record);
     } else if (reason == "capacity") {
+      // What made the record the least recently written, when the log says (both or neither).
+      if (line.has("written_at") != line.has("writes_since")) {
+        line.fail("fields \"written_at\" and \"writes_since\": give both (the record's last write and the writes "
+                  "of other records since) or neither");
+      }
+      if (line.has("written_at")) {
+        record.written_at = line.nanoseconds("written_at");
+        record.writes_since = line.unsigned_field("writes_since");
+      }
       log_.ledger.capacity_evictions.push_back(record);
     } else {
       line.fail(fmt::format("field \"reason\": expected \"ttl\" or \"capacity\", found {}",
@@ -532,8 +541,13 @@ class Writer {
                              {"processor", processor_name(log_, key_processor(e.key))}});
     }
     for (const EvictionRecord& e : log_.ledger.capacity_evictions) {
-      add(e.at, kEvict, OrderedJson{{"event", "evict"}, {"at", e.at}, {"id", key_message(e.key)},
-                             {"processor", processor_name(log_, key_processor(e.key))}, {"reason", "capacity"}});
+      OrderedJson json{{"event", "evict"}, {"at", e.at}, {"id", key_message(e.key)},
+                       {"processor", processor_name(log_, key_processor(e.key))}, {"reason", "capacity"}};
+      if (e.written_at && e.writes_since != EvictionRecord::kUnknown) {
+        json["written_at"] = *e.written_at;
+        json["writes_since"] = e.writes_since;
+      }
+      add(e.at, kEvict, std::move(json));
     }
     for (const MemoOverwrite& m : log_.ledger.memo_overwrites) {
       add(m.at, kOverwrite, OrderedJson{{"event", "memo_overwrite"}, {"at", m.at}, {"id", m.id},

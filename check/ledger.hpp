@@ -127,8 +127,13 @@ struct WaitRecord {
 };
 
 struct EvictionRecord {
+  static constexpr std::uint64_t kUnknown = UINT64_MAX;
   Key key = 0;
   sim::Time at = 0;
+  // Evictions for room (Ledger::capacity_evictions) only, when known: the record's last write before it, and the
+  // writes of other records since, which made it the least recently written (an event log may leave them out).
+  MaybeTime written_at;
+  std::uint64_t writes_since = kUnknown;
 };
 
 // The (message id, processor) pairs the system owes an execution: each owed id for processors 0..processors-1,
@@ -217,9 +222,8 @@ struct SettledGroup {
   sim::Time executed_at = 0;
   sim::Time completed_at = 0;
   std::uint64_t value = 0;
-  MaybeTime evicted_at;         // the earliest eviction of the group's record after it settled (TTL's or for room)
+  MaybeTime evicted_at;         // the earliest TTL eviction of the group's record after it settled
   std::uint32_t node = 0;       // the attempt's worker
-  bool evicted_for_room = false;  // that eviction was for room (store.capacity), not TTL's (in node's padding)
 };
 
 // A completion that landed on a live record whose memoized result was different: the blind-completion failure,
@@ -289,7 +293,7 @@ struct Ledger {
   std::uint64_t folded_attempts = 0;      // attempts folded into settled groups (each erased from `attempts`)
   std::vector<WaitRecord> waits;
   std::vector<EvictionRecord> evictions;  // TTL evictions not folded into a settled group's evicted_at
-  std::vector<EvictionRecord> capacity_evictions;  // evictions for room (store.capacity), the same way
+  std::vector<EvictionRecord> capacity_evictions;  // every eviction for room (store.capacity): never folded
   std::vector<MemoOverwrite> memo_overwrites;  // every one, from the store's replies (rare: none when fenced)
   // (message id, processor) pairs that the system owes an execution (published by the producer).
   ExpectedIds expected;

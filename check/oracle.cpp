@@ -134,30 +134,57 @@ class Judge {
     if (!ttl && !room) return Gone::No;
     return pick(ttl, room) == room && room != ttl ? Gone::Room : Gone::Ttl;
   }
-  // The latest eviction of `key` in `sorted` (by key, then time) at or before `time`.
-  static When latest_by(const std::vector<EvictionRecord>& sorted, Key key, sim::Time time) {
+  // The latest eviction of `key` in `sorted` (by key, then time) at or before `time`, or null.
+  static const EvictionRecord* latest_in(const std::vector<EvictionRecord>& sorted, Key key, sim::Time time) {
     const auto it = std::upper_bound(sorted.begin(), sorted.end(), std::make_pair(key, time),
                                      [](const std::pair<Key, sim::Time>& k, const EvictionRecord& e) {
                                        return k.first != e.key ? k.first < e.key : k.second < e.at;
                                      });
-    if (it == sorted.begin() || std::prev(it)->key != key) return std::nullopt;
-    return std::prev(it)->at;
+    if (it == sorted.begin() || std::prev(it)->key != key) return nullptr;
+    return &*std::prev(it);
   }
-  // The earliest eviction of `key` in `sorted` in (from, to].
-  static When first_between(const std::vector<EvictionRecord>& sorted, Key key, sim::Time from, sim::Time to) {
+  // The earliest eviction of `key` in `sorted` in (from, to], or null.
+  static const EvictionRecord* first_in(const std::vector<EvictionRecord>& sorted, Key key, sim::Time from,
+                                        sim::Time to) {
     const auto it = std::upper_bound(sorted.begin(), sorted.end(), std::make_pair(key, from),
                                      [](const std::pair<Key, sim::Time>& k, const EvictionRecord& e) {
                                        return k.first != e.key ? k.first < e.key : k.second < e.at;
                                      });
-    if (it == sorted.end() || it->key != key || it->at > to) return std::nullopt;
-    return it->at;
+    if (it == sorted.end() || it->key != key || it->at > to) return nullptr;
+    return &*it;
   }
-  // A settled group's folded eviction, as (TTL's, for room's).
-  std::pair<When, When> settled_eviction(MessageId id, ProcessorId p) const {
+  static When at_of(const EvictionRecord* e) { return e != nullptr ? When{e->at} : When{}; }
+  static When latest_by(const std::vector<EvictionRecord>& sorted, Key key, sim::Time time) {
+    return at_of(latest_in(sorted, key, time));
+  }
+  static When first_between(const std::vector<EvictionRecord>& sorted, Key key, sim::Time from, sim::Time to) {
+    return at_of(first_in(sorted, key, from, to));
+  }
+  // The group's eviction for room: the latest at or before `time` (to < from), or the first in (from, to].
+  const EvictionRecord* room_eviction(MessageId id, ProcessorId p, sim::Time from, sim::Time to) const {
+    const EvictionRecord* found = nullptr;
+    for (const Key key : {make_key(Table::Dedupe, p, id), make_key(Table::Inbox, p, id)}) {
+      const EvictionRecord* e = to < from ? latest_in(room_evictions_, key, from) : first_in(room_evictions_, key, from, to);
+      if (e != nullptr && (found == nullptr || (to < from ? e->at > found->at : e->at < found->at))) found = e;
+    }
+    return found;
+  }
+  // When an eviction for room happened and what made its record the least recently written, from the store's facts.
+  std::string room_text(const EvictionRecord* e) const {
+    if (e == nullptr) return "for room (store.capacity)";
+    if (!e->written_at || e->writes_since == EvictionRecord::kUnknown) {
+      return fmt::format("for room at {} (store.capacity; when it was last written is unknown: the log does not say)",
+                         t(e->at));
+    }
+    return fmt::format("for room at {} (store.capacity: last written at {}, then {} writes of other records made it "
+                       "the least recently written)",
+                       t(e->at), t(*e->written_at), e->writes_since);
+  }
+  // A settled group's folded TTL eviction (evictions for room are never folded).
+  When settled_eviction(MessageId id, ProcessorId p) const {
     const auto settled = ledger_.settled.find(group_key(id, p));
-    if (settled == ledger_.settled.end() || !settled->second.evicted_at) return {};
-    const When at = *settled->second.evicted_at;
-    return settled->second.evicted_for_room ? std::pair<When, When>{std::nullopt, at} : std::pair<When, When>{at, {}};
+    if (settled == ledger_.settled.end() || !settled->second.evicted_at) return std::nullopt;
+    return *settled->second.evicted_at;
   }
 
   // What removed the group's record last at or before `time`, if anything did.
@@ -168,9 +195,8 @@ class Judge {
       ttl = later(ttl, latest_by(evictions_, key, time));
       room = later(room, latest_by(room_evictions_, key, time));
     }
-    const auto [settled_ttl, settled_room] = settled_eviction(id, p);
+    const When settled_ttl = settled_eviction(id, p);
     if (settled_ttl && *settled_ttl <= time) ttl = later(ttl, settled_ttl);
-    if (settled_room && *settled_room <= time) room = later(room, settled_room);
     return which(ttl, room, later);
   }
 
@@ -183,9 +209,7 @@ class Judge {
       room = earlier(room, first_between(room_evictions_, key, from, to));
     }
     const auto in_window = [from, to](When at) { return at && *at > from && *at <= to ? at : When{}; };
-    const auto [settled_ttl, settled_room] = settled_eviction(id, p);
-    ttl = earlier(ttl, in_window(settled_ttl));
-    room = earlier(room, in_window(settled_room));
+    ttl = earlier(ttl, in_window(settled_eviction(id, p)));
     return which(ttl, room, earlier);
   }
 
@@ -457,10 +481,9 @@ class Judge {
       return Cause::Expired;
     }
     if (before == Gone::Room) {
-      why = fmt::format("{} found no record at {}: the store had evicted it for room (store.capacity: the least "
-                        "recently written record goes when a new one comes past the capacity); the first run was by "
-                        "{} at {} (more ids were recorded since than the store holds)",
-                        who(e.attempt), t(d.at), who(first.attempt), t(first.at));
+      why = fmt::format("{} found no record at {}: the store had evicted it {}; the first run was by {} at {}",
+                        who(e.attempt), t(d.at), room_text(room_eviction(e.id, e.processor, d.at, d.at - 1)),
+                        who(first.attempt), t(first.at));
       return Cause::CapacityEvicted;
     }
     const Gone during = evicted_between(e.id, e.processor, d.at, e.at);
@@ -471,10 +494,10 @@ class Judge {
       return Cause::Expired;
     }
     if (during == Gone::Room) {
-      why = fmt::format("{} created the record at {}, but the store evicted it for room while the work ran "
-                        "(store.capacity: other ids were recorded meanwhile); {} found no record and ran the effect "
-                        "at {}, before {} ran it at {}",
-                        who(e.attempt), t(d.at), who(previous.attempt), t(previous.at), who(e.attempt), t(e.at));
+      why = fmt::format("{} created the record at {}, but the store evicted it {}, while the work ran; {} found no "
+                        "record and ran the effect at {}, before {} ran it at {}",
+                        who(e.attempt), t(d.at), room_text(room_eviction(e.id, e.processor, d.at, e.at)),
+                        who(previous.attempt), t(previous.at), who(e.attempt), t(e.at));
       return Cause::CapacityEvicted;
     }
     return std::nullopt;

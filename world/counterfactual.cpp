@@ -1,5 +1,7 @@
 #include "world/counterfactual.hpp"
 
+#include <algorithm>
+
 #include "check/ledger.hpp"
 #include "protocol/decision.hpp"
 #include "protocol/strategies.hpp"
@@ -73,6 +75,12 @@ class InterveningStoreClient final : public StoreClient {
 
 }  // namespace
 
+bool Intervener::at_work(AttemptId owner) const {
+  if (!ledger_.has_attempt(owner)) return false;  // never issued, or folded into a settled group: it ended
+  const AttemptRecord& record = ledger_.attempt(owner);
+  return !record.ended_at && !record.crashed_at;
+}
+
 const char* to_string(PairFate fate) {
   switch (fate) {
     case PairFate::Done: return "done";
@@ -85,7 +93,9 @@ const char* to_string(PairFate fate) {
 }
 
 PairFate pair_fate(const Ledger& ledger, MessageId id, ProcessorId processor) {
-  bool executed = ledger.settled.find(group_key(id, processor)) != ledger.settled.end();
+  bool executed = ledger.settled.find(group_key(id, processor)) != ledger.settled.end() ||
+                  std::any_of(ledger.executions.begin(), ledger.executions.end(),
+                              [&](const ExecutionRecord& e) { return e.id == id && e.processor == processor; });
   const AttemptRecord* latest = nullptr;
   ledger.attempts.for_each([&](const AttemptRecord& a) {
     if (a.id != id || a.processor != processor) return;
@@ -151,6 +161,10 @@ void Intervener::show_first_record(bool read, std::optional<Item>& item, sim::No
   // (a lagging replica read) the first executor's, which decided later than the duplicate's attempt created it.
   const AttemptId reading = running_on(reader);
   if (reading == 0 || (reading != cf_.attempt && reading != cf_.first_attempt)) return;
+  // Only to the first of the two whose read misses: shown to both (a plain race, where both read before either
+  // wrote), each would skip for the other and the message would never run.
+  if (shown_to_ != 0 && shown_to_ != reading) return;
+  shown_to_ = reading;
   Item record;
   record.started_at = reader.local_now();
   record.owner = reading == cf_.attempt ? cf_.first_attempt : cf_.attempt;
@@ -195,7 +209,7 @@ void Intervener::seen(Key key, bool read, Reply& reply, sim::Node& reader) {
       if (item) item->expires_on = MaybeTime();
       return;
     case Intervention::OwnerNeverStale:
-      if (item && in_flight(*item)) {
+      if (item && in_flight(*item) && at_work(item->owner)) {
         item->started_at = reader.local_now();
         item->expires_on = MaybeTime();
       }

@@ -18,14 +18,17 @@
 //   NeverEvicted       a bounded store (store.capacity) does not evict the message's records for room: when one's
 //                      turn comes it stays, and stops counting toward the capacity, so every other record is
 //                      evicted when it would be without it (Store::set_never_evict_for_room);
-//   OwnerNeverStale    every reply showing the message's record in flight shows it started at the reader's own
-//                      clock and not expired: no taker, nor a waiter past max_wait, finds it old;
+//   OwnerNeverStale    every reply showing the message's record in flight while its owner attempt is still at work
+//                      (neither ended nor crashed) shows it started at the reader's own clock and not expired: no
+//                      taker, nor a waiter past max_wait, finds it old while its owner works; a record its owner
+//                      abandoned is shown as it is (else the intervention would block the message for good);
 //   TakeoverFenced     once an attempt has read the message's record stale (older than max_processing_time on its
 //                      clock), replies to any other attempt showing that same record (owner, started_at) show it
 //                      as a conditional takeover by the first would have left it: owned by it, started at its
 //                      clock then (one taker wins, the others wait on it); a write fenced on a started_at so
 //                      shown is fenced on the stored record's (the takeover is shown, not written);
-//   RecordSeen         a read by either attempt of the pair that finds no record finds the other's: in
+//   RecordSeen         a read by either attempt of the pair that finds no record finds the other's (the first of
+//                      the two to miss it, and from then on only that one: shown to both, each would skip): in
 //                      flight, started at the reader's clock, or, for a strategy whose records are written
 //                      completed (check-then-insert, record-after), completed then;
 //   ProviderDedupes    the provider answers every call of the message after its first execution with that
@@ -121,6 +124,7 @@ class Intervener {
 
  private:
   AttemptId running_on(const sim::Node& node) const;  // the attempt of the message running on `node`, or 0
+  bool at_work(AttemptId owner) const;                 // `owner` began and has neither ended nor crashed
   void fence_takeover(Item& item, sim::Node& reader);
   void show_first_record(bool read, std::optional<Item>& item, sim::Node& reader) const;
   // TakeoverFenced: a condition on a started_at that a fenced takeover only showed, on the stored one instead.
@@ -135,6 +139,8 @@ class Intervener {
   std::map<std::pair<AttemptId, sim::Time>, std::pair<AttemptId, sim::Time>> takeovers_;
   // TakeoverFenced: the started_at each claim shows (its taker's clock) -> the started_at of the record it claimed.
   std::map<sim::Time, sim::Time> shown_;
+  // RecordSeen: the attempt of the pair that was shown the other's record (0: none yet).
+  mutable AttemptId shown_to_ = 0;
 };
 
 }  // namespace lethe

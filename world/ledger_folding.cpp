@@ -70,23 +70,20 @@ void LedgerFolding::record_execution(const ExecutionRecord& execution) {
 }
 
 void LedgerFolding::record_eviction(Key key, sim::Time at) {
-  if (!fold_eviction(key, at, false)) ledger_.evictions.push_back(EvictionRecord{key, at});
+  if (!fold_eviction(key, at)) ledger_.evictions.push_back(EvictionRecord{key, at, {}, EvictionRecord::kUnknown});
 }
 
-void LedgerFolding::record_capacity_eviction(Key key, sim::Time at) {
-  if (!fold_eviction(key, at, true)) ledger_.capacity_evictions.push_back(EvictionRecord{key, at});
+void LedgerFolding::record_capacity_eviction(const EvictionRecord& eviction) {
+  ledger_.capacity_evictions.push_back(eviction);
 }
 
-bool LedgerFolding::fold_eviction(Key key, sim::Time at, bool for_room) {
+bool LedgerFolding::fold_eviction(Key key, sim::Time at) {
   const Table table = key_table(key);
   if (!folding_ || (table != Table::Dedupe && table != Table::Inbox)) return false;
   const auto settled = ledger_.settled.find(group_key(key_message(key), key_processor(key)));
   if (settled == ledger_.settled.end()) return false;
   SettledGroup& group = settled->second;
-  if (!group.evicted_at || at < *group.evicted_at) {
-    group.evicted_at = at;
-    group.evicted_for_room = for_room;
-  }
+  if (!group.evicted_at || at < *group.evicted_at) group.evicted_at = at;
   return true;
 }
 

@@ -52,14 +52,15 @@ class LedgerFolding {
   void record_execution(const ExecutionRecord& execution);
   // An applied eviction of `key` at `at`.
   void record_eviction(Key key, sim::Time at);
-  // An eviction for room (store.capacity): the same, into Ledger::capacity_evictions.
-  void record_capacity_eviction(Key key, sim::Time at);
+  // An eviction for room (store.capacity), into Ledger::capacity_evictions, never folded: its facts (the last
+  // write, the writes since) are what explains a capacity_evicted duplicate.
+  void record_capacity_eviction(const EvictionRecord& eviction);
   // The run is over: groups still open are kept whole.
   void flush();
 
  private:
   // Folds an eviction of a settled group's record into its summary (the earliest one counts); false: not folded.
-  bool fold_eviction(Key key, sim::Time at, bool for_room);
+  bool fold_eviction(Key key, sim::Time at);
   // Groups with an attempt begun since they were last closed: folded or kept when their last attempt is over.
   struct OpenGroup {
     std::uint32_t running = 0;  // attempts begun and not over

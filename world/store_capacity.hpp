@@ -17,22 +17,33 @@
 
 #include "core/btree.hpp"
 #include "protocol/store_ops.hpp"
+#include "sim/time.hpp"
 
 namespace lethe {
 
 class RecentWrites {
  public:
-  // `key` was written: it is now the most recent.
-  void written(Key key);
+  // `key` was written at `at`: it is now the most recent.
+  void written(Key key, sim::Time at);
   // `key` left the store (deleted or evicted), or stops counting (a counterfactual keeps it): no longer ordered.
   void removed(Key key);
   // Records ordered (held and counting).
   std::size_t size() const { return stamp_.size(); }
   // The least recently written record, if any.
   std::optional<Key> least_recent() const;
+  // Of a record ordered: when it was last written, and how many writes of other records came since.
+  struct LastWrite {
+    sim::Time at = 0;
+    std::uint64_t writes_since = 0;
+  };
+  std::optional<LastWrite> last_write(Key key) const;
 
  private:
-  BTreeMap<Key, std::uint64_t> stamp_;  // key -> its last write's number
+  struct Stamp {
+    std::uint64_t number = 0;  // the write's number (1, 2, ... over every write)
+    sim::Time at = 0;
+  };
+  BTreeMap<Key, Stamp> stamp_;          // key -> its last write
   BTreeMap<std::uint64_t, Key> order_;  // that number -> key: the first entry is the least recent
   std::uint64_t next_ = 1;
 };

@@ -258,7 +258,7 @@ void Store::after_change(Key key, const std::optional<Item>& before, const std::
   if (after.has_value() && after->expires_on.has_value()) arm_sweeper(key, *after);
   if (settings_.capacity && bounded_by_capacity(key)) {
     if (after.has_value()) {
-      recent_writes_.written(key);
+      recent_writes_.written(key, simulation_.now());
     } else {
       recent_writes_.removed(key);
     }
@@ -283,10 +283,15 @@ void Store::evict_for_room(Key key) {
   const sim::Time now = simulation_.now();
   ++stats_.capacity_evictions;
   simulation_.trace().record(now, kTraceCapacityEvict, node_.id(), key, *settings_.capacity);
+  EvictionRecord eviction{key, now, {}, EvictionRecord::kUnknown};
+  if (const auto last = recent_writes_.last_write(key)) {
+    eviction.written_at = last->at;
+    eviction.writes_since = last->writes_since;
+  }
   const Op op = delete_op(key);
   const Reply reply = execute(0, op, std::nullopt);  // removes it from recent_writes_ (after_change)
   record_server_only(kCapacityClient, op, reply);
-  if (on_capacity_evicted_) on_capacity_evicted_(key, now);
+  if (on_capacity_evicted_) on_capacity_evicted_(eviction);
 }
 
 void Store::record_server_only(std::uint32_t client, const Op& op, const Reply& reply) {

@@ -68,6 +68,7 @@
 
 #include "core/config.hpp"
 #include "protocol/env.hpp"
+#include "check/ledger.hpp"
 #include "check/store_model.hpp"
 #include "protocol/store_ops.hpp"
 #include "sim/distribution.hpp"
@@ -131,8 +132,9 @@ class StoreServer {
 
   // store.capacity: records evicted for room (not counted in evictions(), which are TTL's).
   virtual std::uint64_t capacity_evictions() const = 0;
-  // Called at each eviction for room, after the store executed it, with the key and the instant.
-  using CapacityHook = std::function<void(Key, sim::Time)>;
+  // Called at each eviction for room, after the store executed it: the key, the instant, the record's last write
+  // and the writes of other records since.
+  using CapacityHook = std::function<void(const EvictionRecord&)>;
   virtual void set_on_capacity_evicted(CapacityHook hook) = 0;
   // A counterfactual replay's veto (world/counterfactual.hpp, NeverEvicted): a key for which it returns true is
   // not evicted for room when its turn comes; it stays in the store and stops counting toward the capacity, so

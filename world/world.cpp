@@ -104,7 +104,7 @@ void World::wire_ledger() {
       ledger_folding_.record_execution(e);
     }
   });
-  store.set_on_capacity_evicted([this](Key key, sim::Time at) { ledger_folding_.record_capacity_eviction(key, at); });
+  store.set_on_capacity_evicted([this](const EvictionRecord& e) { ledger_folding_.record_capacity_eviction(e); });
   if (!options_.check_linearizability) store.set_record_history(false);
   if (options_.store_history != nullptr) store.set_keep_history(true);
   if (ledger_folding_.folding()) {

@@ -29,6 +29,13 @@ struct Facts {
   std::map<AttemptId, std::string> node_of;
   std::map<AttemptId, std::vector<sim::Time>> executed, called, decided;
   std::map<std::string, std::vector<sim::Time>> crashes;  // by node name
+  std::map<std::uint64_t, std::vector<sim::Time>> store_writes;  // by key: the store's executions of its operations
+  struct RoomEviction {
+    sim::Time at;
+    std::uint64_t key;
+    std::uint64_t capacity;
+  };
+  std::vector<RoomEviction> room_evictions;
   const lethe::Ledger* ledger = nullptr;
 
   explicit Facts(const lethe::WorldRecord& record) : ledger(&record.ledger) {
@@ -39,6 +46,8 @@ struct Facts {
       if (r.kind_name == "sink.call") called[r.b].push_back(r.time);
       if (r.kind_name == "decision") decided[r.b].push_back(r.time);
       if (r.kind_name == "crash") crashes[node].push_back(r.time);
+      if (r.kind_name == "store.execute") store_writes[r.b].push_back(r.time);
+      if (r.kind_name == "store.evict_capacity") room_evictions.push_back({r.time, r.a, r.b});
     }
   }
   // The instants in `times` printed as `text`.
@@ -130,6 +139,21 @@ std::vector<std::string> false_statements(const Facts& f, const std::string& why
          for (const lethe::MaybeTime t : {r.completed_at, r.ended_at, r.crashed_at}) {
            if (t && *t <= decisions.front()) wrong.push_back("had recorded, ended or died by then: " + m[0].str());
          }
+       });
+  // "evicted it for room at X (store.capacity: last written at Y, then N writes of other records made it the least
+  // recently written)": the store evicted a record for room at X, executed an operation on that record at Y, and
+  // N is at least the capacity (every record still held was written after it).
+  each(R"(for room at ([0-9][0-9.]*(?:ns|us|ms|s|m|h|d)) \(store\.capacity: last written at ([0-9][0-9.]*(?:ns|us|ms|s|m|h|d)), then (\d+) writes of other records)",
+       [&](const std::smatch& m) {
+         bool found = false;
+         for (const auto& e : f.room_evictions) {
+           if (sim::format_human(e.at) != m[1].str()) continue;
+           const auto writes = f.store_writes.find(e.key);
+           if (writes == f.store_writes.end() || Facts::at(writes->second, m[2]).empty()) continue;
+           if (std::stoull(m[3].str()) < e.capacity) continue;
+           found = true;
+         }
+         if (!found) wrong.push_back("no such eviction for room: " + m[0].str());
        });
   return wrong;
 }

@@ -24,14 +24,35 @@ using sim::kMillisecond;
 
 Key dedupe(std::uint64_t id) { return lethe::make_key(Table::Dedupe, 0, id); }
 
+// What explains an eviction for room: when the record was last written, and how many writes of other records came
+// since (a rewrite of another record counts each time; the record's own rewrite starts the count again).
+TEST(RecentWrites, ARecordsLastWriteIsItsLatestWithTheWritesOfOtherRecordsSince) {
+  lethe::RecentWrites recent;
+  EXPECT_FALSE(recent.last_write(1).has_value());
+  recent.written(1, 10);
+  recent.written(2, 20);
+  recent.written(2, 25);
+  recent.written(3, 30);
+  ASSERT_TRUE(recent.last_write(1).has_value());
+  EXPECT_EQ(recent.last_write(1)->at, 10);
+  EXPECT_EQ(recent.last_write(1)->writes_since, 3u);
+  EXPECT_EQ(recent.last_write(2)->at, 25);
+  EXPECT_EQ(recent.last_write(2)->writes_since, 1u);
+  recent.written(1, 40);
+  EXPECT_EQ(recent.last_write(1)->at, 40);
+  EXPECT_EQ(recent.last_write(1)->writes_since, 0u);
+  recent.removed(1);
+  EXPECT_FALSE(recent.last_write(1).has_value());
+}
+
 TEST(RecentWrites, TheLeastRecentIsTheOneWrittenLongestAgoAndARewriteMakesAKeyRecent) {
   lethe::RecentWrites recent;
   EXPECT_FALSE(recent.least_recent().has_value());
-  recent.written(1);
-  recent.written(2);
-  recent.written(3);
+  recent.written(1, 10);
+  recent.written(2, 20);
+  recent.written(3, 30);
   EXPECT_EQ(recent.least_recent(), 1u);
-  recent.written(1);
+  recent.written(1, 40);
   EXPECT_EQ(recent.least_recent(), 2u);
   recent.removed(2);
   EXPECT_EQ(recent.least_recent(), 3u);
@@ -46,9 +67,13 @@ struct World {
   sim::Node& store_node = simulation.add_node("store", "store");
   lethe::Store store;
   std::vector<Key> evicted;
+  std::vector<lethe::EvictionRecord> evictions;
 
   explicit World(std::uint64_t capacity) : store(simulation, network, store_node, settings(capacity)) {
-    store.set_on_capacity_evicted([this](Key key, sim::Time) { evicted.push_back(key); });
+    store.set_on_capacity_evicted([this](const lethe::EvictionRecord& e) {
+      evicted.push_back(e.key);
+      evictions.push_back(e);
+    });
   }
   static lethe::StoreSettings settings(std::uint64_t capacity) {
     lethe::StoreSettings settings;
@@ -100,6 +125,13 @@ TEST(StoreCapacity, ARewriteMakesARecordRecentAndOtherTablesAreNotBounded) {
              put(dedupe(3))});
   EXPECT_EQ(world.evicted, std::vector<Key>{dedupe(2)});
   EXPECT_TRUE(world.store.peek(lethe::make_key(Table::Domain, 0, 9)).has_value());
+  // Record 2 was written second, then record 1 again and record 3: two writes of other dedupe records (the domain
+  // row is not ordered); evicted by the write of 3, three operations (each 1 ms apart plus its round trip) later.
+  ASSERT_EQ(world.evictions.size(), 1u);
+  const lethe::EvictionRecord& e = world.evictions.front();
+  ASSERT_TRUE(e.written_at.has_value());
+  EXPECT_GT(e.at - *e.written_at, 3 * kMillisecond);
+  EXPECT_EQ(e.writes_since, 2u);
 }
 
 TEST(StoreCapacity, AVetoedRecordStaysAndStopsCountingSoTheOthersGoWhenTheyWouldWithoutIt) {
