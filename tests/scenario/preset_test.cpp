@@ -173,7 +173,7 @@ TEST(Preset, AnUnknownPresetIsRefusedWithItsPositionAndTheAllowedPresets) {
       kHeader + "[protocol]\npreset = \"powertool\"\nmax_processing_time = \"30s\"\nttl = \"7d\"\n");
   EXPECT_EQ(errors_text(result),
             "test.toml:5:10: protocol.preset: found \"powertool\" (did you mean \"powertools\"?); " + allowed + "\n");
-  const scenario::LoadResult by_set = load_text(kPowertools, {"protocol.preset=camel"});
+  const scenario::LoadResult by_set = load_text(kPowertools + "ttl = \"7d\"\n", {"protocol.preset=camel"});
   EXPECT_EQ(errors_text(by_set), "--set protocol.preset=camel: protocol.preset: found \"camel\"; " + allowed + "\n");
 }
 
