@@ -408,6 +408,8 @@ inline constexpr sim::Duration kTtlNone = sim::kTimeMax;
 struct ProtocolSection {
   // A registered strategy's name (protocol/registry.hpp). default "mnemosyne"
   std::string kind = "mnemosyne";
+  // "none", or a preset's name (protocol/presets.hpp): the loader filled kind and settings from it. default "none"
+  std::string preset = "none";
   StrategySettings settings;
 };
 

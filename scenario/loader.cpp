@@ -80,6 +80,7 @@ LoadResult Loader::load(std::string_view toml_text, const std::vector<std::strin
   }
   config_.source_name = display_name_;
   for (const std::string& argument : overrides) apply_override(root, argument);
+  apply_preset(root);
 
   root_ = Table{&root, "", ""};
   tables_to_check_.push_back(root_);

@@ -10,6 +10,7 @@
 //   loader_rows.cpp        the row forms schema::visit_schema calls (table, key, required_key, array)
 //   loader_rules.cpp       the cross-field rules (schema::Rule), and the `between` of a partition or link
 //   loader_protocol.cpp    the keys of [protocol] that the chosen kind declares (protocol/registry.hpp)
+//   loader_preset.cpp      protocol.preset written out into [protocol] (protocol/presets.hpp)
 //   loader_expect.cpp      [expect]
 //   loader_explore.cpp     [explore]
 //   loader.cpp             load(), the unknown keys, and the public entry points of scenario/loader.hpp
@@ -149,6 +150,11 @@ class Loader {
     errors_.push_back({Where{0, 0, set_text}, std::move(text)});
   }
   bool is_set(const std::string& path) const { return set_origin_.count(path) != 0; }
+
+  // ---- protocol.preset (loader_preset.cpp): after the overrides, before the table of keys is read, a known
+  // preset's kind and keys are written into [protocol] where neither the file nor --set wrote them (and for keys
+  // the resulting kind reads only). An unknown or ill-typed preset is left to the `preset` row, which reports it.
+  void apply_preset(toml::table& root);
   const toml::node* coerce(const std::string& path, const toml::node* node, Want want);
 
   // ---- generic reads (loader_reads.cpp; the templates below the class): each registers the key; returns false
@@ -298,6 +304,8 @@ class Loader {
   ScenarioConfig config_;
   std::vector<Error> errors_;
   std::map<std::string, std::string> set_origin_;               // path -> "--set KEY=VALUE" that wrote it
+  std::set<std::string> protocol_left_out_;                     // [protocol] keys --set KEY=off left out
+  std::string preset_kind_;  // the preset that chose protocol.kind ("" when the file or --set wrote it)
   std::deque<toml::table> coerced_;                             // owns nodes parsed from --set values
   std::map<std::string, std::vector<std::string>> known_keys_;  // schema path -> keys, in schema order
   std::vector<Table> tables_to_check_;

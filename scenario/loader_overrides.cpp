@@ -166,6 +166,7 @@ void Loader::write_override(toml::table& table, const std::string& path, const K
   // protocol.KEY=off leaves a strategy key out (the file's key for another kind, when --set switches the kind).
   if (path == "protocol" && last.name != "kind" && set.value == "off") {
     table.erase(last.name);
+    protocol_left_out_.insert(last.name);  // a preset does not fill it in again
     return;
   }
   table.insert_or_assign(last.name, set.value);

@@ -16,7 +16,11 @@ void Loader::check(schema::Rule, const lethe::ProtocolSection& section) {
   if (!valid("protocol.kind") || !current_.valid || strategy == nullptr) return;
   const Where kind_where = where_in(current_, "kind");
   // When the kind is not written, say that mnemosyne is the default: the user may not know they chose it.
-  const std::string kind_note = has(current_, "kind") ? "" : ", the default kind";
+  // A preset that chose the kind leaves this key to the file, as the library leaves it to its user.
+  const std::string kind_note =
+      !preset_kind_.empty() ? fmt::format(" by protocol.preset \"{}\", which leaves this key to the file", preset_kind_)
+      : has(current_, "kind") ? ""
+                              : ", the default kind";
   for (const lethe::SettingKey& key : strategy->keys) {
     if (key.default_value || has(current_, key.name)) continue;
     const std::string allowed = schema::with_setting_type(key, [](const auto& type, auto*) { return schema::allowed(type); });
@@ -57,7 +61,7 @@ void Loader::read_setting(const lethe::SettingKey& key, const Type& type, lethe:
 
 void Loader::check_unread_keys(const lethe::StrategyInfo& strategy) {
   if (current_.node == nullptr) return;
-  std::vector<std::string> known{"kind"};
+  std::vector<std::string> known{"kind", "preset"};
   for (const lethe::SettingKey& key : strategy.keys) known.push_back(key.name);
   for (auto&& [key, value] : *current_.node) {
     const std::string name(key.str());

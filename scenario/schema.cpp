@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "scenario/text.hpp"
+#include "protocol/presets.hpp"
 #include "protocol/registry.hpp"
 #include "world/names.hpp"
 
@@ -24,6 +25,13 @@ Words<std::string> registered_words(const std::vector<std::string>& names) {
 Words<std::string> source_kind_words() { return registered_words(lethe::source_names()); }
 
 Words<std::string> protocol_kind_words() { return registered_words(lethe::strategy_names()); }
+
+Words<std::string> protocol_preset_words() {
+  Words<std::string> words;
+  words.emplace_back("none", "none");
+  for (const lethe::Preset& preset : lethe::presets()) words.emplace_back(preset.name, preset.name);
+  return words;
+}
 
 Words<std::string> sink_kind_words() { return registered_words(lethe::sink_names()); }
 

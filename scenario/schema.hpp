@@ -52,6 +52,8 @@ Words<E> words_of(std::initializer_list<E> values) {
 // (world/names.hpp: the built-ins, then any registered at runtime) and the strategies.
 Words<std::string> source_kind_words();
 Words<std::string> protocol_kind_words();
+// "none", then the names of protocol/presets.hpp.
+Words<std::string> protocol_preset_words();
 Words<std::string> sink_kind_words();
 
 // ---------------------------------------------------------------- value types
@@ -337,6 +339,9 @@ void visit_workload_to_protocol(V& v, Config& c) {
 
   v.table("protocol");
   v.key("kind", Choice<std::string>{protocol_kind_words()}, c.protocol.kind, "the dedupe strategy");
+  v.key("preset", Choice<std::string>{protocol_preset_words()}, c.protocol.preset,
+        "a library's settings (docs/libraries.md): sets kind and the keys the library decides; keys written in "
+        "the file or by --set win");
   v.strategy_keys(c.protocol);
   v.rule(Rule::ProtocolKind, c.protocol);
 

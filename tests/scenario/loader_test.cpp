@@ -140,6 +140,7 @@ std::vector<std::string> differences(const ScenarioConfig& a, const ScenarioConf
   const lethe::ProtocolSection& p = a.protocol;
   const lethe::ProtocolSection& q = b.protocol;
   check("protocol.kind", p.kind == q.kind);
+  check("protocol.preset", p.preset == q.preset);
   check("protocol.settings", settings_text(p) == settings_text(q));
   check("sink.kind", a.sink.kind == b.sink.kind);
   check("sink.idempotent", a.sink.idempotent == b.sink.idempotent);
@@ -253,8 +254,8 @@ TEST(ScenarioLoaderProtocolKeys, AKeyTheChosenKindDoesNotReadIsAnErrorNamingTheK
   ASSERT_EQ(errors.size(), 2u) << errors_text(errors);
   EXPECT_EQ(errors[0].message,
             "test.toml:7:1: protocol.takeover: found a key that protocol.kind \"record-after\" does not read (read by "
-            "\"mnemosyne\"); allowed in [protocol] with kind \"record-after\": kind, ttl, memoize, expired_wins, "
-            "precedence");
+            "\"mnemosyne\"); allowed in [protocol] with kind \"record-after\": kind, preset, ttl, memoize, "
+            "expired_wins, precedence");
   EXPECT_EQ(errors[1].message.rfind("test.toml:8:1: protocol.max_wait: found a key that protocol.kind \"record-after\" "
                                     "does not read (read by \"mnemosyne\"",
                                     0),
@@ -266,7 +267,7 @@ TEST(ScenarioLoaderProtocolKeys, AKeyNoKindReadsIsAnUnknownKeyListingTheChosenKi
   const std::vector<scenario::LoadError> errors = must_fail(load_text(kRecordAfter + "bogus = 1\n"));
   ASSERT_EQ(errors.size(), 1u) << errors_text(errors);
   EXPECT_EQ(errors[0].message,
-            "test.toml:7:1: protocol.bogus: found an unknown key; allowed in [protocol]: kind, ttl, memoize, "
+            "test.toml:7:1: protocol.bogus: found an unknown key; allowed in [protocol]: kind, preset, ttl, memoize, "
             "expired_wins, precedence");
 }
 
@@ -275,8 +276,8 @@ TEST(ScenarioLoaderProtocolKeys, SetOfAKeyTheChosenKindDoesNotReadIsRefusedLikeT
   ASSERT_EQ(errors.size(), 1u) << errors_text(errors);
   EXPECT_EQ(errors[0].message,
             "--set protocol.takeover=if-not-exists: protocol.takeover: found a key that protocol.kind \"record-after\" "
-            "does not read (read by \"mnemosyne\"); allowed in [protocol] with kind \"record-after\": kind, ttl, "
-            "memoize, expired_wins, precedence");
+            "does not read (read by \"mnemosyne\"); allowed in [protocol] with kind \"record-after\": kind, preset, "
+            "ttl, memoize, expired_wins, precedence");
   // Switching the kind with --set makes the file's own keys another kind's.
   const std::vector<scenario::LoadError> switched = must_fail(load_text(kMinimal, {"protocol.kind=inbox"}));
   ASSERT_EQ(switched.size(), 1u) << errors_text(switched);
