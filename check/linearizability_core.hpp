@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/time.hpp"
+
 namespace lethe::lin {
 
 using Time = std::int64_t;                // virtual nanoseconds, same as sim::Time
@@ -144,7 +146,8 @@ std::vector<Partition> partition_by_key(const std::vector<Operation<Input, Outpu
   return partitions;
 }
 
-inline std::string format_time(Time time) { return time == kNever ? "never" : std::to_string(time) + " ns"; }
+// An instant of an explanation, read by a person: rounded, one unit (sim::format_human, as every human text).
+inline std::string format_time(Time time) { return time == kNever ? "never" : sim::format_human(time); }
 
 inline std::string describe_keys(const std::vector<std::uint64_t>& keys) {
   std::string text = "{";

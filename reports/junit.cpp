@@ -1,6 +1,5 @@
 #include "reports/junit.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
 #include <map>
 
@@ -97,8 +96,7 @@ std::string junit_xml(const std::vector<JunitCase>& cases) {
         for (const auto& x : c->result.expectations) {
           if (x.ok) continue;
           if (!message.empty()) message += "; ";
-          message += fmt::format("{} {} {} (got {})", x.key, x.op, x.want,
-                                 std::isnan(x.got) ? std::string("n/a") : fmt::format("{}", x.got));
+          message += expectation_text(x);
         }
         out += fmt::format("      <failure message=\"{}\" type=\"expectation\">{}replay: {}</failure>\n",
                            xml_escape(message), xml_escape(run_summary(c->result)), xml_escape(c->replay));

@@ -1,13 +1,57 @@
 #include "reports/summary.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <fmt/format.h>
+#include <optional>
 
 #include "sim/time.hpp"
 
 namespace reports {
 
 std::string format_time(std::int64_t ns) { return sim::format_human(ns); }
+
+namespace {
+// -1, 0 or 1: where `value` lies against `threshold`.
+int side(double value, double threshold) { return (value > threshold) - (value < threshold); }
+
+// `value` as an integer when it is one that int64 holds.
+std::optional<std::int64_t> whole(double value) {
+  if (!(value >= -9.2e18 && value <= 9.2e18) || std::floor(value) != value) return std::nullopt;
+  return static_cast<std::int64_t>(value);
+}
+
+std::string want_text(const lethe::ExpectationResult& x, std::optional<lethe::FieldKind> kind) {
+  if (kind == lethe::FieldKind::Time && !x.want.ends_with('%')) {
+    if (const auto ns = whole(x.threshold)) return sim::format_duration(*ns);
+  }
+  return x.want;
+}
+
+// Rounded for reading, exact when rounding would move the value onto or across the threshold it was compared with.
+std::string got_text(const lethe::ExpectationResult& x, std::optional<lethe::FieldKind> kind) {
+  if (std::isnan(x.got)) return "n/a";
+  const auto number = whole(x.got);
+  if (kind == lethe::FieldKind::Time && number) {
+    const std::string rounded = sim::format_human(*number);
+    std::string error;
+    const auto back = sim::parse_duration_rounded(rounded, error, /*allow_negative=*/true);
+    if (back && side(static_cast<double>(*back), x.threshold) == side(x.got, x.threshold)) return rounded;
+    return sim::format_duration(*number);
+  }
+  if (kind == lethe::FieldKind::Ratio) {
+    const std::string rounded = fmt::format("{:.4g}", x.got);
+    if (side(std::strtod(rounded.c_str(), nullptr), x.threshold) == side(x.got, x.threshold)) return rounded;
+    return fmt::format("{}", x.got);
+  }
+  return number ? fmt::format("{}", *number) : fmt::format("{}", x.got);
+}
+}  // namespace
+
+std::string expectation_text(const lethe::ExpectationResult& x) {
+  const auto kind = lethe::expectation_kind(x.key);
+  return fmt::format("{} {} {} (got {})", x.key, x.op, want_text(x, kind), got_text(x, kind));
+}
 
 namespace {
 std::string quantiles_text(const lethe::Quantiles& q) {
@@ -25,9 +69,7 @@ std::string expectations_text(const lethe::RunResult& r) {
   }
   std::string out = "  expectations:\n";
   for (const auto& e : r.expectations) {
-    out += fmt::format("    {:4} {} {} {} (got {}){}\n", e.ok ? "ok" : "FAIL", e.key, e.op, e.want,
-                       std::isnan(e.got) ? std::string("n/a") : fmt::format("{}", e.got),
-                       e.by_default ? "  [default]" : "");
+    out += fmt::format("    {:4} {}{}\n", e.ok ? "ok" : "FAIL", expectation_text(e), e.by_default ? "  [default]" : "");
   }
   if (!r.defaults_replaced.empty()) {
     std::string fields;

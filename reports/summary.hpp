@@ -11,6 +11,15 @@ namespace reports {
 
 std::string format_time(std::int64_t ns);  // sim::format_human: "176.6ms", "10.19s", "0s"
 
+// One [expect] verdict for people, "KEY OP WANT (got VALUE)": "wait_time.p99 <= 2s (got 1.205s)". The field's kind
+// (lethe::expectation_kind), never the size of the number, picks the form: a time field (sim_time, a quantile part
+// such as wait_time.p99) in units, the wanted value exact as a scenario writes it (sim::format_duration) and the
+// value got rounded (sim::format_human); a ratio to four significant digits; a count or a boolean an integer.
+// A rounded value that would land on the wanted one or across it is written exactly instead ("== 2s (got
+// 2.000000001s)", never "(got 2s)"). "n/a": the value could not be had. Every human text of an expectation (run
+// summaries, suite and explore failures, shrink headers, JUnit messages) uses it; JSON keeps plain numbers.
+std::string expectation_text(const lethe::ExpectationResult& expectation);
+
 // The summary of one seed: counts, duplicates by cause, lost, memo mismatches,
 // waits, recovery latency, linearizability, expectations.
 // `live`: a run of `lethe live` (real threads and clock): no trace hash, and its time is wall time, not simulated.

@@ -389,7 +389,7 @@ struct SuiteTally {
 std::string failed_expectations(const lethe::RunResult& result) {
   std::string what;
   for (const auto& x : result.expectations) {
-    if (!x.ok) what += fmt::format("{}{} {} {} (got {})", what.empty() ? "" : "; ", x.key, x.op, x.want, x.got);
+    if (!x.ok) what += (what.empty() ? "" : "; ") + reports::expectation_text(x);
   }
   return what;
 }

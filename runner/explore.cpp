@@ -12,6 +12,7 @@
 #include <set>
 
 #include "reports/output_file.hpp"
+#include "reports/summary.hpp"
 #include "runner/command_line.hpp"
 #include "runner/execute.hpp"
 #include "runner/output_path.hpp"
@@ -151,7 +152,7 @@ bool failed(const SeedJob& job) { return job.ran && (!job.run.error.empty() || !
 std::string failed_expectations(const lethe::RunResult& result) {
   std::vector<std::string> parts;
   for (const auto& x : result.expectations) {
-    if (!x.ok) parts.push_back(fmt::format("{} {} {} (got {})", x.key, x.op, x.want, x.got));
+    if (!x.ok) parts.push_back(reports::expectation_text(x));
   }
   return scenario::text::join(parts, "; ");
 }
@@ -286,8 +287,7 @@ int Campaign::report_failure(const SeedJob& job) {
   std::cout << fmt::format("shrunk in {} runs, {} reductions kept:\n", shrunk.runs, shrunk.steps.size());
   for (const auto& step : shrunk.steps) std::cout << "  " << step << "\n";
   const SeedRun replay = run_seed(shrunk.shrunk, job.seed);
-  std::cout << fmt::format("shrunk scenario fails {} {} {} (got {})\n", shrunk.final.key, shrunk.final.op,
-                           shrunk.final.want, shrunk.final.got);
+  std::cout << fmt::format("shrunk scenario fails {}\n", reports::expectation_text(shrunk.final));
   if (!replay.result.explanations.empty()) {
     std::cout << "  why: " << replay.result.explanations.front().because << "\n";
   }

@@ -11,6 +11,7 @@
 
 #include "runner/command_line.hpp"
 #include "reports/output_file.hpp"
+#include "reports/summary.hpp"
 #include "runner/execute.hpp"
 #include "scenario/loader.hpp"
 
@@ -50,8 +51,8 @@ class Shrinker {
         return std::move(result_);
       }
       if (x->ok) {
-        result_.why = fmt::format("seed {} does not fail \"{}\": {} {} {} holds (got {})", options_.seed, key_, x->key,
-                                  x->op, x->want, x->got);
+        result_.why = fmt::format("seed {} does not fail \"{}\": {} holds", options_.seed, key_,
+                                  reports::expectation_text(*x));
         return std::move(result_);
       }
       result_.original = *x;
@@ -252,10 +253,6 @@ std::string absolute_empirical_paths(const std::string& toml, const fs::path& or
   return out;
 }
 
-std::string expectation_text(const lethe::ExpectationResult& x) {
-  return fmt::format("{} {} {} (got {})", x.key, x.op, x.want, x.got);
-}
-
 }  // namespace
 
 ShrinkResult shrink_scenario(const lethe::ScenarioConfig& config, const ShrinkOptions& options) {
@@ -269,8 +266,8 @@ std::string shrunk_scenario_text(const ShrinkResult& result, const std::string& 
   std::string set_words;
   for (const auto& s : sets) set_words += " --set " + shell_quote(s);
   if (!sets.empty()) header += fmt::format("# Original overrides:{}\n", set_words);
-  header += fmt::format("# Failing expectation: {}; originally {}.\n", expectation_text(result.final),
-                        expectation_text(result.original));
+  header += fmt::format("# Failing expectation: {}; originally {}.\n", reports::expectation_text(result.final),
+                        reports::expectation_text(result.original));
   header += fmt::format("# Reproduce: {} run THIS_FILE --seed {}\n", program_name(), seed);
   if (result.steps.empty()) {
     header += "# Nothing could be removed: every reduction tried made the expectation hold.\n";
@@ -331,12 +328,12 @@ int run_shrink_command(const ShrinkCommandOptions& o) {
     std::cerr << "lethe shrink: " << error << "\n";
     return kExitBadInput;
   }
-  std::cout << fmt::format("seed {} fails {}\n", o.seed, expectation_text(result.original));
+  std::cout << fmt::format("seed {} fails {}\n", o.seed, reports::expectation_text(result.original));
   std::cout << fmt::format("{} runs, {} reductions kept:\n", result.runs, result.steps.size());
   for (const auto& step : result.steps) std::cout << "  " << step << "\n";
   if (result.budget_exhausted) std::cout << "  (the run budget ran out: raise --max-runs to shrink further)\n";
   std::cout << fmt::format("shrunk scenario fails {}\nwrote {}\nreproduce: lethe run {} --seed {}\n",
-                           expectation_text(result.final), out, shell_quote(out), o.seed);
+                           reports::expectation_text(result.final), out, shell_quote(out), o.seed);
   return kExitOk;
 }
 

@@ -143,6 +143,20 @@ TEST(Cli, SuiteReportsEachFailingSeedWithItsReplayCommandAndJunitFailure) {
   fs::remove_all(dir);
 }
 
+TEST(Cli, AFailedExpectationOnATimeFieldReadsInUnitsInTheRunAndTheSuite) {
+  const std::string sets = " --set 'expect.sim_time=< 1500us' --set 'expect.effects=< 0'";
+  const std::regex time_line(R"(sim_time < 1\.5ms \(got [0-9.]+(ms|s|m)\))");
+  const std::regex count_line(R"(effects < 0 \(got [0-9]+\))");
+  const Outcome run = run_lethe("run scenarios/crash-window-after-effect.toml --seed 1" + sets);
+  const Outcome suite = run_lethe("suite scenarios/crash-window-after-effect.toml --seeds 1" + sets);
+  for (const Outcome& o : {run, suite}) {
+    EXPECT_EQ(o.exit_code, 1) << o.out;
+    EXPECT_TRUE(std::regex_search(o.out, time_line)) << o.out;
+    EXPECT_TRUE(std::regex_search(o.out, count_line)) << o.out;
+    EXPECT_EQ(o.out.find("1500000"), std::string::npos) << o.out;
+  }
+}
+
 TEST(Cli, ReplayExplainsEveryDuplicateAndWritesATimeline) {
   const fs::path dir = temp_dir("explain");
   const Outcome o = run_lethe("replay scenarios/crash-window-after-effect.toml --seed 1 --explain --dot " +
