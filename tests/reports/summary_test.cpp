@@ -54,9 +54,9 @@ TEST(Summary, QuantilesAndSimTimeAreTimeFieldsToo) {
 TEST(Summary, AValueGotThatRoundsOntoOrAcrossTheWantedOneIsWrittenExactly) {
   EXPECT_EQ(reports::expectation_text(expectation("wait_time.p99", "<=", "2000000000", 2e9, 2000000001)),
             "wait_time.p99 <= 2s (got 2.000000001s)");
-  // 1.234549ms rounds to 1.235ms, above the 1.2346ms it is below.
+  // 1.234549ms rounds to 1.235ms, above the 1.2346ms it is below: written exactly (format_duration, shortest).
   EXPECT_EQ(reports::expectation_text(expectation("wait_time.p99", "<=", "1234600", 1234600, 1234549)),
-            "wait_time.p99 <= 1.2346ms (got 1.234549ms)");
+            "wait_time.p99 <= 1.2346ms (got 1234549ns)");
   EXPECT_EQ(reports::expectation_text(expectation("wait_time.p99", "<=", "1234600", 1234600, 1236000)),
             "wait_time.p99 <= 1.2346ms (got 1.236ms)");
   EXPECT_EQ(reports::expectation_text(expectation("calls_per_success", "<=", "1.0417", 1.0417, 1.0416666666666667)),
