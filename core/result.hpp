@@ -280,6 +280,15 @@ inline constexpr DefaultExpectation kDefaultExpectations[] = {
     {"unanswered", "==", 0, ""},
 };
 
+// Results that count something going wrong that the default invariants do not check (a run is not failed for
+// them unless [expect] says so), each clean at 0. With kDefaultExpectations (clean at each one's `want`) they are
+// the violations a scenario's [expect] can require: runner::scenario_story() calls a scenario that requires one
+// (away from its clean value) a demonstration of a failure.
+inline constexpr std::string_view kViolationsBeyondDefaults[] = {
+    "memo_mismatches", "memo_overwrites", "payload_ignored", "saga_duplicate_steps", "saga_orphan_compensations",
+    "saga_late_steps",
+};
+
 // One explained duplicate: which execution, why, and the evidence.
 struct DuplicateExplanation {
   std::uint64_t id = 0;
@@ -355,6 +364,9 @@ struct RunResult {
   std::uint64_t commit_failed = 0;                 // kafka: offset commits the consumer group refused
   std::uint64_t payload_mismatches = 0;            // deliveries refused: the record was kept for another payload
   std::uint64_t payload_ignored = 0;               // changed payloads skipped as duplicates of another payload
+  // Not in the JSON (like explanations): the coverage keys (".fired") of the fault points the run armed, a
+  // configured non-zero probability switched on for the seed; the summary's "never fired" names only these.
+  std::vector<std::string> armed_fault_points;
 
   // A numeric result field by its dotted name ("duplicates.expired", "wait_time.p99", "ok"); nullopt if the
   // name is not a numeric field of result_fields() or (linearizable) the value is absent.

@@ -376,6 +376,7 @@ class Run {
                               lethe::RunResult& result);
   void check_history(std::vector<lethe::StoreOperation>& history, LiveOutcome& outcome) const;
   std::map<std::string, std::uint64_t> coverage_of(const lethe::Ledger& ledger, const LiveOutcome& outcome);
+  std::vector<std::string> armed_fault_points() const;
   std::set<MessageId> slow_owners(const lethe::Ledger& ledger);
   lethe::events::EventLog event_log(const lethe::Ledger& ledger, const lethe::RunResult& result);
   std::vector<std::uint64_t> unexplained_messages(const lethe::Ledger& ledger, const lethe::RunResult& result);
@@ -660,6 +661,23 @@ std::map<std::string, std::uint64_t> Run::coverage_of(const lethe::Ledger& ledge
   return coverage;
 }
 
+// The fault points the settings gave a non-zero probability or interval (their ".fired" coverage keys).
+std::vector<std::string> Run::armed_fault_points() const {
+  const LiveFaults& f = settings_.faults;
+  const std::pair<const char*, bool> points[] = {
+      {"crash_point.after_start_before_effect.fired", f.crash_after_start > 0},
+      {"crash_point.after_effect_before_complete.fired", f.crash_after_effect > 0},
+      {"crash_point.after_complete_before_ack.fired", f.crash_before_ack > 0},
+      {"fault.connection_drop.fired", f.drop > 0},
+      {"fault.store_stall.fired", f.stall_every > 0},
+      {"fault.slow_effect.fired", f.slow > 0}};
+  std::vector<std::string> armed;
+  for (const auto& [key, on] : points) {
+    if (on) armed.emplace_back(key);
+  }
+  return armed;
+}
+
 LiveOutcome Run::execute() {
   const sim::Duration wall_time = run_threads();
   if (!error_.empty()) throw std::runtime_error(error_);
@@ -679,6 +697,7 @@ LiveOutcome Run::execute() {
   outcome.unexplained_ids = unexplained_messages(ledger, outcome.result);
   outcome.unexplained_duplicates = outcome.unexplained_ids.size();
   outcome.result.coverage = coverage_of(ledger, outcome);
+  outcome.result.armed_fault_points = armed_fault_points();
   outcome.result.ok = outcome.passed();
   return outcome;
 }

@@ -1,5 +1,6 @@
 #include "reports/summary.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -122,6 +123,17 @@ std::string saga_text(const lethe::RunResult& r) {
                      r.saga_completed, r.saga_compensated, r.saga_stuck, r.saga_duplicate_steps,
                      r.saga_duplicate_compensations, r.saga_orphan_compensations, r.saga_late_steps);
 }
+// The fault points the run armed that never fired: a silent green made visible (points left at 0 are not news).
+std::string never_fired_text(const lethe::RunResult& r) {
+  std::string never;
+  for (const auto& [key, count] : r.coverage) {
+    if (count == 0 && std::find(r.armed_fault_points.begin(), r.armed_fault_points.end(), key) !=
+                          r.armed_fault_points.end()) {
+      never += (never.empty() ? "" : ", ") + key;
+    }
+  }
+  return never.empty() ? "" : fmt::format("  fault points that never fired: {}\n", never);
+}
 }  // namespace
 
 std::string run_summary(const lethe::RunResult& r, bool live) {
@@ -184,30 +196,65 @@ std::string run_summary(const lethe::RunResult& r, bool live) {
     for (const auto& k : r.swarm) kinds += (kinds.empty() ? "" : " ") + k;
     out += fmt::format("  swarm: faults on for this seed: {}\n", kinds.empty() ? "none" : kinds);
   }
-  std::string never;
-  for (const auto& [key, count] : r.coverage) {
-    if (count == 0 && key.ends_with(".fired")) never += (never.empty() ? "" : ", ") + key;
-  }
-  if (!never.empty()) out += fmt::format("  fault points that never fired: {}\n", never);
+  out += never_fired_text(r);
   for (const auto& why : r.not_reproducible) out += fmt::format("  NOT GUARANTEED REPRODUCIBLE: {}\n", why);
   out += expectations_text(r);
   out += fmt::format("  {}\n", r.ok ? "OK" : "FAILED");
   return out;
 }
 
+namespace {
+// "crash_after_effect 14, expired 3" (causes in kCauses order, none: ""), broken after a comma into lines of at
+// most `width` characters each (a single cause longer than that stays whole).
+std::vector<std::string> cause_lines(const std::array<std::uint64_t, lethe::kCauseCount>& causes, std::size_t width) {
+  std::vector<std::string> lines(1);
+  for (std::size_t i = 0; i < lethe::kCauseCount; ++i) {
+    if (causes[i] == 0) continue;
+    const std::string part = fmt::format("{} {}", lethe::kCauseNames[i], causes[i]);
+    std::string& line = lines.back();
+    if (line.empty()) {
+      line = part;
+    } else if (line.size() + 2 + part.size() + 1 <= width) {  // + 1: the comma this part may be followed by
+      line += ", " + part;
+    } else {
+      line += ",";
+      lines.push_back(part);
+    }
+  }
+  return lines;
+}
+}  // namespace
+
 std::string suite_table(const std::vector<SuiteRow>& rows) {
   std::size_t width = 8;
-  for (const auto& row : rows) width = std::max(width, row.scenario.size());
-  std::string out = fmt::format("{:<{}}  {:>5}  {:>6}  {:>9}  {:>9}  {:>10}  {:>6}  {}\n", "scenario", width, "seeds",
-                                "passed", "messages", "effects", "duplicates", "lost", "result");
+  std::size_t shows = 5;
+  for (const auto& row : rows) {
+    width = std::max(width, row.scenario.size());
+    shows = std::max(shows, row.shows.size());
+  }
+  const auto line = [&](std::string_view scenario, std::string_view what, auto seeds, auto passed, auto messages,
+                        auto effects, auto duplicates, auto lost, std::string_view verdict) {
+    return fmt::format("{:<{}}  {:<{}}  {:>5}  {:>6}  {:>8}  {:>8}  {:>10}  {:>6}  {:<6}  ", scenario, width, what,
+                       shows, seeds, passed, messages, effects, duplicates, lost, verdict);
+  };
+  std::string out = line("scenario", "shows", "seeds", "passed", "messages", "effects", "duplicates", "lost", "result");
+  const std::size_t indent = out.size();
+  const std::size_t room = kSuiteTableWidth > indent + 20 ? kSuiteTableWidth - indent : 20;
+  out += "duplicates by cause\n";
   std::size_t total = 0;
   std::size_t passed = 0;
   for (const auto& row : rows) {
     total += row.seeds;
     passed += row.passed;
     const char* verdict = row.errors > 0 ? "ERROR" : (row.passed == row.seeds ? "ok" : "FAIL");
-    out += fmt::format("{:<{}}  {:>5}  {:>6}  {:>9}  {:>9}  {:>10}  {:>6}  {}\n", row.scenario, width, row.seeds,
-                       row.passed, row.messages, row.effects, row.duplicates, row.lost, verdict);
+    std::string text = line(row.scenario, row.shows, row.seeds, row.passed, row.messages, row.effects,
+                            row.duplicates, row.lost, verdict);
+    const std::vector<std::string> causes = cause_lines(row.causes, room);
+    for (std::size_t k = 0; k < causes.size(); ++k) {
+      text += (k == 0 ? "" : "\n" + std::string(indent, ' ')) + causes[k];
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + "\n";
   }
   out += fmt::format("{} scenarios, {} seeds: {} passed, {} failed\n", rows.size(), total, passed, total - passed);
   return out;

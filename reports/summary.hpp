@@ -2,6 +2,7 @@
 // Renders only: runs nothing.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ std::string run_summary(const lethe::RunResult& result, bool live = false);
 struct SuiteRow {
   std::string scenario;
   std::string file;
+  std::string shows;               // what its [expect] says it shows (runner::Story: "failure", "fix", ...)
   std::size_t seeds = 0;
   std::size_t passed = 0;
   std::size_t errors = 0;          // internal errors (exit 3)
@@ -35,8 +37,13 @@ struct SuiteRow {
   std::uint64_t effects = 0;
   std::uint64_t duplicates = 0;
   std::uint64_t lost = 0;
+  std::array<std::uint64_t, lethe::kCauseCount> causes{};  // duplicates by cause, summed over seeds
   std::vector<std::uint64_t> failed_seeds;
 };
+// One line per scenario: what it shows, seeds, passed, messages, effects, duplicates, lost, result, and its
+// duplicates by cause ("crash_after_effect 14, expired 3") last, wrapped under their column to keep lines within
+// kSuiteTableWidth; then the total line.
+inline constexpr std::size_t kSuiteTableWidth = 150;
 std::string suite_table(const std::vector<SuiteRow>& rows);
 
 }  // namespace reports

@@ -416,6 +416,7 @@ void tally_seed(const SuiteOptions& o, const SuiteScenarios& loaded, const Suite
   row.effects += run.result.effects;
   row.duplicates += run.result.duplicate_effects;
   row.lost += run.result.lost_messages;
+  for (std::size_t c = 0; c < lethe::kCauseCount; ++c) row.causes[c] += run.result.duplicates[c];
   const std::string replay = replay_command(file, job.seed, o.sets);
   if (run.out_of_memory()) {
     ++row.errors;
@@ -454,6 +455,7 @@ SuiteTally tally_suite(const SuiteOptions& o, const SuiteScenarios& loaded, cons
   for (std::size_t i = 0; i < loaded.configs.size(); ++i) {
     t.rows[i].scenario = loaded.configs[i].scenario.name;
     t.rows[i].file = loaded.files[i];
+    t.rows[i].shows = std::string(runner::to_string(runner::scenario_story(loaded.configs[i])));
   }
   t.cases = loaded.load_cases;
   for (const auto& c : loaded.load_cases) t.failures += fmt::format("ERROR {}: did not load (messages above)\n", c.file);

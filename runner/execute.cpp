@@ -65,6 +65,50 @@ void check_defaults(const lethe::ScenarioConfig& config, lethe::RunResult& resul
 }
 }  // namespace
 
+Story scenario_story(const lethe::ScenarioConfig& config) {
+  struct Violation {
+    std::string_view key;
+    double clean;
+    std::string_view parts;  // a prefix of keys that name a part of it ("duplicates.")
+  };
+  std::vector<Violation> violations;
+  for (const lethe::DefaultExpectation& d : lethe::kDefaultExpectations) {
+    violations.push_back({d.key, d.want, d.overridden_by});
+  }
+  for (std::string_view key : lethe::kViolationsBeyondDefaults) violations.push_back({key, 0.0, ""});
+  bool named = false;
+  bool required = false;
+  bool allowed = false;
+  for (const lethe::Expectation& e : config.expect) {
+    for (const Violation& v : violations) {
+      if (e.key != v.key && (v.parts.empty() || e.key.rfind(v.parts, 0) != 0)) continue;
+      named = true;
+      const double want =
+          e.percent ? e.number / 100.0 * static_cast<double>(config.workload.messages) : e.number;
+      const double smallest_violation = v.clean == 0.0 ? 1.0 : 0.0;  // one more of a count; linearizable false
+      if (!compare(v.clean, e.op, want)) {
+        required = true;
+      } else if (compare(smallest_violation, e.op, want)) {
+        allowed = true;
+      }
+    }
+  }
+  if (required) return Story::Failure;
+  if (allowed) return Story::BoundedFix;
+  if (!named && !config.expect_defaults) return Story::Unchecked;
+  return Story::Fix;
+}
+
+std::string_view to_string(Story story) {
+  switch (story) {
+    case Story::Failure: return "failure";
+    case Story::BoundedFix: return "bounded fix";
+    case Story::Fix: return "fix";
+    case Story::Unchecked: return "unchecked";
+  }
+  return "unchecked";
+}
+
 std::string out_of_memory_text() {
   rlimit limit{};
   if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {

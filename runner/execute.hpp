@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/config.hpp"
@@ -39,6 +40,20 @@ std::string out_of_memory_text();
 // Fills result.expectations (each [expect] entry, then each default invariant no entry replaces),
 // result.defaults_replaced and result.ok.
 void check_expectations(const lethe::ScenarioConfig& config, lethe::RunResult& result);
+
+// What a scenario shows, read from its [expect] entries and the default invariants alone (no run): each
+// violation (a default invariant's field, a part of duplicate_effects, or one of kViolationsBeyondDefaults) an
+// entry names is either required (a run without it fails the entry: "duplicates.expired >= 1"), allowed (the
+// smallest violation holds the entry as well: "duplicate_effects <= 2"; a percentage is of workload.messages) or
+// held at its clean value ("== 0"); a default invariant holds it clean.
+enum class Story : std::uint8_t {
+  Failure,     // an entry requires a violation: the scenario demonstrates a failure (ok means it showed)
+  BoundedFix,  // none is required but an entry allows some: a fix that tolerates a bounded remainder
+  Fix,         // every violation named or defaulted is held clean: the scenario shows a fix
+  Unchecked,   // [expect] defaults = false and no entry names a violation
+};
+Story scenario_story(const lethe::ScenarioConfig& config);
+std::string_view to_string(Story story);  // "failure", "bounded fix", "fix", "unchecked"
 
 // Runs f(i) for i in [0, count) on `threads` threads (>= 1); blocks until all finished.
 void parallel_for(std::size_t count, unsigned threads, const std::function<void(std::size_t)>& f);

@@ -57,6 +57,21 @@ void fill_coverage(const JudgeInput& in) {
   if (in.topology.sink().keys_expired() > 0) counters["sink.keys_expired"] = in.topology.sink().keys_expired();
 }
 
+// The crash points the scenario gave a non-zero probability, unless the seed's swarm switched them off.
+std::vector<std::string> armed_fault_points(const JudgeInput& in) {
+  std::vector<std::string> armed;
+  if (!in.faults.switches().crash_points) return armed;
+  const CrashPointsSection& points = in.config.faults.crash_points;
+  const std::pair<const char*, double> probabilities[] = {
+      {"after_start_before_effect", points.after_start_before_effect},
+      {"after_effect_before_complete", points.after_effect_before_complete},
+      {"after_complete_before_ack", points.after_complete_before_ack}};
+  for (const auto& [point, probability] : probabilities) {
+    if (probability > 0.0) armed.push_back(fmt::format("crash_point.{}.fired", point));
+  }
+  return armed;
+}
+
 }  // namespace
 
 RunResult judge_run(const JudgeInput& in) {
@@ -82,6 +97,7 @@ RunResult judge_run(const JudgeInput& in) {
   check_linearizability(in, result);
   fill_coverage(in);
   result.coverage = in.observations.counters();
+  result.armed_fault_points = armed_fault_points(in);
   result.swarm = in.faults.swarm_on();
   result.sim_time = in.observations.last_activity();
   result.trace_hash = sim.trace().hash();
