@@ -163,7 +163,8 @@ TEST(CauseVerification, ATakeoverOfADeadOwnersRecordIsNotVerifiedAsATakeoverOfLi
                               [](const lethe::DuplicateExplanation& e) { return e.id == 41; });
   ASSERT_NE(x, result.explanations.end());
   ASSERT_EQ(x->cause, lethe::Cause::Expired) << x->because;
-  lethe::DuplicateExplanation wrong = *x;
+  const lethe::DuplicateExplanation right = *x;  // a copy: the explanations are replaced below
+  lethe::DuplicateExplanation wrong = right;
   wrong.cause = lethe::Cause::TakeoverWhileAlive;
   result.explanations = {wrong};
   const runner::VerifyReport report = runner::verify_causes(config, 2, result);
@@ -171,10 +172,10 @@ TEST(CauseVerification, ATakeoverOfADeadOwnersRecordIsNotVerifiedAsATakeoverOfLi
   EXPECT_NE(report.duplicates.front().verdict, VerifyVerdict::Verified) << runner::verify_text(report);
   EXPECT_TRUE(report.failed());
   // The right cause's intervention removes it, and the message still finishes.
-  result.explanations = {*x};
-  const runner::VerifyReport right = runner::verify_causes(config, 2, result);
-  EXPECT_FALSE(right.failed()) << runner::verify_text(right);
-  EXPECT_EQ(right.duplicates.front().fate, lethe::PairFate::Done);
+  result.explanations = {right};
+  const runner::VerifyReport verified = runner::verify_causes(config, 2, result);
+  EXPECT_FALSE(verified.failed()) << runner::verify_text(verified);
+  EXPECT_EQ(verified.duplicates.front().fate, lethe::PairFate::Done);
 }
 
 // Each (scenario, seed) here had a duplicate its cause's intervention left in place: an attempt that gave up on a
