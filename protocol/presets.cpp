@@ -21,47 +21,56 @@ SettingValue poll_every(sim::Duration interval) {
 const SettingValue kConsistentReads{PollRead{}};
 const SettingValue kLethePoll{Poll{}};  // lethe's default: for a library that never waits, the value is unused
 
+// The keys every two-phase-record preset sets, in the order the presets list them; what differs per library is a
+// field here, the rest is what they all do (a blind completion, consistent reads, an expired record replaced, an
+// unanswered completion failing the attempt).
+struct TwoPhase {
+  SettingValue poll = kLethePoll;
+  sim::Duration max_wait = 0;
+  const char* on_max_wait = "error";
+  bool memoize = true;
+  const char* takeover = "conditional";
+  const char* poll_with = "read";
+  const char* expires_on = "at-complete";
+  const char* precedence = "expired-first";
+  const char* on_failure = "release";
+  bool memoize_failures = false;
+  const char* payload_check = "off";
+};
+
+// `first` (the keys a library sets before the shared ones), then the shared keys with `t`'s values.
+Settings two_phase(Settings first, const TwoPhase& t) {
+  Settings all = std::move(first);
+  all.insert(all.end(), {{"poll", t.poll},
+                         {"max_wait", duration(t.max_wait)},
+                         {"on_max_wait", word(t.on_max_wait)},
+                         {"memoize", SettingValue{t.memoize}},
+                         {"takeover", word(t.takeover)},
+                         {"complete", word("blind")},
+                         {"poll_read", kConsistentReads},
+                         {"poll_with", word(t.poll_with)},
+                         {"expires_on", word(t.expires_on)},
+                         {"expired_wins", SettingValue{true}},
+                         {"precedence", word(t.precedence)},
+                         {"on_failure", word(t.on_failure)},
+                         {"on_completion_failure", word("fail")},
+                         {"memoize_failures", SettingValue{t.memoize_failures}},
+                         {"payload_check", word(t.payload_check)}});
+  return all;
+}
+
 // AWS Lambda Powertools (Python) idempotency, as configured by default (no payload_validation_jmespath). Its
 // in-progress expiry is the Lambda's remaining time, the deployment's: max_processing_time is the file's.
-Settings powertools() {
-  return {{"ttl", duration(sim::kHour)},
-          {"poll", kLethePoll},
-          {"max_wait", duration(0)},
-          {"on_max_wait", word("error")},
-          {"memoize", SettingValue{true}},
-          {"takeover", word("conditional")},
-          {"complete", word("blind")},
-          {"poll_read", kConsistentReads},
-          {"poll_with", word("read")},
-          {"expires_on", word("at-complete")},
-          {"expired_wins", SettingValue{true}},
-          {"precedence", word("expired-first")},
-          {"on_failure", word("release")},
-          {"on_completion_failure", word("fail")},
-          {"memoize_failures", SettingValue{false}},
-          {"payload_check", word("off")}};
-}
+Settings powertools() { return two_phase({{"ttl", duration(sim::kHour)}}, TwoPhase{}); }
 
 // Apache Camel's idempotent consumer, eager (the default), over MemoryIdempotentRepository with
 // removeOnFailure = true: a key never goes stale (no takeover, so a year stands for "never") and never expires.
 Settings camel_eager() {
-  return {{"max_processing_time", duration(365 * sim::kDay)},
-          {"ttl", duration(kTtlNone)},
-          {"poll", kLethePoll},
-          {"max_wait", duration(60 * sim::kSecond)},
-          {"on_max_wait", word("error")},
-          {"memoize", SettingValue{false}},
-          {"takeover", word("conditional")},
-          {"complete", word("blind")},
-          {"poll_read", kConsistentReads},
-          {"poll_with", word("read")},
-          {"expires_on", word("at-complete")},
-          {"expired_wins", SettingValue{true}},
-          {"precedence", word("expired-wins")},
-          {"on_failure", word("release")},
-          {"on_completion_failure", word("fail")},
-          {"memoize_failures", SettingValue{false}},
-          {"payload_check", word("off")}};
+  TwoPhase t;
+  t.max_wait = 60 * sim::kSecond;
+  t.memoize = false;
+  t.precedence = "expired-wins";
+  return two_phase({{"max_processing_time", duration(365 * sim::kDay)}, {"ttl", duration(kTtlNone)}}, t);
 }
 
 // Camel with eager = false: contains before the route, add after it.
@@ -74,44 +83,28 @@ Settings camel_lazy() {
 
 // Idempotency keys on PostgreSQL (rocket-rides-atomic): a 90 s lock, keys reaped 72 h after they were created.
 Settings idempotency_keys() {
-  return {{"max_processing_time", duration(90 * sim::kSecond)},
-          {"ttl", duration(72 * sim::kHour)},
-          {"poll", kLethePoll},
-          {"max_wait", duration(0)},
-          {"on_max_wait", word("error")},
-          {"memoize", SettingValue{true}},
-          {"takeover", word("conditional")},
-          {"complete", word("blind")},
-          {"poll_read", kConsistentReads},
-          {"poll_with", word("read")},
-          {"expires_on", word("at-start")},
-          {"expired_wins", SettingValue{true}},
-          {"precedence", word("expiry-ignored")},
-          {"on_failure", word("release")},
-          {"on_completion_failure", word("fail")},
-          {"memoize_failures", SettingValue{true}},
-          {"payload_check", word("fingerprint")}};
+  TwoPhase t;
+  t.expires_on = "at-start";
+  t.precedence = "expiry-ignored";
+  t.memoize_failures = true;
+  t.payload_check = "fingerprint";
+  return two_phase({{"max_processing_time", duration(90 * sim::kSecond)}, {"ttl", duration(72 * sim::kHour)}}, t);
 }
 
 // The mnemosyne libraries: maxProcessingTime and the TTL are their user's (no default there), the poll is
 // PollStrategy.linear()'s defaults (50 ms, for at most 3 s) of the Scala ones.
 Settings mnemosyne_library(bool memoize, const char* on_max_wait, const char* takeover, const char* poll_with,
                            const char* precedence) {
-  return {{"poll", poll_every(50 * sim::kMillisecond)},
-          {"max_wait", duration(3 * sim::kSecond)},
-          {"on_max_wait", word(on_max_wait)},
-          {"memoize", SettingValue{memoize}},
-          {"takeover", word(takeover)},
-          {"complete", word("blind")},
-          {"poll_read", kConsistentReads},
-          {"poll_with", word(poll_with)},
-          {"expires_on", word("at-complete")},
-          {"expired_wins", SettingValue{true}},
-          {"precedence", word(precedence)},
-          {"on_failure", word("keep")},
-          {"on_completion_failure", word("fail")},
-          {"memoize_failures", SettingValue{false}},
-          {"payload_check", word("off")}};
+  TwoPhase t;
+  t.poll = poll_every(50 * sim::kMillisecond);
+  t.max_wait = 3 * sim::kSecond;
+  t.on_max_wait = on_max_wait;
+  t.memoize = memoize;
+  t.takeover = takeover;
+  t.poll_with = poll_with;
+  t.precedence = precedence;
+  t.on_failure = "keep";
+  return two_phase({}, t);
 }
 
 std::vector<Preset> make_presets() {
