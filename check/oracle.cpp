@@ -408,13 +408,15 @@ class Judge {
       const std::optional<ProcessDecision> pd = process_decision(prior->attempt);
       if (!pd || !pd->seen || pd->seen_owner != e.attempt) continue;
       if (pd->basis != Basis::StaleTakeover && pd->basis != Basis::MaxWaitProcess) continue;
+      const bool stale = pd->basis == Basis::StaleTakeover;
       why = fmt::format("{} owned the record ({}); {} {} at {} (its clock {}) and ran the effect at {}, but the "
-                        "owner was alive and ran it too at {}: slow work, a pause or clock skew",
+                        "owner was alive and ran it too at {}: {}",
                         who(e.attempt), started_at_text(pd->seen_started_at), who(prior->attempt),
-                        pd->basis == Basis::StaleTakeover ? "found it older than max_processing_time"
-                                                          : "waited max_wait for it and went ahead",
-                        t(pd->at), t(pd->local_time), t(prior->at), t(e.at));
-      return Cause::TakeoverWhileAlive;
+                        stale ? "found it older than max_processing_time"
+                              : "waited max_wait for it and went ahead (on_max_wait = \"process\")",
+                        t(pd->at), t(pd->local_time), t(prior->at), t(e.at),
+                        stale ? "slow work, a pause or clock skew" : "the wait ran out before the work did");
+      return stale ? Cause::TakeoverWhileAlive : Cause::MaxWaitExceeded;
     }
     return std::nullopt;
   }
@@ -573,12 +575,34 @@ class Judge {
     return gone == Gone::Ttl ? Cause::Expired : Cause::CapacityEvicted;
   }
 
+  // The attempt waited max_wait for an in-flight record and went ahead (on_max_wait = "process"). The record's
+  // owner (or the earlier executor, when the owner never ran the effect) may have died or lost its completion
+  // after its effect: that window opened first, the wait only let the copy through.
   Cause on_max_wait_process(const ExecutionRecord& e, const ExecutionRecord& previous, const ProcessDecision& d,
                             std::string& why) const {
+    const AttemptId owner = d.seen ? d.seen_owner : 0;
+    AttemptId blamed = owner;
+    const std::optional<AttemptRecord> owner_found = record(owner);
+    if (!owner_found || !owner_found->executed) blamed = previous.attempt;
+    if (auto cause = abandoned(blamed, previous, e, d.at, "waited max_wait for the record", why)) return *cause;
     why = fmt::format("{} waited max_wait for the in-flight record of {} and went ahead anyway "
-                      "(on_max_wait = \"process\") at {}",
-                      who(e.attempt), who(previous.attempt), t(d.at));
-    return Cause::TakeoverWhileAlive;
+                      "(on_max_wait = \"process\") at {}, while {} {}",
+                      who(e.attempt), who(owner != 0 ? owner : previous.attempt), t(d.at), who(blamed),
+                      work_at(blamed, d.at));
+    return Cause::MaxWaitExceeded;
+  }
+
+  // What attempt `a`, alive, was doing at `time`: still at work, or done since the waiter last read its record.
+  std::string work_at(AttemptId a, sim::Time time) const {
+    const std::optional<AttemptRecord> r = record(a);
+    if (!r) return "was in an unknown state";
+    if (r->completed_at) {
+      return fmt::format("{} (it completed its record at {})",
+                         *r->completed_at > time ? "was still at work" : "had finished after the waiter's last read",
+                         t(*r->completed_at));
+    }
+    if (r->ended_at && *r->ended_at <= time) return "had ended at " + t(*r->ended_at);
+    return "was still at work";
   }
   // A cause outside the strategy's declared windows (sink_retry, the sink's, aside) is a broken promise.
   void check_declared(Cause cause, const ExecutionRecord& e, const std::string& why) const {

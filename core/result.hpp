@@ -32,6 +32,7 @@ namespace lethe {
 enum class Cause : std::uint8_t {
   Unprotected,
   TakeoverWhileAlive,
+  MaxWaitExceeded,
   HerdTakeover,
   CrashAfterEffect,
   CompletionLost,
@@ -49,7 +50,8 @@ inline constexpr std::size_t kCauseCount = static_cast<std::size_t>(Cause::Count
 // (or attempt) must remove the duplicate: the proof that the cause named is the window that opened.
 enum class Intervention : std::uint8_t {
   RecordSeen,         // the duplicate's attempt decides on the first executor's record (it is there, in flight)
-  OwnerNeverStale,    // the record of that message is never considered stale, and max_wait never processes it
+  OwnerNeverStale,    // the record of that message is never considered stale while its owner works
+  WaitOutlastsOwner,  // an attempt of that message that finds its record in flight waits until the owner ends
   TakeoverFenced,     // that takeover is conditional on the started_at the taker saw: one taker wins
   NoCrash,            // the first executor does not crash (nor give up) between its effect and its completion
   CompletionArrives,  // the first executor's completion write lands
@@ -90,14 +92,26 @@ inline constexpr CauseRow kCauses[] = {
      "taken over while the owner was alive (processing time above max_processing_time, a pause, clock skew)",
      "an attempt found an in-flight record older than `max_processing_time` and took it over, but the owner was "
      "alive and ran the effect too. The owner was slow (processing time above `max_processing_time`), paused (a "
-     "GC or VM pause longer than it), or its clock and the taker's clock disagreed (clock skew); or a waiter gave "
-     "up after `max_wait` with `on_max_wait = \"process\"`.",
+     "GC or VM pause longer than it), or its clock and the taker's clock disagreed (clock skew).",
      "\"an in-flight record older than max_processing_time belongs to a dead owner\".",
      "raise `protocol.max_processing_time` above the slowest legitimate run (pauses and skew included); `lethe "
      "tune` computes it from the processing time's distribution and the duplicate rate you accept, and `lethe "
-     "sweep --vary protocol.max_processing_time=...` measures it. Prefer `on_max_wait = \"error\"`. Bound the "
-     "work itself (a timeout inside the effect shorter than `max_processing_time`).",
-     Intervention::OwnerNeverStale, "that message's record is never considered stale"},
+     "sweep --vary protocol.max_processing_time=...` measures it. Bound the work itself (a timeout inside the "
+     "effect shorter than `max_processing_time`).",
+     Intervention::OwnerNeverStale, "that message's record is never considered stale while its owner works"},
+    {Cause::MaxWaitExceeded, "max_wait_exceeded",
+     "a waiter went ahead after max_wait while the owner was still at work (on_max_wait = \"process\")",
+     "an attempt found the record in flight and waited for it; `protocol.max_wait` ran out while the owner was "
+     "still at work (slow work, a pause, retries in place), and with `on_max_wait = \"process\"` the waiter ran "
+     "the effect itself. The record was not stale: `max_processing_time` plays no part, so raising it changes "
+     "nothing.",
+     "\"a caller that finds the work in flight does not run it\" (the wait had a deadline, and going ahead at it "
+     "assumed the owner was gone).",
+     "`on_max_wait = \"error\"`: the waiter fails and the message comes back later, when the owner has finished "
+     "(or its record is stale); or a `max_wait` above the slowest legitimate run, pauses included. Bound the "
+     "work itself (a timeout inside the effect shorter than `max_wait`).",
+     Intervention::WaitOutlastsOwner, "an attempt of that message that finds its record in flight waits until the "
+     "owner ends"},
     {Cause::HerdTakeover, "herd_takeover", "several callers took over the same stale record",
      "several waiters found the same stale record (the same `started_at` and owner) and each took it over and "
      "ran the effect. This is `takeover = \"if-not-exists\"`: the takeover never refreshes `started_at`, so the "

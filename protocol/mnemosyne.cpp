@@ -541,7 +541,7 @@ StrategyInfo mnemosyne_strategy() {
       {Cause::Expired, WindowOpens::Always, {}, "the record expired (ttl) or was evicted before a late redelivery"},
       {Cause::CapacityEvicted, WindowOpens::Always, {},
        "a bounded store (store.capacity) evicted the record for room before a late redelivery, or under its owner"},
-      {Cause::TakeoverWhileAlive, WindowOpens::WithSettings, max_wait_process,
+      {Cause::MaxWaitExceeded, WindowOpens::WithSettings, max_wait_process,
        "on_max_wait = \"process\": a waiter goes ahead after max_wait while the owner is at work"},
       {Cause::TakeoverWhileAlive, WindowOpens::WithSlowOwner, {},
        "the owner was alive but held its record for max_processing_time or more (slow work, a pause, clock skew)"},

@@ -25,6 +25,7 @@ struct ReplayKey {
   std::uint32_t processor;
   std::uint64_t attempt;  // RecordSeen only (0 otherwise)
   std::uint64_t first;    // RecordSeen only (0 otherwise)
+  lethe::Intervention also;  // a second window closed with it (Counterfactual::also)
   auto operator<=>(const ReplayKey&) const = default;
 };
 
@@ -54,22 +55,46 @@ std::string not_verifiable_reason(const lethe::DuplicateExplanation& x, bool inf
   return "";
 }
 
-ReplayKey key_of(const lethe::DuplicateExplanation& x) {
-  const lethe::Intervention i = intervention_of(x);
-  const bool per_attempt = i == lethe::Intervention::RecordSeen;
-  return ReplayKey{i, x.id, x.processor, per_attempt ? x.attempt : 0, per_attempt ? x.first_attempt : 0};
+lethe::Counterfactual counterfactual_of(const lethe::DuplicateExplanation& x,
+                                        lethe::Intervention also = lethe::Intervention::None) {
+  return lethe::Counterfactual{intervention_of(x), x.id, x.processor, x.attempt, x.first_attempt, also};
 }
 
-Replayed replay(const lethe::ScenarioConfig& config, std::uint64_t seed, const lethe::DuplicateExplanation& x) {
+ReplayKey key_of(const lethe::Counterfactual& cf) {
+  // RecordSeen acts for one attempt: a replay per duplicate. The others act for the whole message.
+  const bool per_attempt = cf.closes(lethe::Intervention::RecordSeen);
+  return ReplayKey{cf.intervention, cf.id, cf.processor, per_attempt ? cf.attempt : 0,
+                   per_attempt ? cf.first_attempt : 0, cf.also};
+}
+
+Replayed replay(const lethe::ScenarioConfig& config, std::uint64_t seed, const lethe::Counterfactual& cf) {
   lethe::WorldOptions options;
   options.check_linearizability = false;  // the replay is judged by its duplicates only
   options.max_explanations = SIZE_MAX;
-  options.counterfactual = lethe::Counterfactual{intervention_of(x), x.id, x.processor, x.attempt, x.first_attempt};
+  options.counterfactual = cf;
   lethe::PairFate fate = lethe::PairFate::Done;
   options.counterfactual_fate = &fate;
   SeedRun run = run_seed(config, seed, options);
   return Replayed{std::move(run.result), std::move(run.error), fate};
 }
+
+// The replays of one verification, each run once (a message-wide intervention serves every duplicate of it).
+class Replays {
+ public:
+  Replays(const lethe::ScenarioConfig& config, std::uint64_t seed) : config_(config), seed_(seed) {}
+  const Replayed& of(const lethe::Counterfactual& cf) {
+    const ReplayKey key = key_of(cf);
+    auto found = done_.find(key);
+    if (found == done_.end()) found = done_.emplace(key, replay(config_, seed_, cf)).first;
+    return found->second;
+  }
+  std::size_t count() const { return done_.size(); }
+
+ private:
+  const lethe::ScenarioConfig& config_;
+  std::uint64_t seed_;
+  std::map<ReplayKey, Replayed> done_;
+};
 
 bool same_pair(const lethe::DuplicateExplanation& x, const lethe::DuplicateExplanation& y) {
   return x.id == y.id && x.processor == y.processor && x.attempt == y.attempt && x.first_attempt == y.first_attempt;
@@ -95,13 +120,46 @@ void judge(VerifiedDuplicate& v, const Replayed& replayed) {
   }
 }
 
+bool pair_in(const Replayed& replayed, const lethe::DuplicateExplanation& x) {
+  return std::any_of(replayed.result.explanations.begin(), replayed.result.explanations.end(),
+                     [&x](const lethe::DuplicateExplanation& y) { return same_pair(x, y); });
+}
+
+// A duplicate its cause's replay left in place, through the same pair of attempts but blamed there on another
+// window B: two windows may have been open at once, each enough without the other (a waiter went ahead past
+// max_wait, and the owner then died after its effect). Verified together with B when closing B alone leaves it too
+// (else B alone was the window, and the cause named is wrong) and closing both removes it with the message
+// finished.
+void judge_together(VerifiedDuplicate& v, Replays& replays, bool inferred) {
+  const auto other = std::find_if(v.after.begin(), v.after.end(), [&](const lethe::DuplicateExplanation& y) {
+    return same_pair(v.duplicate, y) && intervention_of(y) != intervention_of(v.duplicate) &&
+           not_verifiable_reason(y, inferred).empty();
+  });
+  if (other == v.after.end()) return;
+  const lethe::DuplicateExplanation b = *other;
+  lethe::Counterfactual only_b = counterfactual_of(b);
+  only_b.attempt = v.duplicate.attempt;
+  only_b.first_attempt = v.duplicate.first_attempt;
+  const Replayed& without_b = replays.of(only_b);
+  if (!without_b.error.empty() || !pair_in(without_b, v.duplicate)) return;
+  const Replayed& without_both = replays.of(counterfactual_of(v.duplicate, intervention_of(b)));
+  if (!without_both.error.empty() || pair_in(without_both, v.duplicate)) return;
+  v.fate = without_both.fate;
+  v.verdict = without_both.fate == lethe::PairFate::Done ? VerifyVerdict::Verified : VerifyVerdict::Blocked;
+  v.together_with = b;
+}
+
 void tally(VerifyReport& report, const VerifiedDuplicate& v) {
   CauseTally& t = report.by_cause[static_cast<std::size_t>(v.duplicate.cause)];
   ++t.total;
   switch (v.verdict) {
     case VerifyVerdict::Verified:
       ++t.verified;
-      if (!v.after.empty()) ++report.second_windows;
+      if (v.together_with) {
+        ++report.joint_windows;
+      } else if (!v.after.empty()) {
+        ++report.second_windows;
+      }
       break;
     case VerifyVerdict::NotRemoved: ++t.not_removed; break;
     case VerifyVerdict::Blocked: ++t.blocked; break;
@@ -126,10 +184,10 @@ VerifyReport verify_causes(const lethe::ScenarioConfig& config, std::uint64_t se
                            std::size_t limit) {
   VerifyReport report;
   const bool inferred = lethe::strategy_info(config.protocol.kind).decisions_inferred;
-  std::map<ReplayKey, Replayed> replays;
+  Replays replays(config, seed);
   std::array<std::size_t, lethe::kCauseCount> replayed_per_cause{};
   for (const auto& x : result.explanations) {
-    VerifiedDuplicate v{x, VerifyVerdict::NotVerifiable, {}, ""};
+    VerifiedDuplicate v{x, VerifyVerdict::NotVerifiable, {}, "", lethe::PairFate::Done, std::nullopt};
     std::size_t& taken = replayed_per_cause[static_cast<std::size_t>(x.cause)];
     if (std::string reason = not_verifiable_reason(x, inferred); !reason.empty()) {
       v.verdict = VerifyVerdict::NotVerifiable;
@@ -139,15 +197,13 @@ VerifyReport verify_causes(const lethe::ScenarioConfig& config, std::uint64_t se
       v.verdict = VerifyVerdict::NotReplayed;
     } else {
       ++taken;
-      const ReplayKey key = key_of(x);
-      auto found = replays.find(key);
-      if (found == replays.end()) found = replays.emplace(key, replay(config, seed, x)).first;
-      judge(v, found->second);
+      judge(v, replays.of(counterfactual_of(x)));
+      if (v.verdict == VerifyVerdict::NotRemoved) judge_together(v, replays, inferred);
     }
     tally(report, v);
     report.duplicates.push_back(std::move(v));
   }
-  report.replays = replays.size();
+  report.replays = replays.count();
   return report;
 }
 
@@ -172,6 +228,22 @@ std::string cause_lines(const VerifyReport& report) {
   return text;
 }
 
+std::string joint_window_lines(const VerifyReport& report) {
+  if (report.joint_windows == 0) return "";
+  std::string text = fmt::format("two windows at once: {} (closing either alone leaves the duplicate, closing both "
+                                 "removes it)\n",
+                                 report.joint_windows);
+  std::size_t shown = 0;
+  for (const auto& v : report.duplicates) {
+    if (v.verdict != VerifyVerdict::Verified || !v.together_with || shown == kShown) continue;
+    ++shown;
+    text += fmt::format("  message {}: {} and [{}]: {}\n", v.duplicate.id, pair_text(v.duplicate),
+                        lethe::to_string(v.together_with->cause), v.together_with->because);
+  }
+  if (shown < report.joint_windows) text += fmt::format("  ({} of {} shown)\n", shown, report.joint_windows);
+  return text;
+}
+
 std::string second_window_lines(const VerifyReport& report) {
   if (report.second_windows == 0) return "";
   std::string text = fmt::format("second windows: {} (closing the cause's window let the message be duplicated "
@@ -179,7 +251,7 @@ std::string second_window_lines(const VerifyReport& report) {
                                  report.second_windows);
   std::size_t shown = 0;
   for (const auto& v : report.duplicates) {
-    if (v.verdict != VerifyVerdict::Verified || v.after.empty() || shown == kShown) continue;
+    if (v.verdict != VerifyVerdict::Verified || v.after.empty() || v.together_with || shown == kShown) continue;
     ++shown;
     text += fmt::format("  message {}: {} closed; the replay duplicates it by {}: {}\n", v.duplicate.id,
                         pair_text(v.duplicate), pair_text(v.after.front()), v.after.front().because);
@@ -250,7 +322,7 @@ std::string verify_summary(const VerifyReport& report) {
 }
 
 std::string verify_text(const VerifyReport& report) {
-  return verify_summary(report) + second_window_lines(report) + failure_lines(report);
+  return verify_summary(report) + second_window_lines(report) + joint_window_lines(report) + failure_lines(report);
 }
 
 void add_tallies(VerifyReport& into, const VerifyReport& from) {
@@ -268,6 +340,7 @@ void add_tallies(VerifyReport& into, const VerifyReport& from) {
   }
   into.replays += from.replays;
   into.second_windows += from.second_windows;
+  into.joint_windows += from.joint_windows;
 }
 
 }  // namespace runner

@@ -6,7 +6,9 @@
 // finished there (its latest attempt ended executed or skipped: an intervention that blocks the message, such as a
 // record never stale to a dead owner, removes any duplicate and proves nothing). A duplicate of the
 // message that the replay shows instead, through another pair of attempts, is a second window: reported, and
-// the cause still verified. A cause whose intervention is Intervention::None (not_attributable), a RecordSeen
+// the cause still verified. The same pair left in the replay but blamed there on another window B is verified
+// together with B when closing B alone leaves it too and closing both removes it (two windows open at once, each
+// enough without the other); when closing B alone removes it, the cause named was wrong. A cause whose intervention is Intervention::None (not_attributable), a RecordSeen
 // duplicate whose attempt read no record (the strategy checks nothing), or a RecordSeen duplicate of an external
 // node (lethe does not know the record its first executor would have left) is not verifiable: reported with the
 // reason, never a failure, never counted as verified. A duplicate still there, or gone only with its message
@@ -20,6 +22,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +42,9 @@ struct VerifiedDuplicate {
   std::vector<lethe::DuplicateExplanation> after;  // the message's duplicates in the replay (its other windows)
   std::string error;                               // VerifyVerdict::Error: the replay's internal error
   lethe::PairFate fate = lethe::PairFate::Done;    // the message's fate at the replay's end (when replayed)
+  // Verified with a second window open at once: closing the cause's window alone left this pair through
+  // `together_with` (the replay's explanation), closing that one alone left it too, closing both removed it.
+  std::optional<lethe::DuplicateExplanation> together_with;
 };
 
 struct CauseTally {
@@ -57,6 +63,7 @@ struct VerifyReport {
   std::array<CauseTally, lethe::kCauseCount> by_cause{};
   std::uint64_t replays = 0;
   std::uint64_t second_windows = 0;  // verified duplicates whose message was duplicated again another way
+  std::uint64_t joint_windows = 0;   // verified duplicates two windows opened at once (VerifiedDuplicate::together_with)
   bool failed() const;               // a duplicate not removed, or removed only by blocking, or a failed replay
 };
 

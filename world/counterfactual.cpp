@@ -13,6 +13,8 @@ namespace {
 // A completion write is re-sent at most this many times (CompletionArrives): a store cut off for good does not
 // hang the run; the attempt then sees the write unanswered, as without the intervention.
 constexpr int kMaxResends = 1000;
+// A reply is held for an owner at work at most this many waits (WaitOutlastsOwner), the last ones a second each.
+constexpr int kMaxHolds = 100000;
 
 bool in_flight(const Item& item) { return item.started_at.has_value() && !item.completed_at.has_value(); }
 
@@ -47,19 +49,33 @@ class InterveningStoreClient final : public StoreClient {
     if (!reply && completion_must_land(op)) {
       for (int i = 0; i < kMaxResends && !reply; ++i) reply = inner_->execute(sent);
     }
-    if (reply && op.kind != OpKind::Transaction) {
-      intervener_.seen(op.key, op.kind == OpKind::Get, *reply, node_);
-    }
+    if (op.kind == OpKind::Transaction) return reply;
+    if (reply && outlast_owner(op.key, *reply)) reply = inner_->execute(sent);
+    if (reply) intervener_.seen(op.key, op.kind == OpKind::Get, *reply, node_);
     return reply;
   }
 
   std::optional<Reply> read_eventual(Key key) override {
     std::optional<Reply> reply = inner_->read_eventual(key);
+    if (reply && outlast_owner(key, *reply)) reply = inner_->read_eventual(key);
     if (reply) intervener_.seen(key, true, *reply, node_);
     return reply;
   }
 
  private:
+  // WaitOutlastsOwner: a reply showing the message's record in flight under an owner at work is held until that
+  // owner ends (the caller sees a slow store); true when it was, and the op is then to be sent again. Waits grow
+  // from 1 ms to 1 s, so the waiter learns of the end within a second of it, as a poll would.
+  bool outlast_owner(Key key, const Reply& reply) {
+    if (!intervener_.holds_for_owner(key, reply, node_)) return false;
+    sim::Duration wait = sim::kMillisecond;
+    for (int i = 0; i < kMaxHolds && intervener_.holds_for_owner(key, reply, node_); ++i) {
+      sim::sleep(wait);
+      wait = std::min<sim::Duration>(wait * 2, sim::kSecond);
+    }
+    return true;
+  }
+
   bool completion_must_land(const Op& op) const {
     if (!writes_completion(op)) return false;
     for (const Key key : op.keys()) {
@@ -110,6 +126,14 @@ PairFate pair_fate(const Ledger& ledger, MessageId id, ProcessorId processor) {
   return executed ? PairFate::Done : PairFate::NeverExecuted;
 }
 
+bool Intervener::holds_for_owner(Key key, const Reply& reply, const sim::Node& reader) const {
+  if (!acts_on_record(Intervention::WaitOutlastsOwner, key) || !reply.previous) return false;
+  const Item& item = *reply.previous;
+  if (!in_flight(item) || !at_work(item.owner)) return false;
+  const AttemptId reading = running_on(reader);
+  return reading != 0 && reading != item.owner;
+}
+
 bool Intervener::record_of_message(Key key) const {
   const Table table = key_table(key);
   if ((table != Table::Dedupe && table != Table::Inbox) || key_message(key) != cf_.id) return false;
@@ -121,7 +145,7 @@ AttemptId Intervener::running_on(const sim::Node& node) const {
 }
 
 bool Intervener::spares(const sim::Node& node) const {
-  if (cf_.intervention != Intervention::NoCrash) return false;
+  if (!cf_.closes(Intervention::NoCrash)) return false;
   const AttemptId attempt = running_on(node);
   if (attempt == 0) return false;
   const AttemptRecord& record = ledger_.attempt(attempt);
@@ -173,15 +197,12 @@ void Intervener::show_first_record(bool read, std::optional<Item>& item, sim::No
 }
 
 Op Intervener::sent(const Op& op) const {
-  if (cf_.intervention != Intervention::NeverExpires && cf_.intervention != Intervention::TakeoverFenced) return op;
+  if (!cf_.closes(Intervention::NeverExpires) && !cf_.closes(Intervention::TakeoverFenced)) return op;
   Op sent = op;
   const auto adjust = [this](Key key, Condition& condition, Update& update) {
     if (!record_of_message(key)) return;
-    if (cf_.intervention == Intervention::NeverExpires) {
-      ignore_expiry(condition, update);
-    } else {
-      fence_on_stored(condition);
-    }
+    if (cf_.closes(Intervention::NeverExpires)) ignore_expiry(condition, update);
+    if (cf_.closes(Intervention::TakeoverFenced)) fence_on_stored(condition);
   };
   if (op.kind == OpKind::Transaction) {
     for (TransactionPart& part : sent.parts) adjust(part.key, part.condition, part.update);
@@ -203,8 +224,12 @@ void Intervener::fence_on_stored(Condition& condition) const {
 
 void Intervener::seen(Key key, bool read, Reply& reply, sim::Node& reader) {
   if (!record_of_message(key)) return;
-  std::optional<Item>& item = reply.previous;
-  switch (cf_.intervention) {
+  seen_through(cf_.intervention, reply.previous, read, reader);
+  if (cf_.also != Intervention::None) seen_through(cf_.also, reply.previous, read, reader);
+}
+
+void Intervener::seen_through(Intervention kind, std::optional<Item>& item, bool read, sim::Node& reader) {
+  switch (kind) {
     case Intervention::NeverExpires:
       if (item) item->expires_on = MaybeTime();
       return;

@@ -20,8 +20,11 @@
 //                      evicted when it would be without it (Store::set_never_evict_for_room);
 //   OwnerNeverStale    every reply showing the message's record in flight while its owner attempt is still at work
 //                      (neither ended nor crashed) shows it started at the reader's own clock and not expired: no
-//                      taker, nor a waiter past max_wait, finds it old while its owner works; a record its owner
-//                      abandoned is shown as it is (else the intervention would block the message for good);
+//                      taker finds it old while its owner works; a record its owner abandoned is shown as it is
+//                      (else the intervention would block the message for good);
+//   WaitOutlastsOwner  a reply to another attempt of the message showing its record in flight while the owner is at
+//                      work is held until the owner ends, and the op is then sent again: a waiter's max_wait runs
+//                      out only on a record its owner left (the caller sees a slow store, nothing else);
 //   TakeoverFenced     once an attempt has read the message's record stale (older than max_processing_time on its
 //                      clock), replies to any other attempt showing that same record (owner, started_at) show it
 //                      as a conditional takeover by the first would have left it: owned by it, started at its
@@ -63,6 +66,10 @@ struct Counterfactual {
   ProcessorId processor = 0;
   AttemptId attempt = 0;        // the duplicate's attempt
   AttemptId first_attempt = 0;  // the attempt whose execution came first
+  // A second window closed in the same replay, for a duplicate two windows opened at once (each would have let it
+  // through without the other: runner/verify.hpp). None: one window.
+  Intervention also = Intervention::None;
+  bool closes(Intervention kind) const { return kind != Intervention::None && (intervention == kind || also == kind); }
 };
 
 // What the intervention needs of the strategy under test (the world reads it from its registry entry and
@@ -101,10 +108,10 @@ class Intervener {
   const Counterfactual& counterfactual() const { return cf_; }
   // The intervention is `kind` and (id, processor) is its message.
   bool acts(Intervention kind, MessageId id, ProcessorId processor) const {
-    return cf_.intervention == kind && cf_.id == id && cf_.processor == processor;
+    return cf_.closes(kind) && cf_.id == id && cf_.processor == processor;
   }
   // `key` is the message's dedupe or inbox record and the intervention is `kind`.
-  bool acts_on_record(Intervention kind, Key key) const { return cf_.intervention == kind && record_of_message(key); }
+  bool acts_on_record(Intervention kind, Key key) const { return cf_.closes(kind) && record_of_message(key); }
   // `key` is a dedupe or inbox record of the message: its (message, processor) record, or the one record a
   // strategy keeps for all its processors (StrategyShape::message_record_processor).
   bool record_of_message(Key key) const;
@@ -119,12 +126,17 @@ class Intervener {
   // The reply as `reader` is to see it, for a single-key op on `key` (`read`: a Get or a replica read).
   void seen(Key key, bool read, Reply& reply, sim::Node& reader);
 
+  // WaitOutlastsOwner: `reply`, to the attempt running on `reader`, shows the message's record in flight under
+  // another attempt that is still at work.
+  bool holds_for_owner(Key key, const Reply& reply, const sim::Node& reader) const;
+
   // A worker's store connection, seen through the intervention.
   std::unique_ptr<StoreClient> wrap(std::unique_ptr<StoreClient> inner, sim::Node& node);
 
  private:
   AttemptId running_on(const sim::Node& node) const;  // the attempt of the message running on `node`, or 0
   bool at_work(AttemptId owner) const;                 // `owner` began and has neither ended nor crashed
+  void seen_through(Intervention kind, std::optional<Item>& item, bool read, sim::Node& reader);
   void fence_takeover(Item& item, sim::Node& reader);
   void show_first_record(bool read, std::optional<Item>& item, sim::Node& reader) const;
   // TakeoverFenced: a condition on a started_at that a fenced takeover only showed, on the stored one instead.

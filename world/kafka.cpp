@@ -212,7 +212,7 @@ bool ConsumerGroup::remove(int member, sim::NodeId node, RemovalReason reason, s
 // MemberKept: no membership change of the group while one of its live members holds the message uncommitted.
 bool ConsumerGroup::kept_for_counterfactual() const {
   const Intervener* intervener = kafka_.intervener_;
-  if (intervener == nullptr || intervener->counterfactual().intervention != Intervention::MemberKept) return false;
+  if (intervener == nullptr || !intervener->counterfactual().closes(Intervention::MemberKept)) return false;
   for (MessageId id : held_by_live_members()) {
     if (intervener->acts(Intervention::MemberKept, id, processor_)) return true;
   }

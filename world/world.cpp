@@ -126,11 +126,11 @@ void World::wire_intervener() {
   faults_->set_intervener(intervener_.get());
   topology_->sink().set_intervener(intervener_.get());
   topology_->source().set_intervener(intervener_.get());
-  if (options_.counterfactual->intervention == Intervention::NeverEvicted) {
+  if (options_.counterfactual->closes(Intervention::NeverEvicted)) {
     topology_->store().set_never_evict_for_room(
         [this](Key key) { return intervener_->acts_on_record(Intervention::NeverEvicted, key); });
   }
-  if (options_.counterfactual->intervention == Intervention::NeverExpires) {
+  if (options_.counterfactual->closes(Intervention::NeverExpires)) {
     topology_->store().set_never_evict(
         [this](Key key) { return intervener_->acts_on_record(Intervention::NeverExpires, key); });
   }

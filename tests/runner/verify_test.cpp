@@ -178,6 +178,46 @@ TEST(CauseVerification, ATakeoverOfADeadOwnersRecordIsNotVerifiedAsATakeoverOfLi
   EXPECT_EQ(verified.duplicates.front().fate, lethe::PairFate::Done);
 }
 
+// A waiter that goes ahead after max_wait while the owner works (on_max_wait = "process") is its own window: not a
+// stale takeover (max_processing_time is far above every run), so "never stale" leaves it and "wait until the owner
+// ends" removes it.
+TEST(CauseVerification, AWaiterGoingAheadAfterMaxWaitIsMaxWaitExceededAndOnlyItsInterventionRemovesIt) {
+  const auto config = test_support::load_config(std::string(LETHE_SOURCE_DIR) +
+                                                "/scenarios/poll-runs-out-mnemosyne-rs.toml");
+  lethe::RunResult result = judged(config, 1);
+  const std::uint64_t exceeded = result.duplicates[static_cast<std::size_t>(lethe::Cause::MaxWaitExceeded)];
+  ASSERT_GT(exceeded, 0u);
+  EXPECT_EQ(exceeded, result.duplicate_effects);
+  const lethe::DuplicateExplanation right = result.explanations.front();
+  lethe::DuplicateExplanation wrong = right;
+  wrong.cause = lethe::Cause::TakeoverWhileAlive;
+  result.explanations = {wrong};
+  EXPECT_TRUE(runner::verify_causes(config, 1, result).failed());
+  result.explanations = {right};
+  const runner::VerifyReport verified = runner::verify_causes(config, 1, result);
+  EXPECT_FALSE(verified.failed()) << runner::verify_text(verified);
+  EXPECT_EQ(verified.duplicates.front().fate, lethe::PairFate::Done);
+}
+
+// With crashes after the effect as well, a waiter may go ahead past max_wait while the owner still works, and the
+// owner then die after its effect: either window alone lets the same pair through. Such a duplicate is verified
+// together with the other window (closing both removes it), and none is a failure.
+TEST(CauseVerification, ADuplicateTwoWindowsOpenedAtOnceIsVerifiedTogetherWithTheOther) {
+  const auto config = test_support::load_config(
+      std::string(LETHE_SOURCE_DIR) + "/scenarios/poll-runs-out-mnemosyne-rs.toml",
+      {"faults.crash_points.after_effect_before_complete=0.3"});
+  const lethe::RunResult result = judged(config, 1);
+  const runner::VerifyReport report = runner::verify_causes(config, 1, result);
+  EXPECT_FALSE(report.failed()) << runner::verify_text(report);
+  EXPECT_GT(report.joint_windows, 0u) << runner::verify_text(report);
+  for (const auto& v : report.duplicates) {
+    if (!v.together_with) continue;
+    EXPECT_EQ(v.verdict, VerifyVerdict::Verified);
+    EXPECT_EQ(v.together_with->attempt, v.duplicate.attempt);
+    EXPECT_NE(v.together_with->cause, v.duplicate.cause);
+  }
+}
+
 // Each (scenario, seed) here had a duplicate its cause's intervention left in place: an attempt that gave up on a
 // provider call (its request still on its way, or its response late behind a pause) rather than crashed; a saga
 // whose one lease record the intervention did not recognise as the compensation's record; a herd whose fenced
