@@ -7,11 +7,12 @@
 // type (get<T>), so adding a key to a strategy touches that strategy alone.
 //
 // Value types by language: Duration -> sim::Duration, Boolean -> bool, Word -> std::string (one of `words`),
-// Poll -> lethe::Poll, PollRead -> lethe::PollRead.
+// Poll -> lethe::Poll, PollRead -> lethe::PollRead, LocalCache -> lethe::LocalCache.
 //
 // Does not: parse or validate text (the scenario loader, scenario/loader_protocol.cpp, does), or know any key by name.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -45,10 +46,17 @@ struct PollRead {
   sim::Distribution lag = sim::Distribution::constant(0);  // kind == Eventual; a constant 0 otherwise
 };
 
-// The value language of a strategy key (its parser, renderer and allowed values).
-enum class SettingLanguage { Duration, Boolean, Word, Poll, PollRead };
+// "off" | "lru(size=N, ttl=DURATION)": a consumer's own cache of the records it saw completed, consulted before
+// the store. It lives in the consumer's memory: a crash empties it, and another consumer has its own.
+struct LocalCache {
+  std::uint64_t size = 0;  // entries kept, the least recently used evicted first; 0: no cache ("off")
+  sim::Duration ttl = 0;   // an entry is trusted this long after it was cached, on the consumer's clock
+};
 
-using SettingValue = std::variant<sim::Duration, bool, std::string, Poll, PollRead>;
+// The value language of a strategy key (its parser, renderer and allowed values).
+enum class SettingLanguage { Duration, Boolean, Word, Poll, PollRead, LocalCache };
+
+using SettingValue = std::variant<sim::Duration, bool, std::string, Poll, PollRead, LocalCache>;
 
 // The variant index each language's values take (checked by the registry when a strategy registers).
 constexpr std::size_t value_index(SettingLanguage language) {
@@ -58,6 +66,7 @@ constexpr std::size_t value_index(SettingLanguage language) {
     case SettingLanguage::Word: return 2;
     case SettingLanguage::Poll: return 3;
     case SettingLanguage::PollRead: return 4;
+    case SettingLanguage::LocalCache: return 5;
   }
   return 0;
 }

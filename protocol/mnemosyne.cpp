@@ -2,6 +2,9 @@
 // (protocol/decision.hpp) and the memoized result.
 //
 // Step by step:
+//   0. local_cache (protocol/local_cache.hpp, off by default): a completed record this consumer cached (its own
+//      completion, or one it read completed), still trusted, is decided on at once: Skip on Completed with its
+//      memoized value (a payload_check refusal on another payload), no store call. Released keys leave the cache.
 //   1. Start write: an Upsert that returns the previous item (ALL_OLD) and sets started_at = now and owner =
 //      attempt only if absent (if_not_exists); expires_on = now + ttl (if absent) when expires_on = "at-start";
 //      Update::replace_expired_at = now when the precedence is expired-first (expired_wins; an expired record is
@@ -79,6 +82,7 @@
 
 #include "protocol/builtin_strategies.hpp"
 #include "protocol/decision.hpp"
+#include "protocol/local_cache.hpp"
 #include "protocol/strategy_support.hpp"
 
 namespace lethe {
@@ -122,6 +126,7 @@ struct MnemosyneSettings {
   bool fail_on_lost_completion = false;  // on_completion_failure = "fail"
   bool memoize_failures = false;
   bool payload_check = false;  // payload_check = "fingerprint"
+  LocalCache local_cache;      // size 0: off
 };
 
 constexpr const char* kOnFailureKeep = "keep";
@@ -149,6 +154,7 @@ MnemosyneSettings read_settings(const StrategySettings& s) {
   m.fail_on_lost_completion = s.get<std::string>("on_completion_failure") == kOnCompletionFailureFail;
   m.memoize_failures = s.get<bool>("memoize_failures");
   m.payload_check = s.get<std::string>("payload_check") == kPayloadCheckFingerprint;
+  m.local_cache = s.get<LocalCache>("local_cache");
   return m;
 }
 
@@ -163,7 +169,8 @@ class MnemosyneStrategy final : public Strategy {
         store_(store),
         clock_(clock),
         reporter_(hooks, clock),
-        rng_(std::move(rng)) {}
+        rng_(std::move(rng)),
+        cache_(settings_.local_cache) {}
 
   ProtectResult protect(MessageId id, ProcessorId processor, AttemptId attempt, const Effect& effect) override {
     return protect_payload(id, processor, attempt, payload_fingerprint(id, 0), effect);
@@ -204,6 +211,9 @@ class MnemosyneStrategy final : public Strategy {
     update.payload = call.payload;
   }
   std::optional<Reply> poll_read(Key key);
+  // local_cache: a completed record this consumer has cached skips the delivery without a store call.
+  std::optional<ProtectResult> from_cache(Call& call);
+  void cache_completion(const Call& call, sim::Time decided_at, std::optional<std::uint64_t> value);
   std::optional<std::uint64_t> memo(const std::optional<Item>& record) const {
     return settings_.memoize && record.has_value() ? record->memoized : std::nullopt;
   }
@@ -216,6 +226,7 @@ class MnemosyneStrategy final : public Strategy {
   Clock& clock_;
   Reporter reporter_;
   sim::Rng rng_;
+  LocalRecordCache cache_;
 };
 
 Op MnemosyneStrategy::start_write(const Call& call, sim::Time now) const {
@@ -299,7 +310,32 @@ std::optional<Reply> MnemosyneStrategy::poll_read(Key key) {
   return store_.execute(get_op(key));
 }
 
+std::optional<ProtectResult> MnemosyneStrategy::from_cache(Call& call) {
+  if (!cache_.enabled()) return std::nullopt;
+  const sim::Time now = clock_.now();
+  const std::optional<Item> cached = cache_.find(call.key, now);
+  if (!cached) return std::nullopt;
+  const DecisionAndBasis verdict{Decision::Skip, Basis::Completed};
+  if (refuses_payload(call, verdict, cached)) return refuse_payload(call, verdict, false, cached, now);
+  reporter_.note(call, Basis::Completed, cached, now);
+  return skip(call, cached);
+}
+
+void MnemosyneStrategy::cache_completion(const Call& call, sim::Time decided_at, std::optional<std::uint64_t> value) {
+  if (!cache_.enabled()) return;
+  const sim::Time now = clock_.now();
+  Item record;
+  record.started_at = decided_at;
+  record.owner = call.attempt;
+  record.completed_at = now;
+  record.expires_on = saturating_add(now, ttl_);
+  if (settings_.memoize) record.memoized = value;
+  if (settings_.payload_check) record.payload = call.payload;
+  cache_.put(call.key, record, now);
+}
+
 ProtectResult MnemosyneStrategy::protect(Call& call, const Effect& effect) {
+  if (std::optional<ProtectResult> cached = from_cache(call)) return *cached;
   PollSchedule poll(settings_.poll);
   for (;;) {  // one start write per iteration
     const sim::Time start_at = clock_.now();
@@ -407,6 +443,7 @@ ProtectResult MnemosyneStrategy::run(Call& call, const Effect& effect, Claim cla
   reporter_.hooks().crash_point(CrashPoint::AfterEffectBeforeComplete, call.id, call.attempt);
   const Landed landed = complete(call, claim, seen, decided_at, value);
   reporter_.hooks().completed(call.id, call.processor, call.attempt, landed == Landed::Yes);
+  if (landed == Landed::Yes) cache_completion(call, decided_at, value);
   if (landed == Landed::Unanswered && settings_.fail_on_lost_completion) return reporter_.failed(call);
   call.result.outcome = Outcome::Executed;
   call.result.value = value;
@@ -418,6 +455,7 @@ ProtectResult MnemosyneStrategy::effect_failed(Call& call, Claim claim, const st
   if (settings_.memoize_failures) {
     const Landed landed = complete(call, claim, seen, decided_at, std::nullopt);
     reporter_.hooks().completed(call.id, call.processor, call.attempt, landed == Landed::Yes);
+    if (landed == Landed::Yes) cache_completion(call, decided_at, std::nullopt);
   } else if (settings_.release_on_failure && claim == Claim::Owner) {
     Condition still_ours;
     still_ours.owner_equals = call.attempt;
@@ -427,6 +465,7 @@ ProtectResult MnemosyneStrategy::effect_failed(Call& call, Claim claim, const st
     const bool applied = step.reply.has_value() &&
                          (step.reply->applied || (step.tries > 1 && !step.reply->previous.has_value()));
     reporter_.hooks().released(call.id, call.processor, call.attempt, applied);
+    cache_.erase(call.key);
   }
   return reporter_.failed(call);
 }
@@ -435,6 +474,7 @@ ProtectResult MnemosyneStrategy::skip(Call& call, const std::optional<Item>& rec
   // A completed record without a value under memoize holds a memoized failure (nothing else completes it so).
   const bool failure = settings_.memoize_failures && settings_.memoize && record.has_value() &&
                        record->completed_at.has_value() && !record->memoized.has_value();
+  if (record.has_value() && record->completed_at.has_value()) cache_.put(call.key, *record, clock_.now());
   ProtectResult result = reporter_.skipped(call, memo(record));
   result.memoized_failure = failure;
   return result;
@@ -507,6 +547,10 @@ std::vector<SettingKey> mnemosyne_keys() {
       word("payload_check", kPayloadCheckOff, {kPayloadCheckOff, kPayloadCheckFingerprint},
            "fingerprint: records keep the payload's fingerprint; a delivery of the id with another payload is "
            "refused unprocessed"),
+      SettingKey{"local_cache", SettingLanguage::LocalCache, SettingValue{LocalCache{}},
+                 "off, or lru(size=N, ttl=DURATION): each consumer's cache of the records it saw completed, "
+                 "consulted before the store (trusted until its ttl or the record's expires_on)",
+                 {}, 0, false},
   };
 }
 

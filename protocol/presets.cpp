@@ -23,7 +23,7 @@ const SettingValue kLethePoll{Poll{}};  // lethe's default: for a library that n
 
 // The keys every two-phase-record preset sets, in the order the presets list them; what differs per library is a
 // field here, the rest is what they all do (a blind completion, consistent reads, an expired record replaced, an
-// unanswered completion failing the attempt).
+// unanswered completion failing the attempt, no local cache: Powertools' is off unless asked for).
 struct TwoPhase {
   SettingValue poll = kLethePoll;
   sim::Duration max_wait = 0;
@@ -55,7 +55,8 @@ Settings two_phase(Settings first, const TwoPhase& t) {
                          {"on_failure", word(t.on_failure)},
                          {"on_completion_failure", word("fail")},
                          {"memoize_failures", SettingValue{t.memoize_failures}},
-                         {"payload_check", word(t.payload_check)}});
+                         {"payload_check", word(t.payload_check)},
+                         {"local_cache", SettingValue{LocalCache{}}}});
   return all;
 }
 

@@ -195,6 +195,7 @@ class Loader {
   std::optional<lethe::TtlEviction> parse_ttl_eviction(const std::string& text, std::string& problem) const;
   std::optional<lethe::Poll> parse_poll(const std::string& text, std::string& problem) const;
   std::optional<lethe::PollRead> parse_poll_read(const std::string& text, std::string& problem) const;
+  std::optional<lethe::LocalCache> parse_local_cache(const std::string& text, std::string& problem) const;
   std::optional<lethe::Backoff> parse_backoff(const std::string& text, std::string& problem) const;
   std::optional<lethe::Schedule> parse_schedule(const std::string& text, std::string& problem) const;
   std::optional<lethe::Expectation> parse_expectation(const std::string& key, const std::string& text,
@@ -262,6 +263,10 @@ class Loader {
   std::optional<lethe::PollRead> parse_language(const std::string& text, std::string& problem,
                                                 const lethe::PollRead&) const {
     return parse_poll_read(text, problem);
+  }
+  std::optional<lethe::LocalCache> parse_language(const std::string& text, std::string& problem,
+                                                  const lethe::LocalCache&) const {
+    return parse_local_cache(text, problem);
   }
   std::optional<lethe::Backoff> parse_language(const std::string& text, std::string& problem,
                                                const lethe::Backoff&) const {

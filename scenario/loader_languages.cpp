@@ -1,4 +1,4 @@
-// The scenario loader's compound value languages: commit, ttl_eviction, poll, poll_read, backoff, schedule and
+// The scenario loader's compound value languages: commit, ttl_eviction, poll, poll_read, local_cache, backoff, schedule and
 // an [expect] comparison, each parsed from its text (scenario/loader_impl.hpp).
 #include "scenario/loader_impl.hpp"
 
@@ -74,6 +74,26 @@ std::optional<lethe::PollRead> Loader::parse_poll_read(const std::string& value,
     return std::nullopt;
   }
   return lethe::PollRead{lethe::PollReadKind::Eventual, *lag};
+}
+
+std::optional<lethe::LocalCache> Loader::parse_local_cache(const std::string& value, std::string& problem) const {
+  if (value == "off") return lethe::LocalCache{};
+  std::optional<text::Call> call = text::parse_call(value);
+  if (!call || call->name != "lru") return std::nullopt;
+  std::optional<std::vector<std::string>> arguments = text::bind_arguments(*call, {"size", "ttl"}, problem);
+  if (!arguments) return std::nullopt;
+  constexpr double kMaxEntries = 1'000'000;  // a consumer's memory, not a second store
+  const std::optional<double> size = text::parse_number((*arguments)[0]);
+  if (!size || *size < 1 || *size > kMaxEntries || *size != static_cast<double>(static_cast<std::uint64_t>(*size))) {
+    problem = fmt::format("size \"{}\" must be a whole number from 1 to 1000000", (*arguments)[0]);
+    return std::nullopt;
+  }
+  std::optional<Duration> ttl = duration_in((*arguments)[1], 1, problem);
+  if (!ttl) {
+    problem = "ttl: " + problem;
+    return std::nullopt;
+  }
+  return lethe::LocalCache{static_cast<std::uint64_t>(*size), *ttl};
 }
 
 std::optional<lethe::Backoff> Loader::parse_backoff(const std::string& value, std::string& problem) const {

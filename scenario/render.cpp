@@ -69,6 +69,11 @@ std::string toml_value(const schema::Language&, const lethe::PollRead& value) {
   return toml_quote(fmt::format("eventual(lag={})", value.lag.to_string()));
 }
 
+std::string toml_value(const schema::Language&, const lethe::LocalCache& value) {
+  if (value.size == 0) return toml_word("off");
+  return toml_quote(fmt::format("lru(size={}, ttl={})", value.size, sim::format_duration(value.ttl)));
+}
+
 std::string toml_value(const schema::Language&, const lethe::Backoff& value) {
   switch (value.kind) {
     case lethe::BackoffKind::None: return toml_word(lethe::to_string(value.kind));

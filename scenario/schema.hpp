@@ -76,6 +76,8 @@ inline constexpr char kPollAllowed[] =
     "\"backoff(base=50ms, factor=1.5, cap=5s)\"";
 inline constexpr char kPollReadAllowed[] =
     "\"consistent\" or \"eventual(lag=DISTRIBUTION)\", e.g. \"eventual(lag=50ms)\"";
+inline constexpr char kLocalCacheAllowed[] =
+    "\"off\" or \"lru(size=N, ttl=DURATION)\" with N from 1 to 1000000, e.g. \"lru(size=256, ttl=1h)\"";
 inline constexpr char kBackoffAllowed[] =
     "\"none\", \"constant(DURATION)\" or \"exponential(base=DURATION, cap=DURATION)\", e.g. "
     "\"exponential(base=100ms, cap=10s)\"";
@@ -143,6 +145,8 @@ decltype(auto) with_setting_type(const lethe::SettingKey& key, F&& f) {
     case lethe::SettingLanguage::Poll: return f(Language{kPollAllowed}, static_cast<lethe::Poll*>(nullptr));
     case lethe::SettingLanguage::PollRead:
       return f(Language{kPollReadAllowed}, static_cast<lethe::PollRead*>(nullptr));
+    case lethe::SettingLanguage::LocalCache:
+      return f(Language{kLocalCacheAllowed}, static_cast<lethe::LocalCache*>(nullptr));
     case lethe::SettingLanguage::Duration: break;
   }
   return f(Duration{key.min, key.none}, static_cast<sim::Duration*>(nullptr));

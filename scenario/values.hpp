@@ -32,6 +32,7 @@ std::string toml_value(const schema::Language&, const lethe::Commit& value);
 std::string toml_value(const schema::Language&, const lethe::TtlEviction& value);
 std::string toml_value(const schema::Language&, const lethe::Poll& value);
 std::string toml_value(const schema::Language&, const lethe::PollRead& value);
+std::string toml_value(const schema::Language&, const lethe::LocalCache& value);
 std::string toml_value(const schema::Language&, const lethe::Backoff& value);
 std::string toml_value(const schema::Language&, const lethe::Schedule& value);
 std::string toml_value(const schema::Groups&, schema::GroupPair<const lethe::PartitionGroup> value);

@@ -1151,3 +1151,80 @@ TEST(ProtocolFactory, RefusesSettingsTheLoaderWouldHaveRejected) {
 }
 
 }  // namespace strategies_test
+
+// ---------------------------------------------------------------- local_cache: a consumer's own completed records
+
+namespace strategies_test::local_cache_test {
+
+// One consumer (one strategy) handling deliveries of kMessage, or of other messages, at the given times.
+struct Delivery {
+  AttemptId attempt;
+  Time at;
+  MessageId id = kMessage;
+};
+
+std::vector<ProtectResult> one_consumer(World& world, const std::vector<Delivery>& deliveries, CountingEffect& effect) {
+  sim::Node& node = world.simulation.add_node("consumer", "consumers");
+  world.strategies.push_back(lethe::make_strategy(world.settings, world.store, world.clock, world.hooks,
+                                                  world.simulation.rng("poll-consumer")));
+  lethe::Strategy* strategy = world.strategies.back().get();
+  auto results = std::make_shared<std::vector<ProtectResult>>();
+  node.spawn([&effect, strategy, deliveries, results] {
+    for (const Delivery& d : deliveries) {
+      sim::sleep_until(d.at);
+      results->push_back(strategy->protect(d.id, kProcessor, d.attempt, effect.make(10 * kMillisecond, 7)));
+    }
+  });
+  world.simulation.run();
+  return *results;
+}
+
+ProtocolSection cached(std::string cache) {
+  ProtocolSection settings = settings_for("mnemosyne");
+  settings.settings.set("local_cache", cache == "off" ? lethe::LocalCache{} : lethe::LocalCache{1, kSecond * 60});
+  return settings;
+}
+
+TEST(ProtocolLocalCache, ARedeliveryToTheSameConsumerIsSkippedFromItsCacheWithoutAStoreCall) {
+  for (const std::string mode : {"off", "lru"}) {
+    World world(cached(mode));
+    CountingEffect effect;
+    const auto results = one_consumer(world, {{1, 0}, {2, kSecond}}, effect);
+    ASSERT_EQ(results.size(), 2u);
+    EXPECT_EQ(effect.runs, 1);
+    EXPECT_EQ(results[1].outcome, Outcome::Skipped);
+    EXPECT_EQ(results[1].value, std::optional<std::uint64_t>(7));  // the memoized result, from the cache too
+    const std::size_t after_first = mode == "off" ? 3u : 2u;  // start + completion (+ the second start write)
+    EXPECT_EQ(world.store.log.size(), after_first) << mode;
+  }
+}
+
+TEST(ProtocolLocalCache, AnEntryIsNotTrustedPastItsCacheTtlNorPastTheRecordsExpiry) {
+  ProtocolSection settings = settings_for("mnemosyne");
+  settings.settings.set("local_cache", lethe::LocalCache{8, 2 * kSecond});
+  settings.settings.set("ttl", 10 * kSecond);
+  World world(settings);
+  CountingEffect effect;
+  // 1 s after: from the cache; 3 s after: past the cache ttl, the store (completed: skip); 12 s: past the
+  // record's expiry, the store again (expired: processed again).
+  const auto results = one_consumer(world, {{1, 0}, {2, kSecond}, {3, 3 * kSecond}, {4, 12 * kSecond}}, effect);
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_EQ(results[1].outcome, Outcome::Skipped);
+  EXPECT_EQ(results[2].outcome, Outcome::Skipped);
+  EXPECT_EQ(results[3].outcome, Outcome::Executed);
+  EXPECT_EQ(effect.runs, 2);
+  EXPECT_EQ(world.store.times_of(OpKind::Upsert).size(), 2u + 1u + 2u);  // 1st: start+complete; 3rd; 4th
+}
+
+TEST(ProtocolLocalCache, PastItsSizeTheLeastRecentlyUsedRecordIsEvictedAndReadFromTheStoreAgain) {
+  World world(cached("lru"));  // size 1
+  CountingEffect effect;
+  const auto results = one_consumer(world, {{1, 0, kMessage}, {2, kSecond, kMessage + 1}, {3, 2 * kSecond, kMessage}},
+                                    effect);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[2].outcome, Outcome::Skipped);  // from the store: the cache held the other message only
+  EXPECT_EQ(effect.runs, 2);
+  EXPECT_EQ(world.store.log.size(), 2u + 2u + 1u);
+}
+
+}  // namespace strategies_test::local_cache_test

@@ -91,6 +91,7 @@ struct DurationKeys {
     return {"{}", "backoff(base=1ms, factor=2, cap={})"};
   }
   static std::vector<const char*> language_forms(const lethe::PollRead&) { return {"eventual(lag={})"}; }
+  static std::vector<const char*> language_forms(const lethe::LocalCache&) { return {"lru(size=8, ttl={})"}; }
   static std::vector<const char*> language_forms(const lethe::Schedule&) { return {}; }  // holds no duration
   static std::vector<const char*> language_forms(const lethe::Backoff&) {
     return {"constant({})", "exponential(base=1ms, cap={})"};
