@@ -178,6 +178,7 @@ class MnemosyneStrategy final : public Strategy {
   ProtectResult protect_payload(MessageId id, ProcessorId processor, AttemptId attempt, PayloadFingerprint payload,
                                 const Effect& effect) override {
     Call call{id, processor, attempt, make_key(Table::Dedupe, processor, id), {}, false, 0, payload};
+    if (std::optional<ProtectResult> cached = from_cache(call)) return *cached;
     return protect(call, effect);
   }
 
@@ -335,7 +336,6 @@ void MnemosyneStrategy::cache_completion(const Call& call, sim::Time decided_at,
 }
 
 ProtectResult MnemosyneStrategy::protect(Call& call, const Effect& effect) {
-  if (std::optional<ProtectResult> cached = from_cache(call)) return *cached;
   PollSchedule poll(settings_.poll);
   for (;;) {  // one start write per iteration
     const sim::Time start_at = clock_.now();

@@ -1227,4 +1227,49 @@ TEST(ProtocolLocalCache, PastItsSizeTheLeastRecentlyUsedRecordIsEvictedAndReadFr
   EXPECT_EQ(world.store.log.size(), 2u + 2u + 1u);
 }
 
+// Powertools test_idempotent_lambda_already_completed_with_validation_bad_payload_from_local_cache: the cached
+// record's fingerprint refuses another payload, with no store call.
+TEST(ProtocolLocalCache, ACachedRecordRefusesAnotherPayloadWithoutAStoreCall) {
+  ProtocolSection settings = cached("lru");
+  settings.settings.set("payload_check", std::string("fingerprint"));
+  World world(settings);
+  CountingEffect effect;
+  sim::Node& node = world.simulation.add_node("consumer", "consumers");
+  world.strategies.push_back(lethe::make_strategy(world.settings, world.store, world.clock, world.hooks,
+                                                  world.simulation.rng("poll-consumer")));
+  lethe::Strategy* strategy = world.strategies.back().get();
+  std::vector<ProtectResult> results;
+  node.spawn([&] {
+    for (std::uint32_t version : {0u, 1u}) {
+      sim::sleep(kSecond);
+      results.push_back(strategy->protect_payload(kMessage, kProcessor, version + 1,
+                                                  lethe::payload_fingerprint(kMessage, version),
+                                                  effect.make(10 * kMillisecond, 7)));
+    }
+  });
+  world.simulation.run();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[1].payload_mismatch);
+  EXPECT_EQ(effect.runs, 1);
+  EXPECT_EQ(world.store.log.size(), 2u);  // the first delivery's start and completion only
+}
+
+// Powertools test_in_progress_never_saved_to_cache, test_idempotent_lambda_in_progress_with_cache: a record
+// found in flight is not cached, so the consumer's next delivery reads the store and finds it completed.
+TEST(ProtocolLocalCache, ARecordFoundInFlightIsNotCachedAndTheNextDeliveryReadsTheStore) {
+  ProtocolSection settings = cached("lru");
+  settings.settings.set("max_wait", Duration{0});  // refuse at once, as Powertools does
+  settings.settings.set("max_processing_time", 60 * kSecond);
+  World world(settings);
+  CountingEffect owner;
+  world.caller(1, 0, owner.make(2 * kSecond, 9));  // another consumer, at work until 2 s
+  CountingEffect effect;
+  const auto results = one_consumer(world, {{2, kSecond}, {3, 3 * kSecond}}, effect);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].outcome, Outcome::Failed);   // in flight: refused
+  EXPECT_EQ(results[1].outcome, Outcome::Skipped);  // from the store: completed by the other consumer
+  EXPECT_EQ(results[1].value, std::optional<std::uint64_t>(9));
+  EXPECT_EQ(effect.runs, 0);
+}
+
 }  // namespace strategies_test::local_cache_test

@@ -80,7 +80,7 @@ TEST(ReportLegibility, TheCausesTableHasAColumnPerCauseSeenAndNamesTheCausesNoCe
   EXPECT_NE(head.find("<th>takeover_<wbr>while_<wbr>alive</th>"), std::string::npos) << head;
   EXPECT_NE(head.find("<th>crash_<wbr>after_<wbr>effect</th>"), std::string::npos) << head;
   EXPECT_EQ(head.find("herd_"), std::string::npos) << "a cause no cell saw has no column: " << head;
-  EXPECT_NE(html.find("<p>0 in every cell: unprotected, herd_takeover, completion_lost"), std::string::npos);
+  EXPECT_NE(html.find("<p>0 in every cell: unprotected, max_wait_exceeded, herd_takeover, completion_lost"), std::string::npos);
   fs::remove_all(dir);
 }
 
