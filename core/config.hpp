@@ -77,7 +77,7 @@ enum class SinkPayload { Stable, PerAttempt };           // "stable" | "per-atte
 //   ExpiryIgnored:  Completed > Timeout > Running (an expired record counts as what it says until evicted).
 enum class Precedence { ExpiredWins, ExpiredFirst, CompletedFirst, ExpiryIgnored };
 enum class ExpiresOn { AtComplete, AtStart };            // "at-complete" | "at-start"
-enum class OnMaxWait { Error, Process };                 // "error" | "process"
+enum class OnMaxWait { Error, Process, Skip };           // "error" | "process" | "skip"
 enum class BackoffKind { None, Constant, Exponential };  // "none" | "constant(d)" | "exponential(base, cap)"
 enum class Jitter { None, Full, Equal, Decorrelated };   // "none" | "full" | "equal" | "decorrelated"
 enum class ProducerMode { Direct, DualWrite, Outbox };   // "direct" | "dual-write" | "outbox"
@@ -187,6 +187,7 @@ inline std::string to_string(OnMaxWait v) {
   switch (v) {
     case OnMaxWait::Error: return "error";
     case OnMaxWait::Process: return "process";
+    case OnMaxWait::Skip: return "skip";
   }
   return "?";
 }

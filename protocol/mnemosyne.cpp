@@ -31,8 +31,9 @@
 //        owner is still at work (the duplicate poll_read = eventual reproduces). The last sleep is shortened so
 //        that the wait ends exactly max_wait after the first Wait decision; a Wait decision at or after that
 //        instant ends the wait: on_max_wait = "error" -> Failed (MaxWaitError), "process" -> run the effect
-//        without a claim (MaxWaitProcess, the Rust port's behaviour). max_wait = 0 refuses at once: no wait begins
-//        and none is counted (waited = false).
+//        without a claim (MaxWaitProcess, the Rust port's behaviour), "skip" -> Skipped with nothing handed back,
+//        the message acknowledged as a duplicate on its InFlightRecent decision (Camel's in-flight duplicate).
+//        max_wait = 0 refuses at once: no wait begins and none is counted (waited = false).
 //   3. Run: hooks.crash_point(AfterStartBeforeEffect), the effect, hooks.crash_point(AfterEffectBeforeComplete).
 //      A failed effect (nullopt: a non-retryable error, a refused call, retries exhausted) fails for good:
 //        - memoize_failures = true: the failure is the record's result. A completion write under the same fence as
@@ -142,7 +143,7 @@ MnemosyneSettings read_settings(const StrategySettings& s) {
   m.ttl = s.get<sim::Duration>("ttl");
   m.poll = s.get<Poll>("poll");
   m.max_wait = s.get<sim::Duration>("max_wait");
-  m.on_max_wait = word_setting(s, "on_max_wait", {OnMaxWait::Error, OnMaxWait::Process});
+  m.on_max_wait = word_setting(s, "on_max_wait", {OnMaxWait::Error, OnMaxWait::Process, OnMaxWait::Skip});
   m.memoize = s.get<bool>("memoize");
   m.takeover = word_setting(s, "takeover", {Takeover::Conditional, Takeover::IfNotExists});
   m.complete = word_setting(s, "complete", {Complete::Fenced, Complete::Blind});
@@ -407,6 +408,7 @@ ProtectResult MnemosyneStrategy::protect(Call& call, const Effect& effect) {
             reporter_.note(call, Basis::MaxWaitError, seen, now);
             return reporter_.failed(call);
           }
+          if (settings_.on_max_wait == OnMaxWait::Skip) return reporter_.skipped(call, std::nullopt);
           reporter_.note(call, Basis::MaxWaitProcess, seen, now);
           return run(call, effect, Claim::SeenRecord, seen, now);
         }
@@ -520,8 +522,10 @@ std::vector<SettingKey> mnemosyne_keys() {
       ttl_key(),
       poll_key(),
       max_wait_key(),
-      word("on_max_wait", to_string(OnMaxWait::Error), words_of_values({OnMaxWait::Error, OnMaxWait::Process}),
-           "after max_wait: fail the call (redelivered later) or process anyway"),
+      word("on_max_wait", to_string(OnMaxWait::Error),
+           words_of_values({OnMaxWait::Error, OnMaxWait::Process, OnMaxWait::Skip}),
+           "after max_wait: fail the call (redelivered later), process anyway, or skip it as a duplicate "
+           "(acknowledged, nothing handed back)"),
       memoize_key(),
       word("takeover", to_string(Takeover::Conditional),
            words_of_values({Takeover::Conditional, Takeover::IfNotExists}),

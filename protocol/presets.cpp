@@ -68,7 +68,7 @@ Settings powertools() { return two_phase({{"ttl", duration(sim::kHour)}}, TwoPha
 // removeOnFailure = true: a key never goes stale (no takeover, so a year stands for "never") and never expires.
 Settings camel_eager() {
   TwoPhase t;
-  t.max_wait = 60 * sim::kSecond;
+  t.on_max_wait = "skip";  // a key already present, in flight or not, is a duplicate: filtered at once
   t.memoize = false;
   t.precedence = "expired-wins";
   return two_phase({{"max_processing_time", duration(365 * sim::kDay)}, {"ttl", duration(kTtlNone)}}, t);

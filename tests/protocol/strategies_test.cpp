@@ -484,7 +484,7 @@ TEST(ProtocolExpiry, ExpiredWinsFalseSkipsAnExpiredNotEvictedRecordWithItsMemo) 
   EXPECT_EQ(world.store.record()->owner, 999u);  // untouched
 }
 
-// ---------------------------------------------------------------- on_max_wait: error vs process
+// ---------------------------------------------------------------- on_max_wait: error, process, skip
 
 // A (t=0) works 10s; W (t=10ms) waits on it with max_wait = 1s.
 void wait_on_slow_owner(lethe::OnMaxWait on_max_wait, World& world, CountingEffect& effect) {
@@ -522,6 +522,17 @@ TEST(ProtocolMaxWait, ProcessGoesAheadAfterMaxWaitAndRunsTheEffectASecondTime) {
   EXPECT_TRUE(world.hooks.completions[1]);
   EXPECT_FALSE(world.hooks.completions[2]);
   EXPECT_EQ(world.store.record()->memoized, std::optional<std::uint64_t>(1));
+}
+
+TEST(ProtocolMaxWait, SkipAcknowledgesTheWaiterAsADuplicateAfterMaxWaitWithNothingHandedBack) {
+  World world(settings_for("mnemosyne"));
+  CountingEffect effect;
+  wait_on_slow_owner(lethe::OnMaxWait::Skip, world, effect);
+  EXPECT_EQ(effect.runs, 1);
+  EXPECT_EQ(world.results[2].outcome, Outcome::Skipped);
+  EXPECT_FALSE(world.results[2].value.has_value());
+  EXPECT_EQ(world.hooks.bases_of(2).back(), Basis::InFlightRecent);  // decided on the record in flight
+  EXPECT_FALSE(world.hooks.completions.count(2));
 }
 
 TEST(ProtocolMaxWait, ZeroMaxWaitRefusesAtOnceWithoutCountingAWait) {

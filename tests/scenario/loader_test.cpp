@@ -766,7 +766,8 @@ ScenarioConfig arbitrary_config() {
   }
   put("poll", poll);
   put("max_wait", duration(0));
-  put("on_max_wait", lethe::to_string(*gen::element(lethe::OnMaxWait::Error, lethe::OnMaxWait::Process)));
+  put("on_max_wait", lethe::to_string(*gen::element(lethe::OnMaxWait::Error, lethe::OnMaxWait::Process,
+                                                     lethe::OnMaxWait::Skip)));
   put("memoize", *gen::arbitrary<bool>());
   put("takeover", lethe::to_string(*gen::element(lethe::Takeover::Conditional, lethe::Takeover::IfNotExists)));
   put("complete", lethe::to_string(*gen::element(lethe::Complete::Fenced, lethe::Complete::Blind)));

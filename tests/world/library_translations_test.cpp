@@ -302,8 +302,9 @@ TEST(LibraryTranslationCamel, WithoutRemoveOnFailureAFailedIdIsNeverProcessedAga
 
 // Camel, IdempotentConsumerEagerTest :: testEager and testNotEager: eager adds the key before the route runs (the
 // route sees it in the repository), lazy only after. What that decides: a copy that arrives while the first
-// exchange runs finds the key with eager, and is processed a second time with lazy.
-TEST(LibraryTranslationCamel, EagerAddHoldsACopyThatArrivesMidRouteLazyLetsItRunAgain) {
+// exchange runs finds the key with eager and is filtered at once as a duplicate (no wait), and is processed a
+// second time with lazy.
+TEST(LibraryTranslationCamel, EagerAddFiltersACopyThatArrivesMidRouteAtOnceLazyLetsItRunAgain) {
   Scenario s{.protocol = kCamelEager,
              .workload = "messages = 20\nrate = \"5/s\"\nprocessing_time = \"300ms\"\n",
              .redelivery = "fraction = 1.0\ncopies = 1\ndelay = \"uniform(20ms, 100ms)\"\n",
@@ -311,6 +312,8 @@ TEST(LibraryTranslationCamel, EagerAddHoldsACopyThatArrivesMidRouteLazyLetsItRun
   const lethe::RunResult eager = run(s);
   EXPECT_EQ(eager.duplicate_effects, 0u) << summary(eager);
   EXPECT_EQ(eager.effects, 20u);
+  EXPECT_EQ(cov(eager, "decision.in_flight_recent"), 20u) << summary(eager);
+  EXPECT_EQ(eager.waits, 0u) << "Camel does not wait on a key in flight";
   s.protocol = kCamelLazy;
   const lethe::RunResult lazy = run(s);
   EXPECT_EQ(lazy.duplicate_effects, 20u) << summary(lazy);
@@ -355,6 +358,7 @@ TEST(LibraryTranslationCamel, TenConcurrentSendersOfTheSameIdsReachTheRouteOnceP
   EXPECT_EQ(r.effects, 100u) << summary(r);
   EXPECT_EQ(r.duplicate_effects, 0u);
   EXPECT_EQ(r.deliveries, 1000u);
+  EXPECT_EQ(r.waits, 0u) << "a copy of a key in flight is filtered at once";
 }
 
 // Camel, IdempotentConsumerCompletionEagerTest :: testCompletionEager: the key is confirmed when the idempotent block
