@@ -110,6 +110,8 @@ class Reader {
     read_deliveries(lines);
     for (std::size_t i = 1; i < lines.size(); ++i) apply(lines[i]);
     apply_crashes();
+    std::stable_sort(log_.ledger.member_removals.begin(), log_.ledger.member_removals.end(),
+                     [](const MemberRemoval& x, const MemberRemoval& y) { return x.at < y.at; });
     close();
     return std::move(log_);
   }
@@ -253,12 +255,14 @@ class Reader {
     if (kind == "memo_overwrite") return memo_overwrite(line);
     if (kind == "ack") return ack(line);
     if (kind == "due") return due(line);
+    if (kind == "member") return member(line);
+    if (kind == "refused") return refused(line);
     for (std::size_t k = 0; k < kNodeEventNames.size(); ++k) {
       if (kind == kNodeEventNames[k]) return node_event(line, static_cast<NodeEventKind>(k));
     }
     line.fail(fmt::format("field \"event\": unknown kind \"{}\"; allowed: run, publish, delivery, decision, wait, "
-                          "outcome, completion, effect, execution, evict, memo_overwrite, ack, due, crash, "
-                          "restart, pause, skew",
+                          "outcome, completion, effect, execution, evict, memo_overwrite, ack, due, member, "
+                          "refused, crash, restart, pause, skew",
                           kind));
   }
 
@@ -389,6 +393,45 @@ class Reader {
                                                         line.unsigned_field("replaced"), line.unsigned_field("written")});
   }
 
+  // A consumer group's membership change (a live member removed, or rejoining), with the ids its live members
+  // held uncommitted then: the replay from the committed offset that member_removed names.
+  void member(const Line& line) {
+    MemberRemoval change;
+    change.processor = processor(line);
+    change.node = node(line);
+    const std::string reason = line.text("reason");
+    if (reason == "session_timeout") {
+      change.reason = RemovalReason::SessionTimeout;
+    } else if (reason == "max_poll_interval") {
+      change.reason = RemovalReason::MaxPollInterval;
+    } else {
+      line.expected("reason", "\"session_timeout\" or \"max_poll_interval\"");
+    }
+    change.rejoin = line.boolean("rejoin", false);
+    change.at = line.nanoseconds("at");
+    change.since = line.has("since") ? line.nanoseconds("since") : change.at;
+    if (line.has("held")) {
+      const Json& held = line.json.at("held");
+      if (!held.is_array()) line.expected("held", "an array of message ids");
+      for (const Json& id : held) {
+        if (!id.is_number_unsigned()) line.expected("held", "an array of message ids");
+        change.held.push_back(id.get<MessageId>());
+      }
+      std::sort(change.held.begin(), change.held.end());
+    }
+    log_.ledger.member_removals.push_back(std::move(change));
+  }
+
+  // A delivery refused unprocessed: the record was kept for another payload (payload_check).
+  void refused(const Line& line) {
+    const AttemptId attempt = line.unsigned_field("attempt");
+    if (!log_.ledger.has_attempt(attempt)) {
+      line.fail(fmt::format("field \"attempt\": attempt {} has no delivery line: expected a delivery of it", attempt));
+    }
+    log_.ledger.payload_refusals.emplace_back(line.nanoseconds("at"), attempt);
+    ++log_.ledger.payload_mismatches;
+  }
+
   void ack(const Line& line) {
     log_.acks.push_back(AckEvent{line.nanoseconds("at"), line.unsigned_field("id"), processor(line), node(line),
                                  line.boolean("accepted", true)});
@@ -460,7 +503,7 @@ class Writer {
 
  private:
   enum Order { kPublish, kDelivery, kDecision, kWait, kExecution, kEffect, kCompletion, kOverwrite, kOutcome,
-               kEvict, kAck, kDue, kNode };
+               kEvict, kAck, kDue, kMember, kRefused, kNode };
 
   OrderedJson run_line() const {
     OrderedJson run = {{"event", "run"}, {"protocol", log_.protocol}, {"processors", log_.processors}};
@@ -558,6 +601,16 @@ class Writer {
       add(a.at, kAck, OrderedJson{{"event", "ack"}, {"at", a.at}, {"id", a.id}, {"processor", processor_name(log_, a.processor)},
                            {"node", node(a.node)}, {"accepted", a.accepted}});
     }
+    for (const MemberRemoval& m : log_.ledger.member_removals) {
+      add(m.at, kMember, OrderedJson{{"event", "member"}, {"at", m.at}, {"processor", processor_name(log_, m.processor)},
+                                     {"node", node(m.node)},
+                                     {"reason", m.reason == RemovalReason::SessionTimeout ? "session_timeout"
+                                                                                            : "max_poll_interval"},
+                                     {"rejoin", m.rejoin}, {"since", m.since}, {"held", m.held}});
+    }
+    for (const auto& [at, attempt] : log_.ledger.payload_refusals) {
+      add(at, kRefused, OrderedJson{{"event", "refused"}, {"at", at}, {"attempt", attempt}});
+    }
     for (const auto& [pair, at] : log_.ledger.due_after_end) {
       add(at, kDue, OrderedJson{{"event", "due"}, {"at", at}, {"id", pair.first},
                                 {"processor", processor_name(log_, pair.second)}});
@@ -623,6 +676,7 @@ RunResult judge_events(const EventLog& log) {
   judge(input, result);
   if (log.saga_steps > 0) judge_sagas(SagaOracleInput{log.ledger, log.saga_steps}, result);
   result.deliveries = log.ledger.attempts.size();
+  result.payload_mismatches = log.ledger.payload_mismatches;  // its refused lines
   result.sim_time = span_of(log);
   return result;
 }

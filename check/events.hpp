@@ -85,7 +85,7 @@ struct EventLog {
 
 // The result fields an event log cannot give (RunResult's table, core/result.cpp), with why; judge_events leaves
 // them at their defaults but deliveries (the attempts). Every other field of the table comes from the events.
-inline constexpr std::array<std::string_view, 22> kFieldsNotFromEvents = {
+inline constexpr std::array<std::string_view, 21> kFieldsNotFromEvents = {
     "trace_hash", "trace_events", "sim_time", "coverage", "swarm", "schedule",  // the simulator's trace and faults
     "deliveries",                     // hand-overs to a worker: the events count attempts (one per processor)
     "store_peak_records",             // the store's size: not an event
@@ -95,7 +95,7 @@ inline constexpr std::array<std::string_view, 22> kFieldsNotFromEvents = {
     "drawn", "not_reproducible",      // how the scenario was run: its [explore] draw, its external nodes
     "undelivered", "undelivered_latest",  // the producer's copies still due when the run ended: not events
     "commit_failed",                  // the broker's refusals of offset commits: an ack line says only accepted
-    "payload_mismatches", "payload_ignored",  // payloads: an event line names the id, not its payload
+    "payload_ignored",                // payloads: an event line names the id, not its payload
 };
 
 // A file's name and its text.

@@ -309,6 +309,7 @@ struct Ledger {
   std::vector<MemberRemoval> member_removals;  // live members removed from their group, in time order
   std::uint64_t commit_failed = 0;     // offset commits the group refused (a member removed, or a rebalance)
   std::uint64_t payload_mismatches = 0;  // deliveries refused unprocessed: the record was kept for another payload
+  std::vector<std::pair<sim::Time, AttemptId>> payload_refusals;  // each of those: when, which attempt
   std::uint64_t payload_ignored = 0;     // deliveries skipped as duplicates whose payload was not the one run
   // workload.redelivery.payload = "changed" only: the payload version of each pair's first successful effect.
   std::map<std::pair<MessageId, ProcessorId>, std::uint32_t> effect_payloads;

@@ -203,6 +203,8 @@ class MnemosyneStrategy final : public Strategy {
                   std::optional<std::uint64_t> value);
   ProtectResult effect_failed(Call& call, Claim claim, const std::optional<Item>& seen, sim::Time decided_at);
   ProtectResult skip(Call& call, const std::optional<Item>& record);
+  // max_wait ran out at `now` on `seen`, still in flight: on_max_wait decides.
+  ProtectResult waited_out(Call& call, const Effect& effect, const std::optional<Item>& seen, sim::Time now);
   // payload_check: the delivery would skip or wait on a record kept for another payload.
   bool refuses_payload(const Call& call, const DecisionAndBasis& verdict, const std::optional<Item>& seen) const;
   ProtectResult refuse_payload(Call& call, const DecisionAndBasis& verdict, bool lost_takeover,
@@ -404,13 +406,7 @@ ProtectResult MnemosyneStrategy::protect(Call& call, const Effect& effect) {
       while (!read.has_value()) {
         const sim::Time now = clock_.now();
         if (now >= deadline) {
-          if (settings_.on_max_wait == OnMaxWait::Error) {
-            reporter_.note(call, Basis::MaxWaitError, seen, now);
-            return reporter_.failed(call);
-          }
-          if (settings_.on_max_wait == OnMaxWait::Skip) return reporter_.skipped(call, std::nullopt);
-          reporter_.note(call, Basis::MaxWaitProcess, seen, now);
-          return run(call, effect, Claim::SeenRecord, seen, now);
+          return waited_out(call, effect, seen, now);
         }
         clock_.sleep(std::min(poll.next(rng_), deadline - now));
         if (settings_.poll_with == PollWith::StartWrite) {
@@ -470,6 +466,21 @@ ProtectResult MnemosyneStrategy::effect_failed(Call& call, Claim claim, const st
     cache_.erase(call.key);
   }
   return reporter_.failed(call);
+}
+
+ProtectResult MnemosyneStrategy::waited_out(Call& call, const Effect& effect, const std::optional<Item>& seen,
+                                            sim::Time now) {
+  switch (settings_.on_max_wait) {
+    case OnMaxWait::Error:
+      reporter_.note(call, Basis::MaxWaitError, seen, now);
+      return reporter_.failed(call);
+    case OnMaxWait::Skip:
+      return reporter_.skipped(call, std::nullopt);  // on its InFlightRecent decision: a duplicate, acknowledged
+    case OnMaxWait::Process:
+      break;
+  }
+  reporter_.note(call, Basis::MaxWaitProcess, seen, now);
+  return run(call, effect, Claim::SeenRecord, seen, now);
 }
 
 ProtectResult MnemosyneStrategy::skip(Call& call, const std::optional<Item>& record) {

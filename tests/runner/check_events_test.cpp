@@ -69,6 +69,12 @@ TEST(CheckEvents, BadEventLinesExitTwoNamingFileLineFieldAndWhatWasExpected) {
        R"(bad.jsonl:2: field "attempt": attempt 9 has no delivery line: expected a delivery of it)"},
       {R"({"event":"retry","at":1})", R"(bad.jsonl:2: field "event": unknown kind "retry"; allowed: run, publish)"},
       {R"({"event":"delivery","at":1,)", R"(bad.jsonl:2: not a JSON object)"},
+      {R"({"event":"member","at":1,"processor":"billing","node":"a","reason":"bored"})",
+       R"(bad.jsonl:2: field "reason": expected "session_timeout" or "max_poll_interval", found "bored")"},
+      {R"({"event":"member","at":1,"processor":"billing","node":"a","reason":"session_timeout","held":[-1]})",
+       R"(bad.jsonl:2: field "held": expected an array of message ids)"},
+      {R"({"event":"refused","at":1,"attempt":4})",
+       R"(bad.jsonl:2: field "attempt": attempt 4 has no delivery line: expected a delivery of it)"},
   };
   for (const auto& [line, expected] : cases) {
     std::ofstream(dir / "bad.jsonl") << run_line << "\n" << line << "\n";
