@@ -154,6 +154,7 @@ TEST(Tune, CliRecommendsAndWritesTheReport) {
   EXPECT_EQ(config.protocol.settings.get<sim::Duration>("ttl"), 2 * sim::kDay);
   EXPECT_EQ(config.workload.redelivery.fraction, 1.0) << "every message redelivered while in flight";
   EXPECT_EQ(config.topology.source, "queue");
+  EXPECT_FALSE(config.expect_defaults) << "tune measures duplicates: the default invariants would fail every seed";
   ASSERT_TRUE(config.faults.crash_every.has_value()) << "crashes at the default 1/h, raised for the crash side";
   EXPECT_NEAR(config.faults.crash_every->mean_ns(), 1e9 / json["confirmation_plan"]["crash_rate_per_second"].get<double>(),
               1.0);
