@@ -202,7 +202,10 @@ class MnemosyneStrategy final : public Strategy {
   Landed complete(const Call& call, Claim claim, const std::optional<Item>& seen, sim::Time decided_at,
                   std::optional<std::uint64_t> value);
   ProtectResult effect_failed(Call& call, Claim claim, const std::optional<Item>& seen, sim::Time decided_at);
+  // Skip on a completed record read from the store: cached (local_cache), then handed back.
   ProtectResult skip(Call& call, const std::optional<Item>& record);
+  // The skipped result of `record`: its memoized value, or its memoized failure.
+  ProtectResult hand_back(Call& call, const std::optional<Item>& record);
   // max_wait ran out at `now` on `seen`, still in flight: on_max_wait decides.
   ProtectResult waited_out(Call& call, const Effect& effect, const std::optional<Item>& seen, sim::Time now);
   // payload_check: the delivery would skip or wait on a record kept for another payload.
@@ -322,7 +325,7 @@ std::optional<ProtectResult> MnemosyneStrategy::from_cache(Call& call) {
   const DecisionAndBasis verdict{Decision::Skip, Basis::Completed};
   if (refuses_payload(call, verdict, cached)) return refuse_payload(call, verdict, false, cached, now);
   reporter_.note(call, Basis::Completed, cached, now);
-  return skip(call, cached);
+  return hand_back(call, cached);  // not cached again: its trust runs from when it was cached
 }
 
 void MnemosyneStrategy::cache_completion(const Call& call, sim::Time decided_at, std::optional<std::uint64_t> value) {
@@ -484,10 +487,14 @@ ProtectResult MnemosyneStrategy::waited_out(Call& call, const Effect& effect, co
 }
 
 ProtectResult MnemosyneStrategy::skip(Call& call, const std::optional<Item>& record) {
+  if (record.has_value() && record->completed_at.has_value()) cache_.put(call.key, *record, clock_.now());
+  return hand_back(call, record);
+}
+
+ProtectResult MnemosyneStrategy::hand_back(Call& call, const std::optional<Item>& record) {
   // A completed record without a value under memoize holds a memoized failure (nothing else completes it so).
   const bool failure = settings_.memoize_failures && settings_.memoize && record.has_value() &&
                        record->completed_at.has_value() && !record->memoized.has_value();
-  if (record.has_value() && record->completed_at.has_value()) cache_.put(call.key, *record, clock_.now());
   ProtectResult result = reporter_.skipped(call, memo(record));
   result.memoized_failure = failure;
   return result;

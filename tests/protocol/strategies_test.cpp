@@ -1216,9 +1216,10 @@ TEST(ProtocolLocalCache, AnEntryIsNotTrustedPastItsCacheTtlNorPastTheRecordsExpi
   settings.settings.set("ttl", 10 * kSecond);
   World world(settings);
   CountingEffect effect;
-  // 1 s after: from the cache; 3 s after: past the cache ttl, the store (completed: skip); 12 s: past the
-  // record's expiry, the store again (expired: processed again).
-  const auto results = one_consumer(world, {{1, 0}, {2, kSecond}, {3, 3 * kSecond}, {4, 12 * kSecond}}, effect);
+  // 1.5 s after: from the cache (a hit does not restart its ttl); 2.5 s: past the 2 s since it was cached, the
+  // store (completed: skip); 12 s: past the record's expiry, the store again (expired: processed again).
+  const auto results =
+      one_consumer(world, {{1, 0}, {2, 3 * kSecond / 2}, {3, 5 * kSecond / 2}, {4, 12 * kSecond}}, effect);
   ASSERT_EQ(results.size(), 4u);
   EXPECT_EQ(results[1].outcome, Outcome::Skipped);
   EXPECT_EQ(results[2].outcome, Outcome::Skipped);
