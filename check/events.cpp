@@ -429,7 +429,6 @@ class Reader {
       line.fail(fmt::format("field \"attempt\": attempt {} has no delivery line: expected a delivery of it", attempt));
     }
     log_.ledger.payload_refusals.emplace_back(line.nanoseconds("at"), attempt);
-    ++log_.ledger.payload_mismatches;
   }
 
   void ack(const Line& line) {
@@ -676,7 +675,7 @@ RunResult judge_events(const EventLog& log) {
   judge(input, result);
   if (log.saga_steps > 0) judge_sagas(SagaOracleInput{log.ledger, log.saga_steps}, result);
   result.deliveries = log.ledger.attempts.size();
-  result.payload_mismatches = log.ledger.payload_mismatches;  // its refused lines
+  result.payload_mismatches = log.ledger.payload_refusals.size();  // its refused lines
   result.sim_time = span_of(log);
   return result;
 }

@@ -96,6 +96,9 @@ struct AttemptRecord {
   sim::Time decided_at = 0;          // virtual time of that decision
   sim::Time decided_local_time = 0;  // the deciding node's clock
 
+  // Begun and neither ended nor crashed: at work (or waiting) now, or when the run ended.
+  bool at_work() const { return !ended_at && !crashed_at; }
+
   std::optional<std::uint64_t> returned_value() const {
     return has_returned_value ? std::optional<std::uint64_t>(returned) : std::nullopt;
   }
@@ -308,8 +311,8 @@ struct Ledger {
   std::map<std::pair<MessageId, ProcessorId>, sim::Time> due_after_end;
   std::vector<MemberRemoval> member_removals;  // live members removed from their group, in time order
   std::uint64_t commit_failed = 0;     // offset commits the group refused (a member removed, or a rebalance)
-  std::uint64_t payload_mismatches = 0;  // deliveries refused unprocessed: the record was kept for another payload
-  std::vector<std::pair<sim::Time, AttemptId>> payload_refusals;  // each of those: when, which attempt
+  // Deliveries refused unprocessed, the record kept for another payload (payload_mismatches): when, which attempt.
+  std::vector<std::pair<sim::Time, AttemptId>> payload_refusals;
   std::uint64_t payload_ignored = 0;     // deliveries skipped as duplicates whose payload was not the one run
   // workload.redelivery.payload = "changed" only: the payload version of each pair's first successful effect.
   std::map<std::pair<MessageId, ProcessorId>, std::uint32_t> effect_payloads;

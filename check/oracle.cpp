@@ -160,12 +160,21 @@ class Judge {
   static When first_between(const std::vector<EvictionRecord>& sorted, Key key, sim::Time from, sim::Time to) {
     return at_of(first_in(sorted, key, from, to));
   }
-  // The group's eviction for room: the latest at or before `time` (to < from), or the first in (from, to].
-  const EvictionRecord* room_eviction(MessageId id, ProcessorId p, sim::Time from, sim::Time to) const {
+  // The group's latest eviction for room at or before `time` (its dedupe or inbox record), or null.
+  const EvictionRecord* room_eviction_before(MessageId id, ProcessorId p, sim::Time time) const {
     const EvictionRecord* found = nullptr;
     for (const Key key : {make_key(Table::Dedupe, p, id), make_key(Table::Inbox, p, id)}) {
-      const EvictionRecord* e = to < from ? latest_in(room_evictions_, key, from) : first_in(room_evictions_, key, from, to);
-      if (e != nullptr && (found == nullptr || (to < from ? e->at > found->at : e->at < found->at))) found = e;
+      const EvictionRecord* e = latest_in(room_evictions_, key, time);
+      if (e != nullptr && (found == nullptr || e->at > found->at)) found = e;
+    }
+    return found;
+  }
+  // The group's first eviction for room in (from, to], or null.
+  const EvictionRecord* room_eviction_between(MessageId id, ProcessorId p, sim::Time from, sim::Time to) const {
+    const EvictionRecord* found = nullptr;
+    for (const Key key : {make_key(Table::Dedupe, p, id), make_key(Table::Inbox, p, id)}) {
+      const EvictionRecord* e = first_in(room_evictions_, key, from, to);
+      if (e != nullptr && (found == nullptr || e->at < found->at)) found = e;
     }
     return found;
   }
@@ -484,7 +493,7 @@ class Judge {
     }
     if (before == Gone::Room) {
       why = fmt::format("{} found no record at {}: the store had evicted it {}; the first run was by {} at {}",
-                        who(e.attempt), t(d.at), room_text(room_eviction(e.id, e.processor, d.at, d.at - 1)),
+                        who(e.attempt), t(d.at), room_text(room_eviction_before(e.id, e.processor, d.at)),
                         who(first.attempt), t(first.at));
       return Cause::CapacityEvicted;
     }
@@ -498,7 +507,7 @@ class Judge {
     if (during == Gone::Room) {
       why = fmt::format("{} created the record at {}, but the store evicted it {}, while the work ran; {} found no "
                         "record and ran the effect at {}, before {} ran it at {}",
-                        who(e.attempt), t(d.at), room_text(room_eviction(e.id, e.processor, d.at, e.at)),
+                        who(e.attempt), t(d.at), room_text(room_eviction_between(e.id, e.processor, d.at, e.at)),
                         who(previous.attempt), t(previous.at), who(e.attempt), t(e.at));
       return Cause::CapacityEvicted;
     }
@@ -532,9 +541,7 @@ class Judge {
         return Cause::HerdTakeover;
       }
     }
-    AttemptId blamed = owner;
-    const std::optional<AttemptRecord> owner_found = record(owner);
-    if (!owner_found || !owner_found->executed) blamed = previous.attempt;
+    const AttemptId blamed = executor_of(owner, previous);
     if (auto cause = abandoned(blamed, previous, e, d.at, "found the record stale", why)) return *cause;
     if (blamed != owner) {
       if (auto cause = owner_began_after_eviction(e, previous, owner, d, why)) return *cause;
@@ -575,15 +582,20 @@ class Judge {
     return gone == Gone::Ttl ? Cause::Expired : Cause::CapacityEvicted;
   }
 
+  // Whom a decision on `owner`'s in-flight record blames: the owner, or the earlier executor `previous` when the
+  // owner never ran the effect (it started afresh over a record that was gone).
+  AttemptId executor_of(AttemptId owner, const ExecutionRecord& previous) const {
+    const std::optional<AttemptRecord> found = record(owner);
+    return found && found->executed ? owner : previous.attempt;
+  }
+
   // The attempt waited max_wait for an in-flight record and went ahead (on_max_wait = "process"). The record's
   // owner (or the earlier executor, when the owner never ran the effect) may have died or lost its completion
   // after its effect: that window opened first, the wait only let the copy through.
   Cause on_max_wait_process(const ExecutionRecord& e, const ExecutionRecord& previous, const ProcessDecision& d,
                             std::string& why) const {
     const AttemptId owner = d.seen ? d.seen_owner : 0;
-    AttemptId blamed = owner;
-    const std::optional<AttemptRecord> owner_found = record(owner);
-    if (!owner_found || !owner_found->executed) blamed = previous.attempt;
+    const AttemptId blamed = executor_of(owner, previous);
     if (auto cause = abandoned(blamed, previous, e, d.at, "waited max_wait for the record", why)) return *cause;
     why = fmt::format("{} waited max_wait for the in-flight record of {} and went ahead anyway "
                       "(on_max_wait = \"process\") at {}, while {} {}",

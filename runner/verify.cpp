@@ -100,6 +100,12 @@ bool same_pair(const lethe::DuplicateExplanation& x, const lethe::DuplicateExpla
   return x.id == y.id && x.processor == y.processor && x.attempt == y.attempt && x.first_attempt == y.first_attempt;
 }
 
+// The verdict on a duplicate gone from a replay: proven only if the message still finished there (an
+// intervention that blocks the message removes any duplicate).
+VerifyVerdict gone(lethe::PairFate fate) {
+  return fate == lethe::PairFate::Done ? VerifyVerdict::Verified : VerifyVerdict::Blocked;
+}
+
 void judge(VerifiedDuplicate& v, const Replayed& replayed) {
   if (!replayed.error.empty()) {
     v.verdict = VerifyVerdict::Error;
@@ -115,8 +121,7 @@ void judge(VerifiedDuplicate& v, const Replayed& replayed) {
   if (still) {
     v.verdict = VerifyVerdict::NotRemoved;
   } else {
-    // Gone, but only proven if the message still finished: an intervention that blocks it removes any duplicate.
-    v.verdict = replayed.fate == lethe::PairFate::Done ? VerifyVerdict::Verified : VerifyVerdict::Blocked;
+    v.verdict = gone(replayed.fate);
   }
 }
 
@@ -136,16 +141,13 @@ void judge_together(VerifiedDuplicate& v, Replays& replays, bool inferred) {
            not_verifiable_reason(y, inferred).empty();
   });
   if (other == v.after.end()) return;
-  const lethe::DuplicateExplanation b = *other;
-  lethe::Counterfactual only_b = counterfactual_of(b);
-  only_b.attempt = v.duplicate.attempt;
-  only_b.first_attempt = v.duplicate.first_attempt;
-  const Replayed& without_b = replays.of(only_b);
+  const lethe::DuplicateExplanation b = *other;  // the same pair: its attempts are the duplicate's
+  const Replayed& without_b = replays.of(counterfactual_of(b));
   if (!without_b.error.empty() || !pair_in(without_b, v.duplicate)) return;
   const Replayed& without_both = replays.of(counterfactual_of(v.duplicate, intervention_of(b)));
   if (!without_both.error.empty() || pair_in(without_both, v.duplicate)) return;
   v.fate = without_both.fate;
-  v.verdict = without_both.fate == lethe::PairFate::Done ? VerifyVerdict::Verified : VerifyVerdict::Blocked;
+  v.verdict = gone(without_both.fate);
   v.together_with = b;
 }
 
@@ -228,36 +230,42 @@ std::string cause_lines(const VerifyReport& report) {
   return text;
 }
 
-std::string joint_window_lines(const VerifyReport& report) {
-  if (report.joint_windows == 0) return "";
-  std::string text = fmt::format("two windows at once: {} (closing either alone leaves the duplicate, closing both "
-                                 "removes it)\n",
-                                 report.joint_windows);
-  std::size_t shown = 0;
+// The verified duplicates `line` describes (it returns "" for the others): "NAME: COUNT (WHY)", the first kShown of
+// them, and how many were left out.
+template <class Line>
+std::string verified_lines(const VerifyReport& report, std::string_view name, std::string_view why, Line&& line) {
+  std::string text;
+  std::size_t count = 0;
   for (const auto& v : report.duplicates) {
-    if (v.verdict != VerifyVerdict::Verified || !v.together_with || shown == kShown) continue;
-    ++shown;
-    text += fmt::format("  message {}: {} and [{}]: {}\n", v.duplicate.id, pair_text(v.duplicate),
-                        lethe::to_string(v.together_with->cause), v.together_with->because);
+    if (v.verdict != VerifyVerdict::Verified) continue;
+    std::string one = line(v);
+    if (one.empty()) continue;
+    if (++count <= kShown) text += "  " + one + "\n";
   }
-  if (shown < report.joint_windows) text += fmt::format("  ({} of {} shown)\n", shown, report.joint_windows);
-  return text;
+  if (count == 0) return "";
+  if (count > kShown) text += fmt::format("  ({} of {} shown)\n", kShown, count);
+  return fmt::format("{}: {} ({})\n", name, count, why) + text;
+}
+
+std::string joint_window_lines(const VerifyReport& report) {
+  return verified_lines(report, "two windows at once",
+                        "closing either alone leaves the duplicate, closing both removes it",
+                        [](const VerifiedDuplicate& v) {
+                          if (!v.together_with) return std::string();
+                          return fmt::format("message {}: {} and [{}]: {}", v.duplicate.id, pair_text(v.duplicate),
+                                             lethe::to_string(v.together_with->cause), v.together_with->because);
+                        });
 }
 
 std::string second_window_lines(const VerifyReport& report) {
-  if (report.second_windows == 0) return "";
-  std::string text = fmt::format("second windows: {} (closing the cause's window let the message be duplicated "
-                                 "through another)\n",
-                                 report.second_windows);
-  std::size_t shown = 0;
-  for (const auto& v : report.duplicates) {
-    if (v.verdict != VerifyVerdict::Verified || v.after.empty() || v.together_with || shown == kShown) continue;
-    ++shown;
-    text += fmt::format("  message {}: {} closed; the replay duplicates it by {}: {}\n", v.duplicate.id,
-                        pair_text(v.duplicate), pair_text(v.after.front()), v.after.front().because);
-  }
-  if (shown < report.second_windows) text += fmt::format("  ({} of {} shown)\n", shown, report.second_windows);
-  return text;
+  return verified_lines(report, "second windows",
+                        "closing the cause's window let the message be duplicated through another",
+                        [](const VerifiedDuplicate& v) {
+                          if (v.after.empty() || v.together_with) return std::string();
+                          return fmt::format("message {}: {} closed; the replay duplicates it by {}: {}",
+                                             v.duplicate.id, pair_text(v.duplicate), pair_text(v.after.front()),
+                                             v.after.front().because);
+                        });
 }
 
 const char* failure_words(VerifyVerdict verdict) {

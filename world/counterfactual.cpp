@@ -67,13 +67,12 @@ class InterveningStoreClient final : public StoreClient {
   // owner ends (the caller sees a slow store); true when it was, and the op is then to be sent again. Waits grow
   // from 1 ms to 1 s, so the waiter learns of the end within a second of it, as a poll would.
   bool outlast_owner(Key key, const Reply& reply) {
-    if (!intervener_.holds_for_owner(key, reply, node_)) return false;
-    sim::Duration wait = sim::kMillisecond;
-    for (int i = 0; i < kMaxHolds && intervener_.holds_for_owner(key, reply, node_); ++i) {
+    int holds = 0;
+    for (sim::Duration wait = sim::kMillisecond; holds < kMaxHolds && intervener_.holds_for_owner(key, reply, node_);
+         ++holds, wait = std::min<sim::Duration>(wait * 2, sim::kSecond)) {
       sim::sleep(wait);
-      wait = std::min<sim::Duration>(wait * 2, sim::kSecond);
     }
-    return true;
+    return holds > 0;
   }
 
   bool completion_must_land(const Op& op) const {
@@ -93,8 +92,7 @@ class InterveningStoreClient final : public StoreClient {
 
 bool Intervener::at_work(AttemptId owner) const {
   if (!ledger_.has_attempt(owner)) return false;  // never issued, or folded into a settled group: it ended
-  const AttemptRecord& record = ledger_.attempt(owner);
-  return !record.ended_at && !record.crashed_at;
+  return ledger_.attempt(owner).at_work();
 }
 
 const char* to_string(PairFate fate) {

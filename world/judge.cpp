@@ -108,7 +108,7 @@ RunResult judge_run(const JudgeInput& in) {
   result.undelivered = in.ledger.undelivered;
   result.undelivered_latest = in.ledger.undelivered_latest;
   result.commit_failed = in.ledger.commit_failed;
-  result.payload_mismatches = in.ledger.payload_mismatches;
+  result.payload_mismatches = in.ledger.payload_refusals.size();
   result.payload_ignored = in.ledger.payload_ignored;
   return result;
 }

@@ -196,7 +196,7 @@ void QueueSource::account_due_after(Ledger& ledger, sim::Time end) const {
   // only if the consumer does not delete it in time.
   std::set<std::pair<MessageId, ProcessorId>> held;
   ledger.attempts.for_each([&held](const AttemptRecord& a) {
-    if (!a.ended_at && !a.crashed_at) held.emplace(a.id, a.processor);
+    if (a.at_work()) held.emplace(a.id, a.processor);
   });
   for (std::size_t p = 0; p < queues_.size(); ++p) {
     queues_[p]->for_each_due_after(end, [&](MessageId id, sim::Time due) {

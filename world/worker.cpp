@@ -73,7 +73,6 @@ class WorkerHooks final : public ProtocolHooks {
     auto& simulation = environment_.simulation;
     simulation.trace().record(simulation.now(), kTracePayloadRefused, node_.id(), id, attempt);
     environment_.observations.cover("protocol.payload_refused");
-    ++environment_.ledger.payload_mismatches;
     environment_.ledger.payload_refusals.emplace_back(simulation.now(), attempt);
   }
 
