@@ -470,17 +470,9 @@ CurveSeries curve_series(const ReportInput& in, const std::string& key) {
   return s;
 }
 
-// Duplicate rate with Wilson intervals (and the analytic rate, when given).
-Figure duplicate_rate_curve(const ReportInput& in, const CurveSeries& series) {
-  const std::string* key = &series.key;
-  const Axis& axis = series.axis;
-  const auto& groups = series.groups;
-  const bool truncated = series.truncated;
-  Figure rate;
-  rate.name = "curve-duplicate-rate";
-  rate.heading = "Duplicate rate against " + *key;
-  // A logarithmic y axis when the rates span two decades or more (a tuning sweep: 3e-2 .. 1e-6), so the small
-  // ones do not sit on the x axis. Zero rates have no place on it and are left out (the table has them).
+// The smallest and largest positive value the duplicate-rate curve draws: rates, their intervals' upper ends,
+// the analytic rates and the target. (infinity, 0) when there is none.
+std::pair<double, double> positive_rate_range(const ReportInput& in) {
   double lowest_positive = std::numeric_limits<double>::infinity();
   double highest = 0.0;
   for (const auto& cell : in.cells) {
@@ -496,8 +488,26 @@ Figure duplicate_rate_curve(const ReportInput& in, const CurveSeries& series) {
       }
     }
   }
+  return {lowest_positive, highest};
+}
+
+// Duplicate rate with Wilson intervals (and the analytic rate, when given).
+Figure duplicate_rate_curve(const ReportInput& in, const CurveSeries& series) {
+  const std::string* key = &series.key;
+  const Axis& axis = series.axis;
+  const auto& groups = series.groups;
+  const bool truncated = series.truncated;
+  Figure rate;
+  rate.name = "curve-duplicate-rate";
+  rate.heading = "Duplicate rate against " + *key;
+  // A logarithmic y axis when the rates span two decades or more (a tuning sweep: 3e-2 .. 1e-6), so the small
+  // ones do not sit on the x axis. A zero rate has no place on it: it is drawn at the bottom edge, a decade below
+  // the lowest positive value, so its series keeps its points and its legend entry.
+  const auto [lowest_positive, highest] = positive_rate_range(in);
   const bool log_y = highest > 0 && highest / lowest_positive >= 100.0;
+  const double floor = lowest_positive / 10.0;
   const auto on_axis = [&](double v) { return log_y && !(v > 0) ? kNaN : v; };
+  const auto measured_on_axis = [&](double v) { return log_y && !(v > 0) ? floor : v; };
   bool any_analytic = false;
   bool any_zero = false;
   for (const auto& group : groups) {
@@ -509,8 +519,8 @@ Figure duplicate_rate_curve(const ReportInput& in, const CurveSeries& series) {
       any_zero = any_zero || (measured && cell->duplicate_rate == 0.0);
       const double low = measured ? cell->duplicate_interval.low : kNaN;
       rate.data += fmt::format("{} {} {} {} {}\n", number(axis.coordinate(param_or_empty(*cell, *key))),
-                               number(measured ? on_axis(cell->duplicate_rate) : kNaN),
-                               number(log_y && low <= 0 ? lowest_positive / 10.0 : low),
+                               number(measured ? measured_on_axis(cell->duplicate_rate) : kNaN),
+                               number(log_y && low <= 0 ? floor : low),
                                number(measured ? cell->duplicate_interval.high : kNaN), number(on_axis(a)));
     }
     rate.data += "\n\n";
@@ -520,7 +530,8 @@ Figure duplicate_rate_curve(const ReportInput& in, const CurveSeries& series) {
   rate.script += fmt::format("set title {}\n", gnuplot_string(rate.heading + " (bars: 95% Wilson interval)"));
   rate.script += x_axis_settings(axis);
   rate.script += "set ylabel \"duplicate effects per (message, processor)\"\nset key outside right top\n";
-  rate.script += log_y ? "set logscale y\nset format y \"%.0e\"\n" : "set yrange [0:*]\n";
+  rate.script += log_y ? fmt::format("set logscale y\nset format y \"%.0e\"\nset yrange [{}:*]\n", number(floor))
+                       : "set yrange [0:*]\n";
   std::string plot = "plot ";
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (g > 0) plot += ", \\\n     ";
@@ -546,8 +557,10 @@ Figure duplicate_rate_curve(const ReportInput& in, const CurveSeries& series) {
   if (any_analytic) rate.caption += " Dashed: " + html_escape(in.analytic_label) + ".";
   if (in.target_rate) rate.caption += " Red: " + html_escape(in.target_label) + ".";
   if (log_y) {
-    rate.caption += " The y axis is logarithmic (the rates span two decades or more)";
-    rate.caption += any_zero ? "; cells without a duplicate have no point on it (see the table)." : ".";
+    rate.caption += " The y axis is logarithmic (the rates and their intervals span two decades or more)";
+    rate.caption += any_zero ? fmt::format("; a cell without a duplicate is drawn on the bottom edge ({}), its bar up "
+                                           "to the upper end of its interval.", fmt::format("{:.3g}", floor))
+                             : ".";
   }
   if (truncated) rate.caption += fmt::format(" Only the first {} series are drawn; the table has every cell.", kMaxSeries);
   return rate;

@@ -93,12 +93,14 @@ TargetVerdict judge_target(const SweepTarget& target, const reports::CellSummary
   TargetVerdict v;
   if (cell.trials == 0) {
     v.verdict = "n/a";
+    v.reason = "no trials";
     return v;
   }
-  const bool no_samples = (target.field.rfind("wait_time.", 0) == 0 && cell.wait_time.count == 0) ||
-                          (target.field.rfind("recovery_latency.", 0) == 0 && cell.recovery_latency.count == 0);
-  if (no_samples) {
-    v.verdict = "n/a";  // a quantile of no samples is no value to judge
+  // A quantile of no samples is no value to judge.
+  if (target.field.rfind("wait_time.", 0) == 0 && cell.wait_time.count == 0) v.reason = "no waits";
+  if (target.field.rfind("recovery_latency.", 0) == 0 && cell.recovery_latency.count == 0) v.reason = "no recoveries";
+  if (!v.reason.empty()) {
+    v.verdict = "n/a";
     return v;
   }
   const bool cause = target.field.rfind("by_cause.", 0) == 0;
@@ -146,13 +148,12 @@ std::string targets_table(const std::vector<SweepTarget>& targets, const std::ve
     for (const auto& t : targets) {
       const auto v = judge_target(t, cell);
       all_pass = all_pass && v.verdict == "pass";
+      const std::string spread = !v.reason.empty() ? "(" + v.reason + ")"
+                                 : v.interval ? fmt::format("[{}, {}]", value_text(t.field, v.interval->low),
+                                                            value_text(t.field, v.interval->high))
+                                              : std::string("(point value)");
       out += fmt::format("  {:>4}  {:<{}}  {:<{}}  {:>10}  {:>24}  {}\n", cell.index, params, params_width, t.text,
-                         target_width,
-                         value_text(t.field, v.value),
-                         v.interval ? fmt::format("[{}, {}]", value_text(t.field, v.interval->low),
-                                                  value_text(t.field, v.interval->high))
-                                    : std::string("(point value)"),
-                         v.verdict);
+                         target_width, v.reason.empty() ? value_text(t.field, v.value) : "-", spread, v.verdict);
     }
   }
   return out;
@@ -167,6 +168,10 @@ nlohmann::ordered_json targets_json(const std::vector<SweepTarget>& targets,
       nlohmann::ordered_json row{{"cell", cell.index}, {"target", t.text}, {"field", t.field},
                                  {"at_most", t.at_most}, {"limit", t.limit}, {"value", v.value},
                                  {"verdict", v.verdict}};
+      if (!v.reason.empty()) {
+        row["value"] = nullptr;  // no value was measured
+        row["reason"] = v.reason;
+      }
       row["interval"] = v.interval ? nlohmann::ordered_json{v.interval->low, v.interval->high}
                                    : nlohmann::ordered_json();
       out.push_back(row);

@@ -33,8 +33,9 @@ struct TargetVerdict {
   // "pass", "fail", "undecided" (a rate whose interval contains the limit), "n/a" (no trials, or a latency
   // quantile without samples)
   std::string verdict;
-  double value = 0.0;
+  double value = 0.0;                           // meaningless when n/a
   std::optional<reports::Interval> interval;  // rates only
+  std::string reason;                           // why n/a: "no trials", "no recoveries", "no waits"
 };
 TargetVerdict judge_target(const SweepTarget& target, const reports::CellSummary& cell);
 

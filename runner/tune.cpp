@@ -160,6 +160,8 @@ nlohmann::ordered_json analysis_json(const TuneInput& in, const TuneAnalysis& a)
     candidates.push_back(candidate);
   }
   json["candidates"] = candidates;
+  // The shares of pauses and skew are differences of Monte Carlo survivals: below this, 0 means "not seen".
+  json["takeover_share_resolution"] = a.law->resolution();
   json["notes"] = a.notes;
   return json;
 }
@@ -490,8 +492,8 @@ std::optional<ConfirmationWorld> confirmation_world(const TuneOptions& o, const 
 
 // The expected duplicate rate of each cause at the recommendation, with its 95% Wilson interval: the causes seen,
 // then one row for every other cause (0, with the interval a count of 0 allows). `crash_scale` (given crash rate /
-// the confirmation's, 1 when not raised) scales the causes a crash opens (intervention NoCrash): at most 2% of
-// attempts are hit, so their rate is proportional to the crash rate.
+// the confirmation's, 1 when not raised) scales the causes a crash opens (intervention NoCrash): at most
+// kMostAttemptsHit of attempts are hit, so their rate is proportional to the crash rate.
 std::vector<reports::TuneCauseRow> cause_rows(const Confirmation& c, double crash_scale, nlohmann::ordered_json& json) {
   std::vector<reports::TuneCauseRow> rows;
   json = nlohmann::ordered_json::array();

@@ -276,7 +276,9 @@ ConfirmationSize size_confirmation(const TuneInput& in, const TuneAnalysis& a, s
   size.crash_rate_per_second = in.crash_rate_per_second;
   if (in.crash_rate_per_second > 0 && recoveries(in.crash_rate_per_second, messages) < wanted) {
     const double needed = wanted / recoveries(1.0, messages);
-    const double ceiling = 0.02 / typical_s;  // 2% of attempts hit
+    // At most 0.5% of attempts hit: a rerun is then hit as rarely, and the p99 stays the one wait a crash
+    // costs at the given rate, not a second wait that only the raised rate makes (that needs 1% of reruns hit).
+    const double ceiling = kMostAttemptsHit / typical_s;
     const double raised = std::stod(fmt::format("{:.3g}", std::min(needed, ceiling)));
     if (raised > in.crash_rate_per_second) {
       size.crash_rate_per_second = raised;

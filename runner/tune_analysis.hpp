@@ -111,12 +111,16 @@ TuneAnalysis analyze_tuning(const TuneInput& input);
 // A p99 rests on at least this many samples (the 99th percentile of fewer is the largest value or near it).
 inline constexpr std::uint64_t kRecoveriesForP99 = 100;
 
+// The share of attempts a raised crash rate may hit in the confirmation (size_confirmation).
+inline constexpr double kMostAttemptsHit = 0.005;
+
 // How the confirmation scenario is sized. Messages arrive at a rate that keeps the 8 consumers about 30% busy.
 // The crash side needs kRecoveriesForP99 recoveries in each seed for its p99 (a cell's p99 is the median of its
 // seeds' p99s), and aims 20% above that: when the given crash rate would give fewer, the scenario crashes more
 // often (the time a crashed message waits does not depend on how often crashes come, only the number of samples
-// does), up to a rate at which 2% of attempts are hit, so the takeover side stays what it measures; when that is
-// still too few, it runs more messages (at most 100000 a seed).
+// does), up to a rate at which kMostAttemptsHit of attempts are hit, so the takeover side stays what it measures
+// and a rerun is hit too rarely to move the p99 (it stays the one wait a crash at the given rate costs); when
+// that is still too few, it runs more messages (at most 100000 a seed).
 struct ConfirmationSize {
   std::int64_t messages = 0;            // per seed, as the scenario runs them
   bool messages_raised = false;         // above --messages

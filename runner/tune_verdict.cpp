@@ -24,21 +24,37 @@ std::string takeover_rate_text(const TuneInput& in, double rate) {
   return rate_text(rate);
 }
 
+namespace {
+
+// A share the Monte Carlo draws weigh: none of them landing between the two survivals says the share is below
+// one draw in all of them, not that it is zero.
+std::string share_text(const TakeoverLaw& law, double share) {
+  if (share == 0.0 && law.resolution() > 0.0) return "< " + rate_text(law.resolution());
+  return rate_text(share);
+}
+
+}  // namespace
+
 std::string candidate_rate_text(const TuneInput& in, const TuneAnalysis& a, const TuneCandidate& c) {
   if (a.law->exact()) return takeover_rate_text(in, c.takeover_rate);
-  return fmt::format("{} (work {}, pauses {}, skew {})", rate_text(c.takeover_rate), rate_text(c.work_rate),
-                     rate_text(c.pause_rate), rate_text(c.skew_rate));
+  std::string shares = "work " + rate_text(c.work_rate);
+  if (in.pause_every && in.pause_for) shares += ", pauses " + share_text(*a.law, c.pause_rate);
+  if (in.clock_skew) shares += ", skew " + share_text(*a.law, c.skew_rate);
+  return fmt::format("{} ({})", rate_text(c.takeover_rate), shares);
 }
 
 std::string candidates_text(const TuneInput& in, const TuneAnalysis& a) {
-  std::string out = fmt::format("  {:>10}  {:>22}  {:>19}  {:>18}  {}\n", "mpt", "takeover dup rate", "recovery ~ mpt+poll",
-                                "crash delay/msg", "");
+  std::size_t rate_width = 22;  // the column fits its longest rate (with pauses or skew, a rate and its shares)
+  for (const auto& c : a.candidates) rate_width = std::max(rate_width, candidate_rate_text(in, a, c).size());
+  std::string out = fmt::format("  {:>10}  {:>{}}  {:>19}  {:>18}\n", "mpt", "takeover dup rate", rate_width,
+                                "recovery ~ mpt+poll", "crash delay/msg");
   for (const auto& c : a.candidates) {
     std::string flags = c.label;
     if (!c.meets_target) flags += "; over target";
     if (!c.within_patience) flags += "; beyond patience";
-    out += fmt::format("  {:>10}  {:>22}  {:>19}  {:>18}  {}\n", d(c.mpt), candidate_rate_text(in, a, c), d(c.recovery),
-                       reports::format_time(static_cast<std::int64_t>(std::llround(c.crash_delay_ns))), flags);
+    out += fmt::format("  {:>10}  {:>{}}  {:>19}  {:>18}  {}\n", d(c.mpt), candidate_rate_text(in, a, c), rate_width,
+                       d(c.recovery), reports::format_time(static_cast<std::int64_t>(std::llround(c.crash_delay_ns))),
+                       flags);
   }
   return out;
 }
@@ -138,14 +154,19 @@ namespace {
 // What bounds recovery in the confirmation world, and the analytic value beside the measured one.
 std::string recovery_comparison(const TuneInput& in, const reports::CellSummary& cell, const RecoveryEstimate& analytic,
                                 const SeedSpread& spread, sim::Duration mpt, const RecoveryWorld& world) {
-  const bool p50_agrees = analytic.p50 >= spread.p50_low && analytic.p50 <= spread.p50_high;
-  const bool p99_agrees = analytic.p99 >= spread.p99_low && analytic.p99 <= spread.p99_high;
+  const auto where = [](sim::Duration value, sim::Duration low, sim::Duration high) {
+    return value >= low && value <= high ? "within" : "outside";
+  };
+  const std::string p50 = where(analytic.p50, spread.p50_low, spread.p50_high);
+  const std::string p99 = where(analytic.p99, spread.p99_low, spread.p99_high);
+  const std::string agreement = p50 == p99 ? fmt::format("both {} the seeds' range", p50)
+                                           : fmt::format("p50 {} and p99 {} the seeds' range", p50, p99);
   return fmt::format(
-      "measured p50 {} (seeds {}..{}) and p99 {} (seeds {}..{}); analytic p50 {} and p99 {} ({} the seeds' range: "
-      "mpt {} less the work done before the crash, plus up to one poll {}, plus the work run again; {})",
+      "measured p50 {} (seeds {}..{}) and p99 {} (seeds {}..{}); analytic p50 {} and p99 {}, {} (mpt {} less the "
+      "work done before the crash, plus up to one poll {}, plus the work run again; {})",
       d(cell.recovery_latency.p50), d(spread.p50_low), d(spread.p50_high), d(cell.recovery_latency.p99),
-      d(spread.p99_low), d(spread.p99_high), d(analytic.p50), d(analytic.p99),
-      p50_agrees && p99_agrees ? "within" : "outside", d(mpt), d(in.poll), world.redelivery);
+      d(spread.p99_low), d(spread.p99_high), d(analytic.p50), d(analytic.p99), agreement, d(mpt), d(in.poll),
+      world.redelivery);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include "reports/cells.hpp"
@@ -67,6 +68,41 @@ TEST(ReportLegibility, CoincidingCurvesDrawTheEarlierSeriesWithLargerPointsSoBot
   ASSERT_NE(second, std::string::npos);
   EXPECT_NE(script.substr(first, second - first).find("ps 1.6"), std::string::npos) << script;
   EXPECT_NE(script.substr(second).find("ps 1.1"), std::string::npos) << script;
+  fs::remove_all(dir);
+}
+
+// A ttl that removes every duplicate gives a series of zero rates: on a log axis 0 has no place, and a series
+// without a point loses its legend entry. Its points sit on the bottom edge instead, named in the caption.
+TEST(ReportLegibility, ASeriesOfZeroRatesOnALogAxisKeepsItsPointsOnTheBottomEdge) {
+  reports::ReportInput in = spread_grid();
+  for (auto& cell : in.cells) {
+    if (cell.params.back().second != "6d") continue;
+    cell.duplicates = 0;
+    cell.duplicate_rate = 0.0;
+    cell.duplicate_interval = reports::wilson_interval(0, cell.trials);
+    cell.by_cause = {};
+  }
+  const fs::path dir = temp_dir("zeros");
+  ASSERT_TRUE(reports::write_report(dir, in).ok());
+  const std::string script = test_support::read_file(dir / "report" / "curve-duplicate-rate.gp");
+  EXPECT_NE(script.find("set logscale y"), std::string::npos) << script;
+  const auto range = script.find("set yrange [");
+  ASSERT_NE(range, std::string::npos) << "the axis starts at the bottom edge the zeros are drawn on: " << script;
+  const std::string floor = script.substr(range + 12, script.find(':', range) - range - 12);
+  const std::string data = test_support::read_file(dir / "report" / "curve-duplicate-rate.dat");
+  const auto second_series = data.find("\n\n\n");
+  ASSERT_NE(second_series, std::string::npos) << data;
+  std::size_t points = 0;
+  std::istringstream rows(data.substr(second_series + 3));
+  for (std::string row; std::getline(rows, row);) {
+    if (row.empty()) continue;
+    ++points;
+    const auto y_start = row.find(' ') + 1;
+    EXPECT_EQ(row.substr(y_start, row.find(' ', y_start) - y_start), floor) << "a zero rate at the floor: " << row;
+  }
+  EXPECT_EQ(points, 3u) << data;
+  const std::string html = test_support::read_file(dir / "report.html");
+  EXPECT_NE(html.find("a cell without a duplicate is drawn on the bottom edge"), std::string::npos);
   fs::remove_all(dir);
 }
 

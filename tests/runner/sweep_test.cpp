@@ -602,6 +602,9 @@ TEST(SweepTarget, ACellPassesOnlyWhenItsWholeIntervalIsOnTheTargetsSideAndAnUnkn
   EXPECT_EQ(judge("by_cause.expired<=0"), "undecided") << "no duplicate in 10000 trials cannot show a rate of 0";
   cell.recovery_latency.count = 0;
   EXPECT_EQ(judge("recovery_latency.p99<=5s"), "n/a") << "a quantile of no samples";
+  EXPECT_EQ(runner::judge_target(*runner::parse_sweep_target("recovery_latency.p99<=5s", error), cell).reason,
+            "no recoveries")
+      << "n/a says why, so a 0 is not read as a measured latency";
   EXPECT_FALSE(runner::parse_sweep_target("duplicate_ratio<=0.1", error).has_value());
   EXPECT_NE(error.find("allowed: "), std::string::npos) << error;
   EXPECT_NE(error.find("recovery_latency.p99"), std::string::npos) << error;

@@ -139,7 +139,7 @@ TEST(TuneScenario, AScenarioTuneCannotUseExitsTwoNamingItsFileLineAndColumn) {
   fs::remove_all(dir);
 }
 
-// At the README's inputs the confirmation crashes 360x more often than the given 1/h (for a p99 of recovery): the
+// At the README's inputs the confirmation crashes 90x more often than the given 1/h (for a p99 of recovery): the
 // per-cause table gives every cause seen with its Wilson interval, and a cause a crash opens also scaled back to the
 // given rate.
 TEST(TuneCauses, EachCauseSeenHasItsRateAndIntervalAndACrashCauseIsAlsoGivenAtTheGivenCrashRate) {
@@ -150,7 +150,7 @@ TEST(TuneCauses, EachCauseSeenHasItsRateAndIntervalAndACrashCauseIsAlsoGivenAtTh
   const auto json = read_json(dir / "tune.json");
   const auto& by_cause = json["expected_duplicates_by_cause"];
   const double scale = (1.0 / 3600.0) / json["confirmation_plan"]["crash_rate_per_second"].get<double>();
-  ASSERT_LT(scale, 0.01) << "the confirmation raised the crash rate";
+  ASSERT_LT(scale, 0.02) << "the confirmation raised the crash rate";
   bool crash_cause = false;
   for (const auto& c : by_cause["causes"]) {
     const double rate = c["rate"];

@@ -335,7 +335,7 @@ TEST(Tune, TheConfirmationIsSizedForAP99OfRecoveriesInEverySeed) {
   const auto a = runner::analyze_tuning(in);
   const auto size = runner::size_confirmation(in, a, 2000, 5);
   EXPECT_TRUE(size.crash_rate_raised);
-  EXPECT_LE(size.crash_rate_per_second * 0.2, 0.02 + 1e-12) << "at most 2% of 200ms attempts hit";
+  EXPECT_LE(size.crash_rate_per_second * 0.2, 0.005 + 1e-12) << "at most 0.5% of 200ms attempts hit";
   EXPECT_GE(size.expected_recoveries, 1.2 * runner::kRecoveriesForP99);
   EXPECT_TRUE(size.messages_raised);
   EXPECT_GT(size.messages, 2000);
@@ -525,6 +525,26 @@ TEST(TuneStale, PausesOnlyEverAddToTheTakeoverRateAndWithoutThemTheLawIsTheProce
   }
   // A 2s pause in a 200ms-mean work: past a few means of the work, what remains is the pauses' share.
   EXPECT_GT(paused.pause_share(2 * sim::kSecond), 10 * paused.work_share(2 * sim::kSecond));
+}
+
+// The payment question's hourly pause of up to 3s: far in the tail none of the 10^6 paired draws lands where a
+// pause pushes work past mpt. That share is unknown below one draw in 10^6, so it must not read as 0; an input
+// not given (clock skew) has no share to print.
+TEST(TuneStale, APauseShareNoDrawLandsInIsPrintedBelowTheResolutionAndAnInputNotGivenIsNotPrinted) {
+  runner::TuneInput in = with_pauses("lognormal(median=800ms, p99=6s)", "exponential(mean=1h)", "uniform(0s, 3s)");
+  in.target_duplicates = 1e-4;
+  const auto a = runner::analyze_tuning(in);
+  ASSERT_TRUE(a.recommended_mpt);
+  const auto recommended = std::find_if(a.candidates.begin(), a.candidates.end(),
+                                        [&](const runner::TuneCandidate& c) { return c.mpt == *a.recommended_mpt; });
+  ASSERT_NE(recommended, a.candidates.end());
+  ASSERT_EQ(recommended->pause_rate, 0.0) << "no draw lands in the pause's share at " << *a.recommended_mpt;
+  const std::string text = runner::candidate_rate_text(in, a, *recommended);
+  EXPECT_NE(text.find("pauses < 1e-06"), std::string::npos) << text;
+  EXPECT_EQ(text.find("skew"), std::string::npos) << text;
+  const std::string table = runner::candidates_text(in, a);
+  EXPECT_EQ(table.find("pauses 0,"), std::string::npos) << table;
+  EXPECT_EQ(table.find("pauses 0)"), std::string::npos) << table;
 }
 
 // Work of exactly 100ms; pauses of exactly 500ms after exponential intervals of mean 1s (memoryless: at any
