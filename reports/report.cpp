@@ -437,10 +437,13 @@ std::string x_axis_settings(const Axis& axis) {
   });
   std::string s = fmt::format("set xlabel {}\n", gnuplot_string(axis.key + (durations ? " (seconds)" : "")));
   if (axis.log_scale()) s += "set logscale x\n";
+  // A margin above the highest value too, so a target or patience line at a round value is not drawn on the top
+  // border.
   if (axis.numeric) {
-    s += "set offsets graph 0.04, graph 0.04, 0, 0\n";
+    s += "set offsets graph 0.04, graph 0.04, graph 0.08, 0\n";
   } else {
-    s += fmt::format("set xrange [-0.5:{}]\n", number(static_cast<double>(axis.values.size()) - 0.5));
+    s += fmt::format("set xrange [-0.5:{}]\nset offsets 0, 0, graph 0.08, 0\n",
+                     number(static_cast<double>(axis.values.size()) - 0.5));
   }
   if (axis.values.size() <= 14) s += fmt::format("set xtics {}\n", tics(axis));
   const std::size_t longest = std::max_element(axis.values.begin(), axis.values.end(),

@@ -60,10 +60,9 @@ std::string survival_svg(const SurvivalPlot& plot) {
   }
   out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333333\"/>\n", kLeft,
                      kTop, plot_w, plot_h);
-  out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">processing time t</text>\n",
-                     kLeft + plot_w / 2, kHeight - 10);
-  out += fmt::format("<text transform=\"translate(16 {:.1f}) rotate(-90)\" text-anchor=\"middle\">P(processing time "
-                     "&gt; t) = takeover rate at max_processing_time t</text>\n", kTop + plot_h / 2);
+  out += fmt::format("<text x=\"{0:.1f}\" y=\"{1}\" text-anchor=\"middle\">{2} t</text>\n<text transform=\"translate(16 "
+                     "{3:.1f}) rotate(-90)\" text-anchor=\"middle\">P({2} &gt; t) = takeover rate at max_processing_time "
+                     "t</text>\n", kLeft + plot_w / 2, kHeight - 10, html_escape(plot.variable), kTop + plot_h / 2);
   // The curve: a step function through the points (empirical samples are steps; a smooth law has many points).
   std::string path;
   for (std::size_t i = 0; i < plot.points.size(); ++i) {

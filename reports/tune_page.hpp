@@ -22,6 +22,7 @@ struct SurvivalPlot {
   std::optional<std::int64_t> recommended;              // the recommended max_processing_time (a vertical line)
   std::optional<std::int64_t> patience_limit;           // the largest mpt within the patience (a vertical line)
   std::string title;
+  std::string variable = "processing time";             // what t is: "processing time + pauses", ...
 };
 
 // A self-contained inline <svg> of `plot` (no script, no external reference). Deterministic.

@@ -38,6 +38,7 @@ reports::SurvivalPlot survival_plot(const TuneInput& in, const TuneAnalysis& a) 
   reports::SurvivalPlot plot;
   plot.title = a.law->exact() ? "Processing time: P(T > t), the takeover rate of max_processing_time = t"
                               : "P(" + a.law->name() + " > t), the takeover rate of max_processing_time = t";
+  plot.variable = a.law->name();
   plot.target = in.target_duplicates;
   plot.target_quantile = a.target_mpt_exact;
   plot.recommended = a.recommended_mpt;
@@ -648,7 +649,7 @@ int run_tune(const TuneOptions& o) {
   report.scenario_path = world->path.string();
   report.scenario_toml = world->text;
   report.command = this_command_line() + "\n\n# the confirmation sweep alone:\n" + sweep_command;
-  report.analytic_label = "analytic P(T > mpt)";
+  report.analytic_label = a.law->exact() ? "analytic P(T > mpt)" : "analytic P(" + a.law->name() + " > mpt)";
   report.target_rate = in.target_duplicates;
   report.target_label = "target " + rate_text(in.target_duplicates);
   if (in.patience) {
