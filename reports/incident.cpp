@@ -20,6 +20,36 @@ constexpr double kTop = 40;         // room for the axis
 constexpr double kBreak = 34;       // the width of a cut-out idle stretch
 constexpr double kCharWidth = 6.2;  // 11px sans-serif, roughly
 constexpr std::size_t kListedPerCause = 200;  // past it, the command that prints the others
+constexpr std::size_t kMostEventsDrawn = 400;  // per message, in the drawing and in each table; keeps a page small
+constexpr std::size_t kMostWhys = 5;             // duplicates of one message explained in full on the page
+
+// Width of a label in px: capitals are wider than the 11px sans-serif average.
+double label_width(std::string_view text) {
+  double width = 0;
+  for (const char c : text) width += (c >= 'A' && c <= 'Z') ? 8.0 : kCharWidth;
+  return width;
+}
+
+// The events a message's drawing shows: kMostEventsDrawn consecutive ones in time order, from the first, or,
+// when the first duplicate effect (the reason the page exists) comes later, from a quarter of the window before
+// it. The others are counted, and the page says how to see them.
+std::pair<std::size_t, std::size_t> drawn_window(const Story& story) {
+  const auto& events = story.events;
+  const auto first_duplicate = static_cast<std::size_t>(
+      std::find_if(events.begin(), events.end(), [](const StoryEvent& ev) { return ev.duplicate; }) - events.begin());
+  std::size_t from = 0;
+  if (first_duplicate < events.size() && first_duplicate >= kMostEventsDrawn * 3 / 4) {
+    from = first_duplicate - kMostEventsDrawn / 4;
+  }
+  return {from, std::min(events.size(), from + kMostEventsDrawn)};
+}
+
+std::vector<const StoryEvent*> drawn_events(const Story& story) {
+  const auto [from, to] = drawn_window(story);
+  std::vector<const StoryEvent*> out;
+  for (std::size_t i = from; i < to; ++i) out.push_back(&story.events[i]);
+  return out;
+}
 
 // Virtual time -> x, with idle stretches cut out: events closer than `gap` form a segment drawn to scale; each
 // longer silence between segments is a fixed-width break labelled with its length.
@@ -69,12 +99,16 @@ class TimeAxis {
       const Segment& s = segments_[i];
       out += fmt::format("<line class=\"axis\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"/>\n", s.x, kTop - 8,
                          s.x + s.width, kTop - 8);
-      for (const sim::Time t : ticks(s)) {
-        const double at = x(t);
+      const std::vector<sim::Time> at_ticks = ticks(s);
+      const std::vector<std::string> labels = tick_labels(at_ticks);
+      for (std::size_t k = 0; k < at_ticks.size(); ++k) {
         out += fmt::format("<line class=\"tick\" x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>"
                            "<text class=\"tick-label\" x=\"{0:.1f}\" y=\"{3:.1f}\">{4}</text>\n",
-                           at, kTop - 8, bottom, kTop - 13, format_time(t));
+                           x(at_ticks[k]), kTop - 8, bottom, kTop - 13, labels[k]);
       }
+      // Each stretch between cuts has its own scale: say how long it is.
+      out += fmt::format("<text class=\"segment-label\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n", s.x + s.width / 2,
+                         bottom + 27, s.end > s.start ? "this stretch: " + format_time(s.end - s.start) : "one instant");
       if (i + 1 < segments_.size()) {
         const double bx = s.x + s.width + kBreak / 2;
         out += fmt::format("<text class=\"break\" x=\"{:.1f}\" y=\"{:.1f}\">//</text>"
@@ -90,6 +124,17 @@ class TimeAxis {
     sim::Time start, end;
     double x, width;
   };
+
+  // The ticks' labels: their times, or, where two would read the same (ticks 10us apart at 17.29s), the first
+  // tick's time and the others as offsets from it ("+10us").
+  static std::vector<std::string> tick_labels(const std::vector<sim::Time>& at) {
+    std::vector<std::string> labels;
+    for (const sim::Time t : at) labels.push_back(format_time(t));
+    const bool repeats = std::adjacent_find(labels.begin(), labels.end()) != labels.end();
+    if (!repeats) return labels;
+    for (std::size_t k = 1; k < at.size(); ++k) labels[k] = "+" + format_time(at[k] - at.front());
+    return labels;
+  }
 
   // Round times inside a segment, about one per 120px.
   static std::vector<sim::Time> ticks(const Segment& s) {
@@ -118,9 +163,8 @@ class TimeAxis {
 // to the mark's tooltip.
 class LabelRows {
  public:
-  std::optional<int> place(std::uint32_t lane, double x, std::size_t characters) {
+  std::optional<int> place(std::uint32_t lane, double x, double width) {
     auto& rows = taken_[lane];
-    const double width = static_cast<double>(characters) * kCharWidth;
     for (int row = 0; row < 3; ++row) {
       if (rows[row] <= x) {
         rows[row] = x + width + 6;
@@ -170,13 +214,19 @@ std::string when(const StoryEvent& ev) {
   return ev.end > ev.time ? format_time(ev.time) + " to " + format_time(ev.end) : format_time(ev.time);
 }
 
-std::string story_svg(const Story& story, const std::vector<std::string>& names) {
+// The axis through the instants and ends of the events drawn.
+TimeAxis axis_of(const std::vector<const StoryEvent*>& drawn) {
   std::vector<sim::Time> times;
-  for (const auto& ev : story.events) {
-    times.push_back(ev.time);
-    times.push_back(ev.end);
+  for (const auto* ev : drawn) {
+    times.push_back(ev->time);
+    times.push_back(ev->end);
   }
-  const TimeAxis axis(times);
+  return TimeAxis(times);
+}
+
+std::string story_svg(const Story& story, const std::vector<std::string>& names) {
+  const std::vector<const StoryEvent*> drawn = drawn_events(story);
+  const TimeAxis axis = axis_of(drawn);
   std::map<std::uint32_t, double> lane_y;  // a lane's bar centre
   for (std::size_t i = 0; i < story.lanes.size(); ++i) {
     lane_y[story.lanes[i]] = kTop + kLaneHeight * static_cast<double>(i) + 22;
@@ -186,7 +236,7 @@ std::string story_svg(const Story& story, const std::vector<std::string>& names)
   std::string out = fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"{:.0f}\" "
                                 "height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\" role=\"img\" aria-label=\"timeline "
                                 "of message {}\">\n",
-                                width, bottom + 24, width, bottom + 24, story.message);
+                                width, bottom + 34, width, bottom + 34, story.message);
   for (std::size_t i = 0; i < story.lanes.size(); ++i) {
     const double top = kTop + kLaneHeight * static_cast<double>(i);
     out += fmt::format("<rect class=\"lane{}\" x=\"0\" y=\"{:.1f}\" width=\"{:.0f}\" height=\"{:.0f}\"/>"
@@ -197,7 +247,8 @@ std::string story_svg(const Story& story, const std::vector<std::string>& names)
   LabelRows rows;
   // Spans first (attempts, polls, store calls), then marks on top of them.
   for (const int pass : {0, 1}) {
-    for (const auto& ev : story.events) {
+    for (const auto* drawn_event : drawn) {
+      const StoryEvent& ev = *drawn_event;
       const bool span = ev.role == StoryRole::Attempt || ev.end > ev.time;
       if ((pass == 0) != span) continue;
       const double y = lane_y[ev.node];
@@ -229,10 +280,10 @@ std::string story_svg(const Story& story, const std::vector<std::string>& names)
       if (!labelled(ev)) continue;
       const std::string label = ev.duplicate ? fmt::format("DUPLICATE ({})", ev.cause) : ev.short_text;
       // A label that would run off the right edge ends at its mark instead of starting there.
-      const double label_width = static_cast<double>(label.size()) * kCharWidth;
-      const bool flip = x0 + label_width > width - 4;
-      const double start = flip ? x0 - label_width : x0;
-      if (const auto row = rows.place(ev.node, start, label.size())) {
+      const double wide = label_width(label);
+      const bool flip = x0 + wide > width - 4;
+      const double start = flip ? x0 - wide : x0;
+      if (const auto row = rows.place(ev.node, start, wide)) {
         out += fmt::format("<text class=\"label {}\" x=\"{:.1f}\" y=\"{:.1f}\"{}>{}</text>\n", cls, x0,
                            y + 24 + 12 * *row, flip ? " text-anchor=\"end\"" : "", e(label));
       }
@@ -246,19 +297,25 @@ std::string anchor(std::uint64_t message) { return fmt::format("message-{}", mes
 
 std::string story_section(const Story& story, const IncidentInput& in) {
   std::string out = fmt::format("<section id=\"{}\">\n<h2>Message {}</h2>\n", anchor(story.message), story.message);
-  bool any = false;
+  std::size_t whys = 0;
   for (const auto& ev : story.events) {
-    if (!ev.duplicate) continue;
-    any = true;
+    if (!ev.duplicate || ++whys > kMostWhys) continue;
     out += fmt::format("<div class=\"why\" id=\"why-{}-{}\"><b>Duplicate execution by attempt {} at {} ({})</b>"
                        "<br>{}</div>\n",
                        story.message, ev.attempt, ev.attempt, format_time(ev.time), e(ev.cause), e(ev.because));
   }
-  if (!any) out += "<p>No duplicate execution of this message.</p>\n";
-  std::string memo;
-  for (const auto& x : in.result.memo_explanations) {
-    if (x.id == story.message) memo += fmt::format("<li>at {}: {}</li>\n", format_time(x.at), e(x.because));
+  if (whys == 0) out += "<p>No duplicate execution of this message.</p>\n";
+  if (whys > kMostWhys) {
+    out += fmt::format("<p class=\"note\">{} more duplicate executions of this message: <code>{} --message {} "
+                       "--explain</code> explains each.</p>\n", whys - kMostWhys, e(in.replay_command), story.message);
   }
+  std::string memo;
+  std::size_t memos = 0;
+  for (const auto& x : in.result.memo_explanations) {
+    if (x.id != story.message || ++memos > kMostWhys) continue;
+    memo += fmt::format("<li>at {}: {}</li>\n", format_time(x.at), e(x.because));
+  }
+  if (memos > kMostWhys) memo += fmt::format("<li>and {} more</li>\n", memos - kMostWhys);
   if (!memo.empty()) out += "<p>Callers handed another value than the first execution's:</p>\n<ul class=\"memo\">\n" + memo + "</ul>\n";
   out += "<div class=\"scroll\">" + story_svg(story, in.node_names) + "</div>\n";
   out += "<p class=\"legend\"><span class=\"k attempt\"></span>attempt (delivery to end) "
@@ -268,6 +325,12 @@ std::string story_section(const Story& story, const IncidentInput& in) {
          "<span class=\"k completion\"></span>completion <span class=\"k ack\"></span>acknowledgment "
          "<span class=\"k fault\"></span>crash, restart, pause, lost packet, timeout. "
          "Hover a mark for its details; <code>//</code> cuts out an idle stretch, its length below.</p>\n";
+  if (const auto [from, to] = drawn_window(story); to - from < story.events.size()) {
+    out += fmt::format("<p class=\"note\">Drawn and listed here: events {} to {} of this message's {}, from {} to {}. "
+                       "<code>{} --message {}</code> prints them all.</p>\n", from + 1, to, story.events.size(),
+                       format_time(story.events[from].time), format_time(story.events[to - 1].time),
+                       e(in.replay_command), story.message);
+  }
   if (story.omitted_faults > 0) {
     out += fmt::format("<p class=\"note\">{} other crashes, restarts or pauses of these nodes in this span happened "
                        "while they were not working on this message (not drawn).</p>\n",
@@ -275,14 +338,16 @@ std::string story_section(const Story& story, const IncidentInput& in) {
   }
   out += "<details><summary>Store operations on its keys</summary>\n<table>\n<tr><th>invoked</th><th>answered"
          "</th><th>node</th><th>operation</th></tr>\n";
-  for (const auto& ev : story.events) {
+  for (const auto* drawn_event : drawn_events(story)) {
+    const StoryEvent& ev = *drawn_event;
     if (ev.role != StoryRole::Store && ev.role != StoryRole::Completion) continue;
     out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", format_time(ev.time),
                        format_time(ev.end), e(node_label(in.node_names, ev.node)), e(ev.text));
   }
   out += "</table></details>\n<details><summary>Every event, in time order</summary>\n<table>\n"
          "<tr><th>time</th><th>node</th><th>what happened</th></tr>\n";
-  for (const auto& ev : story.events) {
+  for (const auto* drawn_event : drawn_events(story)) {
+    const StoryEvent& ev = *drawn_event;
     out += fmt::format("<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td></tr>\n", role_class(ev), when(ev),
                        e(node_label(in.node_names, ev.node)), e(ev.text));
   }
@@ -336,6 +401,7 @@ std::string duplicate_list(const IncidentInput& in) {
 
 constexpr const char* kIncidentStyle = R"(
 body { font: 14px/1.45 system-ui, sans-serif; margin: 24px; color: #1d1d1f; max-width: 1400px; }
+@media (max-width: 600px) { body { margin: 10px; } }
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px; } h3 { font-size: 15px; margin: 14px 0 4px; }
 code { background: #f2f2f4; padding: 1px 4px; border-radius: 3px; font-size: 12px; }
 .scroll { overflow-x: auto; border: 1px solid #ddd; border-radius: 6px; }
@@ -349,9 +415,10 @@ ul.duplicates { margin: 4px 0; padding-left: 22px; } ul.duplicates li { margin: 
 .k.store { background: #d6d6d6; } .k.effect { background: #2ca02c; border-radius: 7px; }
 .k.duplicate { background: #d62728; border-radius: 7px; } .k.completion { background: #fff; border: 2px solid #2ca02c; }
 .k.ack { background: #8e44ad; border-radius: 7px; } .k.fault { background: #d62728; width: 8px; }
-svg.timeline { font: 11px sans-serif; display: block; width: 100%; height: auto; }
+svg.timeline { font: 11px sans-serif; display: block; width: 100%; min-width: 960px; height: auto; }
 svg .lane0 { fill: #fafafa; } svg .lane1 { fill: #f1f3f6; } svg .lane-name { font-weight: bold; fill: #333; }
 svg .axis { stroke: #888; } svg .tick { stroke: #e0e0e0; } svg .tick-label { fill: #666; text-anchor: middle; font-size: 10px; }
+svg .segment-label { fill: #999; text-anchor: middle; font-size: 10px; font-style: italic; }
 svg .break { fill: #888; text-anchor: middle; font-weight: bold; } svg .break-label { fill: #888; text-anchor: middle; font-size: 10px; }
 svg .attempt rect { fill: #cfe0f7; stroke: #3b6fb6; } svg .poll rect { fill: #9ec5ee; stroke: #5b8fc7; }
 svg .store rect { fill: #d6d6d6; stroke: #999; } svg .completion rect { fill: #fff; stroke: #2ca02c; stroke-width: 2; }
@@ -371,7 +438,8 @@ std::string duplicate_mark_id(std::uint64_t message, std::uint64_t attempt) {
 
 std::string incident_html(const IncidentInput& in) {
   const lethe::RunResult& r = in.result;
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   out += fmt::format("<title>lethe incident: {} seed {}</title>\n<style>{}</style>\n</head>\n<body>\n", e(r.scenario),
                      r.seed, kIncidentStyle);
   out += fmt::format("<h1>What happened in {} seed {}</h1>\n", e(r.scenario), r.seed);

@@ -147,6 +147,7 @@ struct AttemptSpan {
 
 // A store call: invocation (the caller's send), execution, response (the caller's delivery) or its loss.
 struct StoreCall {
+  const char* op = "operation";  // get, put, upsert, ...: what a timeout of it names
   std::uint32_t caller = UINT32_MAX;
   sim::Time invoked = -1;
   sim::Time answered = -1;
@@ -230,7 +231,7 @@ void collect_own(const std::vector<sim::TraceRecord>& trace, std::uint64_t id, S
     if (!((message_kind(r.kind_name) && r.a == id) || about_message_key(r, id))) continue;
     facts.records.push_back(&r);
     if (r.kind_name == "store.execute") {
-      facts.calls[r.a];
+      facts.calls[r.a].op = op_name(r.c);
       facts.store_node = r.node;
     }
     if (r.kind_name == "sink.call") facts.sink_node = r.node;
@@ -346,8 +347,9 @@ void describe_store_call(StoryEvent& e, const sim::TraceRecord& r, const std::ve
   }
 }
 
-// A lost packet or a timeout in words.
-void describe_fault(StoryEvent& e, const sim::TraceRecord& r) {
+// A lost packet or a timeout in words; a timeout names the call that timed out (a store operation by its
+// request tag, else the provider call of the message).
+void describe_fault(StoryEvent& e, const sim::TraceRecord& r, const StoryFacts& facts) {
   static const std::map<std::string_view, std::pair<const char*, const char*>> faults = {
       {"drop.loss", {"the request was lost in the network", "lost request"}},
       {"drop.ack", {"the response was lost in the network (lost ACK)", "lost ACK"}},
@@ -358,6 +360,13 @@ void describe_fault(StoryEvent& e, const sim::TraceRecord& r) {
   if (const auto it = faults.find(r.kind_name); it != faults.end()) {
     e.text = fmt::format("{} (tag {})", it->second.first, r.a);
     e.short_text = it->second.second;
+  }
+  if (r.kind_name == "rpc.timeout" || r.kind_name == "rpc.late") {
+    const auto call = facts.calls.find(r.a);
+    const std::string what = call != facts.calls.end() ? fmt::format("store {}", call->second.op) : "provider call";
+    e.text = fmt::format("the {} {} (tag {})", what,
+                         r.kind_name == "rpc.timeout" ? "timed out" : "was answered after the caller gave up", r.a);
+    e.short_text = fmt::format("{} {}", what, r.kind_name == "rpc.timeout" ? "timeout" : "late answer");
   }
 }
 
@@ -383,7 +392,7 @@ StoryEvent story_event(const sim::TraceRecord& r, const std::vector<std::string>
   }
   if (k == "sink.execute") mark_duplicate(e, r, id, duplicates);
   if (k == "store.execute") describe_store_call(e, r, names, facts);
-  if (starts_with(k, "drop.") || starts_with(k, "rpc.")) describe_fault(e, r);
+  if (starts_with(k, "drop.") || starts_with(k, "rpc.")) describe_fault(e, r, facts);
   return e;
 }
 

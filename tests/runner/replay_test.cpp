@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <vector>
 #include <regex>
 #include <string>
 
@@ -136,6 +137,55 @@ TEST(IncidentPage, DrawsEachDuplicatedMessageWithItsMarkAndExplanationAndListsEv
   const std::string one = read_file(dir / "m16.html");
   EXPECT_NE(one.find("id=\"duplicate-16-308\""), std::string::npos);
   EXPECT_EQ(one.find("<section id=\"message-14\">"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// A message redelivered for two hours has 77,764 events: the page draws a window of them, says which, and stays
+// well under a megabyte (23 MB when every event was drawn and listed).
+TEST(IncidentPage, AMessageWithTensOfThousandsOfEventsIsDrawnAsAWindowAndThePageStaysSmall) {
+  const fs::path dir = temp_dir("window");
+  const auto page = run_lethe("replay scenarios/queue-visibility-timeout.toml --seed 1 --html " +
+                              (dir / "page.html").string());
+  ASSERT_EQ(page.exit_code, 0) << page.out;
+  EXPECT_LT(fs::file_size(dir / "page.html"), 1u << 20);
+  const std::string html = read_file(dir / "page.html");
+  EXPECT_NE(html.find("Drawn and listed here: events 1 to 400 of this message's 77764"), std::string::npos);
+  EXPECT_NE(html.find("--seed 1 --message 12</code> prints them all"), std::string::npos);
+  EXPECT_NE(html.find("more duplicate executions of this message"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// Ticks a few microseconds apart late in a run read the same when rounded; each stretch between cuts has its own
+// scale, which the page states; a timeout names the call that timed out.
+TEST(IncidentPage, TickLabelsNeverRepeatEachStretchStatesItsLengthAndATimeoutNamesItsCall) {
+  const fs::path dir = temp_dir("axis");
+  for (const std::string scenario : {"crash-window-after-effect", "blind-completion", "lost-ack-double-charge"}) {
+    const fs::path file = dir / (scenario + ".html");
+    const auto page = run_lethe("replay scenarios/" + scenario + ".toml --seed 1 --html " + file.string());
+    ASSERT_LE(page.exit_code, 1) << page.out;
+    const std::string html = read_file(file);
+    for (std::size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) {
+      const std::string svg = html.substr(at, html.find("</svg>", at) - at);
+      std::vector<std::string> labels;
+      const std::regex tick(R"re(class="tick-label"[^>]*>([^<]*)<)re");
+      for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tick); it != std::sregex_iterator(); ++it) {
+        labels.push_back((*it)[1]);
+      }
+      for (std::size_t k = 1; k < labels.size(); ++k) {
+        EXPECT_NE(labels[k], labels[k - 1]) << scenario << ": a tick label repeated";
+      }
+      const auto count = [&svg](const std::string& needle) {
+        std::size_t n = 0;
+        for (auto p = svg.find(needle); p != std::string::npos; p = svg.find(needle, p + 1)) ++n;
+        return n;
+      };
+      EXPECT_EQ(count("class=\"segment-label\""), count("class=\"break\"") + 1) << scenario;
+    }
+    if (scenario == "lost-ack-double-charge") {
+      EXPECT_EQ(html.find(">timeout<"), std::string::npos) << "a bare timeout label";
+      EXPECT_NE(html.find(">provider call timeout<"), std::string::npos) << "the sink call's timeouts, named";
+    }
+  }
   fs::remove_all(dir);
 }
 
