@@ -1,6 +1,7 @@
 #include "check/store_model.hpp"
 
 #include "check/linearizability_batch.hpp"
+#include "protocol/key_text.hpp"
 
 #include <fmt/format.h>
 
@@ -102,7 +103,7 @@ std::string StoreModel::describe(const Op& op, const Reply& reply) {
     text += " [";
     for (std::size_t index = 0; index < op.parts.size(); ++index) {
       const TransactionPart& part = op.parts[index];
-      text += fmt::format("{}{:#x}: if {} set {}", index == 0 ? "" : "; ", part.key, describe_condition(part.condition),
+      text += fmt::format("{}{}: if {} set {}", index == 0 ? "" : "; ", lethe::key_text(part.key), describe_condition(part.condition),
                           describe_update(part.update));
     }
     text += "]";

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "protocol/key_text.hpp"
+
 namespace lethe {
 
 bool Condition::holds(const std::optional<Item>& current) const {
@@ -168,28 +170,39 @@ std::string describe(const std::optional<Item>& item) {
   return text + "}";
 }
 
+std::string key_text(Key key) {
+  static const char* const tables[] = {"", "", "inbox ", "domain ", "outbox "};
+  const auto table = static_cast<std::size_t>(key_table(key));
+  if (table < 1 || table > 4) return fmt::format("{:#x}", key);
+  const ProcessorId processor = key_processor(key);
+  return fmt::format("{}message {}{}", tables[table], key_message(key),
+                     processor == 0 ? std::string() : fmt::format(" of processor {}", processor));
+}
+
 std::string describe(const Op& op) {
+  const std::string key = key_text(op.key);
   switch (op.kind) {
-    case OpKind::Get: return fmt::format("get({:#x})", op.key);
-    case OpKind::Put: return fmt::format("put({:#x}, {})", op.key, describe(std::optional<Item>(op.item)));
+    case OpKind::Get: return fmt::format("get({})", key);
+    case OpKind::Put: return fmt::format("put({}, {})", key, describe(std::optional<Item>(op.item)));
     case OpKind::Delete:
-      return op.condition == Condition{} ? fmt::format("delete({:#x})", op.key)
-                                         : fmt::format("delete({:#x}, conditional)", op.key);
-    case OpKind::Upsert: return fmt::format("upsert({:#x})", op.key);
-    case OpKind::Evict: return fmt::format("evict({:#x}, at={})", op.key, op.at);
+      return op.condition == Condition{} ? fmt::format("delete({})", key) : fmt::format("delete({}, conditional)", key);
+    case OpKind::Upsert: return fmt::format("upsert({})", key);
+    case OpKind::Evict: return fmt::format("evict({}, at={})", key, op.at);
     case OpKind::Transaction: {
       std::string text = "transaction(";
-      for (const auto& part : op.parts) text += fmt::format("{:#x} ", part.key);
-      if (!op.parts.empty()) text.pop_back();
+      for (const auto& part : op.parts) text += key_text(part.key) + ", ";
+      if (!op.parts.empty()) text.resize(text.size() - 2);
       return text + ")";
     }
   }
   return "?";
 }
 
+// Always names the previous record ("applied, previous absent"): a reply that hid it could not be told apart
+// from one that found the record, and it is what a linearizability failure of the store turns on.
 std::string describe(const Reply& reply) {
   std::string text = reply.applied ? "applied" : "rejected";
-  if (reply.previous.has_value()) text += ", previous " + describe(reply.previous);
+  text += ", previous " + describe(reply.previous);
   for (const auto& part : reply.previous_parts) text += ", " + describe(part);
   return text;
 }

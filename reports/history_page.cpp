@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <functional>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "reports/report.hpp"
 #include "sim/time.hpp"
@@ -14,49 +17,127 @@ namespace {
 constexpr double kLeft = 110;    // lane labels
 constexpr double kWidth = 1100;  // the drawing's width
 constexpr double kLane = 26;     // lane height
+constexpr std::size_t kMostKeyLanes = 60;
 
 std::string time_text(bool timed, std::int64_t at) { return timed ? sim::format_human(at) : fmt::format("line {}", at); }
 
-std::string lanes_svg(const HistoryPage& page) {
-  std::map<std::uint32_t, std::size_t> lane;  // process -> lane, in process order
-  std::int64_t first = INT64_MAX;
-  std::int64_t last = INT64_MIN;
+// Where each operation is drawn: its lane (a process, or a key on a page of several keys) and its row in the lane.
+// Operations of one lane that overlap in time go to different rows, so no bar hides another.
+struct Layout {
+  std::vector<std::string> lanes;                    // lane names, top to bottom
+  std::vector<std::size_t> rows;                     // rows of each lane
+  std::vector<std::optional<std::size_t>> lane_of;   // per op; nullopt: not drawn (a key past kMostKeyLanes)
+  std::vector<std::size_t> row_of;                   // per op
+  std::size_t keys_left_out = 0;
+};
+
+Layout layout(const HistoryPage& page, bool by_key, const std::function<double(const HistoryPageOp&)>& end_x,
+              const std::function<double(const HistoryPageOp&)>& start_x) {
+  Layout l;
+  std::map<std::string, std::size_t> lane_index;
+  std::vector<std::vector<double>> row_ends;  // per lane, per row: where its last bar ends
+  std::set<std::string> left_out;
   for (const HistoryPageOp& op : page.ops) {
-    lane.emplace(op.process, 0);
-    first = std::min(first, op.invoked_at);
-    last = std::max(last, op.answered ? op.returned_at : op.invoked_at);
+    const std::string name = by_key ? op.key : fmt::format("process {}", op.process);
+    auto found = lane_index.find(name);
+    if (found == lane_index.end() && (!by_key || l.lanes.size() < kMostKeyLanes)) {
+      found = lane_index.emplace(name, l.lanes.size()).first;
+      l.lanes.push_back(name);
+      row_ends.emplace_back();
+    }
+    if (found == lane_index.end()) {
+      left_out.insert(name);
+      l.lane_of.emplace_back();
+      l.row_of.push_back(0);
+      continue;
+    }
+    auto& ends = row_ends[found->second];
+    std::size_t row = 0;
+    while (row < ends.size() && ends[row] > start_x(op) - 2) ++row;
+    if (row == ends.size()) ends.push_back(0);
+    ends[row] = end_x(op);
+    l.lane_of.emplace_back(found->second);
+    l.row_of.push_back(row);
   }
-  std::size_t number = 0;
-  for (auto& [process, index] : lane) index = number++;
+  for (const auto& ends : row_ends) l.rows.push_back(std::max<std::size_t>(ends.size(), 1));
+  l.keys_left_out = left_out.size();
+  return l;
+}
+
+// The time span of the whole page, or of each key on a page drawn by key: each key's lane has its own scale, so the
+// few operations on one key are wide enough to read.
+using Span = std::pair<std::int64_t, std::int64_t>;
+std::map<std::string, Span> spans(const HistoryPage& page, bool by_key) {
+  std::map<std::string, Span> out;
+  for (const HistoryPageOp& op : page.ops) {
+    auto [it, inserted] = out.try_emplace(by_key ? op.key : std::string(), Span{INT64_MAX, INT64_MIN});
+    it->second.first = std::min(it->second.first, op.invoked_at);
+    it->second.second = std::max(it->second.second, op.answered ? op.returned_at : op.invoked_at);
+  }
+  return out;
+}
+
+std::string lanes_svg(const HistoryPage& page, bool by_key) {
   if (page.ops.empty()) return "";
-  const double span = static_cast<double>(std::max<std::int64_t>(last - first, 1));
+  const std::map<std::string, Span> span_of = spans(page, by_key);
+  const Span whole = span_of.begin()->second;
+  const auto [first, last] = by_key ? Span{0, 0} : whole;
   const double right = kLeft + kWidth;
-  auto x = [&](std::int64_t at) { return kLeft + kWidth * 0.97 * static_cast<double>(at - first) / span; };
-  const double height = static_cast<double>(lane.size()) * kLane + 30;
-  std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img">)",
-                                right + 10, height);
-  for (const auto& [process, index] : lane) {
-    const double y = 20 + static_cast<double>(index) * kLane;
-    svg += fmt::format(R"(<text class="lane" x="4" y="{:.1f}">process {}</text>)", y + 15, process);
-    svg += fmt::format(R"(<line class="lane" x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}"/>)", kLeft, right, y + kLane - 2,
-                       y + kLane - 2);
+  auto x = [&](const HistoryPageOp& op, std::int64_t at) {
+    const Span s = span_of.at(by_key ? op.key : std::string());
+    return kLeft + kWidth * 0.97 * static_cast<double>(at - s.first) /
+                       static_cast<double>(std::max<std::int64_t>(s.second - s.first, 1));
+  };
+  const auto start_x = [&](const HistoryPageOp& op) { return x(op, op.invoked_at); };
+  const auto end_x = [&](const HistoryPageOp& op) {
+    return op.answered ? std::max(x(op, op.returned_at), start_x(op) + 2) : right;
+  };
+  const Layout l = layout(page, by_key, end_x, start_x);
+  std::vector<double> lane_top;
+  double y_next = 20;
+  for (std::size_t lane = 0; lane < l.lanes.size(); ++lane) {
+    if (by_key && lane > 0) y_next += 14;  // room for the lane's own time labels
+    lane_top.push_back(y_next);
+    y_next += static_cast<double>(l.rows[lane]) * kLane;
   }
-  svg += fmt::format(R"(<text class="axis" x="{}" y="12">{}</text><text class="axis" x="{}" y="12" text-anchor="end">{}</text>)",
-                     kLeft, html_escape(time_text(page.timed, first)), right, html_escape(time_text(page.timed, last)));
+  std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" role="img">)",
+                                right + 10, y_next + 10);
+  for (std::size_t lane = 0; lane < l.lanes.size(); ++lane) {
+    const double bottom = lane_top[lane] + static_cast<double>(l.rows[lane]) * kLane;
+    svg += fmt::format(R"(<text class="lane" x="4" y="{:.1f}">{}</text>)", lane_top[lane] + 15, html_escape(l.lanes[lane]));
+    if (by_key) {  // the lane's own scale: its first and last instants at its ends
+      const Span s = span_of.at(l.lanes[lane]);
+      svg += fmt::format(R"(<text class="axis" x="{}" y="{:.1f}">{}</text><text class="axis" x="{}" y="{:.1f}" text-anchor="end">{}</text>)",
+                         kLeft, lane_top[lane] - 1, html_escape(time_text(page.timed, s.first)), right,
+                         lane_top[lane] - 1, html_escape(time_text(page.timed, s.second)));
+    }
+    svg += fmt::format(R"(<line class="lane" x1="{}" x2="{}" y1="{:.1f}" y2="{:.1f}"/>)", kLeft, right, bottom - 2,
+                       bottom - 2);
+  }
+  if (!by_key) {
+    svg += fmt::format(R"(<text class="axis" x="{}" y="12">{}</text><text class="axis" x="{}" y="12" text-anchor="end">{}</text>)",
+                       kLeft, html_escape(time_text(page.timed, first)), right, html_escape(time_text(page.timed, last)));
+  }
   for (std::size_t index = 0; index < page.ops.size(); ++index) {
     const HistoryPageOp& op = page.ops[index];
-    const double y = 20 + static_cast<double>(lane.at(op.process)) * kLane + 3;
-    const double from = x(op.invoked_at);
-    const double to = op.answered ? std::max(x(op.returned_at), from + 2) : right;
+    if (!l.lane_of[index]) continue;
+    const double y = lane_top[*l.lane_of[index]] + static_cast<double>(l.row_of[index]) * kLane + 3;
+    const double from = start_x(op);
+    const double to = end_x(op);
     const std::string kind = op.failing ? "op window failing" : op.in_window ? "op window" : "op";
     svg += fmt::format(R"(<g class="{}" id="op-{}"><rect class="{}{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{}"><title>{}</title></rect>)",
                        kind, index, kind, op.answered ? "" : " unknown", from, y, to - from, kLane - 8,
                        html_escape(op.text + "  " + op.when));
-    if (to - from > 60) {
-      svg += fmt::format(R"(<text class="label" x="{:.1f}" y="{:.1f}">{}</text>)", from + 3, y + 13,
-                         html_escape(op.text.substr(0, static_cast<std::size_t>((to - from) / 6.5))));
+    // A label only where it fits whole: a cut label reads as another operation.
+    const std::string label = by_key ? fmt::format("p{} {}", op.process, op.text.substr(0, op.text.find('('))) : op.text;
+    if (static_cast<double>(label.size()) * 6.7 + 6 < to - from) {
+      svg += fmt::format(R"(<text class="label" x="{:.1f}" y="{:.1f}">{}</text>)", from + 3, y + 13, html_escape(label));
     }
     svg += "</g>";
+  }
+  if (l.keys_left_out > 0) {
+    svg += fmt::format(R"(<text class="axis" x="{}" y="{:.1f}">{} more keys not drawn</text>)", kLeft, y_next + 4,
+                       l.keys_left_out);
   }
   return svg + "</svg>";
 }
@@ -87,12 +168,19 @@ std::string prefix_table(const HistoryPage& page) {
 std::string linearizable_body(const HistoryPage& page) {
   std::string html = fmt::format("<h1>{}</h1>\n<p class=\"verdict ok\">{}</p>\n", html_escape(page.file),
                                  html_escape(page.summary));
+  std::set<std::string> keys;
+  for (const HistoryPageOp& op : page.ops) keys.insert(op.key);
+  const bool by_key = keys.size() > 1;
   html += fmt::format("<p>Linearizable: every partition has an order of its operations, each taking effect between "
-                      "its invocation and its response, that the model accepts. Keys {}; all {} operations, one lane "
-                      "per process, each a bar from its invocation to its response (dashed: outcome unknown).</p>\n",
-                      html_escape(page.key), page.ops.size());
+                      "its invocation and its response, that the model accepts. Keys {}; all {} operations, {}, each a "
+                      "bar from its invocation to its response (dashed: outcome unknown; hover a bar for the "
+                      "operation, its reply and its times).</p>\n",
+                      html_escape(page.key), page.ops.size(),
+                      by_key ? fmt::format("one lane per key (the first {} keys), its operations labelled with the "
+                                           "process (p5) and the kind where the bar has room", kMostKeyLanes)
+                             : std::string("one lane per process"));
   html += "<p class=\"legend\"><span style=\"background:#c9d6e8\">operation</span></p>\n";
-  html += lanes_svg(page);
+  html += lanes_svg(page, by_key);
   html += "\n<h2>Explanation</h2>\n<pre>" + html_escape(page.explanation) + "</pre>\n</body></html>\n";
   return html;
 }
@@ -128,7 +216,14 @@ pre { background: #f6f6f6; padding: 10px; overflow-x: auto; }
   html += "<p class=\"legend\"><span style=\"background:#c9d6e8\">operation</span><span style=\"background:#ffd98a\">"
           "in the shortest failing window</span><span style=\"background:#e53935;color:#fff\">the response nothing "
           "explains</span></p>\n";
-  html += lanes_svg(page);
+  html += lanes_svg(page, false);
+  if (!page.recorded_answer.empty()) {
+    html += fmt::format("\n<h2>The response nothing explains</h2>\n<p>After the longest linearizable prefix found "
+                        "({} of the window's operations, below), the state is <code>{}</code>. From it the model "
+                        "answers the red operation</p>\n<pre>{}</pre>\n<p>but the history says</p>\n<pre>{}</pre>\n",
+                        page.prefix.size(), html_escape(page.state_before_failing), html_escape(page.model_answer),
+                        html_escape(page.recorded_answer));
+  }
   html += fmt::format("\n<h2>Longest linearizable prefix found ({} steps)</h2>\n", page.prefix.size());
   if (!page.prefix_note.empty()) html += "<p class=\"note\">" + html_escape(page.prefix_note) + "</p>\n";
   html += prefix_table(page);

@@ -5,7 +5,9 @@
 // edge when its outcome is unknown), the shortest failing window highlighted and its last operation (the first
 // response nothing explains) in red; below, the longest linearizable prefix found, one row per step with the
 // model state after it, as Porcupine's visualization shows it. A linearizable history's page (linearizable set)
-// draws every operation of every partition the same way, with no window, and says it is linearizable.
+// draws one lane per key instead (the keys are independent), at most kMostKeyLanes of them, each key's
+// operations in as many rows as their overlaps need; it says it is linearizable and how many keys it left out.
+// A bar is labelled only when its label fits in it; every bar's tooltip holds its whole text.
 //
 // Renders only; the same input gives the same bytes. Text from the input is HTML-escaped.
 #pragma once
@@ -18,6 +20,7 @@ namespace reports {
 
 struct HistoryPageOp {
   std::uint32_t process = 0;
+  std::string key;               // the key it touches, named ("message 14"; the first of several)
   std::int64_t invoked_at = 0;
   std::int64_t returned_at = 0;  // ignored when !answered
   bool answered = true;
@@ -41,6 +44,11 @@ struct HistoryPage {
   std::vector<HistoryPageStep> prefix;       // the longest linearizable prefix found
   std::string prefix_note;       // why the prefix may not be the longest ("" when it is), said beside it
   std::string initial_state;
+  // The failing operation against the state the longest prefix leaves: that state, what the model answers the
+  // operation from it, and what the history says it answered ("" when there is no failing operation).
+  std::string state_before_failing;
+  std::string model_answer;
+  std::string recorded_answer;
   std::string explanation;       // the text explanation
   bool linearizable = false;     // the whole history, linearizable: ops are every operation, no window, no prefix
 };

@@ -1,6 +1,7 @@
 #include "runner/check.hpp"
 
 #include "sim/regular_file.hpp"
+#include "protocol/key_text.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -124,7 +125,7 @@ constexpr std::uint64_t kPrefixSteps = 20'000'000;
 
 std::string state_text(const lethe::StoreState& state) {
   std::string text = "{";
-  for (const auto& [key, item] : state) text += fmt::format("{}{:#x}: {}", text.size() > 1 ? ", " : "", key, lethe::describe(std::optional<lethe::Item>(item)));
+  for (const auto& [key, item] : state) text += fmt::format("{}{}: {}", text.size() > 1 ? ", " : "", lethe::key_text(key), lethe::describe(std::optional<lethe::Item>(item)));
   return text + "}";
 }
 template <class State>
@@ -152,7 +153,7 @@ std::string describe_op(const lin::Operation<Input, Output>& op) {
 
 template <class Input, class Output>
 std::string key_name(const history::History<Input, Output>& recorded, std::uint64_t key) {
-  if (recorded.raw_keys) return fmt::format("{:#x}", key);
+  if (recorded.raw_keys) return lethe::key_text(key);
   return recorded.key_names.at(key);  // "" for a Jepsen history without keys
 }
 
@@ -256,6 +257,7 @@ reports::HistoryPage page_of(const history::History<Input, Output>& recorded, co
     const history::OpOrigin& origin = recorded.origins[index];
     reports::HistoryPageOp entry;
     entry.process = op.client;
+    if (!op.keys.empty()) entry.key = key_name(recorded, op.keys.front());
     entry.invoked_at = op.invoked_at;
     entry.answered = op.returned_at != lin::kNever;
     entry.returned_at = entry.answered ? op.returned_at : op.invoked_at;
@@ -274,6 +276,13 @@ reports::HistoryPage page_of(const history::History<Input, Output>& recorded, co
     page.prefix.push_back(reports::HistoryPageStep{drawn.at(window[position]), state_text(state)});
   }
   page.prefix_note = prefix.note;
+  if (!window.empty()) {
+    const auto state = prefix.steps.empty() ? Model::initial() : prefix.steps.back().second;
+    const auto& failing = recorded.ops[window.back()];
+    page.state_before_failing = state_text(state);
+    page.model_answer = Model::describe(failing.input, Model::step(state, failing.input).second);
+    page.recorded_answer = describe_op<Model>(failing);
+  }
   return page;
 }
 

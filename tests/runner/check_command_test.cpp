@@ -275,6 +275,39 @@ TEST(CheckPage, ThePageOfALinearizableHistoryDrawsEveryOperationWithNoWindowAndS
   fs::remove_all(dir);
 }
 
+// A lethe store history of 400 messages: a lane per key named by its message (not 0x100000000000000e), each on
+// its own scale so its few operations are wide enough to label, and the keys past the page's limit counted.
+TEST(CheckPage, ALinearizableStoreHistoryIsDrawnOneLanePerMessageWithLabelsThatFitTheirBars) {
+  const auto dir = temp_dir("CheckPage", "by-key");
+  const auto history = dir / "h.jsonl";
+  ASSERT_LE(run_lethe("run scenarios/crash-window-after-effect.toml --seed 1 --history " + history.string()).exit_code, 1);
+  const auto page = dir / "h.html";
+  const Outcome o = run_lethe("check " + history.string() + " --html " + page.string());
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  const std::string html = read_file(page);
+  EXPECT_NE(html.find("<text class=\"lane\" x=\"4\" y=\"35.0\">message 0</text>"), std::string::npos);
+  EXPECT_EQ(html.find(">process 5<"), std::string::npos) << "lanes are keys, not processes";
+  EXPECT_EQ(html.find("0x1000"), std::string::npos) << "no key in hex";
+  EXPECT_NE(html.find("340 more keys not drawn"), std::string::npos);
+  EXPECT_NE(html.find(">p7 upsert<"), std::string::npos) << "a label that fits its bar";
+  fs::remove_all(dir);
+}
+
+// The failing response against the state the longest prefix leaves: a write(1) of unknown outcome explains a read
+// of 1, not the read of 3 the history has.
+TEST(CheckPage, TheFailingOperationIsShownWithTheStateBeforeItAndTheModelsAnswerBesideTheRecordedOne) {
+  const auto dir = temp_dir("CheckPage", "answer");
+  const auto page = dir / "bad.html";
+  const Outcome o = run_lethe("check tests/data/knossos/cas-register/bad/bad-analysis.edn --html " + page.string());
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  const std::string html = read_file(page);
+  EXPECT_NE(html.find("the state is <code>1</code>. From it the model answers the red operation</p>\n<pre>read() "
+                      "-&gt; 1</pre>\n<p>but the history says</p>\n<pre>read() -&gt; 3</pre>"),
+            std::string::npos)
+      << html;
+  fs::remove_all(dir);
+}
+
 // A page as headless Chromium shows it: how many colours its screenshot has, the share that is not white, and
 // the DOM after parsing. Empty `dom` when chromium is not installed.
 struct Shown {
