@@ -361,6 +361,7 @@ SuiteRuns run_suite(const SuiteOptions& o, const std::vector<lethe::ScenarioConf
   runner::parallel_for(out.jobs.size(), o.jobs == 0 ? runner::default_jobs() : o.jobs, [&](std::size_t i) {
     const auto started = std::chrono::steady_clock::now();
     const auto& config = configs[out.jobs[i].scenario];
+    progress.seed_started(fmt::format("{} seed {}", config.scenario.name, out.jobs[i].seed));
     out.runs[i] = runner::run_seed(config, out.jobs[i].seed, options);
     if (o.verify && out.runs[i].error.empty()) {
       out.verified[i] = runner::verify_causes(config, out.jobs[i].seed, out.runs[i].result, o.verify_limit);

@@ -40,30 +40,50 @@ Progress::Progress(std::string label, std::size_t total, std::ostream& out, Prog
 
 Progress::~Progress() { finish(); }
 
+namespace {
+
+// A wall-clock span to two significant digits ("2.5s", "40s", "3.1m").
+std::string wait_text(double ns) {
+  const double rounded = std::stod(fmt::format("{:.2g}", std::max(ns, 0.0)));
+  return reports::format_time(static_cast<std::int64_t>(rounded));
+}
+
+}  // namespace
+
 std::string Progress::line(const std::string& label, std::size_t done, std::size_t total, std::size_t failed,
                            std::chrono::nanoseconds elapsed) {
   std::string estimate = "no estimate yet";
   if (done == total) {
     estimate = "done";
   } else if (done > 0) {
-    const double left = static_cast<double>(elapsed.count()) * static_cast<double>(total - done) /
-                        static_cast<double>(done);
-    estimate = fmt::format("about {} left", reports::format_time(static_cast<std::int64_t>(left)));
+    estimate = fmt::format("about {} left", wait_text(static_cast<double>(elapsed.count()) *
+                                                      static_cast<double>(total - done) / static_cast<double>(done)));
   }
   return fmt::format("{}: {}/{} seeds, {} failed, {} elapsed, {}", label, done, total, failed,
-                     reports::format_time(elapsed.count()), estimate);
+                     wait_text(static_cast<double>(elapsed.count())), estimate);
 }
 
 void Progress::seed_done(bool failed) {
   if (failed) ++failed_;
-  const std::size_t done = ++done_;
+  ++done_;
   if (mode_ != ProgressMode::Terminal) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  const std::size_t failures = failed_.load();
-  const std::string total = total_ == kUnbounded ? "" : fmt::format("/{}", total_);
-  out_ << fmt::format("\r{}{} seeds{}{}", done, total, failures == 0 ? "" : fmt::format(", {} failed", failures),
-                      note_.empty() ? "" : ", " + note_)
-       << std::flush;
+  rewrite_terminal_line();
+}
+
+void Progress::seed_started(std::string what) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  running_ = std::move(what);
+  if (mode_ == ProgressMode::Terminal) rewrite_terminal_line();
+}
+
+void Progress::rewrite_terminal_line() {
+  // The label is the command the user just typed: left out, and the line padded so a shorter one leaves no tail.
+  std::string text = current_line().substr(label_.size() + 2);
+  const std::size_t width = text.size();
+  text.resize(std::max(width, terminal_width_), ' ');
+  terminal_width_ = width;
+  out_ << "\r" << text << std::flush;
 }
 
 void Progress::set_note(std::string note) {
@@ -77,14 +97,15 @@ std::string Progress::current_line() const {
                          ? fmt::format("{}: {} seeds, {} failed, {} elapsed", label_, done_.load(), failed_.load(),
                                        reports::format_time(elapsed.count()))
                          : line(label_, done_.load(), total_, failed_.load(), elapsed);
-  return note_.empty() ? text : text + ", " + note_;
+  if (!note_.empty()) text += ", " + note_;
+  if (!running_.empty() && done_.load() != total_) text += ", running " + running_;
+  return text;
 }
 
 void Progress::run_lines() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
     out_ << current_line() << "\n" << std::flush;
-    printed_ = true;
   }
 }
 
@@ -98,10 +119,15 @@ void Progress::finish() {
     }
     wake_.notify_all();
     thread_.join();
-    // A log that showed progress also shows where it ended.
-    if (printed_) out_ << current_line() << "\n" << std::flush;
+    // Where the batch ended, always: a short batch prints only this line.
+    out_ << current_line() << "\n" << std::flush;
   }
-  if (mode_ == ProgressMode::Terminal && done_.load() > 0) out_ << "\n";
+  if (mode_ == ProgressMode::Terminal && done_.load() > 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_.clear();
+    rewrite_terminal_line();
+    out_ << "\n";
+  }
 }
 
 }  // namespace runner

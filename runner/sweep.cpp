@@ -141,6 +141,7 @@ bool run_pending(const SweepSpec& spec, const Identity& id, const std::vector<le
   parallel_for(pending.size(), spec.jobs == 0 ? default_jobs() : spec.jobs, [&](std::size_t i) {
     if (appender.failed()) return;
     const auto& job = pending[i];
+    progress.seed_started(fmt::format("cell {} seed {}", job.cell, job.seed));
     const SeedRun run = run_seed(configs[job.cell], job.seed, options);
     appender.append(result_line(job.cell, id.cells[job.cell].params, run));
     ++done;

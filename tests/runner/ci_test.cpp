@@ -114,7 +114,7 @@ TEST(CiSuite, WithoutATerminalProgressIsALineOnStandardErrorEveryInterval) {
   EXPECT_EQ(o.exit_code, 1) << o.out;
   const std::string err = read_file(dir / "stderr.txt");
   const std::string line = R"(lethe suite: \d+/80 seeds, \d+ failed, [0-9.]+(ns|us|ms|s|m) elapsed, )"
-                           R"((about [0-9.]+(ns|us|ms|s|m) left|no estimate yet|done)\n)";
+                           R"((about [0-9.]+(ns|us|ms|s|m) left|no estimate yet|done)(, running [a-z-]+ seed \d+)?\n)";
   EXPECT_GE(count(err, line), 2u) << "at least one line while running and one at the end:\n" << err;
   EXPECT_EQ(count(err, "lethe suite: 80/80 seeds, 80 failed, [^\n]*, done\n$"), 1u) << "the last line: " << err;
   EXPECT_EQ(err.find('\r'), std::string::npos) << "no terminal rewriting in a log: " << err;
@@ -140,25 +140,34 @@ TEST(Progress, TheLineSaysSeedsDoneFailuresElapsedAndAnEstimateProportionalToWha
             "lethe suite: 10/10 seeds, 0 failed, 3s elapsed, done");
 }
 
-TEST(Progress, WithoutATerminalNothingIsPrintedBeforeTheFirstIntervalNorAfterAShortBatch) {
+TEST(Progress, WithoutATerminalNothingIsPrintedBeforeTheFirstIntervalAndAShortBatchStillEndsWithItsFinalLine) {
   std::ostringstream out;
   {
     runner::Progress progress("lethe suite", 3, out, runner::ProgressMode::Lines, std::chrono::hours(1));
+    progress.seed_started("a seed 1");
     progress.seed_done(false);
     progress.seed_done(true);
     progress.seed_done(false);
   }
-  EXPECT_EQ(out.str(), "");
+  EXPECT_TRUE(std::regex_match(out.str(), std::regex(R"(lethe suite: 3/3 seeds, 1 failed, [0-9.]+(ns|us|ms|s) elapsed, done\n)")))
+      << out.str();
 }
 
-TEST(Progress, OnATerminalOneLineIsRewrittenAfterEverySeed) {
+TEST(Progress, OnATerminalOneLineIsRewrittenAfterEverySeedWithElapsedTimeAnEstimateAndWhatRuns) {
   std::ostringstream out;
   {
     runner::Progress progress("lethe suite", 2, out, runner::ProgressMode::Terminal, std::chrono::hours(1));
+    progress.seed_started("gc-pause-takeover seed 1");
     progress.seed_done(true);
+    progress.seed_started("gc-pause-takeover seed 2");
     progress.seed_done(false);
   }
-  EXPECT_EQ(out.str(), "\r1/2 seeds, 1 failed\r2/2 seeds, 1 failed\n");
+  const std::string time = R"([0-9.]+(ns|us|ms|s))";
+  const std::regex shown(R"(\r0/2 seeds, 0 failed, )" + time + R"( elapsed, no estimate yet, running gc-pause-takeover seed 1 *)"
+                         R"(\r1/2 seeds, 1 failed, )" + time + R"( elapsed, about )" + time + R"( left, running gc-pause-takeover seed 1 *)"
+                         R"(\r1/2 seeds, 1 failed, )" + time + R"( elapsed, about )" + time + R"( left, running gc-pause-takeover seed 2 *)"
+                         R"((\r2/2 seeds, 1 failed, )" + time + R"( elapsed, done *)+\n)");
+  EXPECT_TRUE(std::regex_match(out.str(), shown)) << out.str();
 }
 
 // The subcommands `lethe --help` lists (the lines under "Subcommands:").
