@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <algorithm>
+#include <regex>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -123,6 +126,66 @@ TEST(ScenarioLibrary, EveryScenarioHoldsItsExpectationsAndCausesSumToTheTotal) {
     }
   }
   EXPECT_GE(scenarios, 20);
+}
+
+// A figure a scenario's description states about its own run, and how to read it from the run.
+struct StatedFigure {
+  const char* scenario;
+  const char* text;  // as the description writes it
+  std::uint64_t seeds;
+  double stated;     // the figure: a share of messages, or a count summed over the seeds
+  double tolerance;  // an absolute one for shares, 0 for counts
+  std::function<double(const lethe::RunResult&)> measure;  // per seed; summed, then divided by the messages for shares
+  bool share = true;
+  std::uint64_t first_seed = 1;
+  std::vector<std::string> sets = {};  // a variant the description speaks of
+};
+
+// The run must give what the description says; a description that states a run's figure ("seed N", "N times",
+// "N% of messages") must be in this table, so a description edited without its run (or a run changed under its
+// description) fails here.
+TEST(ScenarioLibrary, EveryFigureADescriptionStatesOfItsRunIsWhatTheRunGives) {
+  const auto cause_of = [](lethe::Cause c) {
+    return [c](const lethe::RunResult& r) { return static_cast<double>(cause(r, c)); };
+  };
+  const std::vector<StatedFigure> figures = {
+      {"queue-visibility-timeout", "seed 1 runs it 7728 times for 100 messages", 1, 7728, 0,
+       [](const lethe::RunResult& r) { return r.messages == 100 ? static_cast<double>(r.effects) : -1.0; }, false},
+      {"slow-work-mpt-too-low", "Seeds 1 to 3: 46% of\nmessages", 3, 0.46, 0.01,
+       cause_of(lethe::Cause::TakeoverWhileAlive)},
+      {"poll-runs-out-mnemosyne-rs", "seeds 1 to 3 give 22% of\nmessages", 3, 0.22, 0.01,
+       cause_of(lethe::Cause::MaxWaitExceeded)},
+      {"kafka-gc-pause-evicted-mnemosyne", "at 2 minutes, seed 3 has an owner stopped\nfor 2.7 minutes, and the record is "
+       "taken over while it is alive", 1, 1, 0,
+       [](const lethe::RunResult& r) { return cause(r, lethe::Cause::TakeoverWhileAlive) > 0 ? 1.0 : 0.0; }, false, 3,
+       {"protocol.max_processing_time=2m"}},
+      {"kafka-gc-pause-evicted-mnemosyne", "No\nduplicate.", 5, 0, 0,
+       [](const lethe::RunResult& r) { return static_cast<double>(r.duplicate_effects); }, false},
+  };
+  for (const auto& f : figures) {
+    SCOPED_TRACE(f.scenario);
+    const auto config = load(f.scenario, f.sets);
+    ASSERT_NE(config.scenario.description.find(f.text), std::string::npos) << config.scenario.description;
+    double measured = 0;
+    double messages = 0;
+    for (std::uint64_t seed = f.first_seed; seed < f.first_seed + f.seeds; ++seed) {
+      const auto run = runner::run_seed(config, seed);
+      measured += f.measure(run.result);
+      messages += static_cast<double>(run.result.messages);
+    }
+    if (f.share) measured /= messages;
+    EXPECT_NEAR(measured, f.stated, f.tolerance + 1e-12);
+  }
+  const std::regex run_figure(R"(seeds? \d|\d+ times|\d+% of\s+messages)");
+  for (const auto& entry : fs::directory_iterator(fs::path(LETHE_SOURCE_DIR) / "scenarios")) {
+    if (entry.path().extension() != ".toml") continue;
+    const std::string description = load(entry.path().stem().string()).scenario.description;
+    if (!std::regex_search(description, run_figure)) continue;
+    const bool listed = std::any_of(figures.begin(), figures.end(), [&](const StatedFigure& f) {
+      return entry.path().stem() == f.scenario;
+    });
+    EXPECT_TRUE(listed) << entry.path().filename() << " states a figure of its run: add it to the table above";
+  }
 }
 
 struct Signature {
