@@ -193,6 +193,7 @@ std::vector<StoryEvent> fold(std::vector<StoryEvent> events) {
 }  // namespace
 
 std::string node_label(const std::vector<std::string>& names, std::uint32_t node) {
+  if (node == sim::kSimulationNode) return "simulation";
   return node < names.size() && !names[node].empty() ? names[node] : fmt::format("node{}", node);
 }
 

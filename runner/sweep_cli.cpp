@@ -1,7 +1,12 @@
 // The `lethe sweep` and `lethe merge` subcommands: options to a SweepSpec / MergeSpec (runner/sweep.hpp).
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <array>
+#include <csignal>
+#include <cstring>
 #include <iostream>
 #include <memory>
+#include <unistd.h>
 
 #include "runner/command.hpp"
 #include "runner/command_line.hpp"
@@ -24,6 +29,41 @@ struct SweepCommandOptions {
   bool resume = false;
   std::vector<std::string> sets;
   std::vector<std::string> targets;
+};
+
+// While a sweep runs, SIGINT (Ctrl-C) first prints the command that resumes it: the finished seeds are in the
+// folder and --resume runs the others. Then the signal goes on to the handler it replaced (which ends the external
+// nodes' processes) or to its default, so the exit status is still "killed by SIGINT".
+class ResumeOnInterrupt {
+ public:
+  explicit ResumeOnInterrupt(const SweepSpec& spec) {
+    const std::string command = spec.command_line.find(" --resume") == std::string::npos
+                                    ? spec.command_line + " --resume"
+                                    : spec.command_line;
+    const std::string text = fmt::format("\nlethe sweep: interrupted; the results written so far are kept in {}. Resume "
+                                         "with:\n  {}\n", spec.out_dir.string(), command);
+    length_ = std::min(text.size(), note_.size());
+    std::memcpy(note_.data(), text.data(), length_);
+    struct sigaction action {};
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &previous_);
+  }
+  ~ResumeOnInterrupt() { ::sigaction(SIGINT, &previous_, nullptr); }
+  ResumeOnInterrupt(const ResumeOnInterrupt&) = delete;
+  ResumeOnInterrupt& operator=(const ResumeOnInterrupt&) = delete;
+
+ private:
+  // Async-signal-safe: write(2), sigaction(2) and raise(3) only.
+  static void on_interrupt(int signal_number) {
+    [[maybe_unused]] const auto written = ::write(STDERR_FILENO, note_.data(), length_);
+    ::sigaction(signal_number, &previous_, nullptr);
+    std::raise(signal_number);
+  }
+
+  static inline std::array<char, 8192> note_{};
+  static inline std::size_t length_ = 0;
+  static inline struct sigaction previous_ {};
 };
 
 // --target: the verdict table after the sweep's own, DIR/targets.json, and exit 1 unless every cell passed.
@@ -112,7 +152,10 @@ ExtraCommand register_sweep(CLI::App& app) {
                         spec.command_line = this_command_line();
                         spec.progress = stderr_progress_mode();
                         spec.table_out = &std::cout;
-                        const SweepOutcome outcome = run_sweep(spec);
+                        const SweepOutcome outcome = [&spec] {
+                          const ResumeOnInterrupt resume_hint(spec);
+                          return run_sweep(spec);
+                        }();
                         const int code = apply_targets(targets, spec, outcome);
                         return report_after_sweep(spec.out_dir, code);  // + DIR/report.html (runner/report.hpp)
                       }};

@@ -164,14 +164,14 @@ auto Network::call(Service& service, Handler handle, Duration timeout, std::uint
   auto respond = [network, caller_pointer, server_pointer, result_pointer, waker, tag](Response response) {
     network->transmit(
         *server_pointer, *caller_pointer,
-        [network, result_pointer, waker, tag, response = std::move(response)]() mutable {
+        [network, caller_pointer, result_pointer, waker, tag, response = std::move(response)]() mutable {
           Simulation& s = network->simulation_;
           if (s.waiting(waker)) {
             *result_pointer = std::move(response);
             s.wake(waker);
           } else {
             ++network->stats_.late_responses;
-            s.trace().record(s.now(), kinds::kLateResponse, 0, tag);
+            s.trace().record(s.now(), kinds::kLateResponse, caller_pointer->id(), tag);  // the caller gave up
           }
         },
         tag, true);

@@ -477,7 +477,7 @@ void Simulation::run_until(Time limit) {
     schedule_recorded_ = true;
     if (options_.policy != SchedulePolicy::Fifo) {
       const bool pct = options_.policy == SchedulePolicy::Pct;
-      trace_.record(now_, kinds::kSchedule, 0, pct ? 2 : 1, pct ? static_cast<std::uint64_t>(options_.pct_depth) : 0,
+      trace_.record(now_, kinds::kSchedule, kSimulationNode, pct ? 2 : 1, pct ? static_cast<std::uint64_t>(options_.pct_depth) : 0,
                     pct ? options_.pct_steps : 0);
     }
   }

@@ -54,7 +54,9 @@ void Trace::write_field(std::ostream& o, std::string_view field, char letter, st
 }
 
 void Trace::write_node(std::ostream& o, std::uint64_t node) const {
-  if (node < node_names_.size() && !node_names_[node].empty()) {
+  if (node == kSimulationNode) {
+    o << "\"simulation\"";
+  } else if (node < node_names_.size() && !node_names_[node].empty()) {
     write_json_string(o, node_names_[node]);
   } else {
     o << node;

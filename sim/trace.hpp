@@ -51,6 +51,10 @@ struct TraceKind {
   }
 };
 
+// The node of a record that belongs to no node but to the simulation itself (the schedule policy): written as
+// "simulation" where a node's name goes.
+inline constexpr std::uint32_t kSimulationNode = 0xffffffffu;
+
 // Kernel kinds (model code defines its own TraceKind constants).
 namespace kinds {
 inline constexpr TraceKind kSpawn{"spawn", "incarnation"};

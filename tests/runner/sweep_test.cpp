@@ -495,6 +495,32 @@ TEST(SweepCliSlow, ResumeAfterKillNineEqualsAnUninterruptedRunByteForByte) {
   fs::remove_all(dir);
 }
 
+// Ctrl-C during a sweep: before it dies of the signal, the sweep prints the command that resumes it, and that
+// command, run as printed, completes the sweep.
+TEST(SweepCliSlow, SigintPrintsTheResumeCommandAndThatCommandFinishesTheSweep) {
+  const fs::path dir = temp_dir("sigint");
+  const std::string scenario = (kScenarios / "timing-1000.toml").string();
+  const fs::path out = dir / "swept";
+  const std::string command = kLethe + " sweep " + scenario +
+                              " --vary protocol.max_processing_time=500ms,2s --vary protocol.ttl=30s,2m --seeds 12 -j 2 "
+                              "--out " + out.string();
+  const fs::path results = out / "results.jsonl";
+  const Outcome o = shell("(" + command + " 2>" + (dir / "err.txt").string() + " >/dev/null & pid=$!; "
+                          "for i in $(seq 1 6000); do [ -f " + results.string() + " ] && [ $(wc -l < " +
+                          results.string() + ") -ge 4 ] && break; sleep 0.02; done; kill -INT $pid; wait $pid; "
+                          "echo \"status $?\")");
+  ASSERT_NE(o.out.find("status 130"), std::string::npos) << o.out << read_file(dir / "err.txt");
+  const std::string err = read_file(dir / "err.txt");
+  const auto at = err.find("Resume with:\n  ");
+  ASSERT_NE(at, std::string::npos) << err;
+  const std::string printed = err.substr(at + 15, err.find('\n', at + 15) - at - 15);
+  EXPECT_EQ(printed, command + " --resume");
+  EXPECT_LT(count_lines(results), 48u);
+  ASSERT_EQ(shell(printed + " >/dev/null 2>&1").exit_code, 0);
+  EXPECT_EQ(count_lines(results), 48u);
+  fs::remove_all(dir);
+}
+
 TEST(SweepCliSlow, ShardsFromTheCommandLineMergeIntoOneRun) {
   const fs::path dir = temp_dir("cli-shards");
   const std::string scenario = (kScenarios / "small.toml").string();
