@@ -218,9 +218,11 @@ pre { background: #f6f6f6; padding: 10px; overflow-x: auto; }
           "explains</span></p>\n";
   html += lanes_svg(page, false);
   if (!page.recorded_answer.empty()) {
-    html += fmt::format("\n<h2>The response nothing explains</h2>\n<p>After the longest linearizable prefix found "
-                        "({} of the window's operations, below), the state is <code>{}</code>. From it the model "
-                        "answers the red operation</p>\n<pre>{}</pre>\n<p>but the history says</p>\n<pre>{}</pre>\n",
+    html += fmt::format("\n<h2>The response nothing explains</h2>\n<p>The longest linearizable prefix found ({} of "
+                        "the window's operations, below) leaves the state <code>{}</code>. From it the model answers "
+                        "the red operation</p>\n<pre>{}</pre>\n<p>but the history says</p>\n<pre>{}</pre>\n<p>and no "
+                        "other order of the window's operations, with or without the ones whose outcome is unknown, "
+                        "reaches a state that gives that answer: the check tried them all.</p>\n",
                         page.prefix.size(), html_escape(page.state_before_failing), html_escape(page.model_answer),
                         html_escape(page.recorded_answer));
   }

@@ -301,7 +301,7 @@ TEST(CheckPage, TheFailingOperationIsShownWithTheStateBeforeItAndTheModelsAnswer
   const Outcome o = run_lethe("check tests/data/knossos/cas-register/bad/bad-analysis.edn --html " + page.string());
   EXPECT_EQ(o.exit_code, 1) << o.out;
   const std::string html = read_file(page);
-  EXPECT_NE(html.find("the state is <code>1</code>. From it the model answers the red operation</p>\n<pre>read() "
+  EXPECT_NE(html.find("leaves the state <code>1</code>. From it the model answers the red operation</p>\n<pre>read() "
                       "-&gt; 1</pre>\n<p>but the history says</p>\n<pre>read() -&gt; 3</pre>"),
             std::string::npos)
       << html;

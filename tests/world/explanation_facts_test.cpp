@@ -40,6 +40,7 @@ struct Facts {
 
   explicit Facts(const lethe::WorldRecord& record) : ledger(&record.ledger) {
     for (const sim::TraceRecord& r : record.trace) {
+      if (r.node == sim::kSimulationNode) continue;  // the schedule: no node's fact
       const std::string& node = record.node_names.at(r.node);
       if (r.kind_name == "attempt") node_of[r.c] = node;
       if (r.kind_name == "sink.execute") executed[r.b].push_back(r.time);
