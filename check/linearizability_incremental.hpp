@@ -9,6 +9,7 @@
 #include <deque>
 #include <iterator>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -185,6 +186,9 @@ class IncrementalChecker {
     bool read_only = false;
     bool abandoned = false;  // the abandon was processed (or came before the invocation was processed)
     Status status = Status::Queued;
+    // Unanswered: its class of interchangeable operations (same keys and input), named by the first one carried
+    // when it joined, so a search tells twins apart in one lookup instead of comparing every pair.
+    OpId twin = 0;
   };
   struct PathEntry {
     State state;
@@ -302,6 +306,27 @@ class IncrementalChecker {
     check_states_budget(0, into);
   }
 
+  // `id` becomes unanswered: a candidate of the group's searches from now on. Its twins are looked for among the
+  // kTwinScan latest unanswered operations (retries of one request come close together); one missed among more
+  // makes the search larger, never wrong, where comparing with every one made a history of many unanswered
+  // operations quadratic in them.
+  static constexpr std::size_t kTwinScan = 256;
+  void carry(Group& group, OpId id) {
+    OpRecord& op = ops_.at(id);
+    op.twin = id;
+    if constexpr (std::equality_comparable<Input>) {
+      const std::size_t scanned = std::min(group.carried.size(), kTwinScan);
+      for (std::size_t back = 1; back <= scanned; ++back) {
+        const OpRecord& candidate = ops_.at(group.carried[group.carried.size() - back]);
+        if (candidate.keys == op.keys && candidate.input == op.input) {
+          op.twin = candidate.twin;
+          break;
+        }
+      }
+    }
+    insert_sorted(group.carried, id);
+  }
+
   void on_invoke(OpId id) {
     OpRecord& op = ops_.at(id);
     op.seq = ++invocations_;
@@ -319,7 +344,7 @@ class IncrementalChecker {
     Group& group = groups_.at(group_id);
     if (op.abandoned) {
       op.status = Status::Unanswered;
-      insert_sorted(group.carried, id);
+      carry(group, id);
     } else {
       op.status = Status::InFlight;
       insert_sorted(group.inflight, id);
@@ -338,7 +363,7 @@ class IncrementalChecker {
       ops_.erase(id);
     } else {
       op.status = Status::Unanswered;
-      insert_sorted(group.carried, id);
+      carry(group, id);
       for (Config& config : group.configs) {
         auto found = std::lower_bound(config.done.begin(), config.done.end(), id,
                                       [](const auto& entry, OpId wanted) { return entry.first < wanted; });
@@ -459,21 +484,12 @@ class IncrementalChecker {
       for (OpId id : group.inflight) {
         if (id != search.op && !ops_.at(id).read_only && find_done(config, id) == nullptr) ids.push_back(id);
       }
-      for (std::size_t index = 0; index < group.carried.size(); ++index) {
-        const OpId id = group.carried[index];
+      // Unanswered operations with the same keys and input are interchangeable (each may take effect at any
+      // time, its output unseen): of those this configuration has not used, only the first is a candidate.
+      std::set<OpId> twins_seen;
+      for (OpId id : group.carried) {
         if (contains(config.used, id)) continue;
-        // Unanswered operations with the same input are interchangeable (each may take effect at any time, its
-        // output unseen): of those this configuration has not used, only the first is a candidate.
-        bool twin_first = false;
-        if constexpr (std::equality_comparable<Input>) {
-          const OpRecord& op = ops_.at(id);
-          for (std::size_t earlier = 0; earlier < index && !twin_first; ++earlier) {
-            const OpId other = group.carried[earlier];
-            twin_first = !contains(config.used, other) && ops_.at(other).keys == op.keys &&
-                         ops_.at(other).input == op.input;
-          }
-        }
-        if (!twin_first) ids.push_back(id);
+        if (twins_seen.insert(ops_.at(id).twin).second) ids.push_back(id);
       }
       return ids;
     };

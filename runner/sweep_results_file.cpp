@@ -200,9 +200,32 @@ std::string result_line(std::size_t cell, const Params& params, const SeedRun& r
   return j.dump();
 }
 
+namespace {
+
+// Every number of a result line is a count, a time or a ratio, from 0 to 2^63: a float outside that range is no
+// value of any field, and converting it to an integer field is undefined (a cell of 1.8e20 read as an integer).
+bool numbers_in_range(const nlohmann::ordered_json& j) {
+  if (j.is_number_float()) {
+    const double value = j.get<double>();
+    return value >= 0.0 && value < 9223372036854775808.0;
+  }
+  if (j.is_structured()) {
+    for (const auto& item : j) {
+      if (!numbers_in_range(item)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<ResultLine> parse_result_line(std::string_view text, std::string& error) {
   try {
     const auto j = lethe::history::parse_bounded_json<nlohmann::ordered_json>(text);
+    if (!numbers_in_range(j)) {
+      error = "a number out of range; allowed: counts, times and ratios from 0 to 2^63";
+      return std::nullopt;
+    }
     ResultLine line;
     line.cell = j.at("cell").get<std::size_t>();
     for (const auto& [key, value] : j.at("params").items()) line.params.emplace_back(key, value.get<std::string>());

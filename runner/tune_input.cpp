@@ -106,23 +106,12 @@ std::optional<sim::Duration> sample_value(const std::string& text, const std::st
   return std::nullopt;
 }
 
-// --samples FILE [--column NAME] [--samples-unit U]: one value per line, or a CSV file whose header line names
-// its columns (--column picks one; a file of one column needs none). '#' starts a comment. Every error names
-// FILE:LINE and the flag that fixes it.
-std::optional<std::vector<sim::Duration>> read_samples(const fs::path& file, const std::string& shown,
-                                                       const std::string& column, const std::string& unit,
-                                                       std::string& error) {
-  // Through read_regular_file: a device never ends and a FIFO blocks; neither is a file of samples.
-  sim::FileReadFailure failure;
-  const std::optional<std::string> content = sim::read_regular_file(file, sim::kMaxSampleFileBytes, failure);
-  if (!content) {
-    error = failure.kind == sim::FileReadFailure::Kind::Missing
-                ? fmt::format("--samples {}: no such file", shown)
-                : fmt::format("--samples {}: {}; allowed: a regular file of at most {} MiB", shown,
-                              sim::describe(failure, sim::kMaxSampleFileBytes), sim::kMaxSampleFileBytes >> 20);
-    return std::nullopt;
-  }
-  std::istringstream in(*content);
+}  // namespace
+
+std::optional<std::vector<sim::Duration>> parse_samples(const std::string& content, const std::string& shown,
+                                                        const std::string& column, const std::string& unit,
+                                                        std::string& error) {
+  std::istringstream in(content);
   std::vector<sim::Duration> values;
   std::optional<std::size_t> index;  // the column read; nullopt until the first line decides
   std::string line;
@@ -187,6 +176,25 @@ std::optional<std::vector<sim::Duration>> read_samples(const fs::path& file, con
     return std::nullopt;
   }
   return values;
+}
+
+namespace {
+
+// --samples FILE: parse_samples over the file's content.
+std::optional<std::vector<sim::Duration>> read_samples(const fs::path& file, const std::string& shown,
+                                                       const std::string& column, const std::string& unit,
+                                                       std::string& error) {
+  // Through read_regular_file: a device never ends and a FIFO blocks; neither is a file of samples.
+  sim::FileReadFailure failure;
+  const std::optional<std::string> content = sim::read_regular_file(file, sim::kMaxSampleFileBytes, failure);
+  if (!content) {
+    error = failure.kind == sim::FileReadFailure::Kind::Missing
+                ? fmt::format("--samples {}: no such file", shown)
+                : fmt::format("--samples {}: {}; allowed: a regular file of at most {} MiB", shown,
+                              sim::describe(failure, sim::kMaxSampleFileBytes), sim::kMaxSampleFileBytes >> 20);
+    return std::nullopt;
+  }
+  return parse_samples(*content, shown, column, unit, error);
 }
 
 

@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runner/tune_analysis.hpp"
+#include "sim/time.hpp"
 
 namespace runner {
 
@@ -35,5 +37,13 @@ struct TuneOptions {
 // Builds the input from the options; prints what is wrong (naming the option and the allowed values) and
 // returns nullopt on bad input. --samples: writes OUT/samples.txt, the values read, one duration a line.
 std::optional<TuneInput> tune_input(const TuneOptions& o);
+
+// The durations of a --samples file's content (SHOWN names it in errors): one value per line, or a CSV file whose
+// header line names its columns (COLUMN picks one; a file of one column needs none); '#' starts a comment; plain
+// numbers need UNIT. Nullopt after writing to `error` what is wrong, with "--samples SHOWN:LINE" and the flag
+// that fixes it.
+std::optional<std::vector<sim::Duration>> parse_samples(const std::string& content, const std::string& shown,
+                                                        const std::string& column, const std::string& unit,
+                                                        std::string& error);
 
 }  // namespace runner

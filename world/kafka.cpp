@@ -161,7 +161,8 @@ std::vector<MessageId> ConsumerGroup::held_by(int member) const {
 
 std::vector<MessageId> ConsumerGroup::held_by_live_members() const {
   std::vector<MessageId> held;
-  for (const auto& [member, state] : member_states_) {
+  for (const int member : with_cursors_) {
+    const MemberState& state = member_states_.at(member);
     const sim::Node& node = kafka_.simulation_.node(state.node);
     if (!state.known || !node.alive() || node.incarnation() != state.incarnation) continue;
     const std::vector<MessageId> own = held_by(member);
@@ -173,7 +174,8 @@ std::vector<MessageId> ConsumerGroup::held_by_live_members() const {
 }
 
 bool ConsumerGroup::holds_record() const {
-  for (const auto& [member, state] : member_states_) {
+  for (const int member : with_cursors_) {
+    const MemberState& state = member_states_.at(member);
     const sim::Node& node = kafka_.simulation_.node(state.node);
     if (!state.known || !node.alive() || node.incarnation() != state.incarnation) continue;
     for (const Cursor& cursor : state.cursors) {
@@ -196,6 +198,7 @@ bool ConsumerGroup::remove(int member, sim::NodeId node, RemovalReason reason, s
   if (kept_for_counterfactual()) return false;
   sim::Simulation& simulation = kafka_.simulation_;
   members_.erase(member);
+  wake_idle(member);
   removed_[member] = {node, reason};
   simulation.trace().record(simulation.now(), source_kinds::kKafkaRemove, kafka_.broker_.id(),
                             pack(processor_, static_cast<std::uint64_t>(member)), static_cast<std::uint64_t>(reason),
@@ -232,6 +235,7 @@ bool ConsumerGroup::rejoin(int member) {
 void ConsumerGroup::leave(int member) {
   LETHE_ASSERT(member >= 0, "ConsumerGroup::leave: member must be >= 0");
   if (members_.erase(member) == 0) return;
+  wake_idle(member);
   bump();
 }
 
@@ -251,7 +255,8 @@ void ConsumerGroup::bump() {
     std::size_t rank = 0;
     for (int member : members_) {
       const std::size_t share = each + (rank < extra ? 1 : 0);
-      if (share > 0) ranges_[member] = {next, next + share};
+      if (share == 0) break;  // so are the later members' shares: a rebalance costs work in the partitions
+      ranges_[member] = {next, next + share};
       for (std::size_t i = 0; i < share; ++i) owner_[next++] = member;
       ++rank;
     }
@@ -274,6 +279,7 @@ void ConsumerGroup::notify(int member) {
     }
   }
   waiters_.swap(keep);
+  wake_idle(member);
 }
 
 void ConsumerGroup::notify_all() {
@@ -282,6 +288,21 @@ void ConsumerGroup::notify_all() {
   std::vector<Waiter> waiters;
   waiters.swap(waiters_);
   for (const Waiter& waiter : waiters) simulation.wake(waiter.waker);
+  // Of the idle members only those the new generation concerns: the ones it gives partitions (at most one a
+  // partition) and the ones no longer members (leave() and remove() woke them already).
+  for (const auto& [member, range] : ranges_) wake_idle(member);
+}
+
+void ConsumerGroup::wake_idle(int member) {
+  const auto found = idle_waiters_.find(member);
+  if (found == idle_waiters_.end()) return;
+  for (const sim::Waker& waker : found->second) kafka_.simulation_.wake(waker);
+  idle_waiters_.erase(found);
+}
+
+bool ConsumerGroup::idle(int member, const MemberState& state) const {
+  return state.generation == generation_ && state.cursors.empty() && state.finished.empty() && is_member(member) &&
+         ranges_.count(member) == 0;
 }
 
 std::uint64_t ConsumerGroup::wake_version(int member) const {
@@ -289,9 +310,16 @@ std::uint64_t ConsumerGroup::wake_version(int member) const {
   return group_version_ + (found == member_version_.end() ? 0 : found->second);
 }
 
-void ConsumerGroup::wait(int member, sim::Time deadline) {
+void ConsumerGroup::wait(int member, const MemberState& state, sim::Time deadline) {
   sim::Simulation& simulation = kafka_.simulation_;
   if (simulation.now() >= deadline) return;
+  if (idle(member, state)) {
+    std::vector<sim::Waker>& wakers = idle_waiters_[member];
+    std::erase_if(wakers, [&simulation](const sim::Waker& waker) { return !simulation.waiting(waker); });
+    wakers.push_back(simulation.waker());
+    simulation.park(deadline);
+    return;
+  }
   if (waiters_.size() >= compact_at_) {
     std::erase_if(waiters_, [&simulation](const Waiter& waiter) { return !simulation.waiting(waiter.waker); });
     compact_at_ = std::max(kMinCompaction, 2 * waiters_.size());
@@ -359,6 +387,7 @@ ConsumerGroup::MemberState& ConsumerGroup::member_state(int member) {
   MemberState& state = member_states_[member];
   if (!state.known || state.node != node.id() || state.incarnation != node.incarnation()) {
     state = MemberState{};
+    with_cursors_.erase(member);
     state.known = true;
     state.node = node.id();
     state.incarnation = node.incarnation();
@@ -379,11 +408,16 @@ std::vector<std::pair<int, std::int64_t>> ConsumerGroup::fetch_candidates(const 
 
 // Adopts a generation: every position from the group's committed offset, nothing out, nothing pending
 // (no commit on revocation). Generation 0 with no partitions: not a member.
-void ConsumerGroup::sync(MemberState& state, std::uint64_t generation,
+void ConsumerGroup::sync(int member, MemberState& state, std::uint64_t generation,
                          const std::vector<std::pair<int, std::int64_t>>& assignment) {
   state.generation = generation;
   state.cursors.clear();
   for (const auto& [partition, committed] : assignment) state.cursors.push_back(Cursor{partition, committed, false, 0});
+  if (state.cursors.empty()) {
+    with_cursors_.erase(member);
+  } else {
+    with_cursors_.insert(member);
+  }
   state.next_cursor = 0;
   state.finished.clear();
 }
@@ -522,10 +556,10 @@ std::optional<KafkaRecord> ConsumerGroup::poll(int member, sim::Time deadline) {
           continue;  // stale: another fiber of the member took it; fetch again
         case FetchKind::Sync:
           // Generations only grow: a sync answered before a newer one (another fiber's) is ignored.
-          if (response->generation > state.generation) sync(state, response->generation, response->assignment);
+          if (response->generation > state.generation) sync(member, state, response->generation, response->assignment);
           continue;
         case FetchKind::NotMember:
-          if (response->generation >= state.generation) sync(state, 0, {});
+          if (response->generation >= state.generation) sync(member, state, 0, {});
           if (removed(member)) {  // removed while alive: it joins again (JoinGroup), then syncs
             const std::optional<bool> joined = kafka_.network_.call(
                 kafka_.service_, [self, member] { return self->rejoin(member); }, kafka_.settings_.rpc_timeout, 0);
@@ -541,7 +575,7 @@ std::optional<KafkaRecord> ConsumerGroup::poll(int member, sim::Time deadline) {
     if (wake_version(member) != seen_version) continue;  // woken while the fetch was in flight
     sim::Time wake_at = deadline;
     if (!state.finished.empty()) wake_at = std::min(wake_at, std::max(state.next_commit_at, simulation.now() + 1));
-    wait(member, wake_at);
+    wait(member, state, wake_at);
   }
 }
 

@@ -38,7 +38,10 @@
 // process each partition in order. poll() blocks until a record or the
 // deadline; a waiting member is woken by an append to a partition it owns, a
 // membership change of its group, or the end of one of its own records (idle
-// members do not all fetch on every append).
+// members do not all fetch on every append). A member with no partitions and
+// nothing to commit is woken only by a change that gives it partitions or
+// removes it: it learns a newer generation that gives it none at its next fetch
+// (a rebalance costs work in the partitions, not in the members).
 // commit(m, r) finishes r. With commit = "after-each" it sends an OffsetCommit
 // RPC of r.offset + 1: the broker accepts it only if m is a live member, r was
 // handed out in the group's current generation and m owns the partition
@@ -242,14 +245,18 @@ class ConsumerGroup {
   // Wake-ups: a member waiting in poll() is woken when something it may fetch changes.
   void notify(int member);  // an append to a partition it owns, or one of its records finished
   void notify_all();        // a membership change
+  void wake_idle(int member);
+  // A member with nothing to fetch or commit and no partitions in the current generation, which it knows: a new
+  // generation that gives it none changes nothing for it.
+  bool idle(int member, const MemberState& state) const;
   std::uint64_t wake_version(int member) const;
-  void wait(int member, sim::Time deadline);
+  void wait(int member, const MemberState& state, sim::Time deadline);
   FetchResponse serve_fetch(int member, std::uint64_t generation,
                             const std::vector<std::pair<int, std::int64_t>>& candidates) const;
   bool serve_commit(int member, std::uint64_t generation, const std::vector<std::pair<int, std::int64_t>>& offsets);
   static std::vector<std::pair<int, std::int64_t>> fetch_candidates(const MemberState& state);
-  static void sync(MemberState& state, std::uint64_t generation,
-                   const std::vector<std::pair<int, std::int64_t>>& assignment);
+  void sync(int member, MemberState& state, std::uint64_t generation,
+            const std::vector<std::pair<int, std::int64_t>>& assignment);
   void delivered(const KafkaRecord& record);
   bool accept(MemberState& state, const KafkaRecord& record);
   bool finish(int member, MemberState& state, const KafkaRecord& record, bool rewind);
@@ -279,9 +286,15 @@ class ConsumerGroup {
   std::vector<std::int64_t> committed_;     // by partition
   std::vector<std::int64_t> high_water_;    // by partition: 1 + the highest offset handed out
   std::map<int, MemberState> member_states_;
+  // The members whose state has partitions (cursors), the only ones that can hold a record: what a removal
+  // looks through (every member's state would make a removal cost work in the members).
+  std::set<int> with_cursors_;
   std::map<int, std::pair<sim::NodeId, RemovalReason>> removed_;  // removed while alive; their next poll rejoins
   std::map<int, PollWatch> poll_watches_;
   std::vector<Waiter> waiters_;                  // in the order they started waiting; may hold ended waits
+  // The waits of idle() members, by member: a rebalance wakes only those it gives partitions or removes, so one
+  // costs work in the partitions, not in the members (their faults cause rebalances in proportion to them).
+  std::map<int, std::vector<sim::Waker>> idle_waiters_;
   std::size_t compact_at_ = kMinCompaction;      // waiters_ drops its ended waits when it reaches this size
   std::uint64_t group_version_ = 0;              // bumped by notify_all()
   std::map<int, std::uint64_t> member_version_;  // bumped by notify(member)

@@ -139,6 +139,10 @@ cases+=(
   "tune --samples starting with a BOM|0 1|tune --samples bom-samples.txt --target-duplicates 0.01 --no-confirm --out tune7"
   # Callers make requests as they go: memory follows the requests made, not workload.messages.
   "clients source, 10^12 messages|0 1|run $S/webhook-no-dedupe.toml --set workload.messages=1000000000000 --seed 1"
+  # Work that grew faster than the run: a rebalance per pause of 5,000 members over 8 partitions (each woke every
+  # member), and a heavy tail that leaves thousands of store calls unanswered for the linearizability check.
+  "kafka: 5,000 members paused past session_timeout|0 1|run $S/kafka-gc-pause-evicted-none.toml --set topology.consumers=5000 --set workload.messages=5 --set 'topology.commit=interval(1h)' --seed 1"
+  "network.latency = pareto(shape=0.01), store checked|0 1|run $S/producer-retry-mnemosyne.toml --set 'network.latency=pareto(scale=1ms, shape=0.01)' --seed 1"
   # External nodes (tests/external-engine/raw_node.py): bad output ends with exit 2 naming the node.
   "external node floods requests|2|run $source_dir/tests/external-engine/raw-effect.toml --set external.command=python3,raw_node.py,flood"
   "external node writes a 20 MiB line|2|run $source_dir/tests/external-engine/raw-effect.toml --set external.command=python3,raw_node.py,long-line"

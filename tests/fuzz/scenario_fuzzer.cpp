@@ -6,7 +6,8 @@
 // loads that rendering again, without overrides: it must load, and rendering the second config must give
 // the same text (the renderer writes every field of a config, so two configs whose renderings are equal
 // are equal in every field the scenario language can set). A failed reload or a difference aborts, which
-// libFuzzer records as a finding, like a crash, a sanitizer report, or an exception out of the loader.
+// libFuzzer records as a finding, like a crash, a sanitizer report, or an exception out of the loader. A config
+// with an [explore] table is also drawn for seeds 1 to 3 and each draw loaded as `lethe run` loads it.
 //
 // Built two ways (tests/fuzz/CMakeLists.txt): with -fsanitize=fuzzer under LETHE_FUZZ (scripts/fuzz), and
 // in every build with replay_main.cpp, which runs the seed corpus and the findings kept in
@@ -20,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "scenario/explore.hpp"
 #include "scenario/loader.hpp"
 
 namespace {
@@ -54,22 +56,44 @@ std::string errors_text(const std::vector<scenario::LoadError>& errors) {
   return text;
 }
 
+constexpr std::string_view kInternal = "fuzz.toml:1:1: scenario: internal error while loading: ";
+
+void check_no_internal_error(const scenario::LoadResult& result, const char* what) {
+  const auto* errors = std::get_if<std::vector<scenario::LoadError>>(&result);
+  if (errors != nullptr && errors->size() == 1 && (*errors)[0].message.rfind(kInternal, 0) == 0) {
+    finding(what, (*errors)[0].message, "");
+  }
+}
+
+// The configurations a few seeds draw from the [explore] table, each loaded as `lethe run` loads it (the draw's
+// overrides, then the input's own, the swarm's switches applied). A drawn combination may break a cross-field
+// rule (an error naming its --set); an exception out of the draw or the load may not.
+void load_draws(std::string_view text, const lethe::ScenarioConfig& config, const std::vector<std::string>& sets) {
+  if (!scenario::explores(config)) return;
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    scenario::Draw draw = scenario::draw_configuration(config.explore, seed);
+    std::vector<std::string> overrides = draw.overrides;
+    overrides.insert(overrides.end(), sets.begin(), sets.end());
+    scenario::LoadResult drawn = scenario::load_scenario_text(text, "fuzz.toml", base_dir(), overrides, false);
+    check_no_internal_error(drawn, "an exception out of the loader for a drawn configuration");
+    if (auto* loaded = std::get_if<lethe::ScenarioConfig>(&drawn)) (void)lethe::switch_off_faults(*loaded, draw.switches);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  scenario::LoadResult first = scenario::load_scenario_text(text, "fuzz.toml", base_dir(), overrides_in(text));
+  const std::vector<std::string> sets = overrides_in(text);
+  scenario::LoadResult first = scenario::load_scenario_text(text, "fuzz.toml", base_dir(), sets);
   const auto* config = std::get_if<lethe::ScenarioConfig>(&first);
   if (config == nullptr) {
     // An exception out of the loader comes back as this one message (load_scenario_text); every other message
     // starts with the position and key of what the input got wrong.
-    const std::vector<scenario::LoadError>& errors = std::get<std::vector<scenario::LoadError>>(first);
-    const std::string_view internal = "fuzz.toml:1:1: scenario: internal error while loading: ";
-    if (errors.size() == 1 && errors[0].message.rfind(internal, 0) == 0) {
-      finding("an exception out of the loader", errors[0].message, "");
-    }
+    check_no_internal_error(first, "an exception out of the loader");
     return 0;
   }
+  load_draws(text, *config, sets);
   const std::string rendered = scenario::render_scenario_toml(*config);
   scenario::LoadResult second = scenario::load_scenario_text(rendered, "rendered.toml", base_dir(), {});
   const auto* reloaded = std::get_if<lethe::ScenarioConfig>(&second);

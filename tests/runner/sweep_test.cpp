@@ -208,6 +208,10 @@ TEST(SweepLines, AResultLineReadsBackToTheSameLine) {
   ASSERT_TRUE(broken.has_value()) << error;
   EXPECT_EQ(broken->run.error, "lethe broke");
   EXPECT_FALSE(runner::parse_result_line(line.substr(0, line.size() / 2), error).has_value());
+  // A number no integer field can hold is refused, not converted (undefined for a float past 2^64).
+  const std::string huge = "{\"cell\":184467440737095516160" + line.substr(line.find(','));
+  EXPECT_FALSE(runner::parse_result_line(huge, error).has_value());
+  EXPECT_NE(error.find("out of range"), std::string::npos) << error;
 }
 
 TEST(SweepCells, CellsJsonReadsBackToEqualCells) {

@@ -72,4 +72,25 @@ TEST(KafkaMembership, IdleMembersAddAFewStepsEachWhateverTheRunsLength) {
   EXPECT_LT(many - few, 200u * 20u) << few << " steps with 16 members, " << many << " with 216";
 }
 
+// Scheduling steps of a run of five records, never committed, with `consumers` members over 8 partitions, each
+// member paused past its session timeout about every 90 s: a removal and a rejoin per pause, so rebalances grow
+// with the members.
+std::uint64_t paused_steps_with(int consumers) {
+  lethe::WorldRecord record;
+  lethe::run_world(load_library("kafka-gc-pause-evicted-none",
+                                {"topology.consumers=" + std::to_string(consumers), "workload.messages=5",
+                                 "topology.commit=\"interval(1h)\""}),
+                   1, {}, &record);
+  return record.schedule_steps;
+}
+
+// A rebalance wakes the members it gives partitions or removes, not every idle member (each would fetch once to
+// learn a generation that changes nothing for it): steps per member stay about the same as members grow, where
+// waking every member made them grow with the members (the run's work quadratic in them).
+TEST(KafkaMembership, RebalancesCausedByManyMembersCostStepsLinearInThem) {
+  const std::uint64_t small = paused_steps_with(100);
+  const std::uint64_t large = paused_steps_with(400);
+  EXPECT_LT(large, 6 * small) << small << " steps with 100 members, " << large << " with 400";
+}
+
 }  // namespace kafka_membership_test
