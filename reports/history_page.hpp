@@ -4,9 +4,11 @@
 // checked history: one lane per process, each operation a bar from its invocation to its response (to the right
 // edge when its outcome is unknown), the shortest failing window highlighted and its last operation (the first
 // response nothing explains) in red; below, the longest linearizable prefix found, one row per step with the
-// model state after it, as Porcupine's visualization shows it. A linearizable history's page (linearizable set)
-// draws one lane per key instead (the keys are independent), at most kMostKeyLanes of them, each key's
-// operations in as many rows as their overlaps need; it says it is linearizable and how many keys it left out.
+// model state after it, as Porcupine's visualization shows it, and before it the red operation against the
+// state that prefix leaves (the model's answer beside the recorded one). A linearizable history's page
+// (linearizable set) draws one lane per key instead when it has several (the keys are independent), at most 60
+// of them, each key's operations in as many rows as their overlaps need; it says it is linearizable and how many
+// keys it left out.
 // A bar is labelled only when its label fits in it; every bar's tooltip holds its whole text.
 //
 // Renders only; the same input gives the same bytes. Text from the input is HTML-escaped.
