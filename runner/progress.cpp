@@ -1,5 +1,6 @@
 #include "runner/progress.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -42,9 +43,12 @@ Progress::~Progress() { finish(); }
 
 namespace {
 
-// A wall-clock span to two significant digits ("2.5s", "40s", "3.1m").
+// A wall-clock span to two significant digits in the unit it is written in ("2.5s", "40s", "4.2m"; the unit
+// changes where format_time's does: 120 s, 120 m, 48 h).
 std::string wait_text(double ns) {
-  const double rounded = std::stod(fmt::format("{:.2g}", std::max(ns, 0.0)));
+  ns = std::max(ns, 0.0);
+  const double unit = ns < 120e9 ? 1.0 : ns < 120 * 60e9 ? 60e9 : ns < 48 * 3600e9 ? 3600e9 : 86400e9;
+  const double rounded = std::stod(fmt::format("{:.2g}", ns / unit)) * unit;
   return reports::format_time(static_cast<std::int64_t>(rounded));
 }
 

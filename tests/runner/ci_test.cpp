@@ -138,6 +138,9 @@ TEST(Progress, TheLineSaysSeedsDoneFailuresElapsedAndAnEstimateProportionalToWha
             "lethe sweep: 0/10 seeds, 0 failed, 10s elapsed, no estimate yet");
   EXPECT_EQ(runner::Progress::line("lethe suite", 10, 10, 0, seconds(3)),
             "lethe suite: 10/10 seeds, 0 failed, 3s elapsed, done");
+  // Two significant digits in the unit written: 250 s left is 4.2m, not 4.167m.
+  EXPECT_EQ(runner::Progress::line("lethe suite", 10, 60, 0, seconds(50)),
+            "lethe suite: 10/60 seeds, 0 failed, 50s elapsed, about 4.2m left");
 }
 
 TEST(Progress, WithoutATerminalNothingIsPrintedBeforeTheFirstIntervalAndAShortBatchStillEndsWithItsFinalLine) {
