@@ -80,8 +80,7 @@ std::map<std::string, Span> spans(const HistoryPage& page, bool by_key) {
 std::string lanes_svg(const HistoryPage& page, bool by_key) {
   if (page.ops.empty()) return "";
   const std::map<std::string, Span> span_of = spans(page, by_key);
-  const Span whole = span_of.begin()->second;
-  const auto [first, last] = by_key ? Span{0, 0} : whole;
+  const auto [first, last] = by_key ? Span{0, 0} : span_of.at(std::string());  // the page's one axis
   const double right = kLeft + kWidth;
   auto x = [&](const HistoryPageOp& op, std::int64_t at) {
     const Span s = span_of.at(by_key ? op.key : std::string());
@@ -177,7 +176,8 @@ std::string linearizable_body(const HistoryPage& page) {
                       "operation, its reply and its times).</p>\n",
                       html_escape(page.key), page.ops.size(),
                       by_key ? fmt::format("one lane per key (the first {} keys), its operations labelled with the "
-                                           "process (p5) and the kind where the bar has room", kMostKeyLanes)
+                                           "process (p5) and the kind where the bar has room",
+                                           std::min(keys.size(), kMostKeyLanes))
                              : std::string("one lane per process"));
   html += "<p class=\"legend\"><span style=\"background:#c9d6e8\">operation</span></p>\n";
   html += lanes_svg(page, by_key);
