@@ -248,14 +248,17 @@ Node& Simulation::add_node(std::string name, std::string_view group) {
   return *nodes_.back();
 }
 
+Time Simulation::not_before_now(Time time) {
+  if (time >= now_) return time;
+  // Fails the run at the next advance (run_until throws InternalError); the timer is kept, due now, so every
+  // invariant of the queue holds until then.
+  fail("a timer was set for " + std::to_string(time) + " ns, before the current instant " + std::to_string(now_) +
+       " ns (a sum of virtual time wrapped around)");
+  return now_;
+}
+
 void Simulation::push_timer(Time time, Waker waker, std::function<void()> fn) {
-  if (time < now_) {
-    // Fails the run at the next advance (run_until throws InternalError); the timer is kept, due now, so every
-    // invariant of the queue holds until then.
-    fail("a timer was set for " + std::to_string(time) + " ns, before the current instant " +
-         std::to_string(now_) + " ns (a sum of virtual time wrapped around)");
-    time = now_;
-  }
+  time = not_before_now(time);
   if (fn) {
     timers_.push_callback(now_, time, std::move(fn));
   } else {
@@ -268,6 +271,10 @@ void Simulation::push_timer(Time time, Waker waker, std::function<void()> fn) {
 
 void Simulation::at(Time time, std::function<void()> fn) {
   push_timer(time, Waker{kNoSlot, 0}, std::move(fn));
+}
+
+void Simulation::at(Time time, TimerPlace place, std::function<void()> fn) {
+  timers_.push_callback_sequenced(not_before_now(time), place.sequence, std::move(fn));
 }
 
 Waker Simulation::waker() const {

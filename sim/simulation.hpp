@@ -122,6 +122,16 @@ class Simulation {
   // delay past kTimeMax is kTimeMax, "never" (a timer due at kTimeMax never fires).
   void at(Time time, std::function<void()> fn);
   void after(Duration delay, std::function<void()> fn) { at(saturating_add(now_, delay), std::move(fn)); }
+  // A callback timer's place among the timers due at one instant, taken before the timer is set: at(time,
+  // place, fn) runs fn where a timer set with at(time, fn) when the place was taken would run. An owner of many
+  // future timers of which most become pointless (a visibility timeout whose message was deleted) keeps them in
+  // its own queue and sets only the earliest, with the same order, and so the same run, as setting all of them.
+  struct TimerPlace {
+    std::uint64_t sequence = 0;
+  };
+  TimerPlace reserve_timer_place() { return TimerPlace{timers_.take_sequence()}; }
+  // REQUIRES: `place` from reserve_timer_place(), used once. A time before now fails the run, as at() does.
+  void at(Time time, TimerPlace place, std::function<void()> fn);
 
   // Runs until nothing is ready and no timer is due at or before `limit`.
   // Time ends at the last event processed (not at `limit`).
@@ -129,6 +139,7 @@ class Simulation {
   void run_until(Time limit = kTimeMax);
   void run() { run_until(kTimeMax); }
   bool has_pending_timers() const { return !timers_.empty(); }
+  std::size_t pending_timers() const { return timers_.size(); }  // stale fiber wake-ups included
   std::size_t live_fibers() const { return live_fibers_; }
 
   // --- await points (call only from a simulated fiber) ---
@@ -180,6 +191,8 @@ class Simulation {
   };
   // Queues a wake-up of `waker` (fn empty) or the callback fn at `time`; a time before now fails the run.
   void push_timer(Time time, Waker waker, std::function<void()> fn);
+  // `time`, or now when it is before now (then the run fails at the next advance: a sum that wrapped around).
+  Time not_before_now(Time time);
   // Pops every timer due at the earliest instant (repeating while nothing became
   // ready). Sets finished_ when there is nothing left before the limit.
   void advance();

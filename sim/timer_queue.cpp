@@ -15,7 +15,7 @@ void TimerQueue::push_wakeup(Time now, Time time, std::uint32_t slot, std::uint6
   insert(now, Timer{time, sequence_++, wait_id, slot});
 }
 
-void TimerQueue::push_callback(Time now, Time time, std::function<void()> fn) {
+std::uint32_t TimerQueue::store_callback(std::function<void()> fn) {
   std::uint32_t index;
   if (!free_callbacks_.empty()) {
     index = free_callbacks_.back();
@@ -25,12 +25,30 @@ void TimerQueue::push_callback(Time now, Time time, std::function<void()> fn) {
     index = static_cast<std::uint32_t>(callbacks_.size());
     callbacks_.push_back(std::move(fn));
   }
+  return index;
+}
+
+void TimerQueue::push_callback(Time now, Time time, std::function<void()> fn) {
+  const std::uint32_t index = store_callback(std::move(fn));
   insert(now, Timer{time, sequence_++, index, kCallback});
+}
+
+void TimerQueue::push_callback_sequenced(Time time, std::uint64_t sequence, std::function<void()> fn) {
+  // The heap, not a lane: a lane is filled in sequence order, and this sequence is older than the latest.
+  const std::uint32_t index = store_callback(std::move(fn));
+  ++count_;
+  heap_.push_back(Timer{time, sequence, index, kCallback});
+  std::push_heap(heap_.begin(), heap_.end(), Later{});
 }
 
 std::function<void()> TimerQueue::take_callback(const Timer& timer) {
   std::function<void()> fn = std::move(callbacks_[timer.payload]);
   free_callbacks_.push_back(static_cast<std::uint32_t>(timer.payload));
+  if (free_callbacks_.size() == callbacks_.size() && callbacks_.capacity() > kKeptCapacity) {
+    // Every callback ran: a burst (a backlog published at once) would otherwise keep its peak for the whole run.
+    std::vector<std::function<void()>>().swap(callbacks_);
+    std::vector<std::uint32_t>().swap(free_callbacks_);
+  }
   return fn;
 }
 
@@ -96,7 +114,11 @@ void TimerQueue::Lane::pop_front() {
   } else if (head >= 4096 && head * 2 >= items.size()) {
     items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(head));
     head = 0;
+  } else {
+    return;
   }
+  // A lane that held a burst (every publish of a backlog at once) gives its peak back once it has drained.
+  if (items.capacity() > kKeptCapacity && items.capacity() > 4 * items.size()) items.shrink_to_fit();
 }
 
 TimerQueue::Timer TimerQueue::pop() {
@@ -106,6 +128,7 @@ TimerQueue::Timer TimerQueue::pop() {
     std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const Timer timer = heap_.back();
     heap_.pop_back();
+    if (heap_.capacity() > kKeptCapacity && heap_.capacity() > 4 * heap_.size()) heap_.shrink_to_fit();
     return timer;
   }
   // `source` is the earliest lane: active_lanes_[0].

@@ -42,6 +42,11 @@ class TimerQueue {
   // REQUIRES: time >= now (the caller's current instant; the lanes key on time - now).
   void push_wakeup(Time now, Time time, std::uint32_t slot, std::uint64_t wait_id);
   void push_callback(Time now, Time time, std::function<void()> fn);
+  // A sequence number taken now for a callback pushed later with push_callback_sequenced().
+  std::uint64_t take_sequence() { return sequence_++; }
+  // As push_callback, ordered among the timers due at `time` by `sequence` (from take_sequence()), as if it had
+  // been pushed when the sequence was taken. REQUIRES: time >= now; each sequence pushed at most once.
+  void push_callback_sequenced(Time time, std::uint64_t sequence, std::function<void()> fn);
 
   bool empty() const { return count_ == 0; }
   std::size_t size() const { return count_; }
@@ -77,11 +82,14 @@ class TimerQueue {
     void pop_front();
   };
   static constexpr std::size_t kMaxLanes = 8;
+  // Timers a vector keeps room for after it drained (2 MiB); past it, a drained burst's capacity is given back.
+  static constexpr std::size_t kKeptCapacity = 65536;
   static constexpr std::size_t kRecentDelays = 8;
   static constexpr std::size_t kHeapSource = SIZE_MAX - 1;
   static constexpr std::size_t kNoSource = SIZE_MAX;
 
   void insert(Time now, const Timer& timer);
+  std::uint32_t store_callback(std::function<void()> fn);  // its index, for Timer::payload
   // Where the earliest pending timer is: a lane index, kHeapSource, or kNoSource when none is pending.
   std::size_t earliest_source() const;
   void activate_lane(std::size_t lane);  // REQUIRES: the lane just got its first timer

@@ -71,10 +71,34 @@ Queue::ReceiveResponse Queue::serve_receive() {
   entry.invisible_until = invisible_until;
   const std::uint64_t receipt = entry.receipt;
   simulation_.trace().record(now, source_kinds::kQueueReceive, broker_.id(), entry.id, number, receipt);
-  simulation_.at(invisible_until, [this, number, receipt] { expire(number, receipt); });
+  pending_expiries_.push_back(PendingExpiry{invisible_until, simulation_.reserve_timer_place(), number, receipt});
+  arm_expiry();
   const auto changed = changed_payloads_.find(number);
   const std::uint32_t payload = changed == changed_payloads_.end() ? 0 : changed->second;
   return ReceiveResponse{Delivery{entry.id, number, receipt, entry.receive_count, invisible_until, payload}};
+}
+
+bool Queue::still_in_flight(const PendingExpiry& expiry) const {
+  if (expiry.message < first_entry_) return false;  // deleted (and dropped)
+  const Entry& entry = entries_[static_cast<std::size_t>(expiry.message - first_entry_)];
+  return entry.state == State::InFlight && entry.receipt == expiry.receipt;
+}
+
+void Queue::arm_expiry() {
+  if (expiry_armed_) return;  // the armed one is the earliest: later receives expire later
+  while (!pending_expiries_.empty() && !still_in_flight(pending_expiries_.front())) pending_expiries_.pop_front();
+  if (pending_expiries_.empty()) return;
+  const PendingExpiry& next = pending_expiries_.front();
+  expiry_armed_ = true;
+  simulation_.at(next.at, next.place, [this] { run_armed_expiry(); });
+}
+
+void Queue::run_armed_expiry() {
+  expiry_armed_ = false;
+  const PendingExpiry due = pending_expiries_.front();
+  pending_expiries_.pop_front();
+  expire(due.message, due.receipt);  // nothing if deleted or received again since it was armed
+  arm_expiry();
 }
 
 void Queue::expire(std::uint64_t message, std::uint64_t receipt) {

@@ -158,6 +158,18 @@ class Queue {
   DeleteResult serve_delete(MessageId id, std::uint64_t message, std::uint64_t receipt);
   Entry& entry(std::uint64_t message) { return entries_[static_cast<std::size_t>(message - first_entry_)]; }
   void expire(std::uint64_t message, std::uint64_t receipt);
+  // The visibility timeouts: one per receive, in receive order (the timeout is constant, so in time order too),
+  // and one kernel timer, for the earliest whose receipt is still in flight: a message deleted before its timeout
+  // (nearly every one) costs no timer. Each timer keeps the place it would have had if set at its receive.
+  struct PendingExpiry {
+    sim::Time at = 0;
+    sim::Simulation::TimerPlace place;
+    std::uint64_t message = 0;
+    std::uint64_t receipt = 0;
+  };
+  bool still_in_flight(const PendingExpiry& expiry) const;
+  void arm_expiry();        // sets the kernel timer for the earliest live pending expiry, if any and none is set
+  void run_armed_expiry();  // the kernel timer's callback
   void changed();
   bool has_visible() const { return !revisible_.empty() || fresh_ < published_; }
 
@@ -181,6 +193,8 @@ class Queue {
   std::uint64_t receives_ = 0;
   std::uint64_t expiries_ = 0;
   std::uint64_t unclaimed_ = 0;          // messages made visible while no receiver slept (see receive())
+  std::deque<PendingExpiry> pending_expiries_;
+  bool expiry_armed_ = false;
   sim::Signal changed_;
 };
 

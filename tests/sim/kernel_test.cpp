@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -383,6 +385,47 @@ RC_GTEST_PROP(KernelProperties, VirtualTimeNeverGoesBackwards, (std::vector<std:
   }
   simulation.run();
   for (std::size_t i = 1; i < observed.size(); ++i) RC_ASSERT(observed[i] >= observed[i - 1]);
+}
+
+// Timers of two kinds at instants with many ties: "direct" ones set at once, and a chain of "deferred" ones whose
+// places are reserved at once but which are set one by one, each from the callback of the one before (as the
+// queue sets its visibility timeouts). Every timer runs exactly where it would have if all were set at once.
+RC_GTEST_PROP(KernelProperties, ATimerSetLaterWithAReservedPlaceRunsWhereItWouldHaveRunIfSetThen, ()) {
+  const auto count = *rc::gen::inRange<std::size_t>(1, 40);
+  const auto times = *rc::gen::container<std::vector<sim::Time>>(count, rc::gen::inRange<sim::Time>(0, 4));
+  const auto deferred = *rc::gen::container<std::vector<bool>>(count, rc::gen::arbitrary<bool>());
+  std::vector<std::size_t> expected;
+  {
+    sim::Simulation reference;
+    for (std::size_t i = 0; i < count; ++i) reference.at(times[i], [&expected, i] { expected.push_back(i); });
+    reference.run();
+  }
+  sim::Simulation simulation;
+  std::vector<std::size_t> ran;
+  struct Reserved {
+    sim::Time time;
+    sim::Simulation::TimerPlace place;
+    std::size_t index;
+  };
+  std::vector<Reserved> chain;  // in (time, place) order: what the queue's fifo holds
+  for (std::size_t i = 0; i < count; ++i) {
+    if (deferred[i]) {
+      chain.push_back(Reserved{times[i], simulation.reserve_timer_place(), i});
+    } else {
+      simulation.at(times[i], [&ran, i] { ran.push_back(i); });
+    }
+  }
+  std::stable_sort(chain.begin(), chain.end(), [](const Reserved& x, const Reserved& y) { return x.time < y.time; });
+  std::function<void(std::size_t)> set = [&](std::size_t k) {
+    if (k == chain.size()) return;
+    simulation.at(chain[k].time, chain[k].place, [&, k] {
+      ran.push_back(chain[k].index);
+      set(k + 1);
+    });
+  };
+  set(0);
+  simulation.run();
+  RC_ASSERT(ran == expected);
 }
 
 // A callback timer is not a fiber's wake-up: compacting stale wake-ups must keep it.

@@ -105,6 +105,48 @@ TEST(QueueTest, CompetingConsumersEachGetDistinctMessagesAndTheQueueDrains) {
   EXPECT_EQ(world.ledger.deliveries, 30u);
 }
 
+// A message deleted before its visibility timeout leaves no timer behind: with 20 messages received and deleted
+// within the first second, one timer is pending at 10 s (the earliest receive's, set before it was deleted), not
+// one per receive.
+TEST(QueueTest, AMessageDeletedBeforeItsVisibilityTimeoutLeavesNoTimerBehind) {
+  World world(2);
+  Queue queue(world.simulation, world.network, *world.broker, queue_settings(30 * kSecond), world.ledger);
+  for (MessageId id = 1; id <= 20; ++id) queue.publish(id);
+  for (int w = 0; w < 2; ++w) {
+    world.on_worker(w, [&] {
+      while (auto delivery = queue.receive(sim::now())) {
+        sim::sleep(10 * kMillisecond);
+        EXPECT_TRUE(queue.acknowledge(*delivery));
+      }
+    });
+  }
+  world.simulation.run_until(10 * kSecond);
+  EXPECT_TRUE(queue.drained());
+  EXPECT_LT(world.simulation.now(), 2 * kSecond);  // the last RPC's deadline (1 s after it), no later
+  EXPECT_EQ(world.simulation.pending_timers(), 1u);
+  world.simulation.run();
+  EXPECT_EQ(world.simulation.now(), 30 * kSecond + kMillisecond);  // that timer, which finds its message deleted
+  EXPECT_EQ(queue.expiries(), 0u);
+}
+
+// Of two messages in flight, the one deleted does not expire and the other expires at its own timeout.
+TEST(QueueTest, OfTwoMessagesInFlightOnlyTheOneNotDeletedExpiresAtItsTimeout) {
+  World world(1);
+  Queue queue(world.simulation, world.network, *world.broker, queue_settings(30 * kSecond), world.ledger);
+  queue.publish(1);
+  queue.publish(2);
+  world.on_worker(0, [&] {
+    const auto first = queue.receive(sim::now());
+    const auto second = queue.receive(sim::now());
+    ASSERT_TRUE(first.has_value() && second.has_value());
+    EXPECT_TRUE(queue.acknowledge(*first));
+  });
+  world.simulation.run();
+  EXPECT_EQ(queue.expiries(), 1u);
+  EXPECT_EQ(queue.visible(), 1u);
+  EXPECT_EQ(world.simulation.now(), 30 * kSecond + 3 * kMillisecond);  // received at the broker at 3 ms
+}
+
 TEST(QueueTest, BlockedReceiveWakesPromptlyOnPublish) {
   World world(1);
   Queue queue(world.simulation, world.network, *world.broker, queue_settings(30 * kSecond), world.ledger);
