@@ -99,16 +99,34 @@ struct Line {
 
 class Reader {
  public:
+  // Two passes over the text, each line parsed when it is read and dropped after: a log's lines are never all
+  // held as JSON (a 67 MB log took 520 MB so). The first pass checks every line's JSON and notes where the run
+  // lines and deliveries are; then the run line, the deliveries in attempt order, and every other line in order.
   EventLog read(const std::vector<EventFile>& files) {
-    std::vector<Line> lines = parse(files);
-    if (lines.empty()) throw Error(files.empty() ? std::string("(no file)") : files.front().name, 0,
-                                   "no event: expected a run line ({\"event\":\"run\", ...}) first");
-    read_run(lines.front());
-    for (std::size_t i = 1; i < lines.size(); ++i) {
-      if (lines[i].kind() == "run") check_same_run(lines.front(), lines[i]);
-    }
-    read_deliveries(lines);
-    for (std::size_t i = 1; i < lines.size(); ++i) apply(lines[i]);
+    for (const EventFile& file : files) names_.push_back(file.name);
+    std::vector<Place> runs;
+    std::vector<Place> deliveries;
+    for_each_line(files, [&](const Line& line, const Place& place) {
+      if (runs.empty() && line.kind() != "run") {
+        line.fail(fmt::format("the first event is \"{}\": expected the run line ({{\"event\":\"run\", ...}})",
+                              line.kind()));
+      }
+      const std::string kind = line.kind();
+      if (kind == "run") runs.push_back(place);
+      if (kind == "delivery") deliveries.push_back(Place{place.file, place.number, place.begin, place.size,
+                                                         line.unsigned_field("attempt")});
+    });
+    if (runs.empty()) throw Error(files.empty() ? std::string("(no file)") : files.front().name, 0,
+                                  "no event: expected a run line ({\"event\":\"run\", ...}) first");
+    const Line first = line_at(files, runs.front());
+    read_run(first);
+    for (std::size_t i = 1; i < runs.size(); ++i) check_same_run(first, line_at(files, runs[i]));
+    read_deliveries(files, deliveries);
+    bool past_run = false;
+    for_each_line(files, [&](const Line& line, const Place&) {
+      if (past_run) apply(line);
+      past_run = true;
+    });
     apply_crashes();
     std::stable_sort(log_.ledger.member_removals.begin(), log_.ledger.member_removals.end(),
                      [](const MemberRemoval& x, const MemberRemoval& y) { return x.at < y.at; });
@@ -117,36 +135,47 @@ class Reader {
   }
 
  private:
-  std::vector<Line> parse(const std::vector<EventFile>& files) {
-    std::vector<Line> lines;
-    for (const EventFile& file : files) {
-      names_.push_back(file.name);
+  // Where a line is: its file, its number, its bytes; for a delivery, its attempt id.
+  struct Place {
+    std::size_t file = 0;
+    std::size_t number = 0;
+    std::size_t begin = 0;
+    std::size_t size = 0;
+    AttemptId attempt = 0;
+  };
+
+  Line parsed(std::size_t file, std::size_t number, std::string_view content) const {
+    std::string why;
+    Line line{&names_[file], number, parse_line(content, why)};
+    if (line.json.is_discarded() || !line.json.is_object()) {
+      line.fail(fmt::format("not a JSON object{}: expected one event per line ({{\"event\": KIND, ...}})",
+                            why.empty() ? "" : " (" + why + ")"));
     }
-    for (std::size_t f = 0; f < files.size(); ++f) {
+    return line;
+  }
+
+  Line line_at(const std::vector<EventFile>& files, const Place& place) const {
+    return parsed(place.file, place.number, files[place.file].text.substr(place.begin, place.size));
+  }
+
+  // f(line, place) for every non-blank line of the files, in order.
+  template <class F>
+  void for_each_line(const std::vector<EventFile>& files, F&& f) const {
+    for (std::size_t file = 0; file < files.size(); ++file) {
       std::size_t number = 0;
       std::size_t begin = 0;
-      const std::string_view text = files[f].text;
+      const std::string_view text = files[file].text;
       while (begin < text.size()) {
         std::size_t end = text.find('\n', begin);
         if (end == std::string_view::npos) end = text.size();
         ++number;
-        std::string_view content = text.substr(begin, end - begin);
+        const std::string_view content = text.substr(begin, end - begin);
+        const Place place{file, number, begin, end - begin, 0};
         begin = end + 1;
         if (content.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-        std::string why;
-        Line line{&names_[f], number, parse_line(content, why)};
-        if (line.json.is_discarded() || !line.json.is_object()) {
-          line.fail(fmt::format("not a JSON object{}: expected one event per line ({{\"event\": KIND, ...}})",
-                                why.empty() ? "" : " (" + why + ")"));
-        }
-        if (lines.empty() && line.kind() != "run") {
-          line.fail(fmt::format("the first event is \"{}\": expected the run line ({{\"event\":\"run\", ...}})",
-                                line.kind()));
-        }
-        lines.push_back(std::move(line));
+        f(parsed(file, number, content), place);
       }
     }
-    return lines;
   }
 
   void read_run(const Line& line) {
@@ -207,22 +236,18 @@ class Reader {
   }
 
   // Every attempt, in attempt-id order, before anything refers to one.
-  void read_deliveries(const std::vector<Line>& lines) {
-    std::vector<std::pair<AttemptId, const Line*>> deliveries;
-    for (const Line& line : lines) {
-      if (line.kind() == "delivery") deliveries.emplace_back(line.unsigned_field("attempt"), &line);
-    }
+  void read_deliveries(const std::vector<EventFile>& files, std::vector<Place>& deliveries) {
     std::stable_sort(deliveries.begin(), deliveries.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
+                     [](const Place& x, const Place& y) { return x.attempt < y.attempt; });
     for (std::size_t i = 0; i < deliveries.size(); ++i) {
-      const Line& line = *deliveries[i].second;
-      const AttemptId attempt = deliveries[i].first;
+      const Line line = line_at(files, deliveries[i]);
+      const AttemptId attempt = deliveries[i].attempt;
       if (attempt == 0) line.expected("attempt", "an attempt id of at least 1");
-      if (i > 0 && deliveries[i - 1].first == attempt) {
-        const Line& before = *deliveries[i - 1].second;
+      if (i > 0 && deliveries[i - 1].attempt == attempt) {
+        const Place& before = deliveries[i - 1];
         line.fail(fmt::format("field \"attempt\": attempt {} was delivered already ({}:{}): expected one delivery "
                               "line per attempt",
-                              attempt, *before.file, before.number));
+                              attempt, names_[before.file], before.number));
       }
       AttemptRecord record;
       record.id = line.unsigned_field("id");
@@ -475,34 +500,37 @@ class Reader {
 
 using OrderedJson = nlohmann::ordered_json;
 
-// One event line with its place in the order write_events promises.
-struct Entry {
-  sim::Time at;
-  int kind;
-  std::size_t sequence;
-  OrderedJson json;
-};
-
 class Writer {
  public:
   explicit Writer(const EventLog& log) : log_(log) {}
 
+  // Every line's place is collected first (a few words each), sorted, and each line is rendered only as it is
+  // written: a log of millions of events is never held as text or JSON.
   void write(std::ostream& out) {
     out << run_line().dump() << "\n";
+    reserve();
     publishes();
     attempts();
     executions();
     store_events();
     node_events();
-    std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& x, const Entry& y) {
-      return std::tie(x.at, x.kind, x.sequence) < std::tie(y.at, y.kind, y.sequence);
-    });
-    for (const Entry& entry : entries_) out << entry.json.dump() << "\n";
+    std::stable_sort(entries_.begin(), entries_.end(),
+                     [](const Entry& x, const Entry& y) { return std::tie(x.at, x.kind) < std::tie(y.at, y.kind); });
+    for (const Entry& entry : entries_) out << render(entry).dump() << "\n";
   }
 
  private:
-  enum Order { kPublish, kDelivery, kDecision, kWait, kExecution, kEffect, kCompletion, kOverwrite, kOutcome,
-               kEvict, kAck, kDue, kMember, kRefused, kNode };
+  enum Order : std::uint8_t { kPublish, kDelivery, kDecision, kWait, kExecution, kEffect, kCompletion, kOverwrite,
+                              kOutcome, kEvict, kCapacityEvict, kAck, kDue, kMember, kRefused, kNode };
+  // One line's place in the order write_events promises (time, then kind, then collection order) and what it is
+  // rendered from: a record of the log (which outlives the writer), or a message id for a publish.
+  struct Entry {
+    sim::Time at;
+    Order kind;
+    const void* source;
+    MessageId id;
+  };
+  using DueEntry = std::pair<const std::pair<MessageId, ProcessorId>, sim::Time>;
 
   OrderedJson run_line() const {
     OrderedJson run = {{"event", "run"}, {"protocol", log_.protocol}, {"processors", log_.processors}};
@@ -514,115 +542,171 @@ class Writer {
     return run;
   }
 
-  void add(sim::Time at, Order kind, OrderedJson json) {
-    entries_.push_back(Entry{at, kind, entries_.size(), std::move(json)});
+  void add(sim::Time at, Order kind, const void* source, MessageId id = 0) {
+    entries_.push_back(Entry{at, kind, source, id});
   }
   std::string node(std::uint32_t id) const { return id < log_.nodes.size() ? log_.nodes[id] : fmt::format("node{}", id); }
+  sim::Time delivered_at(AttemptId attempt) const {
+    const auto delivered = log_.delivered_at.find(attempt);
+    return delivered == log_.delivered_at.end() ? 0 : delivered->second;
+  }
+
+  // Room for every entry at once (growing by doubling would hold up to twice as much at the peak).
+  void reserve() {
+    const Ledger& l = log_.ledger;
+    entries_.reserve(l.messages + 4 * l.attempts.size() + l.waits.size() + l.executions.size() + l.evictions.size() +
+                     l.capacity_evictions.size() + l.memo_overwrites.size() + log_.acks.size() +
+                     l.member_removals.size() + l.payload_refusals.size() + l.due_after_end.size() +
+                     log_.node_events.size());
+  }
 
   void publishes() {
     // Published ids carry no time in the ledger: each is owed from the start.
     log_.ledger.expected.for_each([this](MessageId id, ProcessorId p) {
-      if (p == 0) add(INT64_MIN, kPublish, OrderedJson{{"event", "publish"}, {"id", id}});
+      if (p == 0) add(INT64_MIN, kPublish, nullptr, id);
     });
   }
 
   void attempts() {
     log_.ledger.attempts.for_each([this](const AttemptRecord& a) {
-      const auto delivered = log_.delivered_at.find(a.attempt);
-      const sim::Time at = delivered == log_.delivered_at.end() ? 0 : delivered->second;
-      add(at, kDelivery, OrderedJson{{"event", "delivery"}, {"at", at}, {"id", a.id}, {"processor", processor_name(log_, a.processor)},
-                              {"node", node(a.node)}, {"attempt", a.attempt}});
-      decision(a);
+      add(delivered_at(a.attempt), kDelivery, &a);
+      if (const std::optional<ProcessDecision> d = log_.ledger.process_decision(a)) add(d->at, kDecision, &a);
       if (a.completion_applied && a.completed_at) {
-        add(*a.completed_at, kCompletion, OrderedJson{{"event", "completion"}, {"at", *a.completed_at}, {"attempt", a.attempt},
-                                               {"applied", true}});
+        add(*a.completed_at, kCompletion, &a);
       } else if (a.completion_failed && a.ended_at) {
         // The failed write's own instant is not kept: it returned before protect() did, so it is logged there.
-        add(*a.ended_at, kCompletion, OrderedJson{{"event", "completion"}, {"at", *a.ended_at}, {"attempt", a.attempt},
-                                                  {"applied", false}});
+        add(*a.ended_at, kCompletion, &a);
       }
-      if (a.ended_at && a.outcome >= 0) {
-        OrderedJson outcome = {{"event", "outcome"}, {"at", *a.ended_at}, {"attempt", a.attempt},
-                        {"outcome", to_string(static_cast<Outcome>(a.outcome))}};
-        if (a.has_returned_value) outcome["value"] = a.returned;
-        add(*a.ended_at, kOutcome, std::move(outcome));
-      }
+      if (a.ended_at && a.outcome >= 0) add(*a.ended_at, kOutcome, &a);
     });
-    for (const WaitRecord& w : log_.ledger.waits) {
-      const auto delivered = log_.delivered_at.find(w.attempt);
-      const sim::Time at = delivered == log_.delivered_at.end() ? 0 : delivered->second;
-      add(at, kWait, OrderedJson{{"event", "wait"}, {"at", at}, {"attempt", w.attempt}, {"waited", w.waited}});
-    }
-  }
-
-  void decision(const AttemptRecord& a) {
-    const std::optional<ProcessDecision> d = log_.ledger.process_decision(a);
-    if (!d) return;
-    OrderedJson json = {{"event", "decision"}, {"at", d->at}, {"attempt", a.attempt}, {"basis", to_string(d->basis)},
-                 {"local_time", d->local_time}};
-    if (d->seen) {
-      OrderedJson seen = OrderedJson::object();
-      if (d->seen_owner != 0) seen["owner"] = d->seen_owner;
-      if (d->seen_started_at) seen["started_at"] = *d->seen_started_at;
-      if (d->seen_expires_on) seen["expires_on"] = *d->seen_expires_on;
-      json["seen"] = std::move(seen);
-    }
-    add(d->at, kDecision, std::move(json));
+    for (const WaitRecord& w : log_.ledger.waits) add(delivered_at(w.attempt), kWait, &w);
   }
 
   void executions() {
-    for (const ExecutionRecord& e : log_.ledger.executions) {
-      add(e.at, kExecution, OrderedJson{{"event", "execution"}, {"at", e.at}, {"id", e.id}, {"attempt", e.attempt},
-                                 {"call", e.call_number}, {"value", e.value}});
-    }
+    for (const ExecutionRecord& e : log_.ledger.executions) add(e.at, kExecution, &e);
   }
 
   void store_events() {
-    for (const EvictionRecord& e : log_.ledger.evictions) {
-      add(e.at, kEvict, OrderedJson{{"event", "evict"}, {"at", e.at}, {"id", key_message(e.key)},
-                             {"processor", processor_name(log_, key_processor(e.key))}});
-    }
-    for (const EvictionRecord& e : log_.ledger.capacity_evictions) {
-      OrderedJson json{{"event", "evict"}, {"at", e.at}, {"id", key_message(e.key)},
-                       {"processor", processor_name(log_, key_processor(e.key))}, {"reason", "capacity"}};
-      if (e.written_at && e.writes_since != EvictionRecord::kUnknown) {
-        json["written_at"] = *e.written_at;
-        json["writes_since"] = e.writes_since;
-      }
-      add(e.at, kEvict, std::move(json));
-    }
-    for (const MemoOverwrite& m : log_.ledger.memo_overwrites) {
-      add(m.at, kOverwrite, OrderedJson{{"event", "memo_overwrite"}, {"at", m.at}, {"id", m.id},
-                                 {"processor", processor_name(log_, m.processor)}, {"attempt", m.attempt},
-                                 {"replaced", m.replaced}, {"written", m.written}});
-    }
-    for (const AckEvent& a : log_.acks) {
-      add(a.at, kAck, OrderedJson{{"event", "ack"}, {"at", a.at}, {"id", a.id}, {"processor", processor_name(log_, a.processor)},
-                           {"node", node(a.node)}, {"accepted", a.accepted}});
-    }
-    for (const MemberRemoval& m : log_.ledger.member_removals) {
-      add(m.at, kMember, OrderedJson{{"event", "member"}, {"at", m.at}, {"processor", processor_name(log_, m.processor)},
-                                     {"node", node(m.node)},
-                                     {"reason", m.reason == RemovalReason::SessionTimeout ? "session_timeout"
-                                                                                            : "max_poll_interval"},
-                                     {"rejoin", m.rejoin}, {"since", m.since}, {"held", m.held}});
-    }
-    for (const auto& [at, attempt] : log_.ledger.payload_refusals) {
-      add(at, kRefused, OrderedJson{{"event", "refused"}, {"at", at}, {"attempt", attempt}});
-    }
-    for (const auto& [pair, at] : log_.ledger.due_after_end) {
-      add(at, kDue, OrderedJson{{"event", "due"}, {"at", at}, {"id", pair.first},
-                                {"processor", processor_name(log_, pair.second)}});
-    }
+    for (const EvictionRecord& e : log_.ledger.evictions) add(e.at, kEvict, &e);
+    for (const EvictionRecord& e : log_.ledger.capacity_evictions) add(e.at, kCapacityEvict, &e);
+    for (const MemoOverwrite& m : log_.ledger.memo_overwrites) add(m.at, kOverwrite, &m);
+    for (const AckEvent& a : log_.acks) add(a.at, kAck, &a);
+    for (const MemberRemoval& m : log_.ledger.member_removals) add(m.at, kMember, &m);
+    for (const auto& refusal : log_.ledger.payload_refusals) add(refusal.first, kRefused, &refusal);
+    for (const DueEntry& due : log_.ledger.due_after_end) add(due.second, kDue, &due);
   }
 
   void node_events() {
-    for (const NodeEvent& e : log_.node_events) {
-      OrderedJson json = {{"event", to_string(e.kind)}, {"at", e.at}, {"node", node(e.node)}};
-      if (e.kind == NodeEventKind::Pause) json["duration"] = e.amount;
-      if (e.kind == NodeEventKind::Skew) json["skew"] = e.amount;
-      add(e.at, kNode, std::move(json));
+    for (const NodeEvent& e : log_.node_events) add(e.at, kNode, &e);
+  }
+
+  OrderedJson render(const Entry& entry) const {
+    switch (entry.kind) {
+      case kPublish:
+        return OrderedJson{{"event", "publish"}, {"id", entry.id}};
+      case kDelivery:
+      case kDecision:
+      case kCompletion:
+      case kOutcome:
+        return render_attempt(entry.kind, entry.at, *static_cast<const AttemptRecord*>(entry.source));
+      case kWait: {
+        const auto& w = *static_cast<const WaitRecord*>(entry.source);
+        return OrderedJson{{"event", "wait"}, {"at", entry.at}, {"attempt", w.attempt}, {"waited", w.waited}};
+      }
+      case kExecution: {
+        const auto& e = *static_cast<const ExecutionRecord*>(entry.source);
+        return OrderedJson{{"event", "execution"}, {"at", e.at}, {"id", e.id}, {"attempt", e.attempt},
+                           {"call", e.call_number}, {"value", e.value}};
+      }
+      case kEvict:
+      case kCapacityEvict:
+        return render_eviction(*static_cast<const EvictionRecord*>(entry.source), entry.kind == kCapacityEvict);
+      case kOverwrite: {
+        const auto& m = *static_cast<const MemoOverwrite*>(entry.source);
+        return OrderedJson{{"event", "memo_overwrite"}, {"at", m.at}, {"id", m.id},
+                           {"processor", processor_name(log_, m.processor)}, {"attempt", m.attempt},
+                           {"replaced", m.replaced}, {"written", m.written}};
+      }
+      case kAck: {
+        const auto& a = *static_cast<const AckEvent*>(entry.source);
+        return OrderedJson{{"event", "ack"}, {"at", a.at}, {"id", a.id}, {"processor", processor_name(log_, a.processor)},
+                           {"node", node(a.node)}, {"accepted", a.accepted}};
+      }
+      case kMember:
+        return render_member(*static_cast<const MemberRemoval*>(entry.source));
+      case kRefused: {
+        const auto& [at, attempt] = *static_cast<const std::pair<sim::Time, AttemptId>*>(entry.source);
+        return OrderedJson{{"event", "refused"}, {"at", at}, {"attempt", attempt}};
+      }
+      case kDue: {
+        const auto& [pair, at] = *static_cast<const DueEntry*>(entry.source);
+        return OrderedJson{{"event", "due"}, {"at", at}, {"id", pair.first},
+                           {"processor", processor_name(log_, pair.second)}};
+      }
+      case kEffect:
+      case kNode:
+        break;
     }
+    return render_node(*static_cast<const NodeEvent*>(entry.source));
+  }
+
+  OrderedJson render_attempt(Order kind, sim::Time at, const AttemptRecord& a) const {
+    switch (kind) {
+      case kDelivery:
+        return OrderedJson{{"event", "delivery"}, {"at", at}, {"id", a.id}, {"processor", processor_name(log_, a.processor)},
+                           {"node", node(a.node)}, {"attempt", a.attempt}};
+      case kDecision:
+        return render_decision(a);
+      case kCompletion:
+        return OrderedJson{{"event", "completion"}, {"at", at}, {"attempt", a.attempt},
+                           {"applied", a.completion_applied && a.completed_at.has_value()}};
+      default: {
+        OrderedJson outcome = {{"event", "outcome"}, {"at", at}, {"attempt", a.attempt},
+                               {"outcome", to_string(static_cast<Outcome>(a.outcome))}};
+        if (a.has_returned_value) outcome["value"] = a.returned;
+        return outcome;
+      }
+    }
+  }
+
+  OrderedJson render_decision(const AttemptRecord& a) const {
+    const ProcessDecision d = *log_.ledger.process_decision(a);  // present: it was when the entry was added
+    OrderedJson json = {{"event", "decision"}, {"at", d.at}, {"attempt", a.attempt}, {"basis", to_string(d.basis)},
+                        {"local_time", d.local_time}};
+    if (d.seen) {
+      OrderedJson seen = OrderedJson::object();
+      if (d.seen_owner != 0) seen["owner"] = d.seen_owner;
+      if (d.seen_started_at) seen["started_at"] = *d.seen_started_at;
+      if (d.seen_expires_on) seen["expires_on"] = *d.seen_expires_on;
+      json["seen"] = std::move(seen);
+    }
+    return json;
+  }
+
+  OrderedJson render_eviction(const EvictionRecord& e, bool for_room) const {
+    OrderedJson json{{"event", "evict"}, {"at", e.at}, {"id", key_message(e.key)},
+                     {"processor", processor_name(log_, key_processor(e.key))}};
+    if (!for_room) return json;
+    json["reason"] = "capacity";
+    if (e.written_at && e.writes_since != EvictionRecord::kUnknown) {
+      json["written_at"] = *e.written_at;
+      json["writes_since"] = e.writes_since;
+    }
+    return json;
+  }
+
+  OrderedJson render_member(const MemberRemoval& m) const {
+    return OrderedJson{{"event", "member"}, {"at", m.at}, {"processor", processor_name(log_, m.processor)},
+                       {"node", node(m.node)},
+                       {"reason", m.reason == RemovalReason::SessionTimeout ? "session_timeout" : "max_poll_interval"},
+                       {"rejoin", m.rejoin}, {"since", m.since}, {"held", m.held}};
+  }
+
+  OrderedJson render_node(const NodeEvent& e) const {
+    OrderedJson json = {{"event", to_string(e.kind)}, {"at", e.at}, {"node", node(e.node)}};
+    if (e.kind == NodeEventKind::Pause) json["duration"] = e.amount;
+    if (e.kind == NodeEventKind::Skew) json["skew"] = e.amount;
+    return json;
   }
 
   const EventLog& log_;

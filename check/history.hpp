@@ -143,8 +143,11 @@ inline AnyHistory read_history(const std::string& file, std::string_view text, F
   return read_history(file, text, Options{format, model, std::nullopt, Independent::Auto});
 }
 
-// The lethe format: one line per operation of `history` (the simulated store's, every reply field observed).
+// The lethe format: one line per operation of `history` (the simulated store's, every reply field observed), in
+// any order (a reader orders them by invocation).
 void write_store_history(std::ostream& out, const std::vector<StoreOperation>& history);
+// One such line.
+void write_store_operation(std::ostream& out, const StoreOperation& operation);
 
 namespace detail {
 AnyHistory read_jepsen(const std::string& file, std::string_view text, const Options& options);

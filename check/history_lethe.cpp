@@ -294,16 +294,18 @@ Op store_op_from_json(const Json& object) {
   return LineReader(kWhere, 0).op(object);
 }
 
-void write_store_history(std::ostream& out, const std::vector<StoreOperation>& history) {
-  for (const StoreOperation& operation : history) {
-    Json line{{"client", operation.client}, {"invoked_at", operation.invoked_at}};
-    if (operation.returned_at != lin::kNever) line["returned_at"] = operation.returned_at;
-    line["op"] = op_json(operation.input);
-    if (operation.returned_at != lin::kNever) {
-      line["reply"] = reply_json(operation.output, operation.input.kind == OpKind::Transaction);
-    }
-    out << line.dump() << '\n';
+void write_store_operation(std::ostream& out, const StoreOperation& operation) {
+  Json line{{"client", operation.client}, {"invoked_at", operation.invoked_at}};
+  if (operation.returned_at != lin::kNever) line["returned_at"] = operation.returned_at;
+  line["op"] = op_json(operation.input);
+  if (operation.returned_at != lin::kNever) {
+    line["reply"] = reply_json(operation.output, operation.input.kind == OpKind::Transaction);
   }
+  out << line.dump() << '\n';
+}
+
+void write_store_history(std::ostream& out, const std::vector<StoreOperation>& history) {
+  for (const StoreOperation& operation : history) write_store_operation(out, operation);
 }
 
 namespace detail {

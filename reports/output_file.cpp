@@ -145,6 +145,13 @@ std::string write_file(const fs::path& path, std::string_view text, Durability d
   return file.finish(durability);
 }
 
+std::string write_file_with(const fs::path& path, const std::function<void(std::ostream&)>& write,
+                            Durability durability) {
+  OutputFile file(path);
+  if (file.is_open()) write(file.stream());
+  return file.finish(durability);
+}
+
 std::string write_file_atomically(const fs::path& path, std::string_view text) {
   return write_file(path, text, Durability::Synced);
 }

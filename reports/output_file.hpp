@@ -16,6 +16,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -57,6 +58,10 @@ class OutputFile {
 // Writes `text` to `path`, then finish(). "" or the error.
 std::string write_file(const std::filesystem::path& path, std::string_view text,
                        Durability durability = Durability::Flushed);
+// Writes to `path` what `write` puts on the stream it is given, as it goes (a long log is never held whole in
+// memory), then finish(). "" or the error; `write` is not called when the file cannot be opened.
+std::string write_file_with(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write,
+                            Durability durability = Durability::Flushed);
 
 // write_file, fsynced before the rename (results that must survive a crash of the machine).
 std::string write_file_atomically(const std::filesystem::path& path, std::string_view text);

@@ -11,7 +11,6 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <system_error>
 #include <poll.h>
 #include <sys/stat.h>
@@ -86,7 +85,22 @@ bool open_trace(const std::string& path, std::unique_ptr<reports::OutputFile>& f
   return true;
 }
 
-// After the run: the trace written to its end, or false after saying why (a full disk).
+// --history FILE: the store's operations written to it as they end (nothing held), through a temporary file.
+bool open_history(const std::string& path, std::unique_ptr<reports::OutputFile>& file, lethe::WorldOptions& options) {
+  if (path.empty()) return true;
+  file = std::make_unique<reports::OutputFile>(path);
+  if (!file->is_open()) {
+    std::cerr << "lethe run: " << file->finish() << "\n";
+    return false;
+  }
+  std::ostream* out = &file->stream();
+  options.on_store_operation = [out](const lethe::StoreOperation& operation) {
+    lethe::history::write_store_operation(*out, operation);
+  };
+  return true;
+}
+
+// After the run: the trace (or history) written to its end, or false after saying why (a full disk).
 bool finish_trace(std::unique_ptr<reports::OutputFile>& file) {
   if (!file) return true;
   const auto error = file->finish();
@@ -163,9 +177,10 @@ int command_run(const RunOptions& o) {
   if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
   const bool keep_record = !o.dot_path.empty() || !o.events_path.empty();
   options.keep_trace = keep_record;
+  if (o.dot_path.empty()) options.keep_trace_kinds = runner::event_trace_kinds();  // the events need only these
   if (o.verify) options.max_explanations = SIZE_MAX;  // every duplicate is replayed
-  std::vector<lethe::StoreOperation> history;
-  if (!o.history_path.empty()) options.store_history = &history;
+  std::unique_ptr<reports::OutputFile> history_file;
+  if (!open_history(o.history_path, history_file, options)) return kExitBadInput;
   lethe::WorldRecord record;
   if (stderr_is_terminal()) std::cerr << fmt::format("running {} seed {}...\n", config->scenario.name, o.seed);
   // The record (the whole ledger and trace) only for --dot and --events; without it the world folds settled groups.
@@ -181,15 +196,7 @@ int command_run(const RunOptions& o) {
     return kExitInternal;
   }
   // Every file first: a verdict is printed only when everything it refers to was written.
-  if (!finish_trace(trace_file)) return kExitBadInput;
-  if (!o.history_path.empty()) {
-    std::ostringstream lines;
-    lethe::history::write_store_history(lines, history);
-    if (const auto error = reports::write_file(o.history_path, lines.str()); !error.empty()) {
-      std::cerr << "lethe run: " << error << "\n";
-      return kExitBadInput;
-    }
-  }
+  if (!finish_trace(trace_file) || !finish_trace(history_file)) return kExitBadInput;
   if (!o.events_path.empty()) {
     if (const auto error = runner::write_event_file(o.events_path, *config, record, run.result); !error.empty()) {
       std::cerr << "lethe run: " << error << "\n";

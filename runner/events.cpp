@@ -1,7 +1,7 @@
 #include "runner/events.hpp"
 
-#include <sstream>
 #include <string_view>
+#include <utility>
 
 #include "reports/output_file.hpp"
 
@@ -33,10 +33,9 @@ void read_trace(const std::vector<sim::TraceRecord>& trace, events::EventLog& lo
   }
 }
 
-}  // namespace
-
-events::EventLog event_log_of(const lethe::ScenarioConfig& config, const lethe::WorldRecord& record,
-                              const lethe::RunResult& result) {
+// Everything but the ledger.
+events::EventLog log_without_ledger(const lethe::ScenarioConfig& config, const lethe::WorldRecord& record,
+                                    const lethe::RunResult& result) {
   events::EventLog log;
   log.protocol = config.protocol.kind;
   log.processors = config.topology.processors;
@@ -48,16 +47,26 @@ events::EventLog event_log_of(const lethe::ScenarioConfig& config, const lethe::
   log.scenario = result.scenario;
   log.seed = result.seed;
   log.nodes = record.node_names;
-  log.ledger = record.ledger;
   read_trace(record.trace, log);
   return log;
 }
 
+}  // namespace
+
+std::vector<std::string_view> event_trace_kinds() { return {"attempt", "ack", "crash", "restart", "pause", "skew"}; }
+
+events::EventLog event_log_of(const lethe::ScenarioConfig& config, const lethe::WorldRecord& record,
+                              const lethe::RunResult& result) {
+  events::EventLog log = log_without_ledger(config, record, result);
+  log.ledger = record.ledger;
+  return log;
+}
+
 std::string write_event_file(const std::string& path, const lethe::ScenarioConfig& config,
-                             const lethe::WorldRecord& record, const lethe::RunResult& result) {
-  std::ostringstream lines;
-  events::write_events(lines, event_log_of(config, record, result));
-  return reports::write_file(path, lines.str());
+                             lethe::WorldRecord& record, const lethe::RunResult& result) {
+  events::EventLog log = log_without_ledger(config, record, result);
+  log.ledger = std::move(record.ledger);
+  return reports::write_file_with(path, [&log](std::ostream& out) { events::write_events(out, log); });
 }
 
 }  // namespace runner

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/config.hpp"
 #include "check/events.hpp"
@@ -19,8 +21,12 @@ namespace runner {
 lethe::events::EventLog event_log_of(const lethe::ScenarioConfig& config, const lethe::WorldRecord& record,
                                      const lethe::RunResult& result);
 
-// Writes the run's events to `path`; "" when written, else why not (the caller exits 2).
-std::string write_event_file(const std::string& path, const lethe::ScenarioConfig& config,
-                             const lethe::WorldRecord& record, const lethe::RunResult& result);
+// The trace kinds event_log_of reads: a run for its events keeps only these (WorldOptions::keep_trace_kinds).
+std::vector<std::string_view> event_trace_kinds();
+
+// Writes the run's events to `path`, line by line through a temporary file; "" when written, else why not (the
+// caller exits 2). Moves the record's ledger into the log (its trace and node names stay).
+std::string write_event_file(const std::string& path, const lethe::ScenarioConfig& config, lethe::WorldRecord& record,
+                             const lethe::RunResult& result);
 
 }  // namespace runner

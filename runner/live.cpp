@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string_view>
 
 #include "live/credentials.hpp"
@@ -230,14 +229,12 @@ std::string summary_text(const live::LiveSettings& s, const live::LiveOutcome& o
 int write_files(const LiveOptions& o, const live::LiveOutcome& outcome) {
   std::string error;
   if (!o.history_path.empty()) {
-    std::ostringstream lines;
-    lethe::history::write_store_history(lines, outcome.history);
-    error = reports::write_file(o.history_path, lines.str());
+    error = reports::write_file_with(
+        o.history_path, [&outcome](std::ostream& out) { lethe::history::write_store_history(out, outcome.history); });
   }
   if (error.empty() && !o.events_path.empty() && outcome.events) {
-    std::ostringstream lines;
-    lethe::events::write_events(lines, *outcome.events);
-    error = reports::write_file(o.events_path, lines.str());
+    error = reports::write_file_with(
+        o.events_path, [&outcome](std::ostream& out) { lethe::events::write_events(out, *outcome.events); });
   }
   if (error.empty()) return kExitOk;
   std::cerr << "lethe live: " << error << "\n";

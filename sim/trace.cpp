@@ -1,5 +1,6 @@
 #include "sim/trace.hpp"
 
+#include <algorithm>
 #include <array>
 #include <ostream>
 
@@ -89,7 +90,10 @@ void Trace::store(Time time, const TraceKind& kind, std::uint32_t node, std::uin
     }
     o << "}\n";
   }
-  if (keep_) records_.push_back(TraceRecord{time, kind.id, kind.name, node, a, b, c, std::move(detail), kind.fields});
+  const auto kept = [this](std::string_view name) {
+    return keep_kinds_.empty() || std::find(keep_kinds_.begin(), keep_kinds_.end(), name) != keep_kinds_.end();
+  };
+  if (keep_ && kept(kind.name)) records_.push_back(TraceRecord{time, kind.id, kind.name, node, a, b, c, std::move(detail), kind.fields});
 }
 
 }  // namespace sim

@@ -108,6 +108,9 @@ class Trace {
 
   // Keep records in memory (for replay, explain, DOT timelines) and/or write JSON lines.
   void keep_records(bool keep) { detailed_ = keep || out_ != nullptr; keep_ = keep; }
+  // Keep only the records of these kinds (by name; empty: every kind). A run that needs a few kinds (`lethe run
+  // --events` reads 6 of them) then holds a few records per message instead of its whole trace.
+  void keep_only(std::vector<std::string_view> kind_names) { keep_kinds_ = std::move(kind_names); }
   void write_jsonl(std::ostream* out);
   void set_node_name(std::uint32_t node, std::string name);
   bool detailed() const { return detailed_; }
@@ -153,6 +156,7 @@ class Trace {
   bool keep_ = false;
   std::ostream* out_ = nullptr;
   std::vector<std::string> node_names_;
+  std::vector<std::string_view> keep_kinds_;
   std::vector<TraceRecord> records_;
 };
 

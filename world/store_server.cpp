@@ -98,8 +98,20 @@ void Store::emit_duplicates(const LiveCall& call, std::optional<std::uint32_t> o
   for (std::uint32_t index = 0; index < call.executions.size(); ++index) {
     if (index == seen) continue;
     const Execution& execution = call.executions[index];
-    recording_checker().instant(kDuplicateClient, call.input->keys(), execution.at, *call.input, execution.reply);
+    record_instant(kDuplicateClient, *call.input, execution.at, execution.reply);
   }
+}
+
+void Store::record_instant(std::uint32_t client, const Op& op, sim::Time at, const Reply& reply) {
+  recording_checker().instant(client, op.keys(), at, op, reply);
+  if (on_history_) on_history_(StoreOperation{client, op.keys(), at, at, op, reply});
+}
+
+void Store::hand_on(const LiveCall& call, sim::Time returned_at, std::optional<std::uint32_t> answered) const {
+  if (!on_history_) return;
+  StoreOperation operation{call.client, call.input->keys(), call.invoked_at, returned_at, *call.input, {}};
+  if (answered.has_value()) operation.output = call.executions.at(*answered).reply;
+  on_history_(operation);
 }
 
 std::uint64_t Store::begin_call(std::uint32_t client, const std::shared_ptr<const Op>& op) {
@@ -107,7 +119,7 @@ std::uint64_t Store::begin_call(std::uint32_t client, const std::shared_ptr<cons
   ++stats_.client_calls;
   if (record_history_ && incremental_) {
     const StoreChecker::OpId id = recording_checker().invoke(client, op->keys(), simulation_.now(), *op);
-    live_calls_.emplace(request, LiveCall{id, op, {}});
+    live_calls_.emplace(request, LiveCall{id, op, {}, client, simulation_.now()});
     feed_checker();
   }
   if (keeps_whole_history()) {
@@ -133,6 +145,7 @@ void Store::finish_call(std::uint64_t request, std::uint32_t execution) {
   if (auto live = live_calls_.find(request); live != live_calls_.end()) {
     const LiveCall& call = live->second;
     recording_checker().respond(call.op, simulation_.now(), call.executions.at(execution).reply);
+    hand_on(call, simulation_.now(), execution);
     emit_duplicates(call, execution);
     first_executions_.erase(first_executions_.find(call.executions.front().at));
     live_calls_.erase(live);
@@ -150,6 +163,7 @@ void Store::abandon_call(std::uint64_t request) {
   if (auto live = live_calls_.find(request); live != live_calls_.end()) {
     const LiveCall& call = live->second;
     recording_checker().abandon(call.op, simulation_.now());
+    hand_on(call, lin::kNever, std::nullopt);
     if (call.executions.empty()) {
       abandoned_unexecuted_.insert(request);
     } else {
@@ -180,7 +194,7 @@ Store::Response Store::serve(std::uint64_t request, const Op& op,
       // The call ended (answered, or abandoned after executing): a second execution no client observes.
       ++stats_.duplicate_executions;
       response.execution = 1;
-      recording_checker().instant(kDuplicateClient, op.keys(), simulation_.now(), op, response.reply);
+      record_instant(kDuplicateClient, op, simulation_.now(), response.reply);
       feed_checker();
     }
   }
@@ -297,7 +311,7 @@ void Store::evict_for_room(Key key) {
 void Store::record_server_only(std::uint32_t client, const Op& op, const Reply& reply) {
   const sim::Time now = simulation_.now();
   if (record_history_ && incremental_) {
-    recording_checker().instant(client, op.keys(), now, op, reply);
+    record_instant(client, op, now, reply);
     feed_checker();
   }
   if (keeps_whole_history()) {
@@ -415,7 +429,10 @@ lin::Result Store::check_history(std::uint64_t budget) {
   if (!incremental_) return check_store_history(*this, budget);
   if (!incremental_result_) {
     // Calls still in flight stay unanswered; their executions but the first are server-only operations.
-    for (const auto& [request, call] : live_calls_) emit_duplicates(call, std::nullopt);
+    for (const auto& [request, call] : live_calls_) {
+      hand_on(call, lin::kNever, std::nullopt);
+      emit_duplicates(call, std::nullopt);
+    }
     lin::Result result = recording_checker().finish();
     if (result.verdict == lin::Verdict::Linearizable && recording_checker().max_steps_per_response() > budget) {
       result.verdict = lin::Verdict::Unknown;

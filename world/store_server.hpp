@@ -117,6 +117,12 @@ class StoreServer {
   virtual void set_keep_history(bool keep) = 0;
   // The whole recorded history, ordered by invocation: empty unless kept (see the server's header comment).
   virtual std::vector<StoreOperation> history() const = 0;
+  // Set: every operation of the recorded history is handed to `f` as it ends (answered, abandoned by its caller,
+  // or executed by the server alone), and those still in flight when check_history() runs then: the whole
+  // history, in the order its operations ended, with nothing kept (`lethe run --history`). REQUIRES: no call made
+  // yet, history recorded (set_record_history) and checked as recorded.
+  using HistorySink = std::function<void(const StoreOperation&)>;
+  virtual void set_on_history(HistorySink f) = 0;
   // The verdict on the recorded history against the item schema's sequential specification (check/store_model):
   // lin::check of the whole history, or, checked as recorded, the checker's verdict (Unknown if the search at
   // some response needed more than `budget` steps). Once, after the run.
@@ -220,6 +226,7 @@ class Store final : public StoreServer {
   void set_record_history(bool record) override { record_history_ = record; }
   bool recording_history() const { return record_history_; }
   void set_keep_history(bool keep) override { keep_history_ = keep; }
+  void set_on_history(HistorySink f) override { on_history_ = std::move(f); }
 
   // The history for the checker, ordered by invocation (ties: client calls in invocation order, then
   // server-only operations in execution order). While checking incrementally, empty unless set_keep_history.
@@ -311,7 +318,15 @@ class Store final : public StoreServer {
     StoreChecker::OpId op = 0;
     std::shared_ptr<const Op> input;
     std::vector<Execution> executions;
+    std::uint32_t client = 0;
+    sim::Time invoked_at = 0;
   };
+  HistorySink on_history_;
+  // A server-only operation (a duplicate execution, a sweeper's or capacity eviction) at `at`: to the checker,
+  // and to on_history_.
+  void record_instant(std::uint32_t client, const Op& op, sim::Time at, const Reply& reply);
+  // An ended call to on_history_ (answered: with the reply of its execution `answered`).
+  void hand_on(const LiveCall& call, sim::Time returned_at, std::optional<std::uint32_t> answered) const;
   std::map<std::uint64_t, LiveCall> live_calls_;        // by request id
   std::multiset<sim::Time> first_executions_;           // of live calls that executed: the checker waits for them
   std::set<std::uint64_t> abandoned_unexecuted_;        // their first execution is the unanswered call itself

@@ -34,7 +34,10 @@ class World {
     simulation_ = std::make_unique<sim::Simulation>(kernel);
     network_ = std::make_unique<sim::Network>(*simulation_, simulation_->rng("network"));
     faults_ = std::make_unique<FaultInjector>(config_, *simulation_, observations_, ledger_folding_);
-    if (options.keep_trace) simulation_->trace().keep_records(true);
+    if (options.keep_trace) {
+      simulation_->trace().keep_records(true);
+      simulation_->trace().keep_only(options.keep_trace_kinds);
+    }
     if (options.trace_out != nullptr) simulation_->trace().write_jsonl(options.trace_out);
   }
 
@@ -106,7 +109,7 @@ void World::wire_ledger() {
   });
   store.set_on_capacity_evicted([this](const EvictionRecord& e) { ledger_folding_.record_capacity_eviction(e); });
   if (!options_.check_linearizability) store.set_record_history(false);
-  if (options_.store_history != nullptr) store.set_keep_history(true);
+  if (options_.on_store_operation) store.set_on_history(options_.on_store_operation);
   if (ledger_folding_.folding()) {
     topology_->sink().set_on_execute([this](const Execution& e) { ledger_folding_.record_execution(e); });
   }
@@ -236,7 +239,6 @@ RunResult World::run(WorldRecord* record) {
   if (options_.counterfactual && options_.counterfactual_fate != nullptr) {
     *options_.counterfactual_fate = pair_fate(ledger_, options_.counterfactual->id, options_.counterfactual->processor);
   }
-  if (options_.store_history != nullptr) *options_.store_history = topology_->store().history();
   if (options_.on_phase) options_.on_phase(WorldPhase::Judged);
   if (record != nullptr) keep(*record);
   return result;

@@ -25,6 +25,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/config.hpp"
@@ -45,6 +46,7 @@ enum class WorldPhase { Built, Ran, Judged };
 
 struct WorldOptions {
   bool keep_trace = false;            // keep every trace record (replay --message, --explain, --dot)
+  std::vector<std::string_view> keep_trace_kinds;  // with keep_trace: only these kinds (empty: every kind)
   std::ostream* trace_out = nullptr;  // write the trace as JSON lines
   bool check_linearizability = true;
   std::uint64_t linearizability_budget = 20'000'000;
@@ -55,9 +57,10 @@ struct WorldOptions {
   bool fold_settled_groups = true;
   // Duplicate explanations kept in the result (the first of each cause always is): replay asks for all of them.
   std::size_t max_explanations = 1000;
-  // Set: the store's whole history (check/store_model.hpp) is kept and copied here after the run (`lethe run
-  // --history`); nothing the run does or decides changes. Needs check_linearizability (the history is recorded then).
-  std::vector<StoreOperation>* store_history = nullptr;
+  // Set: each operation of the store's history (check/store_model.hpp) as it ends, in that order (`lethe run
+  // --history` writes each as a line at once: the history is never held whole); nothing the run does or decides
+  // changes. Needs check_linearizability (the history is recorded then).
+  std::function<void(const StoreOperation&)> on_store_operation;
   // Set (protocol.kind = "external"): every line exchanged with the nodes, in order (`lethe run
   // --check-determinism` compares two runs' lines). Nothing the run does changes.
   std::vector<ExternalLine>* external_lines = nullptr;

@@ -37,5 +37,28 @@ TEST(TraceHash, DoesNotDependOnFieldNames) {
   EXPECT_NE(named.hash(), unnamed.hash());
 }
 
+// keep_only keeps the records of the kinds named, in order, and nothing else; the hash and count cover every record.
+TEST(TraceRecords, KeepOnlyKeepsTheKindsNamedAndHashesEveryRecord) {
+  constexpr TraceKind kA{"test.a", "x"};
+  constexpr TraceKind kB{"test.b", "x"};
+  Trace all;
+  all.keep_records(true);
+  Trace some;
+  some.keep_records(true);
+  some.keep_only({"test.b"});
+  for (std::uint64_t i = 0; i < 6; ++i) {
+    all.record(static_cast<Time>(i), i % 2 == 0 ? kA : kB, 0, i);
+    some.record(static_cast<Time>(i), i % 2 == 0 ? kA : kB, 0, i);
+  }
+  ASSERT_EQ(all.records().size(), 6u);
+  ASSERT_EQ(some.records().size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(some.records()[i].kind_name, "test.b");
+    EXPECT_EQ(some.records()[i].a, 2 * i + 1);
+  }
+  EXPECT_EQ(some.hash(), all.hash());
+  EXPECT_EQ(some.count(), 6u);
+}
+
 }  // namespace trace_test
 }  // namespace sim

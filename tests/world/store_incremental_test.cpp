@@ -3,11 +3,14 @@
 // memory that follows the calls in flight.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "check/history.hpp"
 #include "world/store_server.hpp"
 
 namespace store_incremental_test {
@@ -37,8 +40,10 @@ struct Outcome {
 
 // Clients read, increment, claim, put, delete and expire a few keys over a network that loses requests and
 // acknowledgements and duplicates requests; the same seed gives the same run whichever way the history is checked.
+// With `lines`: the history, one line each (check/history.hpp), the whole history's when not incremental, else
+// what the store handed on as operations ended.
 Outcome run_workload(std::uint64_t seed, StoreBug bug, bool incremental, double duplicate, int ops_per_client = 30,
-                     Key keys = 2, double loss = 0.05) {
+                     Key keys = 2, double loss = 0.05, std::vector<std::string>* lines = nullptr) {
   StoreSettings settings;
   settings.latency = parse_distribution("uniform(50us, 1ms)");
   settings.rpc_timeout = 8 * kMillisecond;
@@ -53,6 +58,13 @@ Outcome run_workload(std::uint64_t seed, StoreBug bug, bool incremental, double 
   sim::Node& store_node = simulation.add_node("store", "store");
   Store store(simulation, network, store_node, settings);
   if (incremental) store.set_check_incrementally(true);
+  if (incremental && lines != nullptr) {
+    store.set_on_history([lines](const lethe::StoreOperation& operation) {
+      std::ostringstream line;
+      lethe::history::write_store_operation(line, operation);
+      lines->push_back(line.str());
+    });
+  }
   if (bug != StoreBug::None) store.set_bug(bug, 0.3);
   std::vector<std::unique_ptr<lethe::SimStoreClient>> clients;
   Outcome outcome;
@@ -104,6 +116,13 @@ Outcome run_workload(std::uint64_t seed, StoreBug bug, bool incremental, double 
   outcome.explanation = result.explanation;
   outcome.duplicates = store.stats().duplicate_executions;
   outcome.no_responses = store.stats().no_responses;
+  if (!incremental && lines != nullptr) {
+    for (const lethe::StoreOperation& operation : store.history()) {
+      std::ostringstream line;
+      lethe::history::write_store_operation(line, operation);
+      lines->push_back(line.str());
+    }
+  }
   if (incremental) {
     EXPECT_TRUE(store.history().empty());
     EXPECT_TRUE(store.eviction_log().empty());
@@ -150,6 +169,23 @@ TEST(StoreIncremental, VerdictEqualsTheWholeHistoryCheckOnLossyDuplicatingNetwor
   EXPECT_GT(no_responses, 10u);
   EXPECT_GT(caught, 4);
   EXPECT_LE(undecided, 8) << "of " << 4 * kSeedsPerBug << " runs";
+}
+
+// The history handed on as operations end (`lethe run --history`) holds exactly the whole history's operations,
+// duplicates, abandoned calls, calls still in flight at the end and sweeper evictions included.
+TEST(StoreIncremental, TheHistoryHandedOnAsOperationsEndHasEveryOperationOfTheWholeHistory) {
+  std::size_t operations = 0;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    std::vector<std::string> whole;
+    std::vector<std::string> handed_on;
+    (void)run_workload(seed, StoreBug::None, false, 0.2, 30, 2, 0.05, &whole);
+    (void)run_workload(seed, StoreBug::None, true, 0.2, 30, 2, 0.05, &handed_on);
+    std::sort(whole.begin(), whole.end());
+    std::sort(handed_on.begin(), handed_on.end());
+    EXPECT_EQ(handed_on, whole) << "seed " << seed;
+    operations += whole.size();
+  }
+  EXPECT_GT(operations, 400u);
 }
 
 TEST(StoreIncremental, KeepsOnlyTheCallsInFlightOverALongRun) {
