@@ -9,6 +9,7 @@ included.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -143,6 +144,20 @@ class BadNodes(unittest.TestCase):
                 self.assertIn("expected", run.stderr)
                 self.assertIn("stderr tail", run.stderr)
                 self.assertEqual(marked_processes(mark), [])
+
+    def test_nodes_that_never_start_cost_one_node_timeout_for_the_run_and_are_all_named(self):
+        # 30 nodes that never read their init: they wait for it side by side, not one grace after another
+        # (that took 30 x 200 ms beyond the timeout, about 8 s here).
+        mark = uuid.uuid4().hex
+        start = time.monotonic()
+        run = lethe("run", EFFECT, "--set", "topology.consumers=30", "--set", "external.command=sleep,3600",
+                    "--set", "external.node_timeout=1s", mark=mark)
+        elapsed = time.monotonic() - start
+        self.assertEqual(run.returncode, 2, run.stderr)
+        named = set(re.findall(r"external node (\S+) \(incarnation 1", run.stderr))
+        self.assertEqual(len(named), 30, run.stderr)
+        self.assertLess(elapsed, 3.0)
+        self.assertEqual(marked_processes(mark), [])
 
     def test_a_program_that_cannot_start_is_bad_input(self):
         run = lethe("run", EFFECT, "--set", "external.command=./no-such-program")
