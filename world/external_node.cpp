@@ -295,8 +295,15 @@ void ExternalSession::turn(const std::string& src, Json body) {
 // ---------------------------------------------------------------- what the node writes
 
 bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
-  Json envelope = Json::parse(line, nullptr, false);
-  if (envelope.is_discarded() || !envelope.is_object() || !envelope.contains("body") || !envelope["body"].is_object() ||
+  // Bounded: copies and dumps of a value recurse as deep as it nests, on a fiber's small stack.
+  Json envelope;
+  try {
+    envelope = history::parse_bounded_json(line);
+  } catch (const std::exception& e) {
+    fail(fmt::format("wrote a line that is not a message ({}): {}", history::json_error_reason(e), quoted(line)),
+         "one JSON object per line: {\"src\", \"dest\", \"body\": {\"type\", ...}}");
+  }
+  if (!envelope.is_object() || !envelope.contains("body") || !envelope["body"].is_object() ||
       !envelope.contains("dest") || !envelope["dest"].is_string() || !envelope["body"].contains("type") ||
       !envelope["body"]["type"].is_string()) {
     fail(fmt::format("wrote a line that is not a message: {}", quoted(line)),
@@ -313,7 +320,11 @@ bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
     if (!body.contains("in_reply_to") || body["in_reply_to"] != kInitMessage) {
       fail(fmt::format("answered init with {}", quoted(line)), "init_ok with in_reply_to 1");
     }
-    turns_ = body.value("lethe_turns", false) == true;
+    const Json turns = body.value("lethe_turns", Json(false));
+    if (!turns.is_boolean()) {
+      fail(fmt::format("answered init with lethe_turns {}", turns.dump()), "\"lethe_turns\": true or false, or none");
+    }
+    turns_ = turns.get<bool>();
     initialized_ = true;
     if (!turns_) shared_.plain_nodes.insert(self_.name());
     return false;  // a turn-speaking node ends the init turn with turn_end; a plain one with silence
@@ -503,6 +514,8 @@ Json ExternalSession::serve_linkv(const Json& body) {
   if (!body.contains(type == "write" ? "value" : "to") || (type == "cas" && !body.contains("from"))) {
     return error_body(kErrorMalformed, type == "write" ? "write needs \"value\"" : "cas needs \"from\" and \"to\"");
   }
+  const Json create = body.value("create_if_not_exists", Json(false));
+  if (!create.is_boolean()) return error_body(kErrorMalformed, "create_if_not_exists is true or false");
   Update update;
   update.owner_mode = Assign::Set;
   update.owner = intern(shared_.linkv_values, body[type == "write" ? "value" : "to"]);
@@ -520,7 +533,7 @@ Json ExternalSession::serve_linkv(const Json& body) {
     return error_body(kErrorPrecondition, fmt::format("expected {}, found {}", body["from"].dump(),
                                                       linkv_value(reply->previous->owner).dump()));
   }
-  if (!body.value("create_if_not_exists", false)) return error_body(kErrorKeyMissing, "key does not exist");
+  if (!create.get<bool>()) return error_body(kErrorKeyMissing, "key does not exist");
   Condition absent;
   absent.require_absent = true;
   const std::optional<Reply> created = store_->execute(upsert_op(key, absent, update));
