@@ -383,7 +383,7 @@ void end_shepherd(int pid) {
 }
 }  // namespace
 
-ChildProcess::ChildProcess(const ChildSpec& spec) {
+ChildProcess::ChildProcess(const ChildSpec& spec, bool wait_for_exec) {
   if (spec.argv.empty()) throw ChildProcessError("an empty command");
   std::string program = resolve_program(spec.argv.front());
   std::vector<std::string> argv_strings = spec.argv;
@@ -424,18 +424,26 @@ ChildProcess::ChildProcess(const ChildSpec& spec) {
   stdout_fd_ = out[0];
   stderr_fd_ = err[0];
   ::fcntl(stderr_fd_, F_SETFL, O_NONBLOCK);
-  int exec_errno = 0;
-  const auto got = ::read(report[0], &exec_errno, sizeof exec_errno);
-  ::close(report[0]);
-  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
-    kill();
-    throw ChildProcessError(fmt::format("cannot start {}{}: {}", program,
-                                        spec.cwd.empty() ? "" : fmt::format(" in {}", spec.cwd),
-                                        std::strerror(exec_errno)));
-  }
+  report_fd_ = report[0];
+  start_what_ = program + (spec.cwd.empty() ? "" : " in " + spec.cwd);
+  if (wait_for_exec) this->wait_for_exec();
 }
 
 ChildProcess::~ChildProcess() { kill(); }
+
+void ChildProcess::wait_for_exec() {
+  if (report_fd_ < 0) return;
+  int exec_errno = 0;
+  ssize_t got = 0;
+  do {
+    got = ::read(report_fd_, &exec_errno, sizeof exec_errno);
+  } while (got < 0 && errno == EINTR);
+  close_fd(report_fd_);
+  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+    kill();
+    throw ChildProcessError(fmt::format("cannot start {}: {}", start_what_, std::strerror(exec_errno)));
+  }
+}
 
 void ChildProcess::kill() {
   if (pid_ > 0) {
@@ -446,6 +454,7 @@ void ChildProcess::kill() {
   close_fd(stdin_fd_);
   close_fd(stdout_fd_);
   close_fd(stderr_fd_);
+  close_fd(report_fd_);
   pid_ = -1;
 }
 

@@ -51,12 +51,16 @@ inline constexpr std::size_t kMaxLineBytes = std::size_t{16} << 20;
 class ChildProcess {
  public:
   // Spawns the child with three pipes. Throws ChildProcessError when it cannot be started (exec failing is
-  // reported here too: the child tells through a close-on-exec pipe).
-  explicit ChildProcess(const ChildSpec& spec);
+  // reported here too: the child tells through a close-on-exec pipe). With `wait_for_exec` false it returns once
+  // forked and exec's outcome is awaited by wait_for_exec(): many children then start side by side.
+  explicit ChildProcess(const ChildSpec& spec, bool wait_for_exec = true);
   ~ChildProcess();  // kill()
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
+  // Waits until the child ran exec (or failed to); throws ChildProcessError, as the constructor does, when it
+  // cannot be started. Idempotent; the constructor called it unless told not to.
+  void wait_for_exec();
   // Writes `line` and a '\n'. Throws ChildProcessError when the child no longer reads (it exited).
   void write_line(const std::string& line);
   // The next line the child wrote (without its '\n'), waiting at most `timeout` of wall-clock time.
@@ -89,6 +93,8 @@ class ChildProcess {
   int stdin_fd_ = -1;
   int stdout_fd_ = -1;
   int stderr_fd_ = -1;
+  int report_fd_ = -1;       // exec's outcome, until wait_for_exec() read it
+  std::string start_what_;   // "PROGRAM[ in CWD]", for the error when exec failed
   std::vector<char> chunk_ = std::vector<char>(65536);  // on the heap: callers run on small fiber stacks
   std::string out_buffer_;
   std::size_t line_start_ = 0;  // out_buffer_ before it: lines already taken

@@ -27,7 +27,8 @@ constexpr int kProtocolVersion = 1;
 // The most requests one node may have in flight (each is a fiber with its own stack): a node that floods valid
 // requests stops the run as a bad node instead of exhausting memory.
 constexpr std::size_t kMaxRequestsInFlight = 1024;
-// The least time a first incarnation has to answer init once it was sent, however long it took to start.
+// Once a node failed to start, the time the other first incarnations share to answer init beyond node_timeout
+// since their spawn: they got their init line only after the failed node's turn.
 constexpr std::chrono::milliseconds kInitGrace{200};
 
 // Maelstrom's error codes (docs/external.md).
@@ -182,7 +183,11 @@ void ExternalSession::fail(const std::string& what, const std::string& expected)
       self_.name(), self_.incarnation() + 1, status, what, expected, last_sent_.empty() ? "(none)" : last_sent_, tail));
   if (process_) process_->kill();
   shared_.failure += shared_.failure.empty() ? text : "\n" + text;  // every node that failed is named
-  if (turn_ <= 1) shared_.start_failed = true;
+  if (turn_ <= 1 && !shared_.init_grace.has_value()) {
+    // One grace for all the nodes still to answer init, from now: not one each, in turn.
+    shared_.init_grace.emplace(std::min(std::chrono::milliseconds(environment_.config.external.node_timeout / 1'000'000),
+                                        kInitGrace));
+  }
   throw ExternalNodeError(text);
 }
 
@@ -212,6 +217,7 @@ void ExternalSession::start() {
   spec.cwd = (base / settings.cwd).lexically_normal().string();
   try {
     process_ = first_incarnation_process(spec);
+    process_->wait_for_exec();
   } catch (const external::ChildProcessError& e) {
     fail(e.what(), fmt::format("a program lethe can run (external.command {})", Json(settings.command).dump()));
   }
@@ -230,14 +236,15 @@ void ExternalSession::start() {
   if (!initialized_) fail("ended its first turn without init_ok", "init_ok with in_reply_to 1, then turn_end");
 }
 
-// Every worker's first process is spawned when the first one is needed: they start up side by side, and each
-// node's init turn has external.node_timeout from its spawn. Later incarnations spawn their own.
+// Every worker's first process is spawned when the first one is needed, none waiting for another's exec: they
+// start up side by side, and each node's init turn has external.node_timeout from its spawn. Later incarnations
+// spawn their own.
 std::unique_ptr<external::ChildProcess> ExternalSession::first_incarnation_process(const external::ChildSpec& spec) {
   if (self_.incarnation() != 0) return std::make_unique<external::ChildProcess>(spec);
   if (!shared_.first_spawned) {
     shared_.first_spawned = true;
     for (std::size_t i = 0; i < environment_.topology.workers().size(); ++i) {
-      shared_.first_processes.push_back(std::make_unique<external::ChildProcess>(spec));
+      shared_.first_processes.push_back(std::make_unique<external::ChildProcess>(spec, false));
     }
   }
   if (shared_.first_processes.empty()) return std::make_unique<external::ChildProcess>(spec);
@@ -261,11 +268,12 @@ void ExternalSession::turn(const std::string& src, Json body) {
   const auto node_timeout = std::chrono::milliseconds(settings.node_timeout / 1'000'000);
   const auto quiet = std::chrono::milliseconds(std::max<sim::Duration>(1, settings.quiet_period / 1'000'000));
   // Once a node of the run failed to start (the run is lost), another's init turn has what is left of
-  // node_timeout since its spawn (the processes started together), and kInitGrace at least to answer the line:
-  // nodes that never start cost one node_timeout, not one each. Otherwise a turn has node_timeout from its line.
-  const bool judged_from_spawn = turn == 1 && shared_.start_failed;
-  const auto spent = judged_from_spawn ? process_->age() : std::chrono::milliseconds(0);
-  const external::WallBudget budget(std::max(node_timeout - spent, std::min(node_timeout, kInitGrace)));
+  // node_timeout since its spawn (the processes started together) or of the grace all of them share, whichever
+  // ends later: nodes that never start cost one node_timeout and one grace for the run, not one each. Otherwise
+  // a turn has node_timeout from its line.
+  const bool judged_from_spawn = turn == 1 && shared_.init_grace.has_value();
+  const external::WallBudget budget(judged_from_spawn ? std::max(node_timeout - process_->age(), shared_.init_grace->left())
+                                                      : node_timeout);
   for (;;) {
     const std::chrono::milliseconds left = budget.left();
     if (left.count() <= 0) {
@@ -287,8 +295,15 @@ void ExternalSession::turn(const std::string& src, Json body) {
 // ---------------------------------------------------------------- what the node writes
 
 bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
-  Json envelope = Json::parse(line, nullptr, false);
-  if (envelope.is_discarded() || !envelope.is_object() || !envelope.contains("body") || !envelope["body"].is_object() ||
+  // Bounded: copies and dumps of a value recurse as deep as it nests, on a fiber's small stack.
+  Json envelope;
+  try {
+    envelope = history::parse_bounded_json(line);
+  } catch (const std::exception& e) {
+    fail(fmt::format("wrote a line that is not a message ({}): {}", history::json_error_reason(e), quoted(line)),
+         "one JSON object per line: {\"src\", \"dest\", \"body\": {\"type\", ...}}");
+  }
+  if (!envelope.is_object() || !envelope.contains("body") || !envelope["body"].is_object() ||
       !envelope.contains("dest") || !envelope["dest"].is_string() || !envelope["body"].contains("type") ||
       !envelope["body"]["type"].is_string()) {
     fail(fmt::format("wrote a line that is not a message: {}", quoted(line)),
@@ -305,7 +320,11 @@ bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
     if (!body.contains("in_reply_to") || body["in_reply_to"] != kInitMessage) {
       fail(fmt::format("answered init with {}", quoted(line)), "init_ok with in_reply_to 1");
     }
-    turns_ = body.value("lethe_turns", false) == true;
+    const Json turns = body.value("lethe_turns", Json(false));
+    if (!turns.is_boolean()) {
+      fail(fmt::format("answered init with lethe_turns {}", turns.dump()), "\"lethe_turns\": true or false, or none");
+    }
+    turns_ = turns.get<bool>();
     initialized_ = true;
     if (!turns_) shared_.plain_nodes.insert(self_.name());
     return false;  // a turn-speaking node ends the init turn with turn_end; a plain one with silence
@@ -495,6 +514,8 @@ Json ExternalSession::serve_linkv(const Json& body) {
   if (!body.contains(type == "write" ? "value" : "to") || (type == "cas" && !body.contains("from"))) {
     return error_body(kErrorMalformed, type == "write" ? "write needs \"value\"" : "cas needs \"from\" and \"to\"");
   }
+  const Json create = body.value("create_if_not_exists", Json(false));
+  if (!create.is_boolean()) return error_body(kErrorMalformed, "create_if_not_exists is true or false");
   Update update;
   update.owner_mode = Assign::Set;
   update.owner = intern(shared_.linkv_values, body[type == "write" ? "value" : "to"]);
@@ -512,7 +533,7 @@ Json ExternalSession::serve_linkv(const Json& body) {
     return error_body(kErrorPrecondition, fmt::format("expected {}, found {}", body["from"].dump(),
                                                       linkv_value(reply->previous->owner).dump()));
   }
-  if (!body.value("create_if_not_exists", false)) return error_body(kErrorKeyMissing, "key does not exist");
+  if (!create.get<bool>()) return error_body(kErrorKeyMissing, "key does not exist");
   Condition absent;
   absent.require_absent = true;
   const std::optional<Reply> created = store_->execute(upsert_op(key, absent, update));

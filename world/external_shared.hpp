@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -30,8 +31,8 @@ struct ExternalLine {
 
 // What every external node of one run shares: lin-kv's interning of JSON keys and values (first seen, first
 // numbered), the failures (the world rethrows them), the lines exchanged when asked for, and the processes started
-// for the nodes' first incarnations all at once (a node that never starts costs external.node_timeout once per
-// run, not once per node).
+// for the nodes' first incarnations all at once with the grace they share once one failed to start (nodes that
+// never start cost external.node_timeout and one grace per run, not one each).
 struct ExternalShared {
   std::map<std::string, std::uint64_t> linkv_keys;    // JSON text -> index (1, 2, ...)
   std::map<std::string, std::uint64_t> linkv_values;  // JSON text -> index (1, 2, ...)
@@ -40,7 +41,8 @@ struct ExternalShared {
   std::string failure;                                // every ExternalNodeError's text, one after the other
   std::vector<std::unique_ptr<external::ChildProcess>> first_processes;  // spawned, not yet taken by a node
   bool first_spawned = false;                         // first_processes was filled
-  bool start_failed = false;                          // a node failed in its init turn
+  // Set when a node failed in its init turn: what is left of the grace the other nodes share to answer init.
+  std::optional<external::WallBudget> init_grace;
   std::set<std::string> plain_nodes;                  // nodes whose init_ok had no lethe_turns (not reproducible)
   std::vector<ExternalLine>* lines = nullptr;         // set: every line exchanged (WorldOptions::external_lines)
 };
