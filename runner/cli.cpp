@@ -72,36 +72,35 @@ std::optional<lethe::ScenarioConfig> load_or_report(const std::string& file, con
   return std::get<lethe::ScenarioConfig>(std::move(loaded));
 }
 
-// --trace FILE: opens it and points the world's trace at it ("" leaves the trace unwritten). False (after
-// saying why) when it cannot be written.
-bool open_trace(const std::string& path, std::unique_ptr<reports::OutputFile>& file, lethe::WorldOptions& options) {
-  if (path.empty()) return true;
+// A file written while the run goes (--trace, --history), through a temporary file: its stream, or nullptr
+// ("" asks for none, or it cannot be written: then `file` is null and *failed says so, after saying why).
+std::ostream* open_during_run(const std::string& path, std::unique_ptr<reports::OutputFile>& file, bool& failed) {
+  if (path.empty()) return nullptr;
   file = std::make_unique<reports::OutputFile>(path);
-  if (!file->is_open()) {
-    std::cerr << "lethe: " << file->finish() << "\n";
-    return false;
-  }
-  options.trace_out = &file->stream();
-  return true;
+  if (file->is_open()) return &file->stream();
+  std::cerr << "lethe: " << file->finish() << "\n";
+  file.reset();
+  failed = true;
+  return nullptr;
 }
 
-// --history FILE: the store's operations written to it as they end (nothing held), through a temporary file.
-bool open_history(const std::string& path, std::unique_ptr<reports::OutputFile>& file, lethe::WorldOptions& options) {
-  if (path.empty()) return true;
-  file = std::make_unique<reports::OutputFile>(path);
-  if (!file->is_open()) {
-    std::cerr << "lethe run: " << file->finish() << "\n";
-    return false;
+// --trace FILE: the world's trace written to it; --history FILE: the store's operations, each as it ends (nothing
+// held). False (after saying why) when one cannot be written.
+bool open_run_files(const std::string& trace_path, const std::string& history_path,
+                    std::unique_ptr<reports::OutputFile>& trace_file, std::unique_ptr<reports::OutputFile>& history_file,
+                    lethe::WorldOptions& options) {
+  bool failed = false;
+  options.trace_out = open_during_run(trace_path, trace_file, failed);
+  if (std::ostream* out = failed ? nullptr : open_during_run(history_path, history_file, failed)) {
+    options.on_store_operation = [out](const lethe::StoreOperation& operation) {
+      lethe::history::write_store_operation(*out, operation);
+    };
   }
-  std::ostream* out = &file->stream();
-  options.on_store_operation = [out](const lethe::StoreOperation& operation) {
-    lethe::history::write_store_operation(*out, operation);
-  };
-  return true;
+  return !failed;
 }
 
-// After the run: the trace (or history) written to its end, or false after saying why (a full disk).
-bool finish_trace(std::unique_ptr<reports::OutputFile>& file) {
+// After the run: a file of open_during_run written to its end, or false after saying why (a full disk).
+bool finish_run_file(std::unique_ptr<reports::OutputFile>& file) {
   if (!file) return true;
   const auto error = file->finish();
   if (error.empty()) return true;
@@ -174,13 +173,12 @@ int command_run(const RunOptions& o) {
   if (o.check_determinism) return runner::check_determinism(*config, o.seed, o.file, o.sets);
   lethe::WorldOptions options;
   std::unique_ptr<reports::OutputFile> trace_file;
-  if (!open_trace(o.trace_path, trace_file, options)) return kExitBadInput;
   const bool keep_record = !o.dot_path.empty() || !o.events_path.empty();
   options.keep_trace = keep_record;
   if (o.dot_path.empty()) options.keep_trace_kinds = runner::event_trace_kinds();  // the events need only these
   if (o.verify) options.max_explanations = SIZE_MAX;  // every duplicate is replayed
   std::unique_ptr<reports::OutputFile> history_file;
-  if (!open_history(o.history_path, history_file, options)) return kExitBadInput;
+  if (!open_run_files(o.trace_path, o.history_path, trace_file, history_file, options)) return kExitBadInput;
   lethe::WorldRecord record;
   if (stderr_is_terminal()) std::cerr << fmt::format("running {} seed {}...\n", config->scenario.name, o.seed);
   // The record (the whole ledger and trace) only for --dot and --events; without it the world folds settled groups.
@@ -196,7 +194,7 @@ int command_run(const RunOptions& o) {
     return kExitInternal;
   }
   // Every file first: a verdict is printed only when everything it refers to was written.
-  if (!finish_trace(trace_file) || !finish_trace(history_file)) return kExitBadInput;
+  if (!finish_run_file(trace_file) || !finish_run_file(history_file)) return kExitBadInput;
   if (!o.events_path.empty()) {
     if (const auto error = runner::write_event_file(o.events_path, *config, record, run.result); !error.empty()) {
       std::cerr << "lethe run: " << error << "\n";

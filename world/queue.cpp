@@ -78,15 +78,18 @@ Queue::ReceiveResponse Queue::serve_receive() {
   return ReceiveResponse{Delivery{entry.id, number, receipt, entry.receive_count, invisible_until, payload}};
 }
 
-bool Queue::still_in_flight(const PendingExpiry& expiry) const {
-  if (expiry.message < first_entry_) return false;  // deleted (and dropped)
-  const Entry& entry = entries_[static_cast<std::size_t>(expiry.message - first_entry_)];
-  return entry.state == State::InFlight && entry.receipt == expiry.receipt;
+bool Queue::in_flight_under(std::uint64_t message, std::uint64_t receipt) const {
+  if (message < first_entry_) return false;  // deleted (and dropped)
+  const Entry& entry = entries_[static_cast<std::size_t>(message - first_entry_)];
+  return entry.state == State::InFlight && entry.receipt == receipt;
 }
 
 void Queue::arm_expiry() {
   if (expiry_armed_) return;  // the armed one is the earliest: later receives expire later
-  while (!pending_expiries_.empty() && !still_in_flight(pending_expiries_.front())) pending_expiries_.pop_front();
+  while (!pending_expiries_.empty() &&
+         !in_flight_under(pending_expiries_.front().message, pending_expiries_.front().receipt)) {
+    pending_expiries_.pop_front();
+  }
   if (pending_expiries_.empty()) return;
   const PendingExpiry& next = pending_expiries_.front();
   expiry_armed_ = true;
@@ -102,9 +105,8 @@ void Queue::run_armed_expiry() {
 }
 
 void Queue::expire(std::uint64_t message, std::uint64_t receipt) {
-  if (message < first_entry_) return;  // deleted (and dropped)
+  if (!in_flight_under(message, receipt)) return;  // deleted or received again since
   Entry& entry = this->entry(message);
-  if (entry.state != State::InFlight || entry.receipt != receipt) return;  // deleted or received again since
   entry.state = State::Visible;
   revisible_.insert(message);
   ++expiries_;

@@ -167,7 +167,8 @@ class Queue {
     std::uint64_t message = 0;
     std::uint64_t receipt = 0;
   };
-  bool still_in_flight(const PendingExpiry& expiry) const;
+  // The message is in flight under `receipt` (not deleted, not received again since, not visible again).
+  bool in_flight_under(std::uint64_t message, std::uint64_t receipt) const;
   void arm_expiry();        // sets the kernel timer for the earliest live pending expiry, if any and none is set
   void run_armed_expiry();  // the kernel timer's callback
   void changed();
