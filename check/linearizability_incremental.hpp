@@ -164,7 +164,7 @@ class IncrementalChecker {
   // single-key groups settled in one state, queued events, configurations.
   std::size_t live_operations() const { return ops_.size(); }
   std::size_t open_groups() const { return groups_.size(); }
-  std::size_t settled_keys() const { return settled_.size(); }
+  std::size_t settled_keys() const { return settled_count_; }
   std::size_t queued_events() const { return events_.size(); }
   std::uint64_t configurations() const { return configurations_; }
   std::uint64_t max_steps_per_response() const { return max_steps_; }
@@ -252,9 +252,10 @@ class IncrementalChecker {
     if (group.configs.empty()) group.configs.emplace_back();
     Config& config = group.configs.front();
     auto settled = settled_.find(key);
-    if (settled != settled_.end()) {
+    if (settled != settled_.end() && !(settled->second == Model::initial())) {
       config.path.push_back(PathEntry{std::move(settled->second), kOpen});
-      settled_.erase(settled);
+      settled->second = Model::initial();  // the entry stays, empty, for settle() to fill
+      --settled_count_;
     } else {
       config.path.push_back(PathEntry{Model::initial(), kOpen});
     }
@@ -696,7 +697,12 @@ class IncrementalChecker {
     const bool initial = config.state() == Model::initial();
     if (!initial && group.keys.size() != 1) return;
     for (std::uint64_t key : group.keys) erase_recycled(group_of_, spare_group_of_, group_of_.find(key));
-    if (!initial) settled_.emplace(group.keys.front(), std::move(config.path.front().state));
+    if (!initial) {
+      settled_[group.keys.front()] = std::move(config.path.front().state);
+      ++settled_count_;
+    } else {
+      for (std::uint64_t key : group.keys) settled_.erase(key);
+    }
     configurations_ -= 1;
     config.path.clear();
     group.keys.clear();
@@ -762,6 +768,7 @@ class IncrementalChecker {
     groups_.clear();
     group_of_.clear();
     settled_.clear();
+    settled_count_ = 0;
     spare_ops_.clear();
     spare_groups_.clear();
     spare_group_of_.clear();
@@ -786,8 +793,16 @@ class IncrementalChecker {
   std::map<std::uint64_t, std::uint64_t> group_of_;  // key -> group, for keys of open groups
   std::vector<typename std::map<std::uint64_t, std::uint64_t>::node_type> spare_group_of_;
   // key -> its one possible state (single-key, nothing pending): one entry per key the run ever wrote, so a B-tree
-  // (a red-black tree's node per key cost a cache miss per level at every lookup of millions of keys).
-  BTreeMap<std::uint64_t, State> settled_;
+  // (a red-black tree's node per key cost a cache miss per level at every lookup of millions of keys), searched
+  // by bisection within a node (SettledOrder). A key whose group is open keeps its entry, emptied, so that
+  // opening and settling a group are a lookup each, not an erase and an insert that shift a node's entries.
+  struct SettledOrder {  // std::less; a comparator of its own makes absl search a node by bisection, not linearly
+    bool operator()(std::uint64_t x, std::uint64_t y) const { return x < y; }
+  };
+  absl::container_internal::btree_map_container<absl::container_internal::btree<absl::container_internal::map_params<
+      std::uint64_t, State, SettledOrder, std::allocator<std::pair<const std::uint64_t, State>>, 1024, false>>>
+      settled_;
+  std::size_t settled_count_ = 0;  // entries of settled_ that hold a state (not emptied by an open group)
 };
 
 }  // namespace lethe::lin
