@@ -183,6 +183,32 @@ class BadNodes(unittest.TestCase):
         self.assertIn("allowed only with protocol.kind = \"external\"", run.stderr)
 
 
+class Precision(unittest.TestCase):
+    def node_replies(self, mode, kind):
+        """What the node logged of the replies of one kind: {what it asked: the reply's line}."""
+        with tempfile.TemporaryDirectory() as scratch:
+            log = Path(scratch) / "log"
+            run = lethe("run", EFFECT, "--json", "--set", command(mode), "--set", "topology.consumers=1",
+                        "--set", "faults.crash_every=1h", extra_env={"RAW_NODE_LOG": str(log)})
+            self.assertEqual(run.returncode, 0, run.stderr)
+            lines = [line.split(" ", 3) for line in log.read_text().splitlines()]
+        return {parts[2]: parts[3] for parts in lines if len(parts) == 4 and parts[1] == kind}
+
+    def test_lin_kv_integers_beyond_64_bits_are_kept_exact(self):
+        replies = self.node_replies("linkv-big", "linkv")
+        self.assertEqual(len(replies), 7, replies)
+        body = {step: json.loads(text)["body"] for step, text in replies.items()}
+        # The digits as written, not a double's 1.8446744073709552e+19.
+        self.assertIn('"value":18446744073709551616', replies["read-2^64"])
+        self.assertEqual(body["read-2^64"]["value"], 2**64)
+        # 2^64 + 1 and 2^64 are the same double: compared exactly, the cas fails.
+        self.assertEqual((body["cas-from-2^64+1"]["type"], body["cas-from-2^64+1"]["code"]), ("error", 22))
+        self.assertIn("18446744073709551617", body["cas-from-2^64+1"]["text"])
+        self.assertEqual(body["cas-from-2^64"]["type"], "cas_ok")
+        self.assertIn('"value":1267650600228229401496703205376', replies["read-2^100"])
+        self.assertIn('"value":-1180591620717411303424', replies["read--2^70"])
+
+
 class NodeOutput(unittest.TestCase):
     def test_a_long_line_is_read_in_linear_time_and_not_reported_as_a_missing_turn_end(self):
         start = time.time()
