@@ -245,6 +245,7 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
     AttemptId attempt;
   };
   void serve(const std::string& service, const Json& body);
+  Json serve_sleep(const Json& body);
   Json serve_store(const Json& body, std::optional<CrashAt>& crash);
   Json serve_sink(const Json& body, std::optional<CrashAt>& crash);
   Json serve_linkv(const Json& body);
@@ -533,12 +534,7 @@ void ExternalSession::serve(const std::string& service, const Json& body) {
   } else if (service == "sink" && type == "effect") {
     reply = serve_sink(body, crash);
   } else if (service == "clock" && type == "sleep") {
-    if (!body.contains("duration_ns") || !body["duration_ns"].is_number_integer()) {
-      reply = error_body(kErrorMalformed, "sleep needs \"duration_ns\": an integer");
-    } else {
-      sim::sleep(body["duration_ns"].get<sim::Duration>());
-      reply = Json{{"type", "sleep_ok"}};
-    }
+    reply = serve_sleep(body);
   } else if (service == "lin-kv" && (type == "read" || type == "write" || type == "cas")) {
     reply = serve_linkv(body);
   } else {
@@ -554,6 +550,27 @@ void ExternalSession::serve(const std::string& service, const Json& body) {
   // A named crash point, recognised from the traffic: the node dies before it reads the reply.
   if (crash.has_value()) hooks_->crash_point(crash->point, crash->id, crash->attempt);
   turn(service, std::move(reply));
+}
+
+// A sleep the run can see to its end: from 0 to what is left until the run's last instant (run.duration, then
+// at most the drain's max(run.duration, 1h): World::simulate_until_done). Any other duration, 2^64 - 1 read as
+// -1 included, is a malformed request rather than an answer at once or never.
+Json ExternalSession::serve_sleep(const Json& body) {
+  const RunSection& run = environment_.config.run;
+  const sim::Time last = run.duration + (run.drain ? std::max<sim::Duration>(run.duration, sim::kHour) : 0);
+  const sim::Duration left = std::max<sim::Duration>(0, last - environment_.simulation.now());
+  const Json duration = body.value("duration_ns", Json());
+  std::optional<sim::Duration> sleep;
+  if (duration.is_number_unsigned() && duration.get<std::uint64_t>() <= static_cast<std::uint64_t>(left)) {
+    sleep = static_cast<sim::Duration>(duration.get<std::uint64_t>());
+  }
+  if (!sleep.has_value()) {
+    return error_body(kErrorMalformed, fmt::format("sleep needs \"duration_ns\": an integer from 0 to {} (the "
+                                                   "nanoseconds left until the run's last instant), found {}",
+                                                   left, duration.is_null() ? "none" : exact_dump(duration)));
+  }
+  sim::sleep(*sleep);
+  return Json{{"type", "sleep_ok"}};
 }
 
 Json ExternalSession::serve_store(const Json& body, std::optional<CrashAt>& crash) {

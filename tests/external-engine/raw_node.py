@@ -23,6 +23,9 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
   linkv-big         on its first delivery writes, reads and compare-and-sets lin-kv integers beyond 64 bits
                     (2^64, 2^64 + 1, 2^100, -2^70), then runs the effect; each reply's line goes to RAW_NODE_LOG
                     ("NODE linkv STEP LINE")
+  sleep-bad         on its first delivery asks the clock for sleeps of 2^64 - 1 ns, -5 ns, 1.5 ns, 10^18 ns (past
+                    the run's end) and 1 ms, then runs the effect once the 1 ms one answered; each reply's line
+                    goes to RAW_NODE_LOG ("NODE sleep DURATION LINE")
 """
 import json
 import os
@@ -127,6 +130,14 @@ def on_deliver(delivery, now):
         return
     if MODE == "linkv-big" and first:
         linkv_step(0, delivery)
+        return
+    if MODE == "sleep-bad" and first:
+        for duration in (2**64 - 1, -5, 1.5, 10**18, 10**6):
+            def then(reply, d, duration=duration):
+                log_line(f"sleep {duration} {LINE[0]}")
+                if duration == 10**6:
+                    effect(d, lambda r, d2: ack(d2, r.get("value")))
+            request("clock", {"type": "sleep", "duration_ns": duration}, then, delivery)
         return
     if MODE == "flood":
         for _ in range(100000):

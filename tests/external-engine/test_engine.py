@@ -208,6 +208,16 @@ class Precision(unittest.TestCase):
         self.assertIn('"value":1267650600228229401496703205376', replies["read-2^100"])
         self.assertIn('"value":-1180591620717411303424', replies["read--2^70"])
 
+    def test_a_clock_sleep_that_cannot_be_slept_is_a_malformed_request(self):
+        replies = {duration: json.loads(text)["body"] for duration, text in self.node_replies("sleep-bad", "sleep").items()}
+        self.assertEqual(set(replies), {str(2**64 - 1), "-5", "1.5", str(10**18), str(10**6)}, replies)
+        self.assertEqual(replies[str(10**6)]["type"], "sleep_ok")
+        for duration in (str(2**64 - 1), "-5", "1.5", str(10**18)):
+            with self.subTest(duration=duration):
+                self.assertEqual((replies[duration]["type"], replies[duration]["code"]), ("error", 12))
+                self.assertIn("duration_ns", replies[duration]["text"])
+                self.assertIn("found " + duration, replies[duration]["text"])
+
 
 class NodeOutput(unittest.TestCase):
     def test_a_long_line_is_read_in_linear_time_and_not_reported_as_a_missing_turn_end(self):
