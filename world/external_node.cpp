@@ -33,6 +33,9 @@ constexpr std::size_t kMaxRequestsInFlight = 1024;
 // Once a node failed to start, the time the other first incarnations share to answer init beyond node_timeout
 // since their spawn: they got their init line only after the failed node's turn.
 constexpr std::chrono::milliseconds kInitGrace{200};
+// How long the run's bad nodes, together, may take to exit before their status is read: a node that wrote a bad
+// line and exits is reported as exited (with its status) on every run, not as running on some.
+constexpr std::chrono::milliseconds kExitGrace{500};
 
 // Maelstrom's error codes (docs/external.md).
 constexpr int kErrorTimeout = 0;
@@ -259,7 +262,8 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
   std::optional<std::string> read_line(std::chrono::milliseconds timeout);
   std::unique_ptr<external::ChildProcess> first_incarnation_process(const external::ChildSpec& spec);
   void record_line(std::uint64_t turn, bool sent, const std::string& text);
-  [[noreturn]] void fail(const std::string& what, const std::string& expected);
+  // Stops the run on a bad node; with `await_exit` once the node ended or the run's exit grace is spent.
+  [[noreturn]] void fail(const std::string& what, const std::string& expected, bool await_exit = true);
 
   const WorkerEnvironment& environment_;
   ExternalShared& shared_;
@@ -282,7 +286,11 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
 
 // ---------------------------------------------------------------- the process and its turns
 
-void ExternalSession::fail(const std::string& what, const std::string& expected) {
+void ExternalSession::fail(const std::string& what, const std::string& expected, bool await_exit) {
+  if (process_ && await_exit) {
+    if (!shared_.exit_grace.has_value()) shared_.exit_grace.emplace(kExitGrace);
+    process_->await_exit(shared_.exit_grace->left());
+  }
   const std::string status = process_ ? process_->status() : "not started";
   std::string tail = process_ ? process_->stderr_tail() : "";
   if (tail.empty()) tail = "(empty)";
@@ -312,7 +320,7 @@ std::optional<std::string> ExternalSession::read_line(std::chrono::milliseconds 
   } catch (const external::LineTooLong& e) {
     fail(e.what(), fmt::format("lines of at most {} bytes, each one JSON message", external::kMaxLineBytes));
   } catch (const external::ChildProcessError& e) {
-    fail(fmt::format("{} ({})", e.what(), process_->status()), "its reaction and a turn_end");
+    fail(e.what(), "its reaction and a turn_end");  // the process's status heads the message
   }
 }
 
@@ -371,7 +379,7 @@ void ExternalSession::turn(const std::string& src, Json body) {
   try {
     process_->write_line(last_sent_);
   } catch (const external::ChildProcessError& e) {
-    fail(fmt::format("{} ({})", e.what(), process_->status()), "it to read the line");
+    fail(e.what(), "it to read the line");
   }
   const ExternalSection& settings = environment_.config.external;
   const auto node_timeout = std::chrono::milliseconds(settings.node_timeout / 1'000'000);
@@ -386,8 +394,9 @@ void ExternalSession::turn(const std::string& src, Json body) {
   for (;;) {
     const std::chrono::milliseconds left = budget.left();
     if (left.count() <= 0) {
+      // Not awaited: a node that says nothing for node_timeout is taken to be running.
       fail(fmt::format("no turn_end within external.node_timeout ({} ms of wall-clock time)", node_timeout.count()),
-           fmt::format("{{\"type\":\"turn_end\",\"turn\":{}}} to \"lethe\"", turn));
+           fmt::format("{{\"type\":\"turn_end\",\"turn\":{}}} to \"lethe\"", turn), false);
     }
     const bool exact = turns_ || !initialized_;  // a plain node's turns end by silence, once it answered init
     const auto wait = exact ? left : std::min(quiet, left);

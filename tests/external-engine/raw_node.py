@@ -20,6 +20,7 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
   long-line         on its first delivery writes a line of 20 MiB (no newline until its end)
   bad-utf8          writes bytes that are not UTF-8 to stderr (a 4 KiB tail cut inside a character too), then
                     a line that is not JSON
+  bad-exit          writes a line that is not JSON on its first delivery and exits with status 1 at once
   linkv-big         on its first delivery writes, reads and compare-and-sets lin-kv integers beyond 64 bits
                     (2^64, 2^64 + 1, 2^100, -2^70), then runs the effect; each reply's line goes to RAW_NODE_LOG
                     ("NODE linkv STEP LINE")
@@ -128,6 +129,10 @@ def on_deliver(delivery, now):
     first_delivery[0] = False
     if MODE == "silent":
         return
+    if MODE == "bad-exit" and first:
+        sys.stdout.write("this is not a message\n")
+        sys.stdout.flush()
+        os._exit(1)
     if MODE == "linkv-big" and first:
         linkv_step(0, delivery)
         return

@@ -218,6 +218,16 @@ class Precision(unittest.TestCase):
                 self.assertIn("duration_ns", replies[duration]["text"])
                 self.assertIn("found " + duration, replies[duration]["text"])
 
+    def test_a_node_that_exits_after_a_bad_line_is_reported_the_same_every_time(self):
+        texts = set()
+        for _ in range(6):
+            run = lethe("run", EFFECT, "--set", command("bad-exit"), "--set", "topology.consumers=1",
+                        "--set", "faults.crash_every=1h")
+            self.assertEqual(run.returncode, 2, run.stderr)
+            texts.add(run.stderr)
+        self.assertEqual(len(texts), 1, "\n----\n".join(texts))
+        self.assertIn("process exited with status 1", texts.pop())
+
 
 class NodeOutput(unittest.TestCase):
     def test_a_long_line_is_read_in_linear_time_and_not_reported_as_a_missing_turn_end(self):
