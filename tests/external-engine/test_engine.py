@@ -101,6 +101,20 @@ class EndToEnd(unittest.TestCase):
 
 
 class Determinism(unittest.TestCase):
+    def test_the_replay_line_of_a_failed_check_runs_as_printed_through_a_shell(self):
+        # A --set value with a space and a quote: the line must quote it for the shell, not elide it.
+        sets = ["--set", command("random"), "--set", "scenario.description=it's random"]
+        run = lethe("run", EFFECT, "--check-determinism", *sets)
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        replay = re.search(r"^  replay: (.*)$", run.stdout, re.MULTILINE)
+        self.assertIsNotNone(replay, run.stdout)
+        env = dict(os.environ, PATH=f"{Path(LETHE).resolve().parent}{os.pathsep}{os.environ['PATH']}",
+                   LETHE_TEST_MARK=uuid.uuid4().hex)
+        again = subprocess.run(["sh", "-c", replay.group(1)], capture_output=True, text=True, env=env, timeout=300)
+        # The random node again, so the check fails again: the --set reached the command.
+        self.assertEqual(again.returncode, 1, replay.group(1) + "\n" + again.stdout + again.stderr)
+        self.assertIn("NOT deterministic", again.stdout)
+
     def test_the_check_passes_a_deterministic_node(self):
         run = lethe("run", EFFECT, "--check-determinism")
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
