@@ -242,6 +242,14 @@ class Precision(unittest.TestCase):
         self.assertEqual(len(texts), 1, "\n----\n".join(texts))
         self.assertIn("process exited with status 1", texts.pop())
 
+    def test_a_run_with_several_plain_nodes_says_it_is_not_reproducible_once(self):
+        run = lethe("run", EFFECT, "--set", command("plain"), "--set", "topology.consumers=3",
+                    "--set", "faults.crash_every=1h")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout.count("NOT GUARANTEED REPRODUCIBLE"), 1, run.stdout)
+        for node in ("0", "1", "2"):
+            self.assertRegex(run.stdout, rf"NOT GUARANTEED REPRODUCIBLE:.*-{node}\b")
+
 
 class NodeOutput(unittest.TestCase):
     def test_a_long_line_is_read_in_linear_time_and_not_reported_as_a_missing_turn_end(self):
