@@ -355,13 +355,14 @@ struct NetworkPartition {
   PartitionGroup second = PartitionGroup::Store;
 };
 
-// One [[network.link]] (extension, documented in docs/scenarios.md): the one-way latency between two groups, in both
-// directions, instead of network.latency. Loss, lost ACKs and duplication stay network.*'s. The group "clients"
-// is also where the producer of a kafka or queue source sits.
+// One [[network.link]] (extension, documented in docs/scenarios.md): the link between two groups, in both
+// directions, where it differs from [network]: its one-way latency, its lost ACKs. Loss and duplication stay
+// network.*'s. The group "clients" is also where the producer of a kafka or queue source sits.
 struct NetworkLink {
   PartitionGroup first = PartitionGroup::Consumers;  // required: between = [first, second], distinct groups
   PartitionGroup second = PartitionGroup::Store;
-  sim::Distribution latency = sim::Distribution::constant(0);  // required
+  std::optional<sim::Distribution> latency;  // absent = network.latency
+  std::optional<double> ack_loss;            // absent = network.ack_loss; probability
 };
 
 struct NetworkSection {

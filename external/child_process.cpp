@@ -447,7 +447,7 @@ void ChildProcess::wait_for_exec() {
 
 void ChildProcess::kill() {
   if (pid_ > 0) {
-    end_shepherd(pid_);
+    if (!wait_status_.has_value()) end_shepherd(pid_);  // once reaped, its pid may be another process's
     reap(true);
     unlist_child(pid_);
   }
@@ -468,6 +468,14 @@ bool ChildProcess::reap(bool wait) {
   } while (got < 0 && errno == EINTR);
   if (got == pid_) wait_status_ = status;
   return wait_status_.has_value();
+}
+
+void ChildProcess::await_exit(std::chrono::milliseconds most) {
+  const WallBudget budget(most);
+  while (!reap(false) && pid_ > 0 && budget.left().count() > 0) {
+    const timespec pause{0, 1'000'000};
+    ::nanosleep(&pause, nullptr);
+  }
 }
 
 std::string ChildProcess::status() {

@@ -82,6 +82,9 @@ class ChildProcess {
   std::string stderr_tail();
   // "exited with status N" / "killed by signal N" / "running".
   std::string status();
+  // Waits at most `most` of wall-clock time for the node to end (its shepherd to exit and be reaped): a node that
+  // exits right after its last line is then reported as exited, not as running, whatever the machine's load.
+  void await_exit(std::chrono::milliseconds most);
 
  private:
   void drain_stderr();

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "runner/command.hpp"
+#include "runner/command_line.hpp"
 #include "runner/execute.hpp"
 #include "world/world.hpp"
 
@@ -86,7 +87,10 @@ int check_determinism(const lethe::ScenarioConfig& config, std::uint64_t seed, c
     where = fmt::format("every line exchanged with the nodes agrees; the traces first differ at record {}\n", i + 1);
   }
   std::cout << where;
-  std::cout << fmt::format("  replay: lethe run {}{} --seed {}\n", file, sets.empty() ? "" : " --set ...", seed);
+  // The line as a shell reads it: every --set, quoted.
+  std::string replay = fmt::format("{} run {} --seed {}", shell_quote(program_name()), shell_quote(file), seed);
+  for (const std::string& set : sets) replay += " --set " + shell_quote(set);
+  std::cout << "  replay: " << replay << " --check-determinism\n";
   return kExitExpectation;
 }
 

@@ -220,6 +220,16 @@ class Loader {
   bool read_value(const Table& table, std::string_view key, const schema::Probability&, double& out) {
     return read_probability(table, key, out);
   }
+  bool read_value(const Table& table, std::string_view key, const schema::Probability&, std::optional<double>& out) {
+    if (!has(table, key)) {
+      get(table, key);  // registers the key
+      return true;
+    }
+    double value = 0.0;
+    if (!read_probability(table, key, value)) return false;
+    out = value;
+    return true;
+  }
   template <class T>
   bool read_value(const Table& table, std::string_view key, const schema::Duration& type, T& out) {
     return read_duration(table, key, type, out);

@@ -310,8 +310,9 @@ void visit_workload_to_protocol(V& v, Config& c) {
   v.array("network.link", c.network.links, [](auto& entry_visitor, auto& link) {
     entry_visitor.required_key("between", Groups{true}, GroupPair{link.first, link.second},
                                "the two groups the link joins (both directions)");
-    entry_visitor.required_key("latency", Distribution{}, link.latency,
-                               "its one-way latency, instead of network.latency");
+    entry_visitor.key("latency", Distribution{}, link.latency, "its one-way latency, instead of network.latency");
+    entry_visitor.key("ack_loss", Probability{}, link.ack_loss,
+                      "a response on this link is dropped, instead of network.ack_loss");
   });
 
   v.table("faults");

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "check/history.hpp"
 #include "core/utf8.hpp"
@@ -30,6 +33,9 @@ constexpr std::size_t kMaxRequestsInFlight = 1024;
 // Once a node failed to start, the time the other first incarnations share to answer init beyond node_timeout
 // since their spawn: they got their init line only after the failed node's turn.
 constexpr std::chrono::milliseconds kInitGrace{200};
+// How long the run's bad nodes, together, may take to exit before their status is read: a node that wrote a bad
+// line and exits is reported as exited (with its status) on every run, not as running on some.
+constexpr std::chrono::milliseconds kExitGrace{500};
 
 // Maelstrom's error codes (docs/external.md).
 constexpr int kErrorTimeout = 0;
@@ -44,6 +50,111 @@ Json error_body(int code, std::string text) {
 
 // A node's line as quoted in an error: its first 300 bytes, not cut inside a UTF-8 character.
 std::string quoted(const std::string& line) { return std::string(utf8_prefix(line, 300)); }
+
+// Integers beyond 64 bits (lin-kv holds any JSON value, and Maelstrom keeps integers exact at any size): the
+// parser would make them doubles, so they are kept as their digits, in a binary value of this subtype (a JSON
+// text never yields a binary value).
+constexpr std::uint8_t kExactInteger = 0x69;
+
+bool is_integer_text(const std::string& text) {
+  const std::size_t digits = !text.empty() && text.front() == '-' ? 1 : 0;
+  if (digits == text.size()) return false;
+  return std::all_of(text.begin() + static_cast<std::ptrdiff_t>(digits), text.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_exact_integer(const Json& value) {
+  return value.is_binary() && value.get_binary().has_subtype() && value.get_binary().subtype() == kExactInteger;
+}
+
+bool holds_exact_integer(const Json& value) {
+  if (is_exact_integer(value)) return true;
+  if (!value.is_structured()) return false;
+  return std::any_of(value.begin(), value.end(), [](const Json& part) { return holds_exact_integer(part); });
+}
+
+// `value` as JSON text with its exact integers as their digits; Json::dump() for a value without one.
+std::string exact_dump(const Json& value) {
+  if (is_exact_integer(value)) return std::string(value.get_binary().begin(), value.get_binary().end());
+  if (!holds_exact_integer(value)) return value.dump();
+  std::string out(1, value.is_object() ? '{' : '[');
+  for (auto part = value.begin(); part != value.end(); ++part) {
+    if (part != value.begin()) out += ',';
+    if (value.is_object()) out += Json(part.key()).dump() + ":";
+    out += exact_dump(part.value());
+  }
+  out += value.is_object() ? '}' : ']';
+  return out;
+}
+
+// nlohmann's own tree builder, but for integers beyond 64 bits (kept exact) and values nested deeper than
+// history::kMaxJsonDepth (refused, as history::parse_bounded_json does).
+class ExactJsonBuilder {
+ public:
+  explicit ExactJsonBuilder(Json& root) : tree_(root, true) {}
+  bool null() { return tree_.null(); }
+  bool boolean(bool value) { return tree_.boolean(value); }
+  bool number_integer(Json::number_integer_t value) { return tree_.number_integer(value); }
+  bool number_unsigned(Json::number_unsigned_t value) { return tree_.number_unsigned(value); }
+  bool number_float(Json::number_float_t value, const std::string& text) {
+    if (!is_integer_text(text)) return tree_.number_float(value, text);
+    exact_ = true;
+    Json::binary_t digits(std::vector<std::uint8_t>(text.begin(), text.end()), kExactInteger);
+    return tree_.binary(digits);
+  }
+  bool string(std::string& value) { return tree_.string(value); }
+  bool binary(Json::binary_t& value) { return tree_.binary(value); }
+  bool start_object(std::size_t size) {
+    deeper();
+    return tree_.start_object(size);
+  }
+  bool key(std::string& value) { return tree_.key(value); }
+  bool end_object() {
+    --depth_;
+    return tree_.end_object();
+  }
+  bool start_array(std::size_t size) {
+    deeper();
+    return tree_.start_array(size);
+  }
+  bool end_array() {
+    --depth_;
+    return tree_.end_array();
+  }
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& token, const Exception& error) {
+    return tree_.parse_error(position, token, error);
+  }
+  bool exact() const { return exact_; }  // an integer beyond 64 bits was read
+
+ private:
+  void deeper() {
+    if (depth_++ >= history::kMaxJsonDepth) throw history::JsonTooDeep(history::kMaxJsonDepth);
+  }
+  nlohmann::detail::json_sax_dom_parser<Json> tree_;
+  int depth_ = 0;
+  bool exact_ = false;
+};
+
+// `text` as one JSON value, its integers beyond 64 bits exact; throws as history::parse_bounded_json does.
+Json parse_exact_json(const std::string& text, bool* exact = nullptr) {
+  Json value;
+  ExactJsonBuilder builder(value);
+  Json::sax_parse(text, &builder);
+  if (exact != nullptr) *exact = builder.exact();
+  return value;
+}
+
+// A line a node wrote. Only lin-kv values keep integers beyond 64 bits exact; every other message reads them as
+// doubles, as it always did.
+Json parse_node_line(const std::string& line) {
+  bool exact = false;
+  Json envelope = parse_exact_json(line, &exact);
+  if (exact && !(envelope.is_object() && envelope.value("dest", Json()) == "lin-kv")) {
+    envelope = history::parse_bounded_json(line);
+  }
+  return envelope;
+}
 
 bool is_service(const std::string& name) {
   return name == "lethe-store" || name == "sink" || name == "clock" || name == "lin-kv";
@@ -137,6 +248,7 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
     AttemptId attempt;
   };
   void serve(const std::string& service, const Json& body);
+  Json serve_sleep(const Json& body);
   Json serve_store(const Json& body, std::optional<CrashAt>& crash);
   Json serve_sink(const Json& body, std::optional<CrashAt>& crash);
   Json serve_linkv(const Json& body);
@@ -150,7 +262,8 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
   std::optional<std::string> read_line(std::chrono::milliseconds timeout);
   std::unique_ptr<external::ChildProcess> first_incarnation_process(const external::ChildSpec& spec);
   void record_line(std::uint64_t turn, bool sent, const std::string& text);
-  [[noreturn]] void fail(const std::string& what, const std::string& expected);
+  // Stops the run on a bad node; with `await_exit` once the node ended or the run's exit grace is spent.
+  [[noreturn]] void fail(const std::string& what, const std::string& expected, bool await_exit = true);
 
   const WorkerEnvironment& environment_;
   ExternalShared& shared_;
@@ -173,7 +286,11 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
 
 // ---------------------------------------------------------------- the process and its turns
 
-void ExternalSession::fail(const std::string& what, const std::string& expected) {
+void ExternalSession::fail(const std::string& what, const std::string& expected, bool await_exit) {
+  if (process_ && await_exit) {
+    if (!shared_.exit_grace.has_value()) shared_.exit_grace.emplace(kExitGrace);
+    process_->await_exit(shared_.exit_grace->left());
+  }
   const std::string status = process_ ? process_->status() : "not started";
   std::string tail = process_ ? process_->stderr_tail() : "";
   if (tail.empty()) tail = "(empty)";
@@ -203,7 +320,7 @@ std::optional<std::string> ExternalSession::read_line(std::chrono::milliseconds 
   } catch (const external::LineTooLong& e) {
     fail(e.what(), fmt::format("lines of at most {} bytes, each one JSON message", external::kMaxLineBytes));
   } catch (const external::ChildProcessError& e) {
-    fail(fmt::format("{} ({})", e.what(), process_->status()), "its reaction and a turn_end");
+    fail(e.what(), "its reaction and a turn_end");  // the process's status heads the message
   }
 }
 
@@ -257,12 +374,12 @@ void ExternalSession::turn(const std::string& src, Json body) {
   const std::uint64_t turn = ++turn_;
   const Json envelope{{"src", src}, {"dest", self_.name()}, {"body", std::move(body)}, {"turn", turn},
                       {"time_ns", self_.local_now()}};
-  last_sent_ = envelope.dump();
+  last_sent_ = exact_dump(envelope);
   record_line(turn, true, last_sent_);
   try {
     process_->write_line(last_sent_);
   } catch (const external::ChildProcessError& e) {
-    fail(fmt::format("{} ({})", e.what(), process_->status()), "it to read the line");
+    fail(e.what(), "it to read the line");
   }
   const ExternalSection& settings = environment_.config.external;
   const auto node_timeout = std::chrono::milliseconds(settings.node_timeout / 1'000'000);
@@ -277,8 +394,9 @@ void ExternalSession::turn(const std::string& src, Json body) {
   for (;;) {
     const std::chrono::milliseconds left = budget.left();
     if (left.count() <= 0) {
+      // Not awaited: a node that says nothing for node_timeout is taken to be running.
       fail(fmt::format("no turn_end within external.node_timeout ({} ms of wall-clock time)", node_timeout.count()),
-           fmt::format("{{\"type\":\"turn_end\",\"turn\":{}}} to \"lethe\"", turn));
+           fmt::format("{{\"type\":\"turn_end\",\"turn\":{}}} to \"lethe\"", turn), false);
     }
     const bool exact = turns_ || !initialized_;  // a plain node's turns end by silence, once it answered init
     const auto wait = exact ? left : std::min(quiet, left);
@@ -298,7 +416,7 @@ bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
   // Bounded: copies and dumps of a value recurse as deep as it nests, on a fiber's small stack.
   Json envelope;
   try {
-    envelope = history::parse_bounded_json(line);
+    envelope = parse_node_line(line);
   } catch (const std::exception& e) {
     fail(fmt::format("wrote a line that is not a message ({}): {}", history::json_error_reason(e), quoted(line)),
          "one JSON object per line: {\"src\", \"dest\", \"body\": {\"type\", ...}}");
@@ -310,7 +428,7 @@ bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
          "one JSON object per line: {\"src\", \"dest\", \"body\": {\"type\", ...}}");
   }
   if (!envelope.contains("src") || envelope["src"] != self_.name()) {
-    fail(fmt::format("wrote a message whose src is {}: {}", envelope.value("src", Json()).dump(), quoted(line)),
+    fail(fmt::format("wrote a message whose src is {}: {}", exact_dump(envelope.value("src", Json())), quoted(line)),
          fmt::format("\"src\": \"{}\" (its node id)", self_.name()));
   }
   const std::string dest = envelope["dest"].get<std::string>();
@@ -425,12 +543,7 @@ void ExternalSession::serve(const std::string& service, const Json& body) {
   } else if (service == "sink" && type == "effect") {
     reply = serve_sink(body, crash);
   } else if (service == "clock" && type == "sleep") {
-    if (!body.contains("duration_ns") || !body["duration_ns"].is_number_integer()) {
-      reply = error_body(kErrorMalformed, "sleep needs \"duration_ns\": an integer");
-    } else {
-      sim::sleep(body["duration_ns"].get<sim::Duration>());
-      reply = Json{{"type", "sleep_ok"}};
-    }
+    reply = serve_sleep(body);
   } else if (service == "lin-kv" && (type == "read" || type == "write" || type == "cas")) {
     reply = serve_linkv(body);
   } else {
@@ -446,6 +559,27 @@ void ExternalSession::serve(const std::string& service, const Json& body) {
   // A named crash point, recognised from the traffic: the node dies before it reads the reply.
   if (crash.has_value()) hooks_->crash_point(crash->point, crash->id, crash->attempt);
   turn(service, std::move(reply));
+}
+
+// A sleep the run can see to its end: from 0 to what is left until the run's last instant (run.duration, then
+// at most the drain's max(run.duration, 1h): World::simulate_until_done). Any other duration, 2^64 - 1 read as
+// -1 included, is a malformed request rather than an answer at once or never.
+Json ExternalSession::serve_sleep(const Json& body) {
+  const RunSection& run = environment_.config.run;
+  const sim::Time last = run.duration + (run.drain ? std::max<sim::Duration>(run.duration, sim::kHour) : 0);
+  const sim::Duration left = std::max<sim::Duration>(0, last - environment_.simulation.now());
+  const Json duration = body.value("duration_ns", Json());
+  std::optional<sim::Duration> sleep;
+  if (duration.is_number_unsigned() && duration.get<std::uint64_t>() <= static_cast<std::uint64_t>(left)) {
+    sleep = static_cast<sim::Duration>(duration.get<std::uint64_t>());
+  }
+  if (!sleep.has_value()) {
+    return error_body(kErrorMalformed, fmt::format("sleep needs \"duration_ns\": an integer from 0 to {} (the "
+                                                   "nanoseconds left until the run's last instant), found {}",
+                                                   left, duration.is_null() ? "none" : exact_dump(duration)));
+  }
+  sim::sleep(*sleep);
+  return Json{{"type", "sleep_ok"}};
 }
 
 Json ExternalSession::serve_store(const Json& body, std::optional<CrashAt>& crash) {
@@ -530,8 +664,8 @@ Json ExternalSession::serve_linkv(const Json& body) {
   if (!reply.has_value()) return error_body(kErrorTimeout, "timeout");
   if (reply->applied) return Json{{"type", "cas_ok"}};
   if (reply->previous.has_value()) {
-    return error_body(kErrorPrecondition, fmt::format("expected {}, found {}", body["from"].dump(),
-                                                      linkv_value(reply->previous->owner).dump()));
+    return error_body(kErrorPrecondition, fmt::format("expected {}, found {}", exact_dump(body["from"]),
+                                                      exact_dump(linkv_value(reply->previous->owner))));
   }
   if (!create.get<bool>()) return error_body(kErrorKeyMissing, "key does not exist");
   Condition absent;
@@ -544,11 +678,11 @@ Json ExternalSession::serve_linkv(const Json& body) {
 
 Json ExternalSession::linkv_value(std::uint64_t owner) const {
   if (owner == 0 || owner > shared_.linkv_value_text.size()) return Json();  // not a lin-kv write's record
-  return Json::parse(shared_.linkv_value_text[owner - 1]);
+  return parse_exact_json(shared_.linkv_value_text[owner - 1]);
 }
 
 std::uint64_t ExternalSession::intern(std::map<std::string, std::uint64_t>& table, const Json& value) {
-  const std::string text = value.dump();
+  const std::string text = exact_dump(value);  // 2^64 and 2^64 + 1 are two values, not one double
   const auto [entry, added] = table.try_emplace(text, table.size() + 1);
   if (added && &table == &shared_.linkv_values) shared_.linkv_value_text.push_back(text);
   return entry->second;

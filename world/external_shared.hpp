@@ -43,6 +43,9 @@ struct ExternalShared {
   bool first_spawned = false;                         // first_processes was filled
   // Set when a node failed in its init turn: what is left of the grace the other nodes share to answer init.
   std::optional<external::WallBudget> init_grace;
+  // Set at the first bad node: what is left of the wall-clock time the run's bad nodes share to exit before their
+  // status is read (ExternalSession::fail).
+  std::optional<external::WallBudget> exit_grace;
   std::set<std::string> plain_nodes;                  // nodes whose init_ok had no lethe_turns (not reproducible)
   std::vector<ExternalLine>* lines = nullptr;         // set: every line exchanged (WorldOptions::external_lines)
 };

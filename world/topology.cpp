@@ -24,7 +24,7 @@ void Topology::build_network(const FaultSwitches& switches) {
   link.ack_loss = switches.ack_loss ? config_.network.ack_loss : 0.0;
   link.duplicate = switches.duplication ? config_.network.duplicate : 0.0;
   network_.set_default_link(link);
-  set_link_latencies(link);
+  set_links(link, switches.ack_loss);
   // The fault injector is not part of the system: its links are perfect and instant.
   sim::LinkConfig perfect;
   perfect.latency = sim::Distribution::constant(0);
@@ -38,10 +38,11 @@ void Topology::build_network(const FaultSwitches& switches) {
   }
 }
 
-void Topology::set_link_latencies(const sim::LinkConfig& base) {
+void Topology::set_links(const sim::LinkConfig& base, bool ack_loss) {
   for (const NetworkLink& entry : config_.network.links) {
     sim::LinkConfig link = base;
-    link.latency = entry.latency;
+    if (entry.latency) link.latency = *entry.latency;
+    if (ack_loss && entry.ack_loss) link.ack_loss = *entry.ack_loss;
     network_.set_link(simulation_.group_id(to_string(entry.first)), simulation_.group_id(to_string(entry.second)),
                        link);
   }
@@ -51,7 +52,7 @@ void Topology::heal_network() {
   sim::LinkConfig link;
   link.latency = config_.network.latency;
   network_.set_default_link(link);
-  set_link_latencies(link);
+  set_links(link, false);
 }
 
 void Topology::build_nodes(Ledger& ledger) {

@@ -2,7 +2,7 @@
 //
 // The constructor builds, in this order (node ids, and so the trace, depend on it):
 //   1. links: the default link with network.latency and the network.* faults the fault switches allow, each
-//      [[network.link]] pair's own latency, perfect instant links inside the group "chaos", and every
+//      [[network.link]] pair's own latency and ack_loss, perfect instant links inside the group "chaos", and every
 //      [[network.partition]] window (when partitions are switched on; counted "partition.scheduled");
 //   2. nodes: "store", "sink", "broker", "producer" (group "clients"), "chaos"; then the store server (on
 //      "store"), the sink (on "sink", stream "sink"), the broker's RPC service; then the workers (group
@@ -57,8 +57,8 @@ class Topology {
 
  private:
   void build_network(const FaultSwitches& switches);
-  // [[network.link]]: `base` (the default link's faults) with each listed pair's own latency.
-  void set_link_latencies(const sim::LinkConfig& base);
+  // Each [[network.link]]: `base` with the entry's latency and (when `ack_loss`: lost ACKs are on) its ack_loss.
+  void set_links(const sim::LinkConfig& base, bool ack_loss);
   void build_nodes(Ledger& ledger);
   void build_workers();
 

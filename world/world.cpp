@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <exception>
 #include <memory>
+#include <set>
+#include <string>
 
 #include "check/saga_oracle.hpp"
 #include "protocol/registry.hpp"
@@ -231,10 +233,22 @@ RunResult World::run(WorldRecord* record) {
   RunResult result = judge_run(JudgeInput{config_, seed_, options_, *simulation_, *network_, *topology_, ledger_,
                                           ledger_folding_, observations_, *faults_});
   if (config_.saga.steps > 0) judge_sagas(SagaOracleInput{ledger_, config_.saga.steps}, result);
-  for (const std::string& node : workers_->external().plain_nodes) {
-    result.not_reproducible.push_back(fmt::format("external node {} speaks no turn protocol (no lethe_turns in "
-                                                  "init_ok): its turns end after external.quiet_period of silence",
-                                                  node));
+  // One entry for the run, however many nodes: the summary prints each entry.
+  if (const std::set<std::string>& plain = workers_->external().plain_nodes; !plain.empty()) {
+    constexpr std::size_t kNamed = 8;
+    std::string names;
+    std::size_t named = 0;
+    for (const std::string& node : plain) {
+      if (named == kNamed) {
+        names += fmt::format(" and {} more", plain.size() - kNamed);
+        break;
+      }
+      names += (named++ == 0 ? "" : ", ") + node;
+    }
+    result.not_reproducible.push_back(fmt::format("external node{} {} speak{} no turn protocol (no lethe_turns in "
+                                                  "init_ok): {} turns end after external.quiet_period of silence",
+                                                  plain.size() == 1 ? "" : "s", names, plain.size() == 1 ? "s" : "",
+                                                  plain.size() == 1 ? "its" : "their"));
   }
   if (options_.counterfactual && options_.counterfactual_fate != nullptr) {
     *options_.counterfactual_fate = pair_fate(ledger_, options_.counterfactual->id, options_.counterfactual->processor);

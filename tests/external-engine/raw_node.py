@@ -20,6 +20,13 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
   long-line         on its first delivery writes a line of 20 MiB (no newline until its end)
   bad-utf8          writes bytes that are not UTF-8 to stderr (a 4 KiB tail cut inside a character too), then
                     a line that is not JSON
+  bad-exit          writes a line that is not JSON on its first delivery and exits with status 1 at once
+  linkv-big         on its first delivery writes, reads and compare-and-sets lin-kv integers beyond 64 bits
+                    (2^64, 2^64 + 1, 2^100, -2^70), then runs the effect; each reply's line goes to RAW_NODE_LOG
+                    ("NODE linkv STEP LINE")
+  sleep-bad         on its first delivery asks the clock for sleeps of 2^64 - 1 ns, -5 ns, 1.5 ns, 10^18 ns (past
+                    the run's end) and 1 ms, then runs the effect once the 1 ms one answered; each reply's line
+                    goes to RAW_NODE_LOG ("NODE sleep DURATION LINE")
 """
 import json
 import os
@@ -30,6 +37,8 @@ MODE = sys.argv[1] if len(sys.argv) > 1 else "effect"
 node_id = None
 next_id = 1000
 waiting = {}  # msg_id of a request -> (continuation, the delivery's body)
+LINE = [""]  # the line being handled, as lethe wrote it
+first_delivery = [True]
 
 
 def send(dest, body):
@@ -85,8 +94,55 @@ def start_descendants():
             out.write(f"{node_id} child {child}\n{node_id} daemon {daemon_pid}\n")
 
 
+def log_line(text):
+    if os.environ.get("RAW_NODE_LOG"):
+        with open(os.environ["RAW_NODE_LOG"], "a") as out:
+            out.write(f"{node_id} {text}\n")
+
+
+# lin-kv integers beyond 64 bits: (step, request body), each sent once the previous one answered.
+LINKV_STEPS = [
+    ("write-2^64", {"type": "write", "key": "big", "value": 2**64}),
+    ("read-2^64", {"type": "read", "key": "big"}),
+    ("cas-from-2^64+1", {"type": "cas", "key": "big", "from": 2**64 + 1, "to": 2**100}),
+    ("cas-from-2^64", {"type": "cas", "key": "big", "from": 2**64, "to": 2**100}),
+    ("read-2^100", {"type": "read", "key": "big"}),
+    ("write--2^70", {"type": "write", "key": "big", "value": -2**70}),
+    ("read--2^70", {"type": "read", "key": "big"}),
+]
+
+
+def linkv_step(index, delivery):
+    if index == len(LINKV_STEPS):
+        effect(delivery, lambda reply, d: ack(d, reply.get("value")))
+        return
+    step, body = LINKV_STEPS[index]
+
+    def then(reply, d):
+        log_line(f"linkv {step} {LINE[0]}")
+        linkv_step(index + 1, d)
+    request("lin-kv", dict(body), then, delivery)
+
+
 def on_deliver(delivery, now):
+    first = first_delivery[0]
+    first_delivery[0] = False
     if MODE == "silent":
+        return
+    if MODE == "bad-exit" and first:
+        sys.stdout.write("this is not a message\n")
+        sys.stdout.flush()
+        os._exit(1)
+    if MODE == "linkv-big" and first:
+        linkv_step(0, delivery)
+        return
+    if MODE == "sleep-bad" and first:
+        for duration in (2**64 - 1, -5, 1.5, 10**18, 10**6):
+            def then(reply, d, duration=duration):
+                log_line(f"sleep {duration} {LINE[0]}")
+                if duration == 10**6:
+                    effect(d, lambda r, d2: ack(d2, r.get("value")))
+            request("clock", {"type": "sleep", "duration_ns": duration}, then, delivery)
         return
     if MODE == "flood":
         for _ in range(100000):
@@ -170,6 +226,7 @@ NOW = [0]
 def main():
     global node_id
     for line in sys.stdin:
+        LINE[0] = line.rstrip("\n")
         envelope = json.loads(line)
         body = envelope["body"]
         turn = envelope["turn"]

@@ -101,6 +101,20 @@ class EndToEnd(unittest.TestCase):
 
 
 class Determinism(unittest.TestCase):
+    def test_the_replay_line_of_a_failed_check_runs_as_printed_through_a_shell(self):
+        # A --set value with a space and a quote: the line must quote it for the shell, not elide it.
+        sets = ["--set", command("random"), "--set", "scenario.description=it's random"]
+        run = lethe("run", EFFECT, "--check-determinism", *sets)
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        replay = re.search(r"^  replay: (.*)$", run.stdout, re.MULTILINE)
+        self.assertIsNotNone(replay, run.stdout)
+        env = dict(os.environ, PATH=f"{Path(LETHE).resolve().parent}{os.pathsep}{os.environ['PATH']}",
+                   LETHE_TEST_MARK=uuid.uuid4().hex)
+        again = subprocess.run(["sh", "-c", replay.group(1)], capture_output=True, text=True, env=env, timeout=300)
+        # The random node again, so the check fails again: the --set reached the command.
+        self.assertEqual(again.returncode, 1, replay.group(1) + "\n" + again.stdout + again.stderr)
+        self.assertIn("NOT deterministic", again.stdout)
+
     def test_the_check_passes_a_deterministic_node(self):
         run = lethe("run", EFFECT, "--check-determinism")
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
@@ -181,6 +195,60 @@ class BadNodes(unittest.TestCase):
         run = lethe("run", EFFECT, "--set", "protocol.kind=none")
         self.assertEqual(run.returncode, 2)
         self.assertIn("allowed only with protocol.kind = \"external\"", run.stderr)
+
+
+class Precision(unittest.TestCase):
+    def node_replies(self, mode, kind):
+        """What the node logged of the replies of one kind: {what it asked: the reply's line}."""
+        with tempfile.TemporaryDirectory() as scratch:
+            log = Path(scratch) / "log"
+            run = lethe("run", EFFECT, "--json", "--set", command(mode), "--set", "topology.consumers=1",
+                        "--set", "faults.crash_every=1h", extra_env={"RAW_NODE_LOG": str(log)})
+            self.assertEqual(run.returncode, 0, run.stderr)
+            lines = [line.split(" ", 3) for line in log.read_text().splitlines()]
+        return {parts[2]: parts[3] for parts in lines if len(parts) == 4 and parts[1] == kind}
+
+    def test_lin_kv_integers_beyond_64_bits_are_kept_exact(self):
+        replies = self.node_replies("linkv-big", "linkv")
+        self.assertEqual(len(replies), 7, replies)
+        body = {step: json.loads(text)["body"] for step, text in replies.items()}
+        # The digits as written, not a double's 1.8446744073709552e+19.
+        self.assertIn('"value":18446744073709551616', replies["read-2^64"])
+        self.assertEqual(body["read-2^64"]["value"], 2**64)
+        # 2^64 + 1 and 2^64 are the same double: compared exactly, the cas fails.
+        self.assertEqual((body["cas-from-2^64+1"]["type"], body["cas-from-2^64+1"]["code"]), ("error", 22))
+        self.assertIn("18446744073709551617", body["cas-from-2^64+1"]["text"])
+        self.assertEqual(body["cas-from-2^64"]["type"], "cas_ok")
+        self.assertIn('"value":1267650600228229401496703205376', replies["read-2^100"])
+        self.assertIn('"value":-1180591620717411303424', replies["read--2^70"])
+
+    def test_a_clock_sleep_that_cannot_be_slept_is_a_malformed_request(self):
+        replies = {duration: json.loads(text)["body"] for duration, text in self.node_replies("sleep-bad", "sleep").items()}
+        self.assertEqual(set(replies), {str(2**64 - 1), "-5", "1.5", str(10**18), str(10**6)}, replies)
+        self.assertEqual(replies[str(10**6)]["type"], "sleep_ok")
+        for duration in (str(2**64 - 1), "-5", "1.5", str(10**18)):
+            with self.subTest(duration=duration):
+                self.assertEqual((replies[duration]["type"], replies[duration]["code"]), ("error", 12))
+                self.assertIn("duration_ns", replies[duration]["text"])
+                self.assertIn("found " + duration, replies[duration]["text"])
+
+    def test_a_node_that_exits_after_a_bad_line_is_reported_the_same_every_time(self):
+        texts = set()
+        for _ in range(6):
+            run = lethe("run", EFFECT, "--set", command("bad-exit"), "--set", "topology.consumers=1",
+                        "--set", "faults.crash_every=1h")
+            self.assertEqual(run.returncode, 2, run.stderr)
+            texts.add(run.stderr)
+        self.assertEqual(len(texts), 1, "\n----\n".join(texts))
+        self.assertIn("process exited with status 1", texts.pop())
+
+    def test_a_run_with_several_plain_nodes_says_it_is_not_reproducible_once(self):
+        run = lethe("run", EFFECT, "--set", command("plain"), "--set", "topology.consumers=3",
+                    "--set", "faults.crash_every=1h")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertEqual(run.stdout.count("NOT GUARANTEED REPRODUCIBLE"), 1, run.stdout)
+        for node in ("0", "1", "2"):
+            self.assertRegex(run.stdout, rf"NOT GUARANTEED REPRODUCIBLE:.*-{node}\b")
 
 
 class NodeOutput(unittest.TestCase):

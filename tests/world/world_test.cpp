@@ -1,4 +1,5 @@
 // The simulated world end to end: determinism, the oracle's accounting, and each failure's signature.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -65,6 +66,37 @@ TEST(WorldDeterminism, KeepingTheTraceDoesNotChangeTheRun) {
   const auto plain = lethe::run_world(config, 4);
   EXPECT_EQ(kept.trace_hash, plain.trace_hash);
   EXPECT_EQ(record.trace.size(), kept.trace_events);
+}
+
+// A [[network.link]]'s own ack_loss drops responses on that link alone: with lost ACKs between the consumers and
+// the broker only, the broker's replies to consumers are lost and the store's and the sink's never are.
+TEST(NetworkLinkWorld, AckLossOfOneLinkDropsResponsesOnThatLinkAlone) {
+  const auto config = load("crash-window-after-effect", {"network.ack_loss=0", "network.link[0].between=consumers,broker",
+                                                         "network.link[0].ack_loss=0.2"});
+  lethe::WorldOptions keep;
+  keep.keep_trace = true;
+  lethe::WorldRecord record;
+  lethe::run_world(config, 1, keep, &record);
+  const auto name = [&](std::uint64_t node) { return record.node_names.at(static_cast<std::size_t>(node)); };
+  const auto is_consumer = [&](std::uint64_t node) { return name(node).rfind(config.topology.processors.front(), 0) == 0; };
+  std::map<std::string, std::uint64_t> responses;  // "FROM>TO" by group: sent, and dropped
+  for (const sim::TraceRecord& r : record.trace) {
+    const bool send = r.kind == sim::kinds::kSend.id && r.c == 1;
+    const bool dropped = r.kind == sim::kinds::kDropAck.id;
+    if (!send && !dropped) continue;
+    const std::string from = is_consumer(r.node) ? "consumers" : name(r.node);
+    const std::string to = is_consumer(r.b) ? "consumers" : name(r.b);
+    responses[fmt::format("{} {}>{}", dropped ? "dropped" : "sent", from, to)] += 1;
+  }
+  EXPECT_GT(responses["sent store>consumers"], 100u);
+  EXPECT_GT(responses["sent sink>consumers"], 100u);
+  EXPECT_GT(responses["sent broker>consumers"], 100u);
+  EXPECT_GT(responses["dropped broker>consumers"], 10u);
+  for (const auto& [what, count] : responses) {
+    if (what.rfind("dropped", 0) == 0) {
+      EXPECT_EQ(what, "dropped broker>consumers") << count;
+    }
+  }
 }
 
 // Every scenario of the library: the causes sum to the total, every expectation holds on seeds 1..2,
