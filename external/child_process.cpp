@@ -368,14 +368,20 @@ void close_all_but(int keep[], int count) {
   }
 }
 
+constexpr int kShepherdGraceMs = 10'000;  // a shepherd should take milliseconds to end its tree
+
+// The shepherd `pid` has exited (it waits, unreaped, for waitpid), or is not lethe's child any more.
+bool shepherd_exited(int pid) {
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == pid;
+}
+
 // Asks a shepherd to end its node and every descendant; SIGKILLs its group if it has not exited after
-// kShepherdGrace (it should take milliseconds). Does not reap.
+// kShepherdGraceMs. Does not reap.
 void end_shepherd(int pid) {
-  constexpr int kShepherdGraceMs = 10'000;
   ::kill(pid, SIGTERM);
   for (int waited = 0; waited < kShepherdGraceMs; ++waited) {
-    siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == pid) return;
+    if (shepherd_exited(pid)) return;
     const timespec pause{0, 1'000'000};
     ::nanosleep(&pause, nullptr);
   }
@@ -456,6 +462,24 @@ void ChildProcess::kill() {
   close_fd(stderr_fd_);
   close_fd(report_fd_);
   pid_ = -1;
+}
+
+void ChildProcess::kill_together(const std::vector<ChildProcess*>& children) {
+  std::vector<int> waiting;
+  for (ChildProcess* child : children) {
+    if (child->pid_ <= 0 || child->wait_status_.has_value()) continue;
+    ::kill(child->pid_, SIGTERM);
+    waiting.push_back(child->pid_);
+  }
+  const WallBudget grace{std::chrono::milliseconds(kShepherdGraceMs)};
+  while (!waiting.empty()) {
+    std::erase_if(waiting, shepherd_exited);
+    if (waiting.empty() || grace.left().count() <= 0) break;
+    const timespec pause{0, 1'000'000};
+    ::nanosleep(&pause, nullptr);
+  }
+  for (const int pid : waiting) ::kill(-pid, SIGKILL);
+  for (ChildProcess* child : children) child->kill();  // each has exited or is being killed: reaps, closes
 }
 
 bool ChildProcess::reap(bool wait) {

@@ -216,6 +216,12 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
         processors_(std::move(processors)),
         work_(environment.simulation.rng(fmt::format("work:{}:{}", self.name(), self.incarnation()))) {}
 
+  ~ExternalSession() {
+    if (process_) std::erase(shared_.processes, process_.get());
+  }
+  ExternalSession(const ExternalSession&) = delete;
+  ExternalSession& operator=(const ExternalSession&) = delete;
+
   void start();
   ProtectResult deliver(MessageId id, ProcessorId processor, AttemptId attempt);
 
@@ -334,6 +340,7 @@ void ExternalSession::start() {
   spec.cwd = (base / settings.cwd).lexically_normal().string();
   try {
     process_ = first_incarnation_process(spec);
+    shared_.processes.push_back(process_.get());
     process_->wait_for_exec();
   } catch (const external::ChildProcessError& e) {
     fail(e.what(), fmt::format("a program lethe can run (external.command {})", Json(settings.command).dump()));

@@ -40,6 +40,7 @@ struct ExternalShared {
   std::map<std::uint64_t, std::uint32_t> deliveries;  // group_key -> deliveries so far (`delivery` of deliver)
   std::string failure;                                // every ExternalNodeError's text, one after the other
   std::vector<std::unique_ptr<external::ChildProcess>> first_processes;  // spawned, not yet taken by a node
+  std::vector<external::ChildProcess*> processes;     // every node's process, while its session lives
   bool first_spawned = false;                         // first_processes was filled
   // Set when a node failed in its init turn: what is left of the grace the other nodes share to answer init.
   std::optional<external::WallBudget> init_grace;
@@ -48,6 +49,14 @@ struct ExternalShared {
   std::optional<external::WallBudget> exit_grace;
   std::set<std::string> plain_nodes;                  // nodes whose init_ok had no lethe_turns (not reproducible)
   std::vector<ExternalLine>* lines = nullptr;         // set: every line exchanged (WorldOptions::external_lines)
+
+  // Ends every process still running, side by side (the end of a run: the world calls it before the nodes'
+  // fibers unwind, each of which would otherwise end its own process in turn).
+  void end_processes() {
+    std::vector<external::ChildProcess*> all = processes;
+    for (const auto& process : first_processes) all.push_back(process.get());
+    external::ChildProcess::kill_together(all);
+  }
 };
 
 }  // namespace lethe

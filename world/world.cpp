@@ -44,6 +44,8 @@ class World {
   }
 
   ~World() {
+    // External nodes' processes end all at once, not one by one as their fibers unwind.
+    if (workers_) workers_->external().end_processes();
     // Unwind every fiber first: their destructors still use the store, sink and sources.
     simulation_.reset();
   }
