@@ -376,16 +376,22 @@ bool shepherd_exited(int pid) {
   return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == pid;
 }
 
-// Asks a shepherd to end its node and every descendant; SIGKILLs its group if it has not exited after
-// kShepherdGraceMs. Does not reap.
-void end_shepherd(int pid) {
-  ::kill(pid, SIGTERM);
-  for (int waited = 0; waited < kShepherdGraceMs; ++waited) {
-    if (shepherd_exited(pid)) return;
-    const timespec pause{0, 1'000'000};
-    ::nanosleep(&pause, nullptr);
+void pause_a_millisecond() {
+  const timespec pause{0, 1'000'000};
+  ::nanosleep(&pause, nullptr);
+}
+
+// Asks every shepherd at once to end its node and every descendant, awaits them together, and SIGKILLs the
+// groups of those that have not exited after kShepherdGraceMs. Does not reap.
+void end_shepherds(std::vector<int> pids) {
+  for (const int pid : pids) ::kill(pid, SIGTERM);
+  const WallBudget grace{std::chrono::milliseconds(kShepherdGraceMs)};
+  while (!pids.empty()) {
+    std::erase_if(pids, shepherd_exited);
+    if (pids.empty() || grace.left().count() <= 0) break;
+    pause_a_millisecond();
   }
-  ::kill(-pid, SIGKILL);
+  for (const int pid : pids) ::kill(-pid, SIGKILL);
 }
 }  // namespace
 
@@ -453,7 +459,7 @@ void ChildProcess::wait_for_exec() {
 
 void ChildProcess::kill() {
   if (pid_ > 0) {
-    if (!wait_status_.has_value()) end_shepherd(pid_);  // once reaped, its pid may be another process's
+    if (!wait_status_.has_value()) end_shepherds({pid_});  // once reaped, its pid may be another process's
     reap(true);
     unlist_child(pid_);
   }
@@ -465,20 +471,11 @@ void ChildProcess::kill() {
 }
 
 void ChildProcess::kill_together(const std::vector<ChildProcess*>& children) {
-  std::vector<int> waiting;
+  std::vector<int> running;
   for (ChildProcess* child : children) {
-    if (child->pid_ <= 0 || child->wait_status_.has_value()) continue;
-    ::kill(child->pid_, SIGTERM);
-    waiting.push_back(child->pid_);
+    if (child->pid_ > 0 && !child->wait_status_.has_value()) running.push_back(child->pid_);
   }
-  const WallBudget grace{std::chrono::milliseconds(kShepherdGraceMs)};
-  while (!waiting.empty()) {
-    std::erase_if(waiting, shepherd_exited);
-    if (waiting.empty() || grace.left().count() <= 0) break;
-    const timespec pause{0, 1'000'000};
-    ::nanosleep(&pause, nullptr);
-  }
-  for (const int pid : waiting) ::kill(-pid, SIGKILL);
+  end_shepherds(std::move(running));
   for (ChildProcess* child : children) child->kill();  // each has exited or is being killed: reaps, closes
 }
 
@@ -496,10 +493,7 @@ bool ChildProcess::reap(bool wait) {
 
 void ChildProcess::await_exit(std::chrono::milliseconds most) {
   const WallBudget budget(most);
-  while (!reap(false) && pid_ > 0 && budget.left().count() > 0) {
-    const timespec pause{0, 1'000'000};
-    ::nanosleep(&pause, nullptr);
-  }
+  while (!reap(false) && pid_ > 0 && budget.left().count() > 0) pause_a_millisecond();
 }
 
 std::string ChildProcess::status() {
