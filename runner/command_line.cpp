@@ -19,10 +19,16 @@ void set_program_name(const std::string& argv0) {
 
 const std::string& program_name() { return stored_program_name(); }
 
+std::string seed_command(std::string_view command, const std::string& file, std::uint64_t seed,
+                         const std::vector<std::string>& sets) {
+  std::string line = shell_quote(program_name()) + " " + std::string(command) + " " + shell_quote(file) + " --seed " +
+                     std::to_string(seed);
+  for (const auto& s : sets) line += " --set " + shell_quote(s);
+  return line;
+}
+
 std::string replay_command(const std::string& file, std::uint64_t seed, const std::vector<std::string>& sets) {
-  std::string command = shell_quote(program_name()) + " replay " + shell_quote(file) + " --seed " + std::to_string(seed);
-  for (const auto& s : sets) command += " --set " + shell_quote(s);
-  return command;
+  return seed_command("replay", file, seed, sets);
 }
 
 std::string this_command_line() {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "reports/report.hpp"
@@ -22,7 +23,10 @@ std::string this_command_line();
 // which knows its own strategies, rather than the stock lethe. run_command_line sets it.
 void set_program_name(const std::string& argv0);
 const std::string& program_name();
-// `PROGRAM replay FILE --seed N --set K=V...`, each word quoted as needed: the line printed under every failure.
+// `PROGRAM COMMAND FILE --seed N --set K=V...`, each word quoted as needed (COMMAND: run, replay).
+std::string seed_command(std::string_view command, const std::string& file, std::uint64_t seed,
+                         const std::vector<std::string>& sets);
+// seed_command("replay", ...): the line printed under every failure.
 std::string replay_command(const std::string& file, std::uint64_t seed, const std::vector<std::string>& sets);
 
 }  // namespace runner

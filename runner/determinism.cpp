@@ -87,10 +87,7 @@ int check_determinism(const lethe::ScenarioConfig& config, std::uint64_t seed, c
     where = fmt::format("every line exchanged with the nodes agrees; the traces first differ at record {}\n", i + 1);
   }
   std::cout << where;
-  // The line as a shell reads it: every --set, quoted.
-  std::string replay = fmt::format("{} run {} --seed {}", shell_quote(program_name()), shell_quote(file), seed);
-  for (const std::string& set : sets) replay += " --set " + shell_quote(set);
-  std::cout << "  replay: " << replay << " --check-determinism\n";
+  std::cout << "  replay: " << seed_command("run", file, seed, sets) << " --check-determinism\n";
   return kExitExpectation;
 }
 
