@@ -164,7 +164,10 @@ class IncrementalChecker {
   // single-key groups settled in one state, queued events, configurations.
   std::size_t live_operations() const { return ops_.size(); }
   std::size_t open_groups() const { return groups_.size(); }
-  std::size_t settled_keys() const { return settled_count_; }
+  std::size_t settled_keys() const {  // not counting the entries of keys whose group is open (emptied)
+    return static_cast<std::size_t>(std::count_if(settled_.begin(), settled_.end(),
+                                                  [](const auto& entry) { return !(entry.second == Model::initial()); }));
+  }
   std::size_t queued_events() const { return events_.size(); }
   std::uint64_t configurations() const { return configurations_; }
   std::uint64_t max_steps_per_response() const { return max_steps_; }
@@ -255,7 +258,6 @@ class IncrementalChecker {
     if (settled != settled_.end() && !(settled->second == Model::initial())) {
       config.path.push_back(PathEntry{std::move(settled->second), kOpen});
       settled->second = Model::initial();  // the entry stays, empty, for settle() to fill
-      --settled_count_;
     } else {
       config.path.push_back(PathEntry{Model::initial(), kOpen});
     }
@@ -699,7 +701,6 @@ class IncrementalChecker {
     for (std::uint64_t key : group.keys) erase_recycled(group_of_, spare_group_of_, group_of_.find(key));
     if (!initial) {
       settled_[group.keys.front()] = std::move(config.path.front().state);
-      ++settled_count_;
     } else {
       for (std::uint64_t key : group.keys) settled_.erase(key);
     }
@@ -768,7 +769,6 @@ class IncrementalChecker {
     groups_.clear();
     group_of_.clear();
     settled_.clear();
-    settled_count_ = 0;
     spare_ops_.clear();
     spare_groups_.clear();
     spare_group_of_.clear();
@@ -802,7 +802,6 @@ class IncrementalChecker {
   absl::container_internal::btree_map_container<absl::container_internal::btree<absl::container_internal::map_params<
       std::uint64_t, State, SettledOrder, std::allocator<std::pair<const std::uint64_t, State>>, 1024, false>>>
       settled_;
-  std::size_t settled_count_ = 0;  // entries of settled_ that hold a state (not emptied by an open group)
 };
 
 }  // namespace lethe::lin
