@@ -9,8 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <tuple>
 
+#include "check/event_spool.hpp"
 #include "check/oracle.hpp"
 #include "check/store_json.hpp"  // parse_bounded_json
 #include "check/saga_oracle.hpp"
@@ -99,31 +99,46 @@ struct Line {
 
 class Reader {
  public:
-  // Two passes over the text, each line parsed when it is read and dropped after: a log's lines are never all
-  // held as JSON (a 67 MB log took 520 MB so). The first pass checks every line's JSON and notes where the run
-  // lines and deliveries are; then the run line, the deliveries in attempt order, and every other line in order.
+  // Two passes over the lines, each line parsed when it is read and dropped after: a log's lines are never all
+  // held as JSON nor, from a file, as text. The first pass checks every line's JSON and collects the deliveries
+  // (a few words each); then the run line, the deliveries in attempt order, and every other line in order. What
+  // is wrong is said in that order too: a line that is not JSON first, then the run line, then the deliveries.
   EventLog read(const std::vector<EventFile>& files) {
     for (const EventFile& file : files) names_.push_back(file.name);
-    std::vector<Place> runs;
-    std::vector<Place> deliveries;
-    for_each_line(files, [&](const Line& line, const Place& place) {
-      if (runs.empty() && line.kind() != "run") {
-        line.fail(fmt::format("the first event is \"{}\": expected the run line ({{\"event\":\"run\", ...}})",
-                              line.kind()));
-      }
+    std::optional<Line> first;
+    std::optional<Error> other_run;  // the first run line unlike the first one
+    std::optional<Error> bad_delivery;
+    std::vector<Delivered> deliveries;
+    for_each_line(files, [&](Line& line) {
       const std::string kind = line.kind();
-      if (kind == "run") runs.push_back(place);
-      if (kind == "delivery") deliveries.push_back(Place{place.file, place.number, place.begin, place.size,
-                                                         line.unsigned_field("attempt")});
+      if (!first) {
+        if (kind != "run") {
+          line.fail(fmt::format("the first event is \"{}\": expected the run line ({{\"event\":\"run\", ...}})",
+                                kind));
+        }
+        first = std::move(line);
+      } else if (kind == "run" && !other_run) {
+        try {
+          check_same_run(*first, line);
+        } catch (const Error& e) {
+          other_run = e;
+        }
+      } else if (kind == "delivery" && !bad_delivery) {
+        try {
+          deliveries.push_back(delivered(line));
+        } catch (const Error& e) {
+          bad_delivery = e;
+        }
+      }
     });
-    if (runs.empty()) throw Error(files.empty() ? std::string("(no file)") : files.front().name, 0,
-                                  "no event: expected a run line ({\"event\":\"run\", ...}) first");
-    const Line first = line_at(files, runs.front());
-    read_run(first);
-    for (std::size_t i = 1; i < runs.size(); ++i) check_same_run(first, line_at(files, runs[i]));
-    read_deliveries(files, deliveries);
+    if (!first) throw Error(files.empty() ? std::string("(no file)") : files.front().name, 0,
+                            "no event: expected a run line ({\"event\":\"run\", ...}) first");
+    read_run(*first);
+    if (other_run) throw *other_run;
+    if (bad_delivery) throw *bad_delivery;
+    add_deliveries(deliveries);
     bool past_run = false;
-    for_each_line(files, [&](const Line& line, const Place&) {
+    for_each_line(files, [&](const Line& line) {
       if (past_run) apply(line);
       past_run = true;
     });
@@ -135,13 +150,16 @@ class Reader {
   }
 
  private:
-  // Where a line is: its file, its number, its bytes; for a delivery, its attempt id.
-  struct Place {
-    std::size_t file = 0;
-    std::size_t number = 0;
-    std::size_t begin = 0;
-    std::size_t size = 0;
+  // A delivery line's fields, until every delivery is read (attempts are added in id order); its node by the
+  // order of first appearance among deliveries (numbered again in attempt order when added).
+  struct Delivered {
     AttemptId attempt = 0;
+    MessageId id = 0;
+    sim::Time at = 0;
+    ProcessorId processor = 0;
+    std::uint32_t node = 0;
+    std::uint32_t file = 0;
+    std::size_t number = 0;
   };
 
   Line parsed(std::size_t file, std::size_t number, std::string_view content) const {
@@ -154,26 +172,30 @@ class Reader {
     return line;
   }
 
-  Line line_at(const std::vector<EventFile>& files, const Place& place) const {
-    return parsed(place.file, place.number, files[place.file].text.substr(place.begin, place.size));
-  }
-
-  // f(line, place) for every non-blank line of the files, in order.
+  // f(line) for every non-blank line of the files, in order.
   template <class F>
   void for_each_line(const std::vector<EventFile>& files, F&& f) const {
     for (std::size_t file = 0; file < files.size(); ++file) {
+      const auto each = [&](std::size_t number, std::string_view content) {
+        if (content.find_first_not_of(" \t\r") == std::string_view::npos) return;
+        Line line = parsed(file, number, content);
+        f(line);
+      };
+      if (files[file].lines != nullptr) {
+        sim::FileReadFailure failure;
+        if (!files[file].lines->for_each_line(each, failure)) {
+          throw Error(names_[file], 0, "cannot read: " + sim::describe(failure, 0));
+        }
+        continue;
+      }
       std::size_t number = 0;
       std::size_t begin = 0;
       const std::string_view text = files[file].text;
       while (begin < text.size()) {
         std::size_t end = text.find('\n', begin);
         if (end == std::string_view::npos) end = text.size();
-        ++number;
-        const std::string_view content = text.substr(begin, end - begin);
-        const Place place{file, number, begin, end - begin, 0};
+        each(++number, text.substr(begin, end - begin));
         begin = end + 1;
-        if (content.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-        f(parsed(file, number, content), place);
       }
     }
   }
@@ -219,13 +241,15 @@ class Reader {
   ProcessorId processor(const Line& line) const {
     const std::string name = line.text("processor");
     const auto it = processor_ids_.find(name);
-    if (it == processor_ids_.end()) {
-      std::vector<std::string> allowed;
-      for (const auto& [known, id] : processor_ids_) allowed.push_back(known);
-      line.fail(fmt::format("field \"processor\": unknown processor \"{}\"; allowed (the run line's): {}", name,
-                            fmt::join(allowed, ", ")));
-    }
+    if (it == processor_ids_.end()) line.fail(unknown_processor(name));
     return it->second;
+  }
+
+  std::string unknown_processor(const std::string& name) const {
+    std::vector<std::string> allowed;
+    for (const auto& [known, id] : processor_ids_) allowed.push_back(known);
+    return fmt::format("field \"processor\": unknown processor \"{}\"; allowed (the run line's): {}", name,
+                       fmt::join(allowed, ", "));
   }
 
   std::uint32_t node(const Line& line) {
@@ -235,27 +259,56 @@ class Reader {
     return it->second;
   }
 
+  Delivered delivered(const Line& line) {
+    Delivered d;
+    d.attempt = line.unsigned_field("attempt");
+    if (d.attempt == 0) line.expected("attempt", "an attempt id of at least 1");
+    d.id = line.unsigned_field("id");
+    const auto [name, new_name] = delivery_processors_.emplace(
+        line.text("processor"), static_cast<std::uint32_t>(delivery_processor_names_.size()));
+    if (new_name) delivery_processor_names_.push_back(name->first);
+    d.processor = name->second;  // the run line is read after this pass: resolved then
+    const auto [it, added] =
+        delivery_nodes_.emplace(line.text("node"), static_cast<std::uint32_t>(delivery_node_names_.size()));
+    if (added) delivery_node_names_.push_back(it->first);
+    d.node = it->second;
+    d.at = line.nanoseconds("at");
+    while (&names_[d.file] != line.file) ++d.file;  // the line's file, by its name's address
+    d.number = line.number;
+    return d;
+  }
+
   // Every attempt, in attempt-id order, before anything refers to one.
-  void read_deliveries(const std::vector<EventFile>& files, std::vector<Place>& deliveries) {
+  void add_deliveries(std::vector<Delivered>& deliveries) {
     std::stable_sort(deliveries.begin(), deliveries.end(),
-                     [](const Place& x, const Place& y) { return x.attempt < y.attempt; });
+                     [](const Delivered& x, const Delivered& y) { return x.attempt < y.attempt; });
     for (std::size_t i = 0; i < deliveries.size(); ++i) {
-      const Line line = line_at(files, deliveries[i]);
-      const AttemptId attempt = deliveries[i].attempt;
-      if (attempt == 0) line.expected("attempt", "an attempt id of at least 1");
-      if (i > 0 && deliveries[i - 1].attempt == attempt) {
-        const Place& before = deliveries[i - 1];
-        line.fail(fmt::format("field \"attempt\": attempt {} was delivered already ({}:{}): expected one delivery "
-                              "line per attempt",
-                              attempt, names_[before.file], before.number));
+      const Delivered& d = deliveries[i];
+      if (i > 0 && deliveries[i - 1].attempt == d.attempt) {
+        const Delivered& before = deliveries[i - 1];
+        throw Error(names_[d.file], d.number,
+                    fmt::format("field \"attempt\": attempt {} was delivered already ({}:{}): expected one delivery "
+                                "line per attempt",
+                                d.attempt, names_[before.file], before.number));
       }
       AttemptRecord record;
-      record.id = line.unsigned_field("id");
-      record.processor = processor(line);
-      record.node = node(line);
-      log_.ledger.attempts.add_with_id(attempt, record);
-      log_.delivered_at[attempt] = line.nanoseconds("at");
+      record.id = d.id;
+      const std::string& processor_name = delivery_processor_names_[d.processor];
+      const auto processor = processor_ids_.find(processor_name);
+      if (processor == processor_ids_.end()) throw Error(names_[d.file], d.number, unknown_processor(processor_name));
+      record.processor = processor->second;
+      const auto [it, added] =
+          node_ids_.emplace(delivery_node_names_[d.node], static_cast<std::uint32_t>(log_.nodes.size()));
+      if (added) log_.nodes.push_back(it->first);
+      record.node = it->second;
+      log_.ledger.attempts.add_with_id(d.attempt, record);
+      log_.delivered_at[d.attempt] = d.at;
     }
+    deliveries = {};
+    delivery_nodes_.clear();
+    delivery_node_names_.clear();
+    delivery_processors_.clear();
+    delivery_processor_names_.clear();
   }
 
   AttemptRecord& attempt(const Line& line) {
@@ -493,224 +546,11 @@ class Reader {
   std::deque<std::string> names_;  // the file names the lines point to (stable addresses)
   std::map<std::string, ProcessorId> processor_ids_;
   std::map<std::string, std::uint32_t> node_ids_;
+  std::map<std::string, std::uint32_t> delivery_nodes_;  // the deliveries' nodes while they are collected
+  std::vector<std::string> delivery_node_names_;
+  std::map<std::string, std::uint32_t> delivery_processors_;  // and their processors, by name
+  std::vector<std::string> delivery_processor_names_;
   std::vector<ExecutionRecord> effects_;
-};
-
-// ---------------------------------------------------------------- writing
-
-using OrderedJson = nlohmann::ordered_json;
-
-class Writer {
- public:
-  explicit Writer(const EventLog& log) : log_(log) {}
-
-  // Every line's place is collected first (a few words each), sorted, and each line is rendered only as it is
-  // written: a log of millions of events is never held as text or JSON.
-  void write(std::ostream& out) {
-    out << run_line().dump() << "\n";
-    reserve();
-    publishes();
-    attempts();
-    executions();
-    store_events();
-    node_events();
-    std::stable_sort(entries_.begin(), entries_.end(),
-                     [](const Entry& x, const Entry& y) { return std::tie(x.at, x.kind) < std::tie(y.at, y.kind); });
-    for (const Entry& entry : entries_) out << render(entry).dump() << "\n";
-  }
-
- private:
-  enum Order : std::uint8_t { kPublish, kDelivery, kDecision, kWait, kExecution, kEffect, kCompletion, kOverwrite,
-                              kOutcome, kEvict, kCapacityEvict, kAck, kDue, kMember, kRefused, kNode };
-  // One line's place in the order write_events promises (time, then kind, then collection order) and what it is
-  // rendered from: a record of the log (which outlives the writer), or a message id for a publish.
-  struct Entry {
-    sim::Time at;
-    Order kind;
-    const void* source;
-    MessageId id;
-  };
-  using DueEntry = std::pair<const std::pair<MessageId, ProcessorId>, sim::Time>;
-
-  OrderedJson run_line() const {
-    OrderedJson run = {{"event", "run"}, {"protocol", log_.protocol}, {"processors", log_.processors}};
-    if (log_.saga_steps > 0) run["saga_steps"] = log_.saga_steps;
-    if (log_.provider_key_window) run["provider_key_window"] = *log_.provider_key_window;
-    if (log_.provider_calls) run["provider_calls"] = *log_.provider_calls;
-    if (!log_.scenario.empty()) run["scenario"] = log_.scenario;
-    if (log_.seed != 0) run["seed"] = log_.seed;
-    return run;
-  }
-
-  void add(sim::Time at, Order kind, const void* source, MessageId id = 0) {
-    entries_.push_back(Entry{at, kind, source, id});
-  }
-  std::string node(std::uint32_t id) const { return id < log_.nodes.size() ? log_.nodes[id] : fmt::format("node{}", id); }
-  sim::Time delivered_at(AttemptId attempt) const {
-    const auto delivered = log_.delivered_at.find(attempt);
-    return delivered == log_.delivered_at.end() ? 0 : delivered->second;
-  }
-
-  // Room for every entry at once (growing by doubling would hold up to twice as much at the peak).
-  void reserve() {
-    const Ledger& l = log_.ledger;
-    entries_.reserve(l.messages + 4 * l.attempts.size() + l.waits.size() + l.executions.size() + l.evictions.size() +
-                     l.capacity_evictions.size() + l.memo_overwrites.size() + log_.acks.size() +
-                     l.member_removals.size() + l.payload_refusals.size() + l.due_after_end.size() +
-                     log_.node_events.size());
-  }
-
-  void publishes() {
-    // Published ids carry no time in the ledger: each is owed from the start.
-    log_.ledger.expected.for_each([this](MessageId id, ProcessorId p) {
-      if (p == 0) add(INT64_MIN, kPublish, nullptr, id);
-    });
-  }
-
-  void attempts() {
-    log_.ledger.attempts.for_each([this](const AttemptRecord& a) {
-      add(delivered_at(a.attempt), kDelivery, &a);
-      if (const std::optional<ProcessDecision> d = log_.ledger.process_decision(a)) add(d->at, kDecision, &a);
-      if (a.completion_applied && a.completed_at) {
-        add(*a.completed_at, kCompletion, &a);
-      } else if (a.completion_failed && a.ended_at) {
-        // The failed write's own instant is not kept: it returned before protect() did, so it is logged there.
-        add(*a.ended_at, kCompletion, &a);
-      }
-      if (a.ended_at && a.outcome >= 0) add(*a.ended_at, kOutcome, &a);
-    });
-    for (const WaitRecord& w : log_.ledger.waits) add(delivered_at(w.attempt), kWait, &w);
-  }
-
-  void executions() {
-    for (const ExecutionRecord& e : log_.ledger.executions) add(e.at, kExecution, &e);
-  }
-
-  void store_events() {
-    for (const EvictionRecord& e : log_.ledger.evictions) add(e.at, kEvict, &e);
-    for (const EvictionRecord& e : log_.ledger.capacity_evictions) add(e.at, kCapacityEvict, &e);
-    for (const MemoOverwrite& m : log_.ledger.memo_overwrites) add(m.at, kOverwrite, &m);
-    for (const AckEvent& a : log_.acks) add(a.at, kAck, &a);
-    for (const MemberRemoval& m : log_.ledger.member_removals) add(m.at, kMember, &m);
-    for (const auto& refusal : log_.ledger.payload_refusals) add(refusal.first, kRefused, &refusal);
-    for (const DueEntry& due : log_.ledger.due_after_end) add(due.second, kDue, &due);
-  }
-
-  void node_events() {
-    for (const NodeEvent& e : log_.node_events) add(e.at, kNode, &e);
-  }
-
-  OrderedJson render(const Entry& entry) const {
-    switch (entry.kind) {
-      case kPublish:
-        return OrderedJson{{"event", "publish"}, {"id", entry.id}};
-      case kDelivery:
-      case kDecision:
-      case kCompletion:
-      case kOutcome:
-        return render_attempt(entry.kind, entry.at, *static_cast<const AttemptRecord*>(entry.source));
-      case kWait: {
-        const auto& w = *static_cast<const WaitRecord*>(entry.source);
-        return OrderedJson{{"event", "wait"}, {"at", entry.at}, {"attempt", w.attempt}, {"waited", w.waited}};
-      }
-      case kExecution: {
-        const auto& e = *static_cast<const ExecutionRecord*>(entry.source);
-        return OrderedJson{{"event", "execution"}, {"at", e.at}, {"id", e.id}, {"attempt", e.attempt},
-                           {"call", e.call_number}, {"value", e.value}};
-      }
-      case kEvict:
-      case kCapacityEvict:
-        return render_eviction(*static_cast<const EvictionRecord*>(entry.source), entry.kind == kCapacityEvict);
-      case kOverwrite: {
-        const auto& m = *static_cast<const MemoOverwrite*>(entry.source);
-        return OrderedJson{{"event", "memo_overwrite"}, {"at", m.at}, {"id", m.id},
-                           {"processor", processor_name(log_, m.processor)}, {"attempt", m.attempt},
-                           {"replaced", m.replaced}, {"written", m.written}};
-      }
-      case kAck: {
-        const auto& a = *static_cast<const AckEvent*>(entry.source);
-        return OrderedJson{{"event", "ack"}, {"at", a.at}, {"id", a.id}, {"processor", processor_name(log_, a.processor)},
-                           {"node", node(a.node)}, {"accepted", a.accepted}};
-      }
-      case kMember:
-        return render_member(*static_cast<const MemberRemoval*>(entry.source));
-      case kRefused: {
-        const auto& [at, attempt] = *static_cast<const std::pair<sim::Time, AttemptId>*>(entry.source);
-        return OrderedJson{{"event", "refused"}, {"at", at}, {"attempt", attempt}};
-      }
-      case kDue: {
-        const auto& [pair, at] = *static_cast<const DueEntry*>(entry.source);
-        return OrderedJson{{"event", "due"}, {"at", at}, {"id", pair.first},
-                           {"processor", processor_name(log_, pair.second)}};
-      }
-      case kEffect:
-      case kNode:
-        break;
-    }
-    return render_node(*static_cast<const NodeEvent*>(entry.source));
-  }
-
-  OrderedJson render_attempt(Order kind, sim::Time at, const AttemptRecord& a) const {
-    switch (kind) {
-      case kDelivery:
-        return OrderedJson{{"event", "delivery"}, {"at", at}, {"id", a.id}, {"processor", processor_name(log_, a.processor)},
-                           {"node", node(a.node)}, {"attempt", a.attempt}};
-      case kDecision:
-        return render_decision(a);
-      case kCompletion:
-        return OrderedJson{{"event", "completion"}, {"at", at}, {"attempt", a.attempt},
-                           {"applied", a.completion_applied && a.completed_at.has_value()}};
-      default: {
-        OrderedJson outcome = {{"event", "outcome"}, {"at", at}, {"attempt", a.attempt},
-                               {"outcome", to_string(static_cast<Outcome>(a.outcome))}};
-        if (a.has_returned_value) outcome["value"] = a.returned;
-        return outcome;
-      }
-    }
-  }
-
-  OrderedJson render_decision(const AttemptRecord& a) const {
-    const ProcessDecision d = *log_.ledger.process_decision(a);  // present: it was when the entry was added
-    OrderedJson json = {{"event", "decision"}, {"at", d.at}, {"attempt", a.attempt}, {"basis", to_string(d.basis)},
-                        {"local_time", d.local_time}};
-    if (d.seen) {
-      OrderedJson seen = OrderedJson::object();
-      if (d.seen_owner != 0) seen["owner"] = d.seen_owner;
-      if (d.seen_started_at) seen["started_at"] = *d.seen_started_at;
-      if (d.seen_expires_on) seen["expires_on"] = *d.seen_expires_on;
-      json["seen"] = std::move(seen);
-    }
-    return json;
-  }
-
-  OrderedJson render_eviction(const EvictionRecord& e, bool for_room) const {
-    OrderedJson json{{"event", "evict"}, {"at", e.at}, {"id", key_message(e.key)},
-                     {"processor", processor_name(log_, key_processor(e.key))}};
-    if (!for_room) return json;
-    json["reason"] = "capacity";
-    if (e.written_at && e.writes_since != EvictionRecord::kUnknown) {
-      json["written_at"] = *e.written_at;
-      json["writes_since"] = e.writes_since;
-    }
-    return json;
-  }
-
-  OrderedJson render_member(const MemberRemoval& m) const {
-    return OrderedJson{{"event", "member"}, {"at", m.at}, {"processor", processor_name(log_, m.processor)},
-                       {"node", node(m.node)},
-                       {"reason", m.reason == RemovalReason::SessionTimeout ? "session_timeout" : "max_poll_interval"},
-                       {"rejoin", m.rejoin}, {"since", m.since}, {"held", m.held}};
-  }
-
-  OrderedJson render_node(const NodeEvent& e) const {
-    OrderedJson json = {{"event", to_string(e.kind)}, {"at", e.at}, {"node", node(e.node)}};
-    if (e.kind == NodeEventKind::Pause) json["duration"] = e.amount;
-    if (e.kind == NodeEventKind::Skew) json["skew"] = e.amount;
-    return json;
-  }
-
-  const EventLog& log_;
-  std::vector<Entry> entries_;
 };
 
 }  // namespace
@@ -719,7 +559,10 @@ std::string_view to_string(NodeEventKind kind) { return kNodeEventNames[static_c
 
 EventLog read_events(const std::vector<EventFile>& files) { return Reader().read(files); }
 
-void write_events(std::ostream& out, const EventLog& log) { Writer(log).write(out); }
+void write_events(std::ostream& out, const EventLog& log) {
+  EventSpool spool;
+  spool.write_whole(out, log);
+}
 
 std::string processor_name(const EventLog& log, ProcessorId processor) {
   if (log.saga_steps > 0) return saga_call_name(processor);

@@ -39,6 +39,7 @@
 #include "check/history.hpp"
 #include "check/ledger.hpp"
 #include "core/result.hpp"
+#include "sim/regular_file.hpp"
 
 namespace lethe::events {
 
@@ -98,13 +99,16 @@ inline constexpr std::array<std::string_view, 21> kFieldsNotFromEvents = {
     "payload_ignored",                // payloads: an event line names the id, not its payload
 };
 
-// A file's name and its text.
+// A file's name and its text, or the file itself, read a line at a time (then `text` is not read): a log larger
+// than memory is never held whole.
 struct EventFile {
   std::string name;
   std::string_view text;
+  const sim::LineFile* lines = nullptr;
 };
 
-// Reads the files as one log. Throws history::Error on bad input.
+// Reads the files as one log, in two passes over each file's lines (each line parsed when it is read and dropped
+// after). Throws history::Error on bad input.
 EventLog read_events(const std::vector<EventFile>& files);
 
 // Writes `log` as JSON lines: the run line, then every event ordered by time (ties: the kinds in the order

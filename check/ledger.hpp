@@ -379,4 +379,20 @@ struct Ledger {
   }
 };
 
+// Told of the ledger's records as the world writes them and as folding lets them go (world/ledger_folding.hpp),
+// so that a log of the whole run can be written while the ledger keeps only what the oracle needs (`lethe run
+// --events`). Each attempt folded away reaches attempt_folded once, in its final state; every execution, TTL
+// eviction and wait reaches its hook once, in the order the world records them, folded or not. What the ledger
+// still holds when the run ends (attempts not folded, evictions for room, memo overwrites, ...) is not told:
+// the observer reads it from the ledger then. An observer never changes what happens.
+class LedgerObserver {
+ public:
+  virtual ~LedgerObserver() = default;
+  // An attempt about to be erased from the ledger, with the decision on which it ran its effect, if any.
+  virtual void attempt_folded(const AttemptRecord& record, const std::optional<ProcessDecision>& decision) = 0;
+  virtual void execution(const ExecutionRecord& execution) = 0;
+  virtual void eviction(const EvictionRecord& eviction) = 0;  // a TTL eviction (not one for room)
+  virtual void wait(const WaitRecord& wait) = 0;
+};
+
 }  // namespace lethe

@@ -22,22 +22,20 @@ namespace {
 
 namespace events = lethe::events;
 
-constexpr std::uintmax_t kMaxEventBytes = std::uintmax_t{1} << 30;
-
-// The files' texts, or nullopt after naming the one that cannot be read.
-std::optional<std::vector<std::string>> read_files(const std::vector<std::string>& files) {
-  std::vector<std::string> texts;
+// The files opened, to be read a line at a time (a log may be larger than memory), or nullopt after naming the
+// one that cannot be opened.
+std::optional<std::vector<sim::LineFile>> open_files(const std::vector<std::string>& files) {
+  std::vector<sim::LineFile> opened;
   for (const std::string& file : files) {
     sim::FileReadFailure failure;
-    std::optional<std::string> content = sim::read_regular_file(file, kMaxEventBytes, failure);
-    if (!content) {
-      std::cerr << fmt::format("lethe check: {}: {}; allowed: a regular file of at most {} MiB\n", file,
-                               sim::describe(failure, kMaxEventBytes), kMaxEventBytes >> 20);
+    std::optional<sim::LineFile> lines = sim::LineFile::open(file, failure);
+    if (!lines) {
+      std::cerr << fmt::format("lethe check: {}: {}; allowed: a regular file\n", file, sim::describe(failure, 0));
       return std::nullopt;
     }
-    texts.push_back(std::move(*content));
+    opened.push_back(std::move(*lines));
   }
-  return texts;
+  return opened;
 }
 
 constexpr std::size_t kMessagesDrawn = 5;
@@ -106,10 +104,10 @@ int check_events(const CheckEventsOptions& options) {
     std::cerr << fmt::format("lethe check: --html {}: the incident page is HTML; name it .html\n", options.html);
     return kExitBadInput;
   }
-  const auto texts = read_files(options.files);
-  if (!texts) return kExitBadInput;
+  const auto opened = open_files(options.files);
+  if (!opened) return kExitBadInput;
   std::vector<events::EventFile> files;
-  for (std::size_t i = 0; i < options.files.size(); ++i) files.push_back({options.files[i], (*texts)[i]});
+  for (std::size_t i = 0; i < options.files.size(); ++i) files.push_back({options.files[i], {}, &(*opened)[i]});
   events::EventLog log;
   lethe::RunResult result;
   try {

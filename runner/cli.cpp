@@ -174,14 +174,17 @@ int command_run(const RunOptions& o) {
   lethe::WorldOptions options;
   std::unique_ptr<reports::OutputFile> trace_file;
   const bool keep_record = !o.dot_path.empty() || !o.events_path.empty();
-  options.keep_trace = keep_record;
-  if (o.dot_path.empty()) options.keep_trace_kinds = runner::event_trace_kinds();  // the events need only these
+  options.keep_trace = !o.dot_path.empty();
+  // The events stream out of the run as it goes (the ledger folds as without them): the record then holds what
+  // was not folded.
+  lethe::events::EventSpool spool;
+  if (!o.events_path.empty()) runner::stream_events(spool, options);
   if (o.verify) options.max_explanations = SIZE_MAX;  // every duplicate is replayed
   std::unique_ptr<reports::OutputFile> history_file;
   if (!open_run_files(o.trace_path, o.history_path, trace_file, history_file, options)) return kExitBadInput;
   lethe::WorldRecord record;
   if (stderr_is_terminal()) std::cerr << fmt::format("running {} seed {}...\n", config->scenario.name, o.seed);
-  // The record (the whole ledger and trace) only for --dot and --events; without it the world folds settled groups.
+  // The record only for --dot (the whole trace) and --events (what the ledger did not fold).
   auto run = runner::run_seed(*config, o.seed, options, keep_record ? &record : nullptr);
   run.result.drawn = drawn;
   if (run.bad_input || run.out_of_memory()) {  // out of memory: not lethe's bug nor the scenario's, no replay
@@ -196,7 +199,9 @@ int command_run(const RunOptions& o) {
   // Every file first: a verdict is printed only when everything it refers to was written.
   if (!finish_run_file(trace_file) || !finish_run_file(history_file)) return kExitBadInput;
   if (!o.events_path.empty()) {
-    if (const auto error = runner::write_event_file(o.events_path, *config, record, run.result); !error.empty()) {
+    if (const auto error =
+            runner::write_streamed_event_file(o.events_path, *config, record, run.result, spool, std::cerr);
+        !error.empty()) {
       std::cerr << "lethe run: " << error << "\n";
       return kExitBadInput;
     }

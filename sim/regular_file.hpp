@@ -13,8 +13,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace sim {
 
@@ -27,6 +29,29 @@ struct FileReadFailure {
 
 std::optional<std::string> read_regular_file(const std::filesystem::path& path, std::uintmax_t max_bytes,
                                              FileReadFailure& failure);
+
+// A regular file read a line at a time, from the start as often as asked, never held whole (inputs that may be
+// larger than memory: event logs). Opened as read_regular_file opens: never blocks on a FIFO, refuses what is
+// not a regular file. Owns its descriptor (move-only).
+class LineFile {
+ public:
+  static std::optional<LineFile> open(const std::filesystem::path& path, FileReadFailure& failure);
+  LineFile(LineFile&& other) noexcept : descriptor_(other.descriptor_), size_(other.size_) { other.descriptor_ = -1; }
+  LineFile& operator=(LineFile&&) = delete;
+  LineFile(const LineFile&) = delete;
+  LineFile& operator=(const LineFile&) = delete;
+  ~LineFile();
+
+  // f(number, line) for each line, numbered from 1, without its '\n' (a last line without one counts; a leading
+  // UTF-8 byte order mark is dropped), as read_regular_file's text splits. Reads the bytes the file had when
+  // opened. False, with `failure`, when a read fails or the file became shorter.
+  bool for_each_line(const std::function<void(std::size_t, std::string_view)>& f, FileReadFailure& failure) const;
+
+ private:
+  LineFile(int descriptor, std::uintmax_t size) : descriptor_(descriptor), size_(size) {}
+  int descriptor_;
+  std::uintmax_t size_;
+};
 
 // "a directory", "a device, FIFO or socket", "N bytes (more than the M allowed)", "unreadable (REASON)", ...
 std::string describe(const FileReadFailure& failure, std::uintmax_t max_bytes);

@@ -66,7 +66,7 @@ void Trace::write_node(std::ostream& o, std::uint64_t node) const {
 
 void Trace::write_jsonl(std::ostream* out) {
   out_ = out;
-  detailed_ = keep_ || out_ != nullptr;
+  detailed_ = keep_ || out_ != nullptr || observer_ != nullptr;
 }
 
 void Trace::set_node_name(std::uint32_t node, std::string name) {
@@ -93,7 +93,10 @@ void Trace::store(Time time, const TraceKind& kind, std::uint32_t node, std::uin
   const auto kept = [this](std::string_view name) {
     return keep_kinds_.empty() || std::find(keep_kinds_.begin(), keep_kinds_.end(), name) != keep_kinds_.end();
   };
-  if (keep_ && kept(kind.name)) records_.push_back(TraceRecord{time, kind.id, kind.name, node, a, b, c, std::move(detail), kind.fields});
+  if ((!keep_ && observer_ == nullptr) || !kept(kind.name)) return;
+  TraceRecord record{time, kind.id, kind.name, node, a, b, c, std::move(detail), kind.fields};
+  if (observer_ != nullptr) observer_(record);
+  if (keep_) records_.push_back(std::move(record));
 }
 
 }  // namespace sim

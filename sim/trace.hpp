@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <string_view>
@@ -107,10 +108,19 @@ class Trace {
   }
 
   // Keep records in memory (for replay, explain, DOT timelines) and/or write JSON lines.
-  void keep_records(bool keep) { detailed_ = keep || out_ != nullptr; keep_ = keep; }
-  // Keep only the records of these kinds (by name; empty: every kind). A run that needs a few kinds (`lethe run
-  // --events` reads 6 of them) then holds a few records per message instead of its whole trace.
+  void keep_records(bool keep) {
+    keep_ = keep;
+    detailed_ = keep_ || out_ != nullptr || observer_ != nullptr;
+  }
+  // Keep (and observe) only the records of these kinds (by name; empty: every kind). A run that needs a few kinds
+  // (`lethe run --events` reads 6 of them) then holds a few records per message instead of its whole trace.
   void keep_only(std::vector<std::string_view> kind_names) { keep_kinds_ = std::move(kind_names); }
+  // Hands each record of the kept kinds to `observer` as it is recorded, kept or not: a reader of a few kinds
+  // streams them instead of holding them. The observer must not record into this trace.
+  void observe(std::function<void(const TraceRecord&)> observer) {
+    observer_ = std::move(observer);
+    detailed_ = keep_ || out_ != nullptr || observer_ != nullptr;
+  }
   void write_jsonl(std::ostream* out);
   void set_node_name(std::uint32_t node, std::string name);
   bool detailed() const { return detailed_; }
@@ -157,6 +167,7 @@ class Trace {
   std::ostream* out_ = nullptr;
   std::vector<std::string> node_names_;
   std::vector<std::string_view> keep_kinds_;
+  std::function<void(const TraceRecord&)> observer_;
   std::vector<TraceRecord> records_;
 };
 

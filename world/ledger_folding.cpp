@@ -59,6 +59,7 @@ AttemptId LedgerFolding::running(std::uint32_t node, MessageId id, ProcessorId p
 }
 
 void LedgerFolding::record_execution(const ExecutionRecord& execution) {
+  if (observer_ != nullptr) observer_->execution(execution);
   if (folding_) {
     const auto open = open_groups_.find(group_key(execution.id, execution.processor));
     if (open != open_groups_.end()) {
@@ -70,7 +71,14 @@ void LedgerFolding::record_execution(const ExecutionRecord& execution) {
 }
 
 void LedgerFolding::record_eviction(Key key, sim::Time at) {
-  if (!fold_eviction(key, at)) ledger_.evictions.push_back(EvictionRecord{key, at, {}, EvictionRecord::kUnknown});
+  const EvictionRecord eviction{key, at, {}, EvictionRecord::kUnknown};
+  if (observer_ != nullptr) observer_->eviction(eviction);
+  if (!fold_eviction(key, at)) ledger_.evictions.push_back(eviction);
+}
+
+void LedgerFolding::record_wait(const WaitRecord& wait) {
+  if (observer_ != nullptr) observer_->wait(wait);
+  ledger_.waits.push_back(wait);
 }
 
 void LedgerFolding::record_capacity_eviction(const EvictionRecord& eviction) {
@@ -131,7 +139,13 @@ void LedgerFolding::close_group(std::uint64_t key, OpenGroup& group) {
       ledger_.settled.emplace_hint(prior, key, SettledGroup{effect->attempt, effect->at, *runner.completed_at, value,
                                                             {}, effect->node});
     }
-    for (const AttemptId a : group.attempts) ledger_.fold_attempt(a);
+    for (const AttemptId a : group.attempts) {
+      if (observer_ != nullptr) {
+        const AttemptRecord& record = ledger_.attempt(a);
+        observer_->attempt_folded(record, ledger_.process_decision(record));
+      }
+      ledger_.fold_attempt(a);
+    }
     return;
   }
   for (const ExecutionRecord& e : group.executions) ledger_.executions.push_back(e);

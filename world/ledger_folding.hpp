@@ -38,6 +38,9 @@ class LedgerFolding {
   // On: fold settled groups (check/ledger.hpp). Set before the first attempt.
   void set_folding(bool on) { folding_ = on; }
   bool folding() const { return folding_; }
+  // Told of every record as it is written or folded away (check/ledger.hpp); null: none. Set before the first
+  // attempt; the observer outlives the run.
+  void set_observer(LedgerObserver* observer) { observer_ = observer; }
 
   // A new attempt of (id, processor) on node `node`: its record, active on the node. Returns its id.
   AttemptId begin(MessageId id, ProcessorId processor, std::uint32_t node);
@@ -52,6 +55,8 @@ class LedgerFolding {
   void record_execution(const ExecutionRecord& execution);
   // An applied eviction of `key` at `at`.
   void record_eviction(Key key, sim::Time at);
+  // An attempt waited for another's record (InFlightRecent) for `wait.waited` before deciding again.
+  void record_wait(const WaitRecord& wait);
   // An eviction for room (store.capacity), into Ledger::capacity_evictions, never folded: its facts (the last
   // write, the writes since) are what explains a capacity_evicted duplicate.
   void record_capacity_eviction(const EvictionRecord& eviction);
@@ -75,6 +80,7 @@ class LedgerFolding {
 
   Ledger& ledger_;
   bool folding_ = false;
+  LedgerObserver* observer_ = nullptr;
   std::vector<std::vector<AttemptId>> active_attempts_;    // per node id (grown as nodes run attempts)
   absl::btree_map<std::uint64_t, OpenGroup> open_groups_;  // by group_key
   absl::btree_set<std::uint64_t> kept_groups_;             // groups whose records are kept whole from now on

@@ -50,7 +50,7 @@ class WorkerHooks final : public ProtocolHooks {
   }
 
   void waited(MessageId id, ProcessorId processor, AttemptId attempt, sim::Duration waited) override {
-    environment_.ledger.waits.push_back(WaitRecord{id, processor, attempt, waited});
+    environment_.ledger_folding.record_wait(WaitRecord{id, processor, attempt, waited});
   }
 
   void completed(MessageId, ProcessorId, AttemptId attempt, bool applied) override {

@@ -41,6 +41,11 @@ class World {
       simulation_->trace().keep_only(options.keep_trace_kinds);
     }
     if (options.trace_out != nullptr) simulation_->trace().write_jsonl(options.trace_out);
+    if (options.on_trace_record) {
+      simulation_->trace().keep_only(options.keep_trace_kinds);
+      simulation_->trace().observe(options.on_trace_record);
+    }
+    ledger_folding_.set_observer(options.ledger_observer);
   }
 
   ~World() {
@@ -219,7 +224,9 @@ void World::keep(WorldRecord& record) {
 }
 
 RunResult World::run(WorldRecord* record) {
-  ledger_folding_.set_folding(options_.fold_settled_groups && record == nullptr);
+  // An observer takes what folding lets go: the record's ledger need not be whole then.
+  ledger_folding_.set_folding(options_.fold_settled_groups &&
+                              (record == nullptr || options_.ledger_observer != nullptr));
   build();
   if (options_.on_phase) options_.on_phase(WorldPhase::Built);
   simulate();

@@ -46,14 +46,21 @@ enum class WorldPhase { Built, Ran, Judged };
 
 struct WorldOptions {
   bool keep_trace = false;            // keep every trace record (replay --message, --explain, --dot)
-  std::vector<std::string_view> keep_trace_kinds;  // with keep_trace: only these kinds (empty: every kind)
+  std::vector<std::string_view> keep_trace_kinds;  // with keep_trace or on_trace_record: only these kinds (empty: all)
   std::ostream* trace_out = nullptr;  // write the trace as JSON lines
+  // Set: each trace record of keep_trace_kinds (every kind when empty) as it is recorded, whether kept or not
+  // (`lethe run --events` streams its kinds). Must not touch the world.
+  std::function<void(const sim::TraceRecord&)> on_trace_record;
+  // Set: told of the ledger's records as they are written and folded away (check/ledger.hpp); the ledger then
+  // folds even when a WorldRecord is asked for, and the record's ledger holds what was not folded. Must outlive
+  // the run.
+  LedgerObserver* ledger_observer = nullptr;
   bool check_linearizability = true;
   std::uint64_t linearizability_budget = 20'000'000;
   std::function<void(WorldPhase)> on_phase;  // called at the end of each phase; must not touch the world
   // Fold every settled group into a summary as it settles (check/ledger.hpp): the ledger then grows with the
   // groups where something happened, not with every attempt. Never changes a result (tests compare both);
-  // off when a WorldRecord is asked for (replay and reports read the whole ledger).
+  // off when a WorldRecord is asked for (replay and reports read the whole ledger) unless ledger_observer is set.
   bool fold_settled_groups = true;
   // Duplicate explanations kept in the result (the first of each cause always is): replay asks for all of them.
   std::size_t max_explanations = 1000;

@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 
+#include "check/event_spool.hpp"
 #include "check/events.hpp"
 #include "reports/json.hpp"
 #include "runner/events.hpp"
@@ -161,6 +165,103 @@ TEST(EventLogRoundTrip, LeavingOutAnyKindOfEventLineMakesTheRoundTripDiffer) {
     const Judged without{j.simulated, judged_without(j.log, kind), ""};
     EXPECT_NE(differences(without), "") << "leaving out " << kind << " lines of " << scenario << " changed nothing";
   }
+}
+
+// ---------------------------------------------------------------- the log streamed out of a run
+
+// The log of a run streamed as `lethe run --events` writes it (the ledger folding, entries spilled to temporary
+// files every `buffer` entries), and the same seed's log from its whole record.
+struct Both {
+  std::string whole;
+  std::string streamed;
+  std::string spill_error;
+};
+
+Both both_logs(const std::filesystem::path& file, std::uint64_t seed, std::size_t buffer,
+               const std::filesystem::path& out_dir = std::filesystem::temp_directory_path()) {
+  const lethe::ScenarioConfig config = test_support::load_config(file);
+  lethe::WorldOptions whole_options;
+  whole_options.keep_trace = true;
+  lethe::WorldRecord whole_record;
+  const auto whole = runner::run_seed(config, seed, whole_options, &whole_record);
+  if (!whole.error.empty()) throw std::runtime_error(whole.error);
+  std::ostringstream whole_lines;
+  events::write_events(whole_lines, runner::event_log_of(config, whole_record, whole.result));
+
+  events::EventSpool spool(buffer);
+  lethe::WorldOptions options;
+  runner::stream_events(spool, options);
+  lethe::WorldRecord record;
+  const auto streamed = runner::run_seed(config, seed, options, &record);
+  if (!streamed.error.empty()) throw std::runtime_error(streamed.error);
+  const std::filesystem::path path = out_dir / ("lethe-streamed-" + std::to_string(::getpid()) + ".jsonl");
+  std::ostringstream warnings;
+  const std::string error = runner::write_streamed_event_file(path, config, record, streamed.result, spool, warnings);
+  if (!error.empty()) throw std::runtime_error(error);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::filesystem::remove(path);
+  return Both{whole_lines.str(), text.str(), spool.spill_error()};
+}
+
+// Slow: every scenario of the library twice.
+TEST(EventLogStreamingSlow, EveryLibraryScenarioSeed1WritesTheSameLogStreamedAsFromItsWholeRecord) {
+  for (const auto& file : library()) {
+    const Both logs = both_logs(file, 1, 64);
+    EXPECT_EQ(logs.spill_error, "") << file.filename();
+    EXPECT_TRUE(logs.streamed == logs.whole) << file.filename() << ": the streamed log differs";
+  }
+}
+
+TEST(EventLogStreaming, ScenariosWithEveryKindOfEventWriteTheSameLogStreamedWhateverTheSpillSize) {
+  for (const char* name : {"crash-window-after-effect", "slow-work-mpt-too-low", "ttl-shorter-than-redelivery",
+                           "memoized-third-call", "blind-completion", "saga-stuck-after-crash"}) {
+    for (const std::size_t buffer : {std::size_t{1}, std::size_t{7}, events::EventSpool::kBufferEntries}) {
+      const Both logs = both_logs(std::filesystem::path(LETHE_SOURCE_DIR) / "scenarios" / (std::string(name) + ".toml"),
+                                  2, buffer);
+      EXPECT_GT(logs.whole.size(), 1000u) << name;
+      EXPECT_TRUE(logs.streamed == logs.whole) << name << " spilling every " << buffer << " entries";
+    }
+  }
+}
+
+// A temporary directory that cannot be written is no failure of the log: it is sorted in memory, and said.
+TEST(EventLogStreaming, ALogWhoseTemporaryFilesCannotBeWrittenIsSortedInMemoryAndSaysWhy) {
+  const std::filesystem::path out_dir = std::filesystem::temp_directory_path();
+  const char* before = std::getenv("TMPDIR");
+  const std::string saved = before != nullptr ? before : "";
+  ::setenv("TMPDIR", "/nonexistent-lethe-directory", 1);
+  const Both logs = both_logs(std::filesystem::path(LETHE_SOURCE_DIR) / "scenarios" / "crash-window-after-effect.toml",
+                              1, 5, out_dir);
+  if (before != nullptr) ::setenv("TMPDIR", saved.c_str(), 1); else ::unsetenv("TMPDIR");
+  EXPECT_NE(logs.spill_error.find("/nonexistent-lethe-directory"), std::string::npos) << logs.spill_error;
+  EXPECT_TRUE(logs.streamed == logs.whole);
+}
+
+// `lethe check --events FILE` reads the file a line at a time; the log is the one its text gives, across the
+// reader's 1 MiB blocks (this log is over 1 MiB), with a byte order mark and without a last newline.
+TEST(EventLogStreaming, ALogReadFromItsFileLineByLineIsTheLogItsTextGives) {
+  const Both logs =
+      both_logs(std::filesystem::path(LETHE_SOURCE_DIR) / "scenarios" / "saga-stuck-after-crash.toml", 1, 1000);
+  ASSERT_GT(logs.whole.size(), std::size_t{1} << 20);
+  const std::string text = "\xEF\xBB\xBF" + logs.whole.substr(0, logs.whole.size() - 1);
+  const std::filesystem::path path = test_support::temp_dir("streaming", "read") / "log.jsonl";
+  std::ofstream(path, std::ios::binary) << text;
+  sim::FileReadFailure failure;
+  const std::optional<sim::LineFile> file = sim::LineFile::open(path, failure);
+  ASSERT_TRUE(file.has_value()) << sim::describe(failure, 0);
+  const events::EventLog from_text = events::read_events({{"log", text}});
+  const events::EventLog from_file = events::read_events({{"log", {}, &*file}});
+  std::ostringstream a;
+  std::ostringstream b;
+  events::write_events(a, from_text);
+  events::write_events(b, from_file);
+  EXPECT_TRUE(a.str() == b.str());
+  EXPECT_TRUE(a.str() == logs.whole);
+  EXPECT_EQ(reports::to_json(events::judge_events(from_file)).dump(),
+            reports::to_json(events::judge_events(from_text)).dump());
+  std::filesystem::remove_all(path.parent_path());
 }
 
 }  // namespace events_roundtrip_test
