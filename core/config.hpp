@@ -351,7 +351,8 @@ struct WorkloadSection {
 struct NetworkPartition {
   sim::Duration at = 0;                              // required; >= 0
   sim::Duration for_duration = 0;                    // required (key "for"); > 0
-  PartitionGroup first = PartitionGroup::Consumers;  // required: between = [first, second], distinct groups
+  // required: between = [first, second], distinct groups or consumers twice (the consumer nodes' peer messages)
+  PartitionGroup first = PartitionGroup::Consumers;
   PartitionGroup second = PartitionGroup::Store;
 };
 
@@ -359,7 +360,8 @@ struct NetworkPartition {
 // directions, where it differs from [network]: its one-way latency, its lost ACKs. Loss and duplication stay
 // network.*'s. The group "clients" is also where the producer of a kafka or queue source sits.
 struct NetworkLink {
-  PartitionGroup first = PartitionGroup::Consumers;  // required: between = [first, second], distinct groups
+  // required: between = [first, second], distinct groups or consumers twice (the consumer nodes' peer messages)
+  PartitionGroup first = PartitionGroup::Consumers;
   PartitionGroup second = PartitionGroup::Store;
   std::optional<sim::Distribution> latency;  // absent = network.latency
   std::optional<double> ack_loss;            // absent = network.ack_loss; probability

@@ -213,8 +213,10 @@ bool Loader::read_between(const Table& entry, std::string_view key, bool produce
     chosen.push_back(group);
   }
   if (chosen.size() != 2) return false;
-  if (chosen[0] == chosen[1]) {
-    error(where_in(entry, key), path, fmt::format("found the same group twice; allowed: {}", allowed));
+  // A group with itself is no link, except the consumers: external nodes send each other peer messages.
+  if (chosen[0] == chosen[1] && chosen[0] != PartitionGroup::Consumers) {
+    error(where_in(entry, key), path,
+          fmt::format("found \"{}\" twice; allowed: {}", names[0], allowed));
     return false;
   }
   first = chosen[0];

@@ -91,7 +91,10 @@ bool rate_in_range(double per_second) {
 std::string allowed(const Rate&) { return kRateAllowed; }
 std::string allowed(const Bound&) { return "an integer >= 1, or \"unbounded\""; }
 std::string allowed(const Language& type) { return type.allowed; }
-std::string allowed(const Groups&) { return "two different groups out of " + quoted_words(group_words()); }
+std::string allowed(const Groups&) {
+  return "two different groups out of " + quoted_words(group_words()) +
+         ", or [\"consumers\", \"consumers\"] (between consumer nodes: the peer messages of external nodes)";
+}
 
 std::string_view describe(Rule rule) {
   switch (rule) {

@@ -6,7 +6,8 @@
 // responses (the lost ACK), and a duplication probability. Partitions between
 // two groups are scheduled windows [from, until): a message across a partition
 // at its send or its arrival instant is dropped; messages within a group or
-// between other groups are untouched. A message to or from a crashed node is
+// between other groups are untouched. A group paired with itself (a link or a
+// partition) is the messages between its own nodes. A message to or from a crashed node is
 // dropped (a crashed process sends nothing, even before its fibers unwind).
 //
 // RPC: call() sends a request from the calling fiber's node to a Service; the

@@ -25,6 +25,10 @@ using Json = nlohmann::json;
 namespace {
 
 constexpr sim::TraceKind kTraceLine{"node_line", "turn", "hash", "sent"};
+// A node's message to a peer, when the sender wrote it (its network tag, the receiving node, a hash of the body),
+// and one that reached a node with no process to read it (a node between a crash and its next init_ok).
+constexpr sim::TraceKind kTracePeer{"peer_message", "tag", "to_node", "hash"};
+constexpr sim::TraceKind kTracePeerDropped{"peer_dropped", "tag", "from_node"};
 constexpr std::uint64_t kInitMessage = 1;
 constexpr int kProtocolVersion = 1;
 // The most requests one node may have in flight (each is a fiber with its own stack): a node that floods valid
@@ -214,16 +218,23 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
         sink_(std::move(parts.sink)),
         hooks_(std::move(parts.hooks)),
         processors_(std::move(processors)),
+        incarnation_(self.incarnation()),
         work_(environment.simulation.rng(fmt::format("work:{}:{}", self.name(), self.incarnation()))) {}
 
   ~ExternalSession() {
     if (process_) std::erase(shared_.processes, process_.get());
+    const auto registered = shared_.sessions.find(self_.name());
+    if (registered != shared_.sessions.end() && registered->second.expired()) shared_.sessions.erase(registered);
   }
   ExternalSession(const ExternalSession&) = delete;
   ExternalSession& operator=(const ExternalSession&) = delete;
 
   void start();
   ProtectResult deliver(MessageId id, ProcessorId processor, AttemptId attempt);
+  // A peer's message arriving at node `to` (on a fiber of `to`, at the arrival instant): the next turn of the
+  // node's current process, or dropped (traced "peer_dropped") when it has none that answered init.
+  static void arrive_peer(ExternalShared& shared, sim::Node& to, std::uint64_t tag, const std::string& from,
+                          sim::NodeId from_id, const Json& body);
 
  private:
   // One delivery awaiting the node's reply.
@@ -246,7 +257,10 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
   void turn(const std::string& src, Json body);
   // What the node wrote: true when it was the turn's end.
   bool dispatch(const std::string& line, std::uint64_t turn);
+  void answer_init(const Json& body, const std::string& line);
   void answer_delivery(const Json& body, const std::string& line);
+  sim::Node* peer_node(const std::string& name) const;  // the consumer node of that name; null when none is
+  void send_peer(sim::Node& peer, const Json& body);
   // A crash point the traffic reached: the named point of one attempt.
   struct CrashAt {
     CrashPoint point;
@@ -279,6 +293,7 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
   std::unique_ptr<SinkClient> sink_;
   std::shared_ptr<ProtocolHooks> hooks_;
   std::vector<ProcessorId> processors_;
+  std::uint32_t incarnation_;  // the node's incarnation this process is
   sim::Rng work_;  // workload.processing_time of the effect calls
   std::unique_ptr<external::ChildProcess> process_;
   bool turns_ = true;         // init_ok said lethe_turns
@@ -358,6 +373,7 @@ void ExternalSession::start() {
                                 {"incarnation", self_.incarnation() + 1},
                                 {"processors", processors}}}});
   if (!initialized_) fail("ended its first turn without init_ok", "init_ok with in_reply_to 1, then turn_end");
+  shared_.sessions[self_.name()] = weak_from_this();
 }
 
 // Every worker's first process is spawned when the first one is needed, none waiting for another's exec: they
@@ -442,16 +458,7 @@ bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
   const Json& body = envelope["body"];
   const std::string type = body["type"].get<std::string>();
   if (turn == 1 && type == "init_ok") {
-    if (!body.contains("in_reply_to") || body["in_reply_to"] != kInitMessage) {
-      fail(fmt::format("answered init with {}", quoted(line)), "init_ok with in_reply_to 1");
-    }
-    const Json turns = body.value("lethe_turns", Json(false));
-    if (!turns.is_boolean()) {
-      fail(fmt::format("answered init with lethe_turns {}", turns.dump()), "\"lethe_turns\": true or false, or none");
-    }
-    turns_ = turns.get<bool>();
-    initialized_ = true;
-    if (!turns_) shared_.plain_nodes.insert(self_.name());
+    answer_init(body, line);
     return false;  // a turn-speaking node ends the init turn with turn_end; a plain one with silence
   }
   if (dest == "lethe") {
@@ -465,9 +472,14 @@ bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
     answer_delivery(body, line);
     return false;
   }
+  if (sim::Node* peer = is_service(dest) ? nullptr : peer_node(dest)) {
+    send_peer(*peer, body);
+    return false;
+  }
   if (!is_service(dest)) {
     fail(fmt::format("wrote to an unknown destination \"{}\": {}", dest, quoted(line)),
-         "a service (lethe-store, sink, clock, lin-kv), \"source\" (a delivery's reply) or \"lethe\" (turn_end)");
+         "a service (lethe-store, sink, clock, lin-kv), a node of node_ids (a peer), \"source\" (a delivery's "
+         "reply) or \"lethe\" (turn_end)");
   }
   if (!body.contains("msg_id") || !body["msg_id"].is_number_unsigned()) {
     fail(fmt::format("sent a request without an integer msg_id: {}", quoted(line)),
@@ -488,6 +500,19 @@ bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
     session->serve(dest, body);
   });
   return false;
+}
+
+void ExternalSession::answer_init(const Json& body, const std::string& line) {
+  if (!body.contains("in_reply_to") || body["in_reply_to"] != kInitMessage) {
+    fail(fmt::format("answered init with {}", quoted(line)), "init_ok with in_reply_to 1");
+  }
+  const Json turns = body.value("lethe_turns", Json(false));
+  if (!turns.is_boolean()) {
+    fail(fmt::format("answered init with lethe_turns {}", turns.dump()), "\"lethe_turns\": true or false, or none");
+  }
+  turns_ = turns.get<bool>();
+  initialized_ = true;
+  if (!turns_) shared_.plain_nodes.insert(self_.name());
 }
 
 void ExternalSession::answer_delivery(const Json& body, const std::string& line) {
@@ -513,6 +538,44 @@ void ExternalSession::answer_delivery(const Json& body, const std::string& line)
   }
   delivery.answered = true;
   delivery.signal.notify_one();
+}
+
+// ---------------------------------------------------------------- peers
+
+sim::Node* ExternalSession::peer_node(const std::string& name) const {
+  for (const WorkerSlot& slot : environment_.topology.workers()) {
+    if (slot.node->name() == name) return slot.node;
+  }
+  return nullptr;
+}
+
+// One way, as Maelstrom's messages between nodes: the consumers-to-consumers link's latency, network.loss and
+// network.duplicate, and its partitions apply; the network drops it when the receiver is down at its arrival.
+void ExternalSession::send_peer(sim::Node& peer, const Json& body) {
+  const std::uint64_t tag = ++shared_.peer_messages;
+  environment_.simulation.trace().record(environment_.simulation.now(), kTracePeer, self_.id(), tag, peer.id(),
+                                         sim::hash_name(exact_dump(body)));
+  ExternalShared* shared = &shared_;
+  sim::Node* to = &peer;
+  environment_.network.send(
+      self_, peer,
+      [shared, to, tag, from = self_.name(), from_id = self_.id(), body] {
+        // A fiber of the receiver, as a request's: the turn may fail (a bad node) or spawn the node's requests.
+        to->spawn([shared, to, tag, from, from_id, body] { arrive_peer(*shared, *to, tag, from, from_id, body); });
+      },
+      tag);
+}
+
+void ExternalSession::arrive_peer(ExternalShared& shared, sim::Node& to, std::uint64_t tag, const std::string& from,
+                                  sim::NodeId from_id, const Json& body) {
+  const auto found = shared.sessions.find(to.name());
+  const std::shared_ptr<ExternalSession> session = found == shared.sessions.end() ? nullptr : found->second.lock();
+  if (session == nullptr || !to.alive() || session->incarnation_ != to.incarnation() || !session->process_) {
+    sim::Simulation& simulation = to.simulation();
+    simulation.trace().record(simulation.now(), kTracePeerDropped, to.id(), tag, from_id);
+    return;
+  }
+  session->turn(from, body);
 }
 
 // ---------------------------------------------------------------- deliveries

@@ -12,7 +12,10 @@
 //     call over the simulated network (the store server, the sink with workload.processing_time before the
 //     provider, the node's clock), with the RPC's timeout; its reply (error 0 on a timeout) is the node's next
 //     turn, written when the call returns in virtual time;
-//   - a reply to a `deliver` (deliver_ok / error) ends that delivery's attempt.
+//   - a reply to a `deliver` (deliver_ok / error) ends that delivery's attempt;
+//   - a message to a peer (dest: a consumer node's name) is sent one way over the simulated network (the
+//     consumers-to-consumers link, its faults and partitions) and is written, unchanged, as the receiver's next
+//     turn at its arrival; dropped when the receiver is down then or its process has not answered init.
 // handle() delivers one message per processor the worker serves, one after the other, each an attempt (ledger,
 // trace "attempt" / "outcome"), and waits in virtual time for its reply.
 //
@@ -23,8 +26,9 @@
 // points are recognised there: after the start write's reply, after the effect's reply, after the completion's
 // reply (the reply is then never written: the node dies before it sees it).
 //
-// Determinism: every line written and read is traced ("node_line": turn, hash of the text, direction), so the
-// trace hash covers the node's behaviour. The order of fibers and the content of lines depend only on the seed
+// Determinism: every line written and read is traced ("node_line": turn, hash of the text, direction), and every
+// peer message ("peer_message" when sent, "peer_dropped" when no process could read it), so the trace hash covers
+// the node's behaviour. The order of fibers and the content of lines depend only on the seed
 // and on what the node writes; a node that reads a real clock or an unseeded random is caught by comparing two
 // runs (lethe run --check-determinism).
 //

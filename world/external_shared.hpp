@@ -15,6 +15,8 @@
 
 namespace lethe {
 
+class ExternalSession;
+
 // A bad external node: the scenario's consumer broke the protocol (run_world throws it; the runner exits with
 // code 2).
 struct ExternalNodeError : std::runtime_error {
@@ -29,7 +31,8 @@ struct ExternalLine {
   std::string text;
 };
 
-// What every external node of one run shares: lin-kv's interning of JSON keys and values (first seen, first
+// What every external node of one run shares: the nodes' sessions (peer messages find their receiver there),
+// lin-kv's interning of JSON keys and values (first seen, first
 // numbered), the failures (the world rethrows them), the lines exchanged when asked for, and the processes started
 // for the nodes' first incarnations all at once with the grace they share once one failed to start (nodes that
 // never start cost external.node_timeout and one grace per run, not one each).
@@ -49,6 +52,10 @@ struct ExternalShared {
   std::optional<external::WallBudget> exit_grace;
   std::set<std::string> plain_nodes;                  // nodes whose init_ok had no lethe_turns (not reproducible)
   std::vector<ExternalLine>* lines = nullptr;         // set: every line exchanged (WorldOptions::external_lines)
+  // Each node's session once it answered init: where a peer message to the node is written (a session of a
+  // crashed incarnation stays here until the next one replaces it; the receiver checks it is still the node's).
+  std::map<std::string, std::weak_ptr<ExternalSession>> sessions;
+  std::uint64_t peer_messages = 0;                    // peer messages sent so far: the next one's network tag
 
   // Ends every process still running, side by side (the end of a run: the world calls it before the nodes'
   // fibers unwind, each of which would otherwise end its own process in turn).

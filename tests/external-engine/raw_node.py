@@ -27,6 +27,13 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
   sleep-bad         on its first delivery asks the clock for sleeps of 2^64 - 1 ns, -5 ns, 1.5 ns, 10^18 ns (past
                     the run's end) and 1 ms, then runs the effect once the 1 ms one answered; each reply's line
                     goes to RAW_NODE_LOG ("NODE sleep DURATION LINE")
+  ping              on each delivery: the effect, the acknowledgement, and a ping to the next node of node_ids
+                    (a ring), sent again every second until that node answers ping_ok; each ping that arrives goes
+                    to RAW_NODE_LOG ("NODE ping FROM SEQ FIRST_SENT_NS SENT_NS ARRIVED_NS", the node's times)
+  gossip            on each delivery: the effect, the acknowledgement, and the set of message ids this node knows
+                    to be done (its own and what peers told it) sent to every other node; a node that learns an id
+                    from a peer logs it ("NODE learned ID from FROM"), and at each delivery it logs what it knows
+                    ("NODE knows ID,ID,...")
 """
 import json
 import os
@@ -39,6 +46,9 @@ next_id = 1000
 waiting = {}  # msg_id of a request -> (continuation, the delivery's body)
 LINE = [""]  # the line being handled, as lethe wrote it
 first_delivery = [True]
+node_ids = []
+pings = {}  # seq -> (dest, first sent_ns): pings not yet answered
+known = set()  # gossip: message ids known to be done
 
 
 def send(dest, body):
@@ -124,9 +134,53 @@ def linkv_step(index, delivery):
     request("lin-kv", dict(body), then, delivery)
 
 
+def send_ping(seq, now):
+    dest, first_sent = pings[seq]
+    send(dest, {"type": "ping", "seq": seq, "first_sent_ns": first_sent, "sent_ns": now})
+    request("clock", {"type": "sleep", "duration_ns": 10**9}, lambda reply, d: retry_ping(seq), None)
+
+
+def retry_ping(seq):
+    if seq in pings:
+        send_ping(seq, NOW[0])
+
+
+def on_peer(envelope, now):
+    body = envelope["body"]
+    src = envelope["src"]
+    if body["type"] == "ping":
+        log_line(f"ping {src} {body['seq']} {body['first_sent_ns']} {body['sent_ns']} {now}")
+        send(src, {"type": "ping_ok", "seq": body["seq"]})
+    elif body["type"] == "ping_ok":
+        pings.pop(body["seq"], None)
+    elif body["type"] == "gossip":
+        for done in body["done"]:
+            if done not in known:
+                known.add(done)
+                log_line(f"learned {done} from {src}")
+
+
 def on_deliver(delivery, now):
     first = first_delivery[0]
     first_delivery[0] = False
+    if MODE == "ping":
+        def then(reply, d):
+            ack(d, reply.get("value"))
+            seq = f"{node_id}:{d['msg_id']}"
+            pings[seq] = (node_ids[(node_ids.index(node_id) + 1) % len(node_ids)], NOW[0])
+            send_ping(seq, NOW[0])
+        effect(delivery, then)
+        return
+    if MODE == "gossip":
+        def gossip(reply, d):
+            ack(d, reply.get("value"))
+            known.add(d["message"])
+            log_line("knows " + ",".join(str(done) for done in sorted(known)))
+            for peer in node_ids:
+                if peer != node_id:
+                    send(peer, {"type": "gossip", "done": sorted(known)})
+        effect(delivery, gossip)
+        return
     if MODE == "silent":
         return
     if MODE == "bad-exit" and first:
@@ -233,6 +287,7 @@ def main():
         NOW[0] = envelope["time_ns"]
         if body["type"] == "init":
             node_id = body["node_id"]
+            node_ids[:] = body["node_ids"]
             if os.environ.get("RAW_NODE_LOG"):  # the test of crashes and restarts reads it
                 with open(os.environ["RAW_NODE_LOG"], "a") as log:
                     log.write(f"{node_id} incarnation {body['lethe']['incarnation']}\n")
@@ -244,6 +299,8 @@ def main():
                 start_descendants()
         elif body["type"] == "deliver":
             on_deliver(body, envelope["time_ns"])
+        elif envelope["src"] in node_ids:
+            on_peer(envelope, envelope["time_ns"])
         elif "in_reply_to" in body and body["in_reply_to"] in waiting:
             continuation, delivery = waiting.pop(body["in_reply_to"])
             continuation(body, delivery)

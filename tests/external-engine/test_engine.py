@@ -24,6 +24,11 @@ HERE = Path(__file__).resolve().parent
 LETHE = None
 EFFECT = HERE / "raw-effect.toml"
 RECORD = HERE / "raw-record.toml"
+PEERS = HERE / "raw-peers.toml"
+MS = 1_000_000
+# The consumers cannot reach each other from 2 s to 5 s.
+PARTITION = ["--set", "network.partition[0].at=2s", "--set", "network.partition[0].for=3s",
+             "--set", "network.partition[0].between=consumers,consumers"]
 
 
 def marked_processes(mark):
@@ -350,6 +355,104 @@ class Signals(unittest.TestCase):
                 while marked_processes(mark) and time.time() < deadline:
                     time.sleep(0.1)
                 self.assertEqual(marked_processes(mark), [])
+
+
+class Peers(unittest.TestCase):
+    """Messages between nodes (dest: a node of node_ids) travel the consumers-to-consumers link."""
+
+    def run_logged(self, *args, trace=None):
+        with tempfile.TemporaryDirectory() as scratch:
+            log = Path(scratch) / "log"
+            extra = ["--trace", str(Path(scratch) / "trace.jsonl")] if trace is not None else []
+            run = lethe("run", PEERS, "--json", *args, *extra, extra_env={"RAW_NODE_LOG": str(log)})
+            self.assertEqual(run.returncode, 0, run.stderr)
+            lines = log.read_text().splitlines() if log.exists() else []
+            if trace is not None:
+                trace.extend(json.loads(line) for line in (Path(scratch) / "trace.jsonl").read_text().splitlines())
+        return json.loads(run.stdout), lines
+
+    @staticmethod
+    def pings(lines):
+        """(receiver, sender, first sent, sent, arrived) of every ping that arrived, times in ns."""
+        found = []
+        for line in lines:
+            node, what, *rest = line.split()
+            if what == "ping":
+                sender, _, first, sent, arrived = rest
+                found.append((node, sender, int(first), int(sent), int(arrived)))
+        return found
+
+    def test_a_message_to_a_peer_arrives_with_the_links_latency(self):
+        result, lines = self.run_logged()
+        pings = self.pings(lines)
+        self.assertEqual(result["messages"], 24)
+        self.assertGreaterEqual(len(pings), 24)  # one per delivery at least
+        ring = ["billing-0", "billing-1", "billing-2"]
+        for receiver, sender, first, sent, arrived in pings:
+            self.assertEqual(arrived - sent, 250 * MS)  # the consumers' link: a constant 250 ms
+            self.assertEqual(first, sent)  # answered within the second: never sent again
+            self.assertEqual(receiver, ring[(ring.index(sender) + 1) % 3])
+
+    def test_a_partition_between_consumers_drops_peer_messages_until_it_heals(self):
+        _, lines = self.run_logged(*PARTITION)
+        pings = self.pings(lines)
+        arrivals = [arrived for _, _, _, _, arrived in pings]
+        self.assertTrue(any(arrived < 2000 * MS for arrived in arrivals))
+        self.assertEqual([arrived for arrived in arrivals if 2000 * MS <= arrived < 5000 * MS], [])
+        # Pings first sent while cut are sent again each second and arrive once it healed.
+        held = [(first, arrived) for _, _, first, _, arrived in pings if 2000 * MS <= first < 5000 * MS]
+        self.assertTrue(held)
+        for first, arrived in held:
+            self.assertGreaterEqual(arrived, 5000 * MS)
+        for _, _, _, sent, arrived in pings:
+            self.assertEqual(arrived - sent, 250 * MS)
+
+    def test_a_gossip_of_done_ids_under_a_partition_replays_bit_for_bit(self):
+        sets = ["--seed", 7, "--set", command("gossip"), *PARTITION]
+        first_trace, second_trace = [], []
+        first, first_lines = self.run_logged(*sets, trace=first_trace)
+        second, second_lines = self.run_logged(*sets, trace=second_trace)
+        self.assertEqual(first["trace_hash"], second["trace_hash"])
+        self.assertEqual(first_lines, second_lines)
+        self.assertTrue(any(" learned " in line for line in first_lines))
+        consumers = {"billing-0", "billing-1", "billing-2"}
+        sent = [r for r in first_trace if r["kind"] == "peer_message"]
+        self.assertTrue(sent)
+        self.assertTrue(all(r["node"] in consumers and r["to"] in consumers for r in sent))
+        cut = [r for r in first_trace if r["kind"] == "drop.partition"]
+        self.assertTrue(cut)  # the partition dropped gossip
+        self.assertTrue(all(r["node"] in consumers and r["peer"] in consumers for r in cut))
+        check = lethe("run", PEERS, "--check-determinism", *sets)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        self.assertIn("deterministic", check.stdout)
+
+    def test_a_peer_message_to_a_crashed_node_is_dropped(self):
+        trace = []
+        _, lines = self.run_logged("--seed", 3, "--set", command("gossip"), "--set",
+                                   "faults.crash_every=exponential(mean=1s)", "--set", "faults.restart_after=1s",
+                                   trace=trace)
+        consumers = {"billing-0", "billing-1", "billing-2"}
+        down = [r for r in trace if r["kind"] == "drop.down" and r["node"] in consumers and r["peer"] in consumers]
+        self.assertTrue(down)
+        self.assertTrue(all(r["where"] == 0 for r in down))  # on arrival, at the receiver that was down
+        self.assertTrue(any(" learned " in line for line in lines))
+
+    def test_a_link_naming_an_unknown_group_is_bad_input_naming_file_line_key_and_groups(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            bad = Path(scratch) / "bad.toml"
+            bad.write_text(PEERS.read_text().replace('between = ["consumers", "consumers"]',
+                                                     'between = ["consumers", "consumer"]'))
+            run = lethe("run", bad)
+        self.assertEqual(run.returncode, 2, run.stderr)
+        line = PEERS.read_text().splitlines().index('between = ["consumers", "consumers"]') + 1
+        self.assertIn(f"bad.toml:{line}", run.stderr)
+        self.assertIn("network.link[0].between[1]", run.stderr)
+        self.assertIn('found "consumer" (did you mean "consumers"?)', run.stderr)
+        self.assertIn('allowed: "consumers", "store", "broker", "sink", "clients"', run.stderr)
+        run = lethe("run", PEERS, "--set", "network.link[0].between=store,store")
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn('found "store" twice; allowed: two different groups', run.stderr)
+        self.assertIn('or ["consumers", "consumers"]', run.stderr)
 
 
 if __name__ == "__main__":

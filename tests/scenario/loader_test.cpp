@@ -562,7 +562,7 @@ TEST(ScenarioLoaderOverrides, PartitionGroupsCanBeSetAsACommaList) {
   errors = must_fail(load_text(text, {"network.partition[0].between=store,store", "network.partition[0].at=106751d",
                                       "network.partition[0].for=1d"}));
   ASSERT_EQ(errors.size(), 2u) << errors_text(errors);
-  EXPECT_NE(errors_text(errors).find("found the same group twice"), std::string::npos);
+  EXPECT_NE(errors_text(errors).find("found \"store\" twice; allowed: two different groups"), std::string::npos);
   EXPECT_NE(errors_text(errors).find("106751d is above 3650d"), std::string::npos);
 }
 
