@@ -149,20 +149,24 @@ Json parse_exact_json(const std::string& text, bool* exact = nullptr) {
   return value;
 }
 
-// A line a node wrote. Only lin-kv values keep integers beyond 64 bits exact; every other message reads them as
+// A line a node wrote. Only the kv services' values keep integers beyond 64 bits exact; every other message reads them as
 // doubles, as it always did.
 Json parse_node_line(const std::string& line) {
   bool exact = false;
   Json envelope = parse_exact_json(line, &exact);
-  if (exact && !(envelope.is_object() && envelope.value("dest", Json()) == "lin-kv")) {
+  const Json dest = envelope.is_object() ? envelope.value("dest", Json()) : Json();
+  if (exact && dest != "lin-kv" && dest != "seq-kv" && dest != "lww-kv") {
     envelope = history::parse_bounded_json(line);
   }
   return envelope;
 }
 
 bool is_service(const std::string& name) {
-  return name == "lethe-store" || name == "sink" || name == "clock" || name == "lin-kv";
+  return name == "lethe-store" || name == "sink" || name == "clock" || name == "lin-kv" || name == "lin-tso" ||
+         name == "seq-kv" || name == "lww-kv";
 }
+
+bool is_kv_type(const std::string& type) { return type == "read" || type == "write" || type == "cas"; }
 
 // The write of an op (or of one transaction part) on one key, with what the store answered about that key.
 struct KeyWrite {
@@ -272,6 +276,9 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
   Json serve_store(const Json& body, std::optional<CrashAt>& crash);
   Json serve_sink(const Json& body, std::optional<CrashAt>& crash);
   Json serve_linkv(const Json& body);
+  sim::Service& services();  // the service lin-tso, seq-kv and lww-kv answer from, on the store's node
+  Json serve_tso();
+  Json serve_weak_kv(const std::string& service, const Json& body);
   void infer(const Op& op, const Reply& reply, std::optional<CrashAt>& crash);
   Delivery* open_delivery(MessageId id, ProcessorId processor);
   void decide(Delivery& delivery, Basis basis, const std::optional<Item>& seen);
@@ -478,7 +485,7 @@ bool ExternalSession::dispatch(const std::string& line, std::uint64_t turn) {
   }
   if (!is_service(dest)) {
     fail(fmt::format("wrote to an unknown destination \"{}\": {}", dest, quoted(line)),
-         "a service (lethe-store, sink, clock, lin-kv), a node of node_ids (a peer), \"source\" (a delivery's "
+         "a service (lethe-store, sink, clock, lin-kv, seq-kv, lww-kv, lin-tso), a node of node_ids (a peer), \"source\" (a delivery's "
          "reply) or \"lethe\" (turn_end)");
   }
   if (!body.contains("msg_id") || !body["msg_id"].is_number_unsigned()) {
@@ -614,11 +621,15 @@ void ExternalSession::serve(const std::string& service, const Json& body) {
     reply = serve_sink(body, crash);
   } else if (service == "clock" && type == "sleep") {
     reply = serve_sleep(body);
-  } else if (service == "lin-kv" && (type == "read" || type == "write" || type == "cas")) {
+  } else if (service == "lin-kv" && is_kv_type(type)) {
     reply = serve_linkv(body);
+  } else if ((service == "seq-kv" || service == "lww-kv") && is_kv_type(type)) {
+    reply = serve_weak_kv(service, body);
+  } else if (service == "lin-tso" && type == "ts") {
+    reply = serve_tso();
   } else {
     fail(fmt::format("sent a request of unknown type \"{}\" to {}", type, service),
-         "lethe-store: op; sink: effect; clock: sleep; lin-kv: read, write, cas");
+         "lethe-store: op; sink: effect; clock: sleep; lin-kv, seq-kv, lww-kv: read, write, cas; lin-tso: ts");
   }
   if (service == "lethe-store" && reply["type"] == "error" && reply["code"] == kErrorMalformed) {
     // A store operation lethe could not run: counted, so a node speaking the store protocol wrong shows as such.
@@ -744,6 +755,65 @@ Json ExternalSession::serve_linkv(const Json& body) {
   if (!created.has_value()) return error_body(kErrorTimeout, "timeout");
   if (created->applied) return Json{{"type", "cas_ok"}};
   return error_body(kErrorPrecondition, "the key was created meanwhile");
+}
+
+sim::Service& ExternalSession::services() {
+  if (!shared_.services.has_value()) {
+    sim::Simulation& simulation = environment_.simulation;
+    sim::Node* store = nullptr;
+    for (std::size_t id = 0; id < simulation.node_count() && store == nullptr; ++id) {
+      sim::Node& node = simulation.node(static_cast<sim::NodeId>(id));
+      if (node.name() == "store") store = &node;
+    }
+    shared_.services.emplace(sim::Service{store, {}, false, 0});
+  }
+  return *shared_.services;
+}
+
+Json ExternalSession::serve_tso() {
+  LinTso* tso = &shared_.lin_tso;
+  const std::optional<std::uint64_t> ts =
+      environment_.network.call(services(), [tso] { return tso->next(); }, environment_.config.network.rpc_timeout);
+  if (!ts.has_value()) return error_body(kErrorTimeout, "timeout");
+  return Json{{"type", "ts_ok"}, {"ts", *ts}};
+}
+
+// seq-kv and lww-kv: lin-kv's requests, answered by their own states (world/external_services.hpp) at the store's
+// node, so the store's links, partitions and the RPC timeout apply.
+Json ExternalSession::serve_weak_kv(const std::string& service, const Json& body) {
+  const std::string type = body["type"].get<std::string>();
+  if (!body.contains("key")) return error_body(kErrorMalformed, service + " requests need \"key\"");
+  if (type != "read" && (!body.contains(type == "write" ? "value" : "to") || (type == "cas" && !body.contains("from")))) {
+    return error_body(kErrorMalformed, type == "write" ? "write needs \"value\"" : "cas needs \"from\" and \"to\"");
+  }
+  const Json create = body.value("create_if_not_exists", Json(false));
+  if (!create.is_boolean()) return error_body(kErrorMalformed, "create_if_not_exists is true or false");
+  if (service == "seq-kv" && !shared_.seq_kv.has_value()) shared_.seq_kv.emplace(environment_.simulation.rng("seq-kv"));
+  if (service == "lww-kv" && !shared_.lww_kv.has_value()) {
+    shared_.lww_kv.emplace(environment_.simulation, environment_.simulation.rng("lww-kv"));
+  }
+  SeqKv* seq = service == "seq-kv" ? &*shared_.seq_kv : nullptr;
+  LwwKv* lww = service == "lww-kv" ? &*shared_.lww_kv : nullptr;
+  const std::string key = exact_dump(body["key"]);
+  const std::string value = type == "read" ? std::string() : exact_dump(body[type == "write" ? "value" : "to"]);
+  const std::string from = type == "cas" ? exact_dump(body["from"]) : std::string();
+  const bool create_key = create.get<bool>();
+  const std::string node = self_.name();
+  const std::optional<KvAnswer> answer = environment_.network.call(
+      services(),
+      [=] {
+        if (type == "read") return seq != nullptr ? seq->read(node, key) : lww->read(key);
+        if (type == "write") return seq != nullptr ? seq->write(node, key, value) : lww->write(key, value);
+        return seq != nullptr ? seq->cas(node, key, from, value, create_key) : lww->cas(key, from, value, create_key);
+      },
+      environment_.config.network.rpc_timeout);
+  if (!answer.has_value()) return error_body(kErrorTimeout, "timeout");
+  if (answer->code == kErrorKeyMissing) return error_body(kErrorKeyMissing, "key does not exist");
+  if (answer->code == kErrorPrecondition) {
+    return error_body(kErrorPrecondition, fmt::format("expected {}, found {}", from, answer->value.value_or("")));
+  }
+  if (type == "read") return Json{{"type", "read_ok"}, {"value", parse_exact_json(answer->value.value_or("null"))}};
+  return Json{{"type", type + "_ok"}};
 }
 
 Json ExternalSession::linkv_value(std::uint64_t owner) const {

@@ -8,10 +8,11 @@
 // Virtual time does not move during a turn: the process I/O blocks the simulation's one thread, never a fiber.
 //
 // What the node writes in a turn:
-//   - a request to a service (lethe-store, sink, clock, lin-kv) becomes a fiber on this node that performs the
-//     call over the simulated network (the store server, the sink with workload.processing_time before the
-//     provider, the node's clock), with the RPC's timeout; its reply (error 0 on a timeout) is the node's next
-//     turn, written when the call returns in virtual time;
+//   - a request to a service (lethe-store, sink, clock, lin-kv, seq-kv, lww-kv, lin-tso) becomes a fiber on this
+//     node that performs the call over the simulated network (the store server, the sink with
+//     workload.processing_time before the provider, the node's clock, world/external_services.hpp on the store's
+//     node), with the RPC's timeout; its reply (error 0 on a timeout) is the node's next turn, written when the
+//     call returns in virtual time;
 //   - a reply to a `deliver` (deliver_ok / error) ends that delivery's attempt;
 //   - a message to a peer (dest: a consumer node's name) is sent one way over the simulated network (the
 //     consumers-to-consumers link, its faults and partitions) and is written, unchanged, as the receiver's next

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "external/child_process.hpp"
+#include "sim/network.hpp"
+#include "world/external_services.hpp"
 
 namespace lethe {
 
@@ -56,6 +58,12 @@ struct ExternalShared {
   // crashed incarnation stays here until the next one replaces it; the receiver checks it is still the node's).
   std::map<std::string, std::weak_ptr<ExternalSession>> sessions;
   std::uint64_t peer_messages = 0;                    // peer messages sent so far: the next one's network tag
+  // Maelstrom's lin-tso, seq-kv and lww-kv (world/external_services.hpp), made at their first use, served by one
+  // service on the store's node.
+  std::optional<sim::Service> services;
+  LinTso lin_tso;
+  std::optional<SeqKv> seq_kv;
+  std::optional<LwwKv> lww_kv;
 
   // Ends every process still running, side by side (the end of a run: the world calls it before the nodes'
   // fibers unwind, each of which would otherwise end its own process in turn).

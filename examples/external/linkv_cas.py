@@ -14,7 +14,9 @@ between its claim and its "done" write leaves the message claimed for ever: ever
 and lethe reports the message as never acknowledged (lost) instead of duplicated. mnemosyne.py adds the
 takeover of a stale claim.
 
-Settings: none. Keys are "PROCESSOR/MESSAGE".
+Settings: the kv service as the first argument: lin-kv (the default), seq-kv or lww-kv. Over lww-kv the
+claim is no claim: each cas compares one lagging replica, two attempts both find the key absent and both
+charge (scenarios/external-lwwkv-cas.toml). Keys are "PROCESSOR/MESSAGE".
 """
 import json
 import sys
@@ -23,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent / "lib"))
 from lethe_node import Node, Reject, RPCError, PRECONDITION_FAILED, TIMEOUT  # noqa: E402
 
+SERVICE = sys.argv[1] if len(sys.argv) > 1 else "lin-kv"
 FREE = "free"  # never written: a cas from FREE fails on every present key
 CLAIM_TRIES = 3
 
@@ -33,14 +36,14 @@ async def claim(key: str, mark: str) -> bool:
     """True if this attempt holds the key (now or from an earlier try); False if another attempt does."""
     for _ in range(CLAIM_TRIES):
         try:
-            await node.kv_cas(key, FREE, mark, create_if_not_exists=True)
+            await node.kv_cas(key, FREE, mark, create_if_not_exists=True, service=SERVICE)
             return True
         except RPCError as error:
             if error.code == PRECONDITION_FAILED:
                 return False
             if error.code != TIMEOUT:
-                raise Reject(f"lin-kv cas failed: {error}")
-    raise Reject("lin-kv did not answer the claim")
+                raise Reject(f"{SERVICE} cas failed: {error}")
+    raise Reject(f"{SERVICE} did not answer the claim")
 
 
 @node.on("deliver")
@@ -48,13 +51,13 @@ async def deliver(body):
     key = f"{body['processor']}/{body['message']}"
     mark = f"claimed:{body['attempt']}"
     if not await claim(key, mark):
-        current = await node.kv_read(key)
+        current = await node.kv_read(key, service=SERVICE)
         if current.startswith("done:"):
             return json.loads(current[len("done:"):])
         if current != mark:
             raise Reject(f"{key} is held by {current}")
     value = await node.effect(body)
-    await node.kv_write(key, f"done:{json.dumps(value)}")
+    await node.kv_write(key, f"done:{json.dumps(value)}", service=SERVICE)
     return value
 
 

@@ -27,6 +27,9 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
   sleep-bad         on its first delivery asks the clock for sleeps of 2^64 - 1 ns, -5 ns, 1.5 ns, 10^18 ns (past
                     the run's end) and 1 ms, then runs the effect once the 1 ms one answered; each reply's line
                     goes to RAW_NODE_LOG ("NODE sleep DURATION LINE")
+  services          on its first delivery: three lin-tso ts; on seq-kv and on lww-kv a write, a read, a cas
+                    that holds, a cas from a stale value and a read; then the effect. Each reply's line goes to
+                    RAW_NODE_LOG ("NODE service STEP LINE")
   ping              on each delivery: the effect, the acknowledgement, and a ping to the next node of node_ids
                     (a ring), sent again every second until that node answers ping_ok; each ping that arrives goes
                     to RAW_NODE_LOG ("NODE ping FROM SEQ FIRST_SENT_NS SENT_NS ARRIVED_NS", the node's times)
@@ -160,9 +163,37 @@ def on_peer(envelope, now):
                 log_line(f"learned {done} from {src}")
 
 
+SERVICE_STEPS = [("ts-1", "lin-tso", {"type": "ts"}), ("ts-2", "lin-tso", {"type": "ts"}),
+                 ("ts-3", "lin-tso", {"type": "ts"})]
+for kv in ("seq-kv", "lww-kv"):
+    SERVICE_STEPS += [
+        (f"{kv}-read-absent", kv, {"type": "read", "key": "k"}),
+        (f"{kv}-write", kv, {"type": "write", "key": "k", "value": 1}),
+        (f"{kv}-cas", kv, {"type": "cas", "key": "k", "from": 1, "to": 2}),
+        (f"{kv}-cas-stale", kv, {"type": "cas", "key": "k", "from": 1, "to": 3}),
+        (f"{kv}-cas-create", kv, {"type": "cas", "key": "new", "from": 0, "to": 5, "create_if_not_exists": True}),
+        (f"{kv}-read", kv, {"type": "read", "key": "k"}),
+    ]
+
+
+def service_step(index, delivery):
+    if index == len(SERVICE_STEPS):
+        effect(delivery, lambda reply, d: ack(d, reply.get("value")))
+        return
+    step, service, body = SERVICE_STEPS[index]
+
+    def then(reply, d):
+        log_line(f"service {step} {LINE[0]}")
+        service_step(index + 1, d)
+    request(service, dict(body), then, delivery)
+
+
 def on_deliver(delivery, now):
     first = first_delivery[0]
     first_delivery[0] = False
+    if MODE == "services" and first:
+        service_step(0, delivery)
+        return
     if MODE == "ping":
         def then(reply, d):
             ack(d, reply.get("value"))

@@ -4,8 +4,9 @@
 Usage: test_engine.py LETHE. Runs tests/external-engine/raw_node.py (the wire protocol alone) as the consumer
 nodes of small scenarios: a run end to end, crashes and restarts, the crash points, determinism and its check,
 plain Maelstrom nodes, every kind of bad node (exit code 2 and a message naming the node, the last line sent,
-what was expected and the stderr tail), and that no node process survives, lethe killed by SIGTERM or SIGINT
-included.
+what was expected and the stderr tail), that no node process survives, lethe killed by SIGTERM or SIGINT
+included, messages between nodes over the consumers' link and its partitions, and Maelstrom's lin-tso, seq-kv
+and lww-kv.
 """
 import json
 import os
@@ -453,6 +454,51 @@ class Peers(unittest.TestCase):
         self.assertEqual(run.returncode, 2, run.stderr)
         self.assertIn('found "store" twice; allowed: two different groups', run.stderr)
         self.assertIn('or ["consumers", "consumers"]', run.stderr)
+
+
+class MaelstromServices(unittest.TestCase):
+    """lin-tso, seq-kv and lww-kv, as Maelstrom has them."""
+
+    def replies(self, seed):
+        """STEP -> reply body of the services node's first delivery, for one seed."""
+        with tempfile.TemporaryDirectory() as scratch:
+            log = Path(scratch) / "log"
+            run = lethe("run", EFFECT, "--seed", seed, "--json", "--set", command("services"), "--set",
+                        "topology.consumers=1", "--set", "faults.crash_every=1h",
+                        extra_env={"RAW_NODE_LOG": str(log)})
+            self.assertEqual(run.returncode, 0, run.stderr)
+            found = {}
+            for line in log.read_text().splitlines():
+                parts = line.split(" ", 3)
+                if parts[1] == "service":
+                    found[parts[2]] = json.loads(parts[3])["body"]
+        return found, json.loads(run.stdout)["trace_hash"]
+
+    def test_lin_tso_seq_kv_and_lww_kv_answer_with_their_own_consistency(self):
+        lagged = 0
+        for seed in range(1, 6):
+            replies, trace_hash = self.replies(seed)
+            self.assertEqual(self.replies(seed)[1], trace_hash)  # the draws are the seed's
+            stamps = [replies[f"ts-{i}"]["ts"] for i in (1, 2, 3)]
+            self.assertEqual([replies[f"ts-{i}"]["type"] for i in (1, 2, 3)], ["ts_ok"] * 3)
+            self.assertLess(stamps[0], stamps[1])
+            self.assertLess(stamps[1], stamps[2])
+            # seq-kv: this node's writes are its own next reads' floor, and cas compares at the head.
+            self.assertEqual(replies["seq-kv-read-absent"]["code"], 20)
+            self.assertEqual(replies["seq-kv-write"]["type"], "write_ok")
+            self.assertEqual(replies["seq-kv-cas"]["type"], "cas_ok")
+            self.assertEqual(replies["seq-kv-cas-stale"]["code"], 22)
+            self.assertEqual(replies["seq-kv-cas-stale"]["text"], "expected 1, found 2")
+            self.assertEqual(replies["seq-kv-cas-create"]["type"], "cas_ok")
+            self.assertEqual((replies["seq-kv-read"]["type"], replies["seq-kv-read"]["value"]), ("read_ok", 2))
+            # lww-kv: each call reaches one of three replicas, which learn a write up to 500 ms later.
+            self.assertEqual(replies["lww-kv-read-absent"]["code"], 20)
+            self.assertEqual(replies["lww-kv-write"]["type"], "write_ok")
+            cas, stale = replies["lww-kv-cas"], replies["lww-kv-cas-stale"]
+            self.assertIn(cas.get("code", "ok"), ("ok", 20))  # 20: a replica the write has not reached
+            self.assertIn(stale.get("code", "ok"), ("ok", 20, 22))
+            lagged += cas.get("code") == 20 or (cas["type"] == "cas_ok" and stale["type"] == "cas_ok")
+        self.assertGreater(lagged, 0)  # some seed saw a replica behind: a stale cas held, or a write not there
 
 
 if __name__ == "__main__":
