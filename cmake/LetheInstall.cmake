@@ -32,7 +32,8 @@ set(LETHE_PUBLIC_HEADERS
     scenario/loader.hpp
     sim/distribution.hpp sim/network.hpp sim/node.hpp sim/random.hpp sim/scheduler.hpp sim/simulation.hpp sim/time.hpp
     sim/timer_queue.hpp sim/trace.hpp
-    world/counterfactual.hpp world/external_shared.hpp world/retry.hpp world/sink.hpp world/world.hpp)
+    world/counterfactual.hpp world/external_services.hpp world/external_shared.hpp world/retry.hpp world/sink.hpp
+    world/world.hpp)
 
 # The libraries by their exported names (lethe::<name>), each after every library it depends on.
 set(LETHE_PACKAGE_LIBRARIES sim_values sim core protocol check external world scenario reports live runner)
