@@ -135,21 +135,30 @@ void EventSpool::add_wait(const WaitRecord& w, sim::Time delivered_at) {
   add(make(delivered_at, kWait, waits_++, {w.attempt, raw(w.waited)}));
 }
 
-void EventSpool::trace_record(const sim::TraceRecord& r) {
+TraceFacts trace_facts(const sim::TraceRecord& r) {
   const std::string_view kind = r.kind_name;
+  TraceFacts facts;
   if (kind == "attempt") {
-    delivered_[r.c] = r.time;
+    facts.delivered = std::pair{AttemptId{r.c}, r.time};
   } else if (kind == "ack") {
-    add_ack(AckEvent{r.time, r.a, static_cast<ProcessorId>(r.b), r.node, r.c != 0});
+    facts.ack = AckEvent{r.time, r.a, static_cast<ProcessorId>(r.b), r.node, r.c != 0};
   } else if (kind == "crash") {
-    add_node_event(NodeEvent{NodeEventKind::Crash, r.time, r.node, 0});
+    facts.node = NodeEvent{NodeEventKind::Crash, r.time, r.node, 0};
   } else if (kind == "restart") {
-    add_node_event(NodeEvent{NodeEventKind::Restart, r.time, r.node, 0});
+    facts.node = NodeEvent{NodeEventKind::Restart, r.time, r.node, 0};
   } else if (kind == "pause") {
-    add_node_event(NodeEvent{NodeEventKind::Pause, r.time, r.node, static_cast<sim::Duration>(r.a)});
+    facts.node = NodeEvent{NodeEventKind::Pause, r.time, r.node, static_cast<sim::Duration>(r.a)};
   } else if (kind == "skew") {
-    add_node_event(NodeEvent{NodeEventKind::Skew, r.time, static_cast<std::uint32_t>(r.a), static_cast<sim::Duration>(r.b)});
+    facts.node = NodeEvent{NodeEventKind::Skew, r.time, static_cast<std::uint32_t>(r.a), static_cast<sim::Duration>(r.b)};
   }
+  return facts;
+}
+
+void EventSpool::trace_record(const sim::TraceRecord& r) {
+  const TraceFacts facts = trace_facts(r);
+  if (facts.delivered) delivered_[facts.delivered->first] = facts.delivered->second;
+  if (facts.ack) add_ack(*facts.ack);
+  if (facts.node) add_node_event(*facts.node);
 }
 
 void EventSpool::attempt_folded(const AttemptRecord& record, const std::optional<ProcessDecision>& decision) {

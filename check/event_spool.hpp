@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "check/events.hpp"
@@ -39,6 +40,15 @@ namespace lethe::events {
 // The trace kinds a streamed log reads (EventSpool::trace_record): deliveries' times, acks, crashes, restarts,
 // pauses, skews.
 std::vector<std::string_view> event_trace_kinds();
+
+// What one trace record of those kinds says of the run: a delivery's time, an acknowledgement or a node event
+// (each set only for its kind; nothing for any other kind). The one reading of the trace for events.
+struct TraceFacts {
+  std::optional<std::pair<AttemptId, sim::Time>> delivered;
+  std::optional<AckEvent> ack;
+  std::optional<NodeEvent> node;
+};
+TraceFacts trace_facts(const sim::TraceRecord& record);
 
 class EventSpool final : public LedgerObserver {
  public:

@@ -14,25 +14,13 @@ namespace {
 
 namespace events = lethe::events;
 
-// The trace's node-wide records and attempts, by kind name (sim/trace.hpp, world/worker.cpp, world/faults.cpp).
+// The trace's deliveries, acknowledgements and node events (check/event_spool.hpp, trace_facts).
 void read_trace(const std::vector<sim::TraceRecord>& trace, events::EventLog& log) {
   for (const sim::TraceRecord& r : trace) {
-    const std::string_view kind = r.kind_name;
-    if (kind == "attempt") {
-      log.delivered_at[r.c] = r.time;
-    } else if (kind == "ack") {
-      log.acks.push_back(events::AckEvent{r.time, r.a, static_cast<lethe::ProcessorId>(r.b), r.node, r.c != 0});
-    } else if (kind == "crash") {
-      log.node_events.push_back(events::NodeEvent{events::NodeEventKind::Crash, r.time, r.node, 0});
-    } else if (kind == "restart") {
-      log.node_events.push_back(events::NodeEvent{events::NodeEventKind::Restart, r.time, r.node, 0});
-    } else if (kind == "pause") {
-      log.node_events.push_back(
-          events::NodeEvent{events::NodeEventKind::Pause, r.time, r.node, static_cast<sim::Duration>(r.a)});
-    } else if (kind == "skew") {
-      log.node_events.push_back(events::NodeEvent{events::NodeEventKind::Skew, r.time,
-                                                  static_cast<std::uint32_t>(r.a), static_cast<sim::Duration>(r.b)});
-    }
+    const events::TraceFacts facts = events::trace_facts(r);
+    if (facts.delivered) log.delivered_at[facts.delivered->first] = facts.delivered->second;
+    if (facts.ack) log.acks.push_back(*facts.ack);
+    if (facts.node) log.node_events.push_back(*facts.node);
   }
 }
 
@@ -84,10 +72,10 @@ void stream_events(events::EventSpool& spool, lethe::WorldOptions& options) {
 }
 
 std::string write_streamed_event_file(const std::string& path, const lethe::ScenarioConfig& config,
-                                      const lethe::WorldRecord& record, const lethe::RunResult& result,
+                                      lethe::WorldRecord& record, const lethe::RunResult& result,
                                       events::EventSpool& spool, std::ostream& warnings) {
   events::EventLog log = run_fields(config, record, result);  // with the folded ledger: the rest was streamed
-  log.ledger = record.ledger;
+  log.ledger = std::move(record.ledger);
   std::string error;
   try {
     error = reports::write_file_with(path, [&](std::ostream& out) { spool.write_rest(out, log); });

@@ -32,9 +32,10 @@ std::string write_event_file(const std::string& path, const lethe::ScenarioConfi
 // trace kinds when it keeps every kind (keep_trace for --dot).
 void stream_events(lethe::events::EventSpool& spool, lethe::WorldOptions& options);
 // Writes the events of a run streamed into `spool`, with what `record` (the run's, folded) still holds; as
-// write_event_file. A temporary file that could not be used is said on `warnings` (the log is still written).
+// write_event_file (and, as it, moves the record's ledger into the log). A temporary file that could not be used is
+// said on `warnings` (the log is still written).
 std::string write_streamed_event_file(const std::string& path, const lethe::ScenarioConfig& config,
-                                      const lethe::WorldRecord& record, const lethe::RunResult& result,
+                                      lethe::WorldRecord& record, const lethe::RunResult& result,
                                       lethe::events::EventSpool& spool, std::ostream& warnings);
 
 }  // namespace runner
