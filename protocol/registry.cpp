@@ -109,11 +109,11 @@ std::string value_problem(const SettingKey& key, const SettingValue& value) {
 // The entry's strategy behind the basis check (the hooks it was made with live as long as it does).
 class CheckedStrategy final : public Strategy {
  public:
-  CheckedStrategy(const StrategyInfo& info, ProtocolSection settings, StoreClient& store, Clock& clock,
-                  ProtocolHooks& hooks, sim::Rng rng)
+  CheckedStrategy(const StrategyInfo& info, std::shared_ptr<const ProtocolSection> settings, StoreClient& store,
+                  Clock& clock, ProtocolHooks& hooks, sim::Rng rng)
       : settings_(std::move(settings)),
         hooks_(info, hooks),
-        strategy_(info.factory(settings_, store, clock, hooks_, std::move(rng))) {
+        strategy_(info.factory(*settings_, store, clock, hooks_, std::move(rng))) {
     if (!strategy_) throw StrategyContractError("strategy \"" + info.name + "\": its factory made nothing");
   }
 
@@ -126,7 +126,7 @@ class CheckedStrategy final : public Strategy {
   }
 
  private:
-  ProtocolSection settings_;  // the factory's strategy may keep a reference to it
+  std::shared_ptr<const ProtocolSection> settings_;  // the factory's strategy may keep a reference to it
   DeclaredBasesHooks hooks_;
   std::unique_ptr<Strategy> strategy_;
 };
@@ -254,13 +254,22 @@ std::string settings_problem(const ProtocolSection& settings) {
   return {};
 }
 
+std::shared_ptr<const ProtocolSection> strategy_settings(const ProtocolSection& settings) {
+  auto filled = std::make_shared<const ProtocolSection>(with_defaults(settings));
+  const std::string why = settings_problem(*filled);
+  if (!why.empty()) throw std::invalid_argument("make_strategy: " + why);
+  return filled;
+}
+
+std::unique_ptr<Strategy> make_strategy(std::shared_ptr<const ProtocolSection> settings, StoreClient& store,
+                                        Clock& clock, ProtocolHooks& hooks, sim::Rng rng) {
+  const StrategyInfo& info = strategy_info(settings->kind);
+  return std::make_unique<CheckedStrategy>(info, std::move(settings), store, clock, hooks, std::move(rng));
+}
+
 std::unique_ptr<Strategy> make_strategy(const ProtocolSection& settings, StoreClient& store, Clock& clock,
                                         ProtocolHooks& hooks, sim::Rng rng) {
-  const StrategyInfo& info = strategy_info(settings.kind);
-  const ProtocolSection filled = with_defaults(settings);
-  const std::string why = settings_problem(filled);
-  if (!why.empty()) throw std::invalid_argument("make_strategy: " + why);
-  return std::make_unique<CheckedStrategy>(info, filled, store, clock, hooks, std::move(rng));
+  return make_strategy(strategy_settings(settings), store, clock, hooks, std::move(rng));
 }
 
 }  // namespace lethe

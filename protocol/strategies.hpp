@@ -100,5 +100,12 @@ inline constexpr int kStoreAttemptsPerStep = 3;
 // `store`, `clock` and `hooks` must outlive the strategy. Defined with the registry (protocol/registry.cpp).
 std::unique_ptr<Strategy> make_strategy(const ProtocolSection& settings, StoreClient& store, Clock& clock,
                                         ProtocolHooks& hooks, sim::Rng rng);
+// The settings make_strategy() makes a strategy with: `settings` with its kind's defaults filled in, checked (a
+// violation of make_strategy's REQUIRES throws std::invalid_argument). Made once, they are shared by every
+// strategy made from them (a million consumers share one copy, not a million).
+std::shared_ptr<const ProtocolSection> strategy_settings(const ProtocolSection& settings);
+// make_strategy() with settings from strategy_settings(): the strategy keeps them alive.
+std::unique_ptr<Strategy> make_strategy(std::shared_ptr<const ProtocolSection> settings, StoreClient& store,
+                                        Clock& clock, ProtocolHooks& hooks, sim::Rng rng);
 
 }  // namespace lethe

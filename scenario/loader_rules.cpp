@@ -33,14 +33,16 @@ std::optional<std::uint64_t> address_space_left() {
 
 }  // namespace
 
-// Every consumer node runs on a fiber stack of its own from its start, so a topology whose stacks alone exceed
-// the address-space limit cannot run: said here, at the key, instead of running out of memory mid-run (requests
-// in flight need more fibers still, so a topology that passes may still run out: exit code 5).
+// A consumer node of a source whose idle workers keep their fibers holds a fiber stack of its own, so a topology
+// whose stacks alone exceed the address-space limit cannot run: said here, at the key, instead of running out of
+// memory mid-run (requests in flight need more fibers still, so a topology that passes may still run out: exit
+// code 5). A source whose idle workers wait without a stack (the queue) needs stacks only for the busy ones.
 void Loader::check_consumers_fit(const lethe::TopologySection& section) {
   if (!valid("topology.consumers") || !valid("topology.source") || !valid("topology.processors")) return;
+  const lethe::SourceEntry* source = lethe::source_registry().find(section.source);
+  if (source != nullptr && source->idle_workers_stackless) return;
   const std::optional<std::uint64_t> left = address_space_left();
   if (!left.has_value()) return;
-  const lethe::SourceEntry* source = lethe::source_registry().find(section.source);
   const std::uint64_t per_consumer =
       source != nullptr && source->workers == lethe::WorkerLayout::PerProcessor
           ? std::max<std::uint64_t>(1, section.processors.size())

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <utility>
 
@@ -88,14 +89,18 @@ class Signal {
   bool wait(Time deadline = kTimeMax) {
     Simulation& simulation = Simulation::current();
     if (simulation.now() >= deadline) return false;
-    // Waiters that timed out stay queued (notify_one() skips them); drop them when the queue has doubled
-    // since the last sweep: amortized O(1) per wait, and memory bounded by the fibers really waiting.
-    if (waiters_.size() >= sweep_at_) {
-      std::erase_if(waiters_, [&simulation](Waker w) { return !simulation.waiting(w); });
-      sweep_at_ = std::max<std::size_t>(64, 2 * waiters_.size());
-    }
-    waiters_.push_back(simulation.waker());
+    enlist(simulation);
     return simulation.park(deadline);
+  }
+  // wait(deadline) without the fiber's stack (Simulation::park_then): false, and `then` dropped, when the
+  // deadline has passed; otherwise the fiber is listed as wait() lists it and true is returned: the caller must
+  // return at once, and then(notified) runs in a new fiber of its slot.
+  bool wait_then(Time deadline, std::function<void(bool notified)> then) {
+    Simulation& simulation = Simulation::current();
+    if (simulation.now() >= deadline) return false;
+    enlist(simulation);
+    simulation.park_then(deadline, std::move(then));
+    return true;
   }
   // Wakes the longest-waiting fiber still parked here (FIFO, as a long-polling broker hands a new message to
   // one waiting receiver). Returns false if none was.
@@ -110,6 +115,17 @@ class Signal {
   }
 
  private:
+  // Lists the calling fiber's next wait. Waiters that timed out stay queued (notify_one() skips them); they are
+  // dropped when the queue has doubled since the last sweep: amortized O(1) per wait, and memory bounded by the
+  // fibers really waiting.
+  void enlist(Simulation& simulation) {
+    if (waiters_.size() >= sweep_at_) {
+      std::erase_if(waiters_, [&simulation](Waker w) { return !simulation.waiting(w); });
+      sweep_at_ = std::max<std::size_t>(64, 2 * waiters_.size());
+    }
+    waiters_.push_back(simulation.waker());
+  }
+
   std::deque<Waker> waiters_;
   std::size_t sweep_at_ = 64;
 };

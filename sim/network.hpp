@@ -107,6 +107,14 @@ class Network {
   template <class Handler>
   auto call(Service& service, Handler handle, Duration timeout, std::uint64_t tag = 0)
       -> std::optional<std::invoke_result_t<Handler&>>;
+  // call() without holding the fiber's stack while the RPC is out: an instant call returns its response at once
+  // (`then` is dropped); otherwise it returns nullopt after Simulation::park_then(), so the calling fiber must
+  // return at once, and then(what call() would have returned) runs in a new fiber of its slot. The same sends,
+  // draws, timers and trace as call().
+  template <class Handler>
+  auto call_or_then(Service& service, Handler handle, Duration timeout, std::uint64_t tag,
+                    std::function<void(std::optional<std::invoke_result_t<Handler&>>)> then)
+      -> std::optional<std::invoke_result_t<Handler&>>;
 
   const NetworkStats& stats() const { return stats_; }
 
@@ -127,6 +135,16 @@ class Network {
     Node* to = nullptr;
     std::uint64_t tag = 0;
   };
+  // The part of call() before its wait: sends the request (its response will be written to *result while the
+  // caller's next wait lasts), or serves an instant call at once and returns its response.
+  template <class Handler>
+  auto begin_call(Service& service, Handler handle, std::uint64_t tag,
+                  std::optional<std::invoke_result_t<Handler&>>* result)
+      -> std::optional<std::invoke_result_t<Handler&>>;
+  // The part after: `result` if the wait was answered with one, else a timeout (counted and traced).
+  template <class Response>
+  std::optional<Response> end_call(bool answered, std::optional<Response> result, const Node& caller,
+                                   std::uint64_t tag);
   // Sends with loss/partition/duplication; is_response selects ack_loss.
   void transmit(Node& from, Node& to, std::function<void()> on_deliver, std::uint64_t tag, bool is_response);
   std::uint32_t hold(Node& from, Node& to, std::function<void()> on_deliver, std::uint64_t tag);
@@ -150,16 +168,55 @@ template <class Handler>
 auto Network::call(Service& service, Handler handle, Duration timeout, std::uint64_t tag)
     -> std::optional<std::invoke_result_t<Handler&>> {
   using Response = std::invoke_result_t<Handler&>;
+  std::optional<Response> result;
+  if (std::optional<Response> response = begin_call(service, std::move(handle), tag, &result)) return response;
+  Simulation& simulation = simulation_;
+  const bool answered = simulation.park(saturating_add(simulation.now(), std::max<Duration>(timeout, 0)));
+  return end_call(answered, std::move(result), simulation.this_node(), tag);
+}
+
+template <class Handler>
+auto Network::call_or_then(Service& service, Handler handle, Duration timeout, std::uint64_t tag,
+                           std::function<void(std::optional<std::invoke_result_t<Handler&>>)> then)
+    -> std::optional<std::invoke_result_t<Handler&>> {
+  using Response = std::invoke_result_t<Handler&>;
+  // The response is written here while the slot waits: the continuation owns it, and a late response finds the
+  // wait over and writes nothing.
+  auto result = std::make_shared<std::optional<Response>>();
+  if (std::optional<Response> response = begin_call(service, std::move(handle), tag, result.get())) return response;
+  Simulation& simulation = simulation_;
+  Node* caller = &simulation.this_node();
+  simulation.park_then(saturating_add(simulation.now(), std::max<Duration>(timeout, 0)),
+                       [this, result, caller, tag, then = std::move(then)](bool answered) {
+                         then(end_call(answered, std::move(*result), *caller, tag));
+                       });
+  return std::nullopt;
+}
+
+template <class Response>
+std::optional<Response> Network::end_call(bool answered, std::optional<Response> result, const Node& caller,
+                                          std::uint64_t tag) {
+  if (!answered || !result.has_value()) {
+    ++stats_.rpc_timeouts;
+    simulation_.trace().record(simulation_.now(), kinds::kRpcTimeout, caller.id(), tag);
+    return std::nullopt;
+  }
+  return result;
+}
+
+template <class Handler>
+auto Network::begin_call(Service& service, Handler handle, std::uint64_t tag,
+                         std::optional<std::invoke_result_t<Handler&>>* result_pointer)
+    -> std::optional<std::invoke_result_t<Handler&>> {
+  using Response = std::invoke_result_t<Handler&>;
   Simulation& simulation = simulation_;
   Node& caller = simulation.this_node();
   Node& server = *service.node;
-  std::optional<Response> result;
   const Waker waker = simulation.waker();
   Network* network = this;
   Service* service_pointer = &service;
   Node* caller_pointer = &caller;
   Node* server_pointer = &server;
-  std::optional<Response>* result_pointer = &result;
 
   // Sends the response back to the caller (runs at the server, at the instant the handler ran).
   auto respond = [network, caller_pointer, server_pointer, result_pointer, waker, tag](Response response) {
@@ -222,13 +279,7 @@ auto Network::call(Service& service, Handler handle, Duration timeout, std::uint
     };
     transmit(caller, server, std::move(on_request), tag, false);
   }
-  const bool answered = simulation.park(saturating_add(simulation.now(), std::max<Duration>(timeout, 0)));
-  if (!answered || !result.has_value()) {
-    ++stats_.rpc_timeouts;
-    simulation.trace().record(simulation.now(), kinds::kRpcTimeout, caller.id(), tag);
-    return std::nullopt;
-  }
-  return result;
+  return std::nullopt;
 }
 
 }  // namespace sim

@@ -74,19 +74,27 @@ class KernelAlgorithm final : public boost::fibers::algo::algorithm {
       Simulation& simulation = *simulation_;
       std::uint32_t slot = simulation.spawning_slot_;
       if (slot != Simulation::kNoSlot) {
-        simulation.slots_[slot].context = ctx;  // a new fiber: Boost readies it inside its constructor
-      } else {
-        slot = simulation.slot_of(ctx);  // a fiber that yielded through Boost (not a kernel await point)
-        LETHE_KERNEL_ASSERT_OR_ABORT(slot != Simulation::kNoSlot);
+        // A new fiber: Boost readies it inside its constructor, which materialize() runs for the slot it picked.
+        simulation.slots_[slot].context = ctx;
+        return;
       }
+      slot = simulation.slot_of(ctx);  // a fiber that yielded through Boost (not a kernel await point)
+      LETHE_KERNEL_ASSERT_OR_ABORT(slot != Simulation::kNoSlot);
       simulation.ready_.push_back(Simulation::Ready{ctx, slot});
     }
   }
 
   boost::fibers::context* pick_next() noexcept override {
     if (simulation_ != nullptr && !simulation_->ready_.empty()) {
+      if (simulation_->exits_since_release_ >= Simulation::kExitsBeforeRelease && dispatcher_ != nullptr) {
+        simulation_->exits_since_release_ = 0;  // the dispatcher frees the ended fibers' stacks, then picks
+        auto* ctx = dispatcher_;
+        dispatcher_ = nullptr;
+        simulation_->current_slot_ = Simulation::kNoSlot;
+        return ctx;
+      }
       simulation_->current_slot_ = Simulation::kNoSlot;
-      return simulation_->pick_next();
+      if (auto* ctx = simulation_->pick_next()) return ctx;
     }
     if (dispatcher_ != nullptr) {
       auto* ctx = dispatcher_;
@@ -303,7 +311,7 @@ void Simulation::make_ready(std::uint32_t slot_index) {
     slot.deadline_armed = false;
     timers_.note_stale();
   }
-  ready_.push_back(Ready{slot.context, slot_index});
+  ready_.push_back(Ready{slot.stackless ? nullptr : slot.context, slot_index});
 }
 
 std::uint32_t Simulation::slot_of(boost::fibers::context* ctx) const {
@@ -327,20 +335,12 @@ bool Simulation::park(Time deadline) {
   const std::uint32_t self = current_slot_;
   LETHE_KERNEL_ASSERT(self != kNoSlot);
   FiberSlot& slot = slots_[self];
+  LETHE_KERNEL_ASSERT(!slot.stackless);  // an await point after park_then()
   if (slot.killed) {
     if (std::uncaught_exceptions() == 0) throw Crash{};
     return false;  // unwinding already: never block a dying fiber
   }
-  if (deadline < now_) {
-    fail("a fiber parked with a deadline of " + std::to_string(deadline) + " ns, before the current instant " +
-         std::to_string(now_) + " ns (a sum of virtual time wrapped around)");
-    deadline = now_;
-  }
-  slot.wait_id = slot.next_wait_id;
-  slot.next_wait_id = ++wait_counter_;
-  slot.timed_out = false;
-  slot.deadline_armed = deadline != kTimeMax;
-  if (deadline != kTimeMax) push_timer(deadline, Waker{self, slot.wait_id}, nullptr);
+  begin_wait(self, deadline);
   suspend_current(self);
   current_slot_ = self;
   FiberSlot& resumed = slots_[self];  // slots_ may have grown while suspended
@@ -351,6 +351,40 @@ bool Simulation::park(Time deadline) {
   }
   handle_pause(self);
   return woken;
+}
+
+void Simulation::begin_wait(std::uint32_t self, Time deadline) {
+  FiberSlot& slot = slots_[self];
+  if (deadline < now_) {
+    fail("a fiber parked with a deadline of " + std::to_string(deadline) + " ns, before the current instant " +
+         std::to_string(now_) + " ns (a sum of virtual time wrapped around)");
+    deadline = now_;
+  }
+  slot.wait_id = slot.next_wait_id;
+  slot.next_wait_id = ++wait_counter_;
+  slot.timed_out = false;
+  slot.deadline_armed = deadline != kTimeMax;
+  if (deadline != kTimeMax) push_timer(deadline, Waker{self, slot.wait_id}, nullptr);
+}
+
+void Simulation::park_then(Time deadline, std::function<void(bool)> then) {
+  const std::uint32_t self = current_slot_;
+  LETHE_KERNEL_ASSERT(self != kNoSlot);
+  FiberSlot& slot = slots_[self];
+  LETHE_KERNEL_ASSERT(!slot.stackless);  // one wait per turn
+  if (slot.killed) {
+    if (std::uncaught_exceptions() == 0) throw Crash{};
+    return;
+  }
+  begin_wait(self, deadline);
+  continuations_[self] = std::move(then);
+  slot.stackless = true;  // the fiber ends when it returns; the slot waits on (fiber_exited)
+}
+
+std::size_t Simulation::stack_bytes_mapped() const { return stack_pool_->mapped_bytes(); }
+
+bool Simulation::parked_without_stack() const {
+  return current_slot_ != kNoSlot && slots_[current_slot_].stackless;
 }
 
 void Simulation::handle_pause(std::uint32_t self) {
@@ -457,23 +491,51 @@ void Simulation::finish_run() {
 }
 
 boost::fibers::context* Simulation::pick_next() {
-  LETHE_KERNEL_ASSERT_OR_ABORT(!ready_.empty());
-  ++switches_;
-  std::size_t index;
-  if (preselected_ != kNoPick) {
-    index = preselected_;
-    preselected_ = kNoPick;
-  } else {
-    index = choose_ready_index();
+  while (!ready_.empty()) {
+    ++switches_;
+    std::size_t index;
+    if (preselected_ != kNoPick) {
+      index = preselected_;
+      preselected_ = kNoPick;
+    } else {
+      index = choose_ready_index();
+    }
+    LETHE_KERNEL_ASSERT_OR_ABORT(index < ready_.size());
+    const Ready ready = ready_[index];
+    if (index == 0) {
+      ready_.pop_front();
+    } else {
+      ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(index));
+    }
+    if (ready.context != nullptr) return ready.context;
+    if (auto* ctx = materialize(ready.slot)) return ctx;
   }
-  LETHE_KERNEL_ASSERT_OR_ABORT(index < ready_.size());
-  auto* ctx = ready_[index].context;
-  if (index == 0) {
-    ready_.pop_front();
-  } else {
-    ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(index));
+  return nullptr;  // no fiber could be given a stack: the run has failed
+}
+
+boost::fibers::context* Simulation::materialize(std::uint32_t index) {
+  FiberSlot& slot = slots_[index];
+  std::function<void(bool)> then = std::move(continuations_[index]);
+  continuations_[index] = nullptr;
+  slot.stackless = false;
+  const bool woken = !slot.timed_out;
+  try {
+    spawning_slot_ = index;
+    start_fiber(index, std::move(then), woken);
+    spawning_slot_ = kNoSlot;
+    return slots_[index].context;
+  } catch (...) {
+    spawning_slot_ = kNoSlot;
+    Node& node = *slots_[index].node;
+    fail(out_of_memory_message(node, std::current_exception()));
+    // No fiber exists: give the slot back, or the destructor would wait for a fiber that never runs.
+    std::erase(node.fiber_slots_, index);
+    slots_[index] = FiberSlot{};
+    free_slots_.push_back(index);
+    --live_fibers_;
+    if (live_fibers_ == 0 && shutting_down_) finish_run();
+    return nullptr;
   }
-  return ctx;
 }
 
 void Simulation::run_until(Time limit) {
@@ -535,49 +597,42 @@ void Simulation::spawn_fiber(Node& node, std::function<void()> body) {
   node.fiber_slots_.push_back(index);
   ++live_fibers_;
   slot.priority = scheduler_.spawn_priority();
-  try {
-    spawning_slot_ = index;
-    start_fiber(index, std::move(body));
-    spawning_slot_ = kNoSlot;
-  } catch (...) {
-    spawning_slot_ = kNoSlot;
-    // No fiber exists: give the slot back, or the destructor would wait for a fiber that never runs.
-    node.fiber_slots_.pop_back();
-    slots_[index] = FiberSlot{};
-    free_slots_.push_back(index);
-    --live_fibers_;
-    throw_out_of_memory(node, std::current_exception());
-  }
+  if (continuations_.size() < slots_.size()) continuations_.resize(slots_.size());
+  continuations_[index] = [body = std::move(body)](bool) { body(); };
+  slot.stackless = true;
+  ready_.push_back(Ready{nullptr, index});  // where Boost would have readied a fiber made now
 }
 
-void Simulation::throw_out_of_memory(const Node& node, std::exception_ptr error) {
+std::string Simulation::out_of_memory_message(const Node& node, std::exception_ptr error) const {
   constexpr std::size_t kMiB = 1024 * 1024;
   try {
     std::rethrow_exception(error);
   } catch (const StackPool::StackMapFailed& failed) {
-    throw InternalError(fmt::format(
+    return fmt::format(
         "out of memory: could not map {} KiB more of fiber stacks ({} stacks of {} KiB) for a fiber of node {} ({}; "
         "{} fibers live, {} MiB of stacks mapped)",
         stack_pool_->chunk_bytes() / 1024, stack_pool_->chunk_bytes() / stack_pool_->stack_bytes(),
         stack_pool_->stack_bytes() / 1024, node.name(), std::error_code(failed.error, std::generic_category()).message(), live_fibers_,
-        stack_pool_->mapped_bytes() / kMiB));
+        stack_pool_->mapped_bytes() / kMiB);
   } catch (const std::bad_alloc&) {
-    throw InternalError(fmt::format("out of memory: an allocation failed (std::bad_alloc) while starting a fiber of "
-                                    "node {} ({} fibers live, {} MiB of stacks mapped)",
-                                    node.name(), live_fibers_, stack_pool_->mapped_bytes() / kMiB));
+    return fmt::format("out of memory: an allocation failed (std::bad_alloc) while starting a fiber of "
+                       "node {} ({} fibers live, {} MiB of stacks mapped)",
+                       node.name(), live_fibers_, stack_pool_->mapped_bytes() / kMiB);
+  } catch (...) {
+    return "out of memory: starting a fiber of node " + node.name() + " failed";
   }
 }
 
-void Simulation::start_fiber(std::uint32_t index, std::function<void()> body) {
+void Simulation::start_fiber(std::uint32_t index, std::function<void(bool)> then, bool woken) {
   boost::fibers::fiber fiber(
       std::allocator_arg, PooledStack{stack_pool_},
-      [this, index, body = std::move(body)]() mutable {
+      [this, index, then = std::move(then), woken]() mutable {
         current_slot_ = index;
         slots_[index].context = boost::fibers::context::active();
         try {
           if (slots_[index].killed) throw Crash{};
           handle_pause(index);
-          body();
+          then(woken);
         } catch (const Crash&) {
           // Normal end of a crashed fiber.
         } catch (const InternalError& e) {
@@ -589,7 +644,7 @@ void Simulation::start_fiber(std::uint32_t index, std::function<void()> body) {
         } catch (...) {
           fail("a simulated fiber failed with a non-standard exception");
         }
-        body = nullptr;  // release captured state while the fiber still exists
+        then = nullptr;  // release captured state while the fiber still exists
         fiber_exited(index);
       });
   fiber.detach();
@@ -597,6 +652,12 @@ void Simulation::start_fiber(std::uint32_t index, std::function<void()> body) {
 
 void Simulation::fiber_exited(std::uint32_t index) {
   FiberSlot& slot = slots_[index];
+  ++exits_since_release_;
+  if (slot.stackless) {  // park_then(): the fiber ends, its slot waits on
+    slot.context = nullptr;
+    current_slot_ = kNoSlot;
+    return;
+  }
   Node& node = *slot.node;
   auto it = std::find(node.fiber_slots_.begin(), node.fiber_slots_.end(), index);
   LETHE_KERNEL_ASSERT_OR_ABORT(it != node.fiber_slots_.end());

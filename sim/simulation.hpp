@@ -17,6 +17,14 @@
 //   - nothing here reads a real clock, sleeps, or uses pointer values to order
 //     anything: the same seed gives the same trace hash on every run and build.
 //
+// Fibers without a stack: a fiber exists as a slot (its node, its wait, its scheduling priority) and gets a Boost
+// fiber, with a stack from the pool, only while it runs. spawn_fiber() makes the slot ready; the stack is taken
+// when the slot is first picked. A fiber that waits with park_then() instead of park() gives its stack back: the
+// slot waits exactly as a parked fiber would (the same Waker, the same deadline timer, the same place in the
+// ready queue when woken), and its continuation runs in a new stack when the slot is picked. So a million nodes
+// that are started, or that wait long (idle consumers in a long poll), cost a slot each, not a stack each, and
+// the run is the same as with parked fibers: the same picks, the same trace.
+//
 // Crashes: Node::crash() marks every fiber of the node; each throws sim::Crash
 // (which does not derive from std::exception) at its current or next await
 // point, so stacks unwind and RAII runs. A fiber blocked in a Boost mutex,
@@ -140,13 +148,22 @@ class Simulation {
   void run() { run_until(kTimeMax); }
   bool has_pending_timers() const { return !timers_.empty(); }
   std::size_t pending_timers() const { return timers_.size(); }  // stale fiber wake-ups included
-  std::size_t live_fibers() const { return live_fibers_; }
+  std::size_t live_fibers() const { return live_fibers_; }  // slots waiting without a stack included
+  std::size_t stack_bytes_mapped() const;                      // the fiber stacks' address space so far
 
   // --- await points (call only from a simulated fiber) ---
   // Parks the current fiber until wake(waker()) or `deadline` (kTimeMax = none).
   // Returns true if woken, false on the deadline. Throws Crash if the node crashed. A deadline before now fails
   // the run (InternalError from run_until) and returns false.
   bool park(Time deadline = kTimeMax);
+  // park(deadline) without the stack: the slot waits as park() would, and when the wait ends, then(woken) runs
+  // (woken as park() would have returned) in a new fiber of the same slot, with the same node, after the node's
+  // pause, as the parked fiber would have returned. REQUIRES: the calling fiber returns at once, reaching no
+  // other await point (that fails the run). Throws Crash if the node crashed. A crash while it waits drops
+  // `then` unrun, in the slot's next turn, where the parked fiber would have unwound.
+  void park_then(Time deadline, std::function<void(bool woken)> then);
+  // True if the current fiber has called park_then() (it must return now).
+  bool parked_without_stack() const;
   // The Waker for the current fiber's NEXT park(). Take it, register it, then park().
   Waker waker() const;
   // True if that wait is still in progress (its fiber is parked in it).
@@ -159,7 +176,8 @@ class Simulation {
   Node& this_node();
   bool in_fiber() const { return current_slot_ != kNoSlot; }
 
-  // Internal: used by Node.
+  // Internal: used by Node. The slot is ready at once; its stack is taken when it first runs (then a stack that
+  // cannot be mapped fails the run: InternalError "out of memory: ..." from run_until).
   void spawn_fiber(Node& node, std::function<void()> body);
   void kill_fibers_of(Node& node);
   std::uint64_t context_switches() const { return switches_; }
@@ -182,9 +200,11 @@ class Simulation {
     bool timed_out = false;
     bool deadline_armed = false;  // its current wait has a timer in timers_
     bool in_use = false;
+    bool stackless = false;  // no Boost fiber: continuations_[slot] runs when the slot is next picked
     std::uint64_t priority = 0;  // Pct: higher runs first (drawn at spawn, lowered at a change point)
   };
-  // A ready fiber: its context and its slot (the slot carries the Pct priority).
+  // A ready fiber: its context (null: a slot without a stack, given one when picked) and its slot (the slot
+  // carries the Pct priority).
   struct Ready {
     boost::fibers::context* context;
     std::uint32_t slot;
@@ -201,9 +221,19 @@ class Simulation {
   void make_ready(std::uint32_t slot);
   void suspend_current(std::uint32_t slot);
   void fiber_exited(std::uint32_t slot);
-  void start_fiber(std::uint32_t slot, std::function<void()> body);
-  // Rethrows what starting a fiber of `node` threw as InternalError("out of memory: ..."), saying what failed.
-  [[noreturn]] void throw_out_of_memory(const Node& node, std::exception_ptr error);
+  // Gives a slot without a stack its Boost fiber, which runs then(woken): its context, or null when no stack
+  // could be had (the run fails, the slot is freed).
+  boost::fibers::context* materialize(std::uint32_t slot);
+  void start_fiber(std::uint32_t slot, std::function<void(bool)> then, bool woken);
+  // Starts a wait of the current fiber (park and park_then): wait ids, the deadline's timer.
+  void begin_wait(std::uint32_t slot, Time deadline);
+  // What starting a fiber of `node` threw, as the run's "out of memory: ..." message.
+  std::string out_of_memory_message(const Node& node, std::exception_ptr error) const;
+  // Boost frees a finished fiber's stack only when its dispatcher runs: after this many fibers ended since it
+  // last did, the dispatcher gets the next turn (it picks the same fiber next), so that a million fibers that
+  // each end after one step do not hold a million stacks.
+  static constexpr std::uint32_t kExitsBeforeRelease = 64;
+  std::uint32_t exits_since_release_ = 0;
   void finish_run();
   void handle_pause(std::uint32_t slot);
   void fail(std::string message);
@@ -220,9 +250,10 @@ class Simulation {
   std::uint64_t switches_ = 0;
   TimerQueue timers_;
   std::deque<Ready> ready_;
-  std::uint32_t spawning_slot_ = kNoSlot;  // the slot of the fiber being constructed (Boost readies it at once)
+  std::uint32_t spawning_slot_ = kNoSlot;  // the slot whose Boost fiber is being constructed (materialize)
   std::uint32_t slot_of(boost::fibers::context* ctx) const;  // kNoSlot when no slot holds it
   std::vector<FiberSlot> slots_;
+  std::vector<std::function<void(bool)>> continuations_;  // by slot: what a stackless slot runs when picked
   std::vector<std::uint32_t> free_slots_;
   std::uint32_t current_slot_ = kNoSlot;
   std::size_t live_fibers_ = 0;

@@ -143,31 +143,83 @@ Queue::DeleteResult Queue::serve_delete(MessageId id, std::uint64_t message, std
   return result;
 }
 
+std::optional<Queue::ReceiveResponse> Queue::poll() {
+  Queue* self = this;
+  return network_.call(service_, [self] { return self->serve_receive(); }, settings_.rpc_timeout, 0);
+}
+
+// A long poll: each message that becomes visible wakes one sleeping receiver, or, when none sleeps, leaves a claim
+// that the next empty poll takes to poll again (if anything is still visible) instead of sleeping. So every newly
+// visible message gets at least one poll after it, and no more than one: re-polling whenever anything had changed
+// during the poll made receivers spin while messages arrived, O(consumers) polls per message (16,000 consumers:
+// 408 s for 20,000 messages).
+Queue::AfterPoll Queue::after_poll(const std::optional<ReceiveResponse>& response, sim::Time deadline) {
+  if (response.has_value() && response->delivery.has_value()) return AfterPoll::Delivered;
+  if (simulation_.now() >= deadline) return AfterPoll::DeadlinePassed;
+  if (!response.has_value()) return AfterPoll::PollAgain;  // lost or partitioned: the failed call took rpc_timeout
+  if (unclaimed_ > 0) {
+    --unclaimed_;
+    if (has_visible()) return AfterPoll::PollAgain;
+  }
+  return AfterPoll::Sleep;
+}
+
+Delivery Queue::delivered(const Delivery& delivery) {
+  ++ledger_.deliveries;
+  simulation_.trace().record(simulation_.now(), source_kinds::kQueueDeliver, simulation_.this_node().id(),
+                             delivery.id, delivery.message, delivery.receive_count);
+  return delivery;
+}
+
 std::optional<Delivery> Queue::receive(sim::Time deadline) {
+  while (true) {
+    const std::optional<ReceiveResponse> response = poll();
+    switch (after_poll(response, deadline)) {
+      case AfterPoll::Delivered: return delivered(*response->delivery);
+      case AfterPoll::DeadlinePassed: return std::nullopt;
+      case AfterPoll::PollAgain: continue;
+      case AfterPoll::Sleep: changed_.wait(deadline); continue;
+    }
+  }
+}
+
+bool Queue::receive_or_then(sim::Time deadline, std::optional<Delivery>& received, ReceiveThen then) {
+  return run_receive(std::make_shared<Receiving>(Receiving{deadline, std::move(then)}), std::nullopt, received);
+}
+
+bool Queue::run_receive(const std::shared_ptr<Receiving>& receiving, std::optional<std::optional<ReceiveResponse>> polled,
+                        std::optional<Delivery>& received) {
   Queue* self = this;
   while (true) {
-    const std::optional<ReceiveResponse> response =
-        network_.call(service_, [self] { return self->serve_receive(); }, settings_.rpc_timeout, 0);
-    if (response.has_value() && response->delivery.has_value()) {
-      const Delivery& delivery = *response->delivery;
-      ++ledger_.deliveries;
-      simulation_.trace().record(simulation_.now(), source_kinds::kQueueDeliver, simulation_.this_node().id(),
-                                 delivery.id, delivery.message, delivery.receive_count);
-      return delivery;
+    if (!polled.has_value()) {
+      std::optional<ReceiveResponse> instant = network_.call_or_then(
+          service_, [self] { return self->serve_receive(); }, settings_.rpc_timeout, 0,
+          [self, receiving](std::optional<ReceiveResponse> response) {
+            self->resume_receive(receiving, std::optional<std::optional<ReceiveResponse>>(std::in_place, std::move(response)));
+          });
+      if (!instant.has_value()) return false;
+      polled.emplace(std::move(instant));
     }
-    if (simulation_.now() >= deadline) return std::nullopt;
-    if (!response.has_value()) continue;        // lost or partitioned: the failed call already took rpc_timeout
-    // A long poll: each message that becomes visible wakes one sleeping receiver, or, when none sleeps, leaves
-    // a claim that the next empty poll takes to poll again (if anything is still visible) instead of sleeping.
-    // So every newly visible message gets at least one poll after it, and no more than one: re-polling
-    // whenever anything had changed during the poll made receivers spin while messages arrived, O(consumers)
-    // polls per message (16,000 consumers: 408 s for 20,000 messages).
-    if (unclaimed_ > 0) {
-      --unclaimed_;
-      if (has_visible()) continue;
+    const std::optional<ReceiveResponse> response = std::move(*polled);
+    polled.reset();
+    switch (after_poll(response, receiving->deadline)) {
+      case AfterPoll::Delivered: received = delivered(*response->delivery); return true;
+      case AfterPoll::DeadlinePassed: received.reset(); return true;
+      case AfterPoll::PollAgain: continue;
+      case AfterPoll::Sleep:
+        if (changed_.wait_then(receiving->deadline,
+                               [self, receiving](bool) { self->resume_receive(receiving, std::nullopt); })) {
+          return false;
+        }
+        continue;
     }
-    changed_.wait(deadline);
   }
+}
+
+void Queue::resume_receive(const std::shared_ptr<Receiving>& receiving,
+                           std::optional<std::optional<ReceiveResponse>> polled) {
+  std::optional<Delivery> received;
+  if (run_receive(receiving, std::move(polled), received)) receiving->then(std::move(received));
 }
 
 bool Queue::acknowledge(const Delivery& delivery) {
@@ -197,16 +249,33 @@ void QueueSource::publish(MessageId id, std::uint32_t payload) {
 }
 
 void QueueSource::consume(SourceWorker& worker) {
+  serve(*queues_[workers_[worker.index()].processor], worker.shared(), std::nullopt);
+}
+
+void QueueSource::serve(Queue& queue, const std::shared_ptr<SourceWorker>& worker,
+                        std::optional<std::optional<Delivery>> received) {
+  // A long poll (a 100 ms re-poll made 100,000 idle consumers cost two million RPCs per simulated second), waited
+  // for without the worker's stack: an idle consumer is a slot and its state, not a parked fiber.
   constexpr sim::Duration kLongPoll = 20 * sim::kSecond;
-  Queue& queue = *queues_[workers_[worker.index()].processor];
+  QueueSource* self = this;
+  Queue* from = &queue;
   while (true) {
-    // A long poll (a 100 ms re-poll made 100,000 idle consumers cost two million RPCs per simulated second).
-    auto delivery = queue.receive(sim::now() + kLongPoll);
+    if (!received.has_value()) {
+      std::optional<Delivery> delivery;
+      const bool finished =
+          queue.receive_or_then(sim::now() + kLongPoll, delivery, [self, from, worker](std::optional<Delivery> got) {
+            self->serve(*from, worker, std::optional<std::optional<Delivery>>(std::in_place, std::move(got)));
+          });
+      if (!finished) return;
+      received.emplace(std::move(delivery));
+    }
+    const std::optional<Delivery> delivery = std::move(*received);
+    received.reset();
     if (!delivery) continue;
-    if (!worker.handle(delivery->id, delivery->payload).ok) continue;  // not deleted: redelivered after the visibility timeout
-    worker.before_ack(delivery->id);
+    if (!worker->handle(delivery->id, delivery->payload).ok) continue;  // not deleted: redelivered after the visibility timeout
+    worker->before_ack(delivery->id);
     const bool acknowledged = queue.acknowledge(*delivery);
-    worker.acknowledged(delivery->id, acknowledged);
+    worker->acknowledged(delivery->id, acknowledged);
   }
 }
 
@@ -236,9 +305,9 @@ void QueueSource::account_due_after(Ledger& ledger, sim::Time end) const {
 }
 
 void register_queue_source(SourceRegistry& registry) {
-  registry.add("queue", SourceEntry{WorkerLayout::PerProcessor, [](const SourceContext& context) {
-                                      return std::make_unique<QueueSource>(context);
-                                    }});
+  registry.add("queue", SourceEntry{WorkerLayout::PerProcessor,
+                                    [](const SourceContext& context) { return std::make_unique<QueueSource>(context); },
+                                    true});
 }
 
 }  // namespace lethe

@@ -54,6 +54,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -116,6 +117,12 @@ class Queue {
   // at least once; a poll in flight at the deadline finishes first (returns at most rpc_timeout late).
   // Throws sim::Crash if the worker crashes.
   std::optional<Delivery> receive(sim::Time deadline);
+  // receive(deadline) without holding the worker's stack while it waits (a poll in flight, a long poll asleep):
+  // true with `received` set when it ended without waiting; otherwise false, after which the calling fiber must
+  // return at once, and then(what receive() would have returned) runs in a new fiber of its slot
+  // (sim::Simulation::park_then). The same run as receive().
+  using ReceiveThen = std::function<void(std::optional<Delivery>)>;
+  bool receive_or_then(sim::Time deadline, std::optional<Delivery>& received, ReceiveThen then);
   // From a worker fiber: DeleteMessage. True if the broker answered that the message is deleted.
   bool acknowledge(const Delivery& delivery);
 
@@ -155,6 +162,22 @@ class Queue {
   enum class DeleteResult : std::uint8_t { Stale = 0, Deleted = 1, AlreadyDeleted = 2 };
 
   ReceiveResponse serve_receive();
+  // receive()'s loop, in pieces that both forms share: a poll, what its answer leads to, and a delivery taken.
+  enum class AfterPoll : std::uint8_t { Delivered, DeadlinePassed, PollAgain, Sleep };
+  std::optional<ReceiveResponse> poll();
+  AfterPoll after_poll(const std::optional<ReceiveResponse>& response, sim::Time deadline);
+  Delivery delivered(const Delivery& delivery);
+  // One receive_or_then() in progress.
+  struct Receiving {
+    sim::Time deadline = 0;
+    ReceiveThen then;
+  };
+  // receive()'s loop from a poll's answer (`polled`), or from a poll to make: true when it ended (`received`
+  // set), false when the slot waits (the continuation goes on with resume_receive).
+  bool run_receive(const std::shared_ptr<Receiving>& receiving, std::optional<std::optional<ReceiveResponse>> polled,
+                   std::optional<Delivery>& received);
+  void resume_receive(const std::shared_ptr<Receiving>& receiving,
+                      std::optional<std::optional<ReceiveResponse>> polled);
   DeleteResult serve_delete(MessageId id, std::uint64_t message, std::uint64_t receipt);
   Entry& entry(std::uint64_t message) { return entries_[static_cast<std::size_t>(message - first_entry_)]; }
   void expire(std::uint64_t message, std::uint64_t receipt);
@@ -211,6 +234,11 @@ class QueueSource final : public MessageSource {
   Queue& queue(ProcessorId processor) { return *queues_.at(processor); }
 
  private:
+  // The consume loop of `worker` on `queue`, from a receive's result (`received`) or from a receive to make;
+  // returns when the worker waits without its fiber (the continuation holds `worker`).
+  void serve(Queue& queue, const std::shared_ptr<SourceWorker>& worker,
+             std::optional<std::optional<Delivery>> received);
+
   std::vector<WorkerSlot> workers_;
   std::vector<std::unique_ptr<Queue>> queues_;  // by processor
 };

@@ -11,7 +11,11 @@
 //                      runs), then, when handling succeeded, calls SourceWorker::before_ack and acknowledges the
 //                      message (a delete, an offset commit, a response) and reports it (acknowledged/answered);
 //                      when handling failed it leaves the message for redelivery or requeues it in place, as the
-//                      source's semantics say. Never returns; throws sim::Crash when the worker dies.
+//                      source's semantics say. Never returns, or returns only when the worker waits without
+//                      its fiber: after a kernel wait without a stack (sim::Simulation::park_then, the
+//                      Signal's wait_then, Network::call_or_then) whose continuation holds SourceWorker::shared()
+//                      and goes on consuming (the queue's idle consumers do; returning otherwise fails the run).
+//                      Throws sim::Crash when the worker dies.
 //   worker_started(i)  worker i (re)started: it rejoins the source (a consumer group member). Never blocks.
 //   worker_crashed(i)  worker i crashed (the node is already down). Never blocks.
 //   worker_paused(i)   worker i's node was just paused or its pause extended (Node::paused_until says until
@@ -92,6 +96,9 @@ class SourceWorker {
   virtual void acknowledged(MessageId id, bool accepted) = 0;
   // The source answered `id` to its caller (no acknowledgement of its own).
   virtual void answered(MessageId id) = 0;
+  // This worker, owning everything its incarnation holds (strategies, clients, streams): what a continuation
+  // keeps when the worker waits without its fiber. Dropping the last copy ends the incarnation's state.
+  virtual std::shared_ptr<SourceWorker> shared() = 0;
 };
 
 class MessageSource {
@@ -137,6 +144,8 @@ using SourceFactory = std::function<std::unique_ptr<MessageSource>(const SourceC
 struct SourceEntry {
   WorkerLayout workers = WorkerLayout::PerProcessor;
   SourceFactory make;
+  // True: an idle worker waits without its fiber's stack (the loader does not count a stack per consumer).
+  bool idle_workers_stackless = false;
 };
 
 using SourceRegistry = Registry<SourceEntry>;

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -156,6 +157,9 @@ class WorkerLoop final : public SourceWorker {
     environment_.observations.active(sim::now());
   }
   void answered(MessageId) override { environment_.observations.active(sim::now()); }
+  std::shared_ptr<SourceWorker> shared() override { return std::shared_ptr<SourceWorker>(owner_.lock(), this); }
+  // REQUIRES: `owner` owns this loop and everything it refers to.
+  void set_owner(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
 
  private:
   const WorkerEnvironment& environment_;
@@ -169,7 +173,118 @@ class WorkerLoop final : public SourceWorker {
   SagaOrchestrator* saga_;  // null: plain messages
   SagaCalls* saga_calls_;
   ExternalNode* external_;  // null: the strategies run in lethe
+  std::weak_ptr<void> owner_;
 };
+
+std::unique_ptr<StoreClient> connect_store(const WorkerEnvironment& environment, sim::Node& self) {
+  std::unique_ptr<StoreClient> client = environment.topology.store().connect(self);
+  if (environment.intervener != nullptr) client = environment.intervener->wrap(std::move(client), self);
+  return client;
+}
+
+// What a worker incarnation running built-in strategies holds to handle messages, built in member order and
+// destroyed in the reverse.
+struct PlainParts {
+  PlainParts(const WorkerEnvironment& environment, const std::shared_ptr<const ProtocolSection>& settings,
+             std::size_t index, sim::Node& self, std::vector<ProcessorId> processors)
+      : clock(self),
+        store_client(connect_store(environment, self)),
+        sink_client(environment.topology.sink(), environment.network, environment.config.sink,
+                    environment.simulation.rng(fmt::format("sink-client:{}:{}", self.name(), self.incarnation()))),
+        hooks(environment, self),
+        work(environment.simulation.rng(fmt::format("work:{}:{}", self.name(), self.incarnation()))),
+        saga_calls(environment, sink_client, work, self) {
+    sim::Simulation& simulation = environment.simulation;
+    for (std::size_t i = 0; i < processors.size(); ++i) {
+      strategies.push_back(make_strategy(settings, *store_client, clock, hooks,
+                                         simulation.rng(fmt::format("protocol:{}:{}:{}", self.name(),
+                                                                    self.incarnation(), i))));
+    }
+    if (environment.config.saga.steps > 0) {
+      saga = make_saga_orchestrator(environment.config.protocol, *store_client, clock, hooks,
+                                    simulation.rng(fmt::format("saga:{}:{}", self.name(), self.incarnation())),
+                                    *strategies.front());
+    }
+    loop.emplace(environment, index, hooks, strategies, std::move(processors), sink_client, work, saga.get(),
+                 &saga_calls);
+  }
+
+  SimClock clock;
+  std::unique_ptr<StoreClient> store_client;
+  SinkClient sink_client;
+  WorkerHooks hooks;
+  std::vector<std::unique_ptr<Strategy>> strategies;
+  sim::Rng work;
+  SagaWorkerCalls saga_calls;
+  std::unique_ptr<SagaOrchestrator> saga;
+  std::optional<WorkerLoop> loop;
+};
+
+// A worker incarnation running built-in strategies, owned by the fiber that consumes or, while the worker waits
+// without one, by the source's continuation. Its parts are built when it first handles a message: an idle
+// consumer holds none (a million idle consumers hold a million slots, not a million sets of strategies and
+// clients), and building them later changes nothing in the run (every stream is derived from its name, and
+// building draws nothing and sends nothing).
+class PlainWorker final : public SourceWorker, public std::enable_shared_from_this<PlainWorker> {
+ public:
+  PlainWorker(const WorkerEnvironment& environment, std::shared_ptr<const ProtocolSection> settings,
+              std::size_t index, sim::Node& self, std::vector<ProcessorId> processors)
+      : environment_(environment),
+        settings_(std::move(settings)),
+        index_(index),
+        self_(self),
+        processors_(std::move(processors)) {}
+
+  std::size_t index() const override { return index_; }
+  sim::Node& node() override { return self_; }
+  Handled handle(MessageId id, std::uint32_t payload) override { return loop().handle(id, payload); }
+  void before_ack(MessageId id) override { loop().before_ack(id); }
+  void acknowledged(MessageId id, bool accepted) override { loop().acknowledged(id, accepted); }
+  void answered(MessageId id) override { loop().answered(id); }
+  std::shared_ptr<SourceWorker> shared() override { return shared_from_this(); }
+
+ private:
+  WorkerLoop& loop() {
+    if (!parts_) parts_ = std::make_unique<PlainParts>(environment_, settings_, index_, self_, processors_);
+    return *parts_->loop;
+  }
+
+  const WorkerEnvironment& environment_;
+  std::shared_ptr<const ProtocolSection> settings_;
+  std::size_t index_;
+  sim::Node& self_;
+  std::vector<ProcessorId> processors_;
+  std::unique_ptr<PlainParts> parts_;  // a pointer: an idle worker holds none of its bytes
+};
+
+// A worker incarnation whose consumer is the user's process (protocol.kind = "external"), held as PlainWorker is.
+struct ExternalWorker {
+  ExternalWorker(const WorkerEnvironment& environment, ExternalShared& shared, std::size_t index, sim::Node& self,
+                 ExternalNodeParts parts, std::vector<ProcessorId> processors)
+      : hooks(std::static_pointer_cast<WorkerHooks>(parts.hooks)),
+        sink(*parts.sink),
+        node(environment, shared, self, std::move(parts), processors),
+        unused_work(environment.simulation.rng(fmt::format("work:{}:{}", self.name(), self.incarnation()))) {
+    loop.emplace(environment, index, *hooks, no_strategies, std::move(processors), sink, unused_work, nullptr,
+                 nullptr, &node);
+  }
+
+  std::shared_ptr<WorkerHooks> hooks;
+  SinkClient& sink;  // owned by `node`'s parts
+  ExternalNode node;
+  sim::Rng unused_work;
+  std::vector<std::unique_ptr<Strategy>> no_strategies;
+  std::optional<WorkerLoop> loop;
+};
+
+// Hands `worker` to the source's consume loop. It returns only when the worker waits without its fiber, and then
+// the source's continuation holds the worker (SourceWorker::shared).
+void consume(const WorkerEnvironment& environment, SourceWorker& worker) {
+  environment.topology.source().consume(worker);
+  if (!environment.simulation.parked_without_stack()) {
+    throw std::logic_error("the source's consume loop returned without its worker waiting (MessageSource::consume)");
+  }
+}
 
 }  // namespace
 
@@ -187,38 +302,14 @@ ProtectResult run_attempt(const WorkerEnvironment& environment, MessageId id, Pr
 }
 
 void Workers::main(std::size_t index) {
-  const WorkerEnvironment& environment = environment_;
-  Topology& topology = environment.topology;
-  sim::Simulation& simulation = environment.simulation;
-  sim::Node& self = *topology.workers()[index].node;
-  if (environment.config.protocol.kind == "external") {
+  sim::Node& self = *environment_.topology.workers()[index].node;
+  if (environment_.config.protocol.kind == "external") {
     external_main(index);
     return;
   }
-  SimClock clock(self);
-  std::unique_ptr<StoreClient> store_client = topology.store().connect(self);
-  if (environment.intervener != nullptr) store_client = environment.intervener->wrap(std::move(store_client), self);
-  SinkClient sink_client(topology.sink(), environment.network, environment.config.sink,
-                         simulation.rng(fmt::format("sink-client:{}:{}", self.name(), self.incarnation())));
-  WorkerHooks hooks(environment, self);
-  std::vector<ProcessorId> processors = processors_of(index);
-  std::vector<std::unique_ptr<Strategy>> strategies;
-  for (std::size_t i = 0; i < processors.size(); ++i) {
-    strategies.push_back(make_strategy(environment.config.protocol, *store_client, clock, hooks,
-                                       simulation.rng(fmt::format("protocol:{}:{}:{}", self.name(),
-                                                                  self.incarnation(), i))));
-  }
-  sim::Rng work = simulation.rng(fmt::format("work:{}:{}", self.name(), self.incarnation()));
-  SagaWorkerCalls saga_calls(environment, sink_client, work, self);
-  std::unique_ptr<SagaOrchestrator> saga;
-  if (environment.config.saga.steps > 0) {
-    saga = make_saga_orchestrator(environment.config.protocol, *store_client, clock, hooks,
-                                  simulation.rng(fmt::format("saga:{}:{}", self.name(), self.incarnation())),
-                                  *strategies.front());
-  }
-  WorkerLoop loop(environment, index, hooks, strategies, std::move(processors), sink_client, work, saga.get(),
-                  &saga_calls);
-  topology.source().consume(loop);
+  if (!strategy_settings_) strategy_settings_ = strategy_settings(environment_.config.protocol);
+  auto worker = std::make_shared<PlainWorker>(environment_, strategy_settings_, index, self, processors_of(index));
+  consume(environment_, *worker);
 }
 
 // Shared workers run every processor; the others their own processor.
@@ -239,22 +330,17 @@ void Workers::external_main(std::size_t index) {
   sim::Simulation& simulation = environment.simulation;
   sim::Node& self = *environment.topology.workers()[index].node;
   ExternalNodeParts parts;
-  parts.store = environment.topology.store().connect(self);
   // The node's store operations pass this client (the turn protocol), so a counterfactual acts on them as on a
   // built-in strategy's.
-  if (environment.intervener != nullptr) parts.store = environment.intervener->wrap(std::move(parts.store), self);
+  parts.store = connect_store(environment, self);
   parts.sink = std::make_unique<SinkClient>(
       environment.topology.sink(), environment.network, environment.config.sink,
       simulation.rng(fmt::format("sink-client:{}:{}", self.name(), self.incarnation())));
-  const auto hooks = std::make_shared<WorkerHooks>(environment, self);
-  parts.hooks = hooks;
-  SinkClient& sink = *parts.sink;
-  ExternalNode node(environment, external_, self, std::move(parts), processors_of(index));
-  sim::Rng unused_work = simulation.rng(fmt::format("work:{}:{}", self.name(), self.incarnation()));
-  std::vector<std::unique_ptr<Strategy>> no_strategies;
-  WorkerLoop loop(environment, index, *hooks, no_strategies, processors_of(index), sink, unused_work, nullptr,
-                  nullptr, &node);
-  environment.topology.source().consume(loop);
+  parts.hooks = std::make_shared<WorkerHooks>(environment, self);
+  auto worker = std::make_shared<ExternalWorker>(environment, external_, index, self, std::move(parts),
+                                                 processors_of(index));
+  worker->loop->set_owner(worker);
+  consume(environment, *worker->loop);
 }
 
 }  // namespace lethe

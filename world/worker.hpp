@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 
 #include "core/config.hpp"
 #include "check/ledger.hpp"
@@ -65,6 +66,7 @@ class Workers {
 
   WorkerEnvironment environment_;
   ExternalShared external_;
+  std::shared_ptr<const ProtocolSection> strategy_settings_;  // made at the first worker's start, shared by all
 };
 
 }  // namespace lethe

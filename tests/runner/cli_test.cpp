@@ -196,4 +196,15 @@ TEST(CliBench, TwentyThousandConsumersKeepOnlyTheStackPagesTheyTouch) {
   EXPECT_LT(peak_kb, 20000L * 32) << "more than 32 KiB per consumer: are fiber stacks committed whole?";
 }
 
+TEST(CliBench, AHundredThousandIdleQueueConsumersHoldNoStackEach) {
+  const Outcome o = run_lethe("bench scenarios/bench/consumers-100k.toml --set workload.messages=1000");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find(" effects=1000 "), std::string::npos) << o.out;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(o.out, match, std::regex("peak_rss_kb=([0-9]+)"))) << o.out;
+  const long peak_kb = std::stol(match[1].str());
+  // A parked fiber keeps at least the 4 KiB page its frames touched: 100,000 of them alone would be 400 MB.
+  EXPECT_LT(peak_kb, 100000L * 4) << "an idle consumer holds a stack";
+}
+
 }  // namespace cli_test
