@@ -149,21 +149,22 @@ Json parse_exact_json(const std::string& text, bool* exact = nullptr) {
   return value;
 }
 
-// A line a node wrote. Only the kv services' values keep integers beyond 64 bits exact; every other message reads them as
-// doubles, as it always did.
+bool is_service(const std::string& name) {
+  return name == "lethe-store" || name == "sink" || name == "clock" || name == "lin-kv" || name == "lin-tso" ||
+         name == "seq-kv" || name == "lww-kv";
+}
+
+// A line a node wrote. The kv services' values and messages to peers (any destination that is not a service,
+// "source" or "lethe") keep integers beyond 64 bits exact, as Maelstrom does; the messages lethe reads itself
+// read them as doubles.
 Json parse_node_line(const std::string& line) {
   bool exact = false;
   Json envelope = parse_exact_json(line, &exact);
   const Json dest = envelope.is_object() ? envelope.value("dest", Json()) : Json();
-  if (exact && dest != "lin-kv" && dest != "seq-kv" && dest != "lww-kv") {
-    envelope = history::parse_bounded_json(line);
-  }
+  const bool kv = dest == "lin-kv" || dest == "seq-kv" || dest == "lww-kv";
+  const bool peer = dest.is_string() && !is_service(dest.get<std::string>()) && dest != "source" && dest != "lethe";
+  if (exact && !kv && !peer) envelope = history::parse_bounded_json(line);
   return envelope;
-}
-
-bool is_service(const std::string& name) {
-  return name == "lethe-store" || name == "sink" || name == "clock" || name == "lin-kv" || name == "lin-tso" ||
-         name == "seq-kv" || name == "lww-kv";
 }
 
 bool is_kv_type(const std::string& type) { return type == "read" || type == "write" || type == "cas"; }
@@ -327,7 +328,17 @@ void ExternalSession::fail(const std::string& what, const std::string& expected,
       "external node {} (incarnation {}, process {}): {}; expected {}\n  last line lethe sent: {}\n  stderr tail:\n{}",
       self_.name(), self_.incarnation() + 1, status, what, expected, last_sent_.empty() ? "(none)" : last_sent_, tail));
   if (process_) process_->kill();
-  shared_.failure += shared_.failure.empty() ? text : "\n" + text;  // every node that failed is named
+  // Every node that failed is named; one whose init turn failed as the first node's did, silently, only by name.
+  const std::string reason = fmt::format("{}; expected {}", what, expected);
+  if (shared_.failure.empty()) {
+    shared_.failure = text;
+    shared_.first_reason = reason;
+  } else if (turn_ <= 1 && tail == "(empty)" && reason == shared_.first_reason) {
+    shared_.same_failures.push_back(
+        printable_utf8(fmt::format("{} (incarnation {}, process {})", self_.name(), self_.incarnation() + 1, status)));
+  } else {
+    shared_.failure += "\n" + text;
+  }
   if (turn_ <= 1 && !shared_.init_grace.has_value()) {
     // One grace for all the nodes still to answer init, from now: not one each, in turn.
     shared_.init_grace.emplace(std::min(std::chrono::milliseconds(environment_.config.external.node_timeout / 1'000'000),

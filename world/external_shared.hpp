@@ -43,7 +43,20 @@ struct ExternalShared {
   std::map<std::string, std::uint64_t> linkv_values;  // JSON text -> index (1, 2, ...)
   std::vector<std::string> linkv_value_text;          // index - 1 -> JSON text
   std::map<std::uint64_t, std::uint32_t> deliveries;  // group_key -> deliveries so far (`delivery` of deliver)
-  std::string failure;                                // every ExternalNodeError's text, one after the other
+  // The run's bad nodes: the first one's ExternalNodeError in full, then every other one's, except the nodes that
+  // failed in their init turn as the first did, with nothing on stderr (their init lines differ only in their
+  // node_id): those are only named, in same_failures ("NAME (incarnation N, process STATUS)").
+  std::string failure;
+  std::string first_reason;                           // the first failure's "WHAT; expected EXPECTED"
+  std::vector<std::string> same_failures;
+  // The text the world throws: `failure`, then one line naming the same_failures.
+  std::string failure_text() const {
+    if (same_failures.empty()) return failure;
+    std::string text = failure + "\nthe same in the init turn for " + std::to_string(same_failures.size()) +
+                       " more external node" + (same_failures.size() == 1 ? "" : "s") + " (stderr empty):";
+    for (std::size_t i = 0; i < same_failures.size(); ++i) text += (i == 0 ? " " : ", ") + same_failures[i];
+    return text;
+  }
   std::vector<std::unique_ptr<external::ChildProcess>> first_processes;  // spawned, not yet taken by a node
   std::vector<external::ChildProcess*> processes;     // every node's process, while its session lives
   bool first_spawned = false;                         // first_processes was filled

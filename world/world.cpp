@@ -189,7 +189,7 @@ void World::simulate() {
     simulate_until_done();
   } catch (const sim::InternalError&) {
     // A bad external node stopped the run: the scenario's consumer, not lethe, is at fault (exit code 2).
-    if (!workers_->external().failure.empty()) throw ExternalNodeError(workers_->external().failure);
+    if (!workers_->external().failure.empty()) throw ExternalNodeError(workers_->external().failure_text());
     throw;
   }
 }

@@ -32,7 +32,9 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
                     RAW_NODE_LOG ("NODE service STEP LINE")
   ping              on each delivery: the effect, the acknowledgement, and a ping to the next node of node_ids
                     (a ring), sent again every second until that node answers ping_ok; each ping that arrives goes
-                    to RAW_NODE_LOG ("NODE ping FROM SEQ FIRST_SENT_NS SENT_NS ARRIVED_NS", the node's times)
+                    to RAW_NODE_LOG ("NODE ping FROM SEQ FIRST_SENT_NS SENT_NS ARRIVED_NS", the node's times);
+                    each ping carries big = 2^64 + its first_sent_ns, and its receiver logs what arrived ("NODE big
+                    FROM FIRST_SENT_NS BIG")
   gossip            on each delivery: the effect, the acknowledgement, and the set of message ids this node knows
                     to be done (its own and what peers told it) sent to every other node; a node that learns an id
                     from a peer logs it ("NODE learned ID from FROM"), and at each delivery it logs what it knows
@@ -139,7 +141,7 @@ def linkv_step(index, delivery):
 
 def send_ping(seq, now):
     dest, first_sent = pings[seq]
-    send(dest, {"type": "ping", "seq": seq, "first_sent_ns": first_sent, "sent_ns": now})
+    send(dest, {"type": "ping", "seq": seq, "first_sent_ns": first_sent, "sent_ns": now, "big": 2**64 + first_sent})
     request("clock", {"type": "sleep", "duration_ns": 10**9}, lambda reply, d: retry_ping(seq), None)
 
 
@@ -153,6 +155,7 @@ def on_peer(envelope, now):
     src = envelope["src"]
     if body["type"] == "ping":
         log_line(f"ping {src} {body['seq']} {body['first_sent_ns']} {body['sent_ns']} {now}")
+        log_line(f"big {src} {body['first_sent_ns']} {body['big']}")
         send(src, {"type": "ping_ok", "seq": body["seq"]})
     elif body["type"] == "ping_ok":
         pings.pop(body["seq"], None)

@@ -176,8 +176,11 @@ class BadNodes(unittest.TestCase):
                         "--set", "external.node_timeout=1s", mark=mark)
             elapsed = time.monotonic() - start
             self.assertEqual(run.returncode, 2, run.stderr)
-            self.assertEqual(len(set(re.findall(r"external node (\S+) \(incarnation 1", run.stderr))), nodes,
-                             run.stderr)
+            named = set(re.findall(r"(billing-\d+) \(incarnation 1, process", run.stderr))
+            self.assertEqual(len(named), nodes, run.stderr)
+            # The first node's error in full; the others, alike but for their node_id, in one line naming them.
+            self.assertEqual(run.stderr.count("last line lethe sent"), 1, run.stderr)
+            self.assertLessEqual(len(run.stderr.splitlines()), 6, run.stderr)
             self.assertEqual(marked_processes(mark), [])
             return elapsed
 
@@ -393,6 +396,13 @@ class Peers(unittest.TestCase):
             self.assertEqual(arrived - sent, 250 * MS)  # the consumers' link: a constant 250 ms
             self.assertEqual(first, sent)  # answered within the second: never sent again
             self.assertEqual(receiver, ring[(ring.index(sender) + 1) % 3])
+
+    def test_integers_beyond_64_bits_reach_the_peer_exact(self):
+        _, lines = self.run_logged()
+        bigs = [line.split()[3:] for line in lines if line.split()[1] == "big"]
+        self.assertGreaterEqual(len(bigs), 24)
+        for first_sent, big in bigs:
+            self.assertEqual(big, str(2**64 + int(first_sent)))  # a double arrives as 1.8446744073709552e+19
 
     def test_a_partition_between_consumers_drops_peer_messages_until_it_heals(self):
         _, lines = self.run_logged(*PARTITION)
