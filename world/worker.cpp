@@ -157,7 +157,12 @@ class WorkerLoop final : public SourceWorker {
     environment_.observations.active(sim::now());
   }
   void answered(MessageId) override { environment_.observations.active(sim::now()); }
-  std::shared_ptr<SourceWorker> shared() override { return std::shared_ptr<SourceWorker>(owner_.lock(), this); }
+  // REQUIRES: set_owner() was called (ExternalWorker's loop; PlainWorker answers shared() itself).
+  std::shared_ptr<SourceWorker> shared() override {
+    std::shared_ptr<void> owner = owner_.lock();
+    if (!owner) throw std::logic_error("WorkerLoop::shared: the loop has no owner");
+    return std::shared_ptr<SourceWorker>(std::move(owner), this);
+  }
   // REQUIRES: `owner` owns this loop and everything it refers to.
   void set_owner(std::weak_ptr<void> owner) { owner_ = std::move(owner); }
 
