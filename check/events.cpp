@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "check/event_spool.hpp"
+#include "check/ledger_folding.hpp"
 #include "check/oracle.hpp"
 #include "check/store_json.hpp"  // parse_bounded_json
 #include "check/saga_oracle.hpp"
@@ -97,14 +98,23 @@ struct Line {
 
 // ---------------------------------------------------------------- building the log
 
+// A line of a log read folding that the folding cannot take as the whole reading would (it names an attempt that
+// is not held, ends one that is over, or is bad input): the log is read again whole.
+struct NotFoldable {};
+
 class Reader {
  public:
+  explicit Reader(bool fold) : fold_(fold) {}
+
   // Two passes over the lines, each line parsed when it is read and dropped after: a log's lines are never all
   // held as JSON nor, from a file, as text. The first pass checks every line's JSON and collects the deliveries
   // (a few words each); then the run line, the deliveries in attempt order, and every other line in order. What
   // is wrong is said in that order too: a line that is not JSON first, then the run line, then the deliveries.
+  // A log in time order read folding goes through a LedgerFolding instead (read_folding); whatever it cannot
+  // take, it leaves to a whole reading of the log.
   EventLog read(const std::vector<EventFile>& files) {
     for (const EventFile& file : files) names_.push_back(file.name);
+    TimeOrder order;
     std::optional<Line> first;
     std::optional<Error> other_run;  // the first run line unlike the first one
     std::optional<Error> bad_delivery;
@@ -126,16 +136,26 @@ class Reader {
       } else if (kind == "delivery" && !bad_delivery) {
         try {
           deliveries.push_back(delivered(line));
+          order.delivery(deliveries.back().attempt);
         } catch (const Error& e) {
           bad_delivery = e;
         }
       }
+      order.line(line.json, kind);
     });
     if (!first) throw Error(files.empty() ? std::string("(no file)") : files.front().name, 0,
                             "no event: expected a run line ({\"event\":\"run\", ...}) first");
     read_run(*first);
     if (other_run) throw *other_run;
     if (bad_delivery) throw *bad_delivery;
+    if (fold_ && order.ordered) {
+      try {
+        return read_folding(files, deliveries, order.execution_lines);
+      } catch (const Error&) {
+      } catch (const NotFoldable&) {
+      }
+      return Reader(false).read(files);  // says what is wrong, or holds what folding could not
+    }
     add_deliveries(deliveries);
     bool past_run = false;
     for_each_line(files, [&](const Line& line) {
@@ -161,6 +181,82 @@ class Reader {
     std::uint32_t file = 0;
     std::size_t number = 0;
   };
+
+  // Whether the lines, in the order of the files, are in time order (every "at" at or after the one before) with
+  // attempt ids growing from one delivery line to the next, as `lethe run --events` writes them; and whether any
+  // is an execution line (then effect lines do not stand in for the provider's log).
+  struct TimeOrder {
+    bool ordered = true;
+    bool execution_lines = false;
+    sim::Time last_at = INT64_MIN;
+    AttemptId last_attempt = 0;
+
+    void line(const Json& json, const std::string& kind) {
+      if (kind == "execution") execution_lines = true;
+      const auto at = json.find("at");
+      if (at == json.end()) return;
+      if (!at->is_number_integer() || (at->is_number_unsigned() && at->get<std::uint64_t>() > INT64_MAX)) {
+        ordered = false;
+        return;
+      }
+      const sim::Time t = at->get<sim::Time>();
+      if (t < last_at) ordered = false;
+      last_at = t;
+    }
+    void delivery(AttemptId attempt) {
+      if (attempt <= last_attempt) ordered = false;
+      last_attempt = attempt;
+    }
+  };
+
+  // The erased attempts' span (span_of) and delivery times, as folding erases them.
+  class FoldedSpan : public LedgerObserver {
+   public:
+    explicit FoldedSpan(EventLog& log) : log_(log) {}
+    void attempt_folded(const AttemptRecord& record, const std::optional<ProcessDecision>&) override {
+      const auto delivered = log_.delivered_at.find(record.attempt);
+      log_.folded_first = std::min(log_.folded_first, delivered->second);
+      log_.folded_last = std::max({log_.folded_last, delivered->second, record.ended_at.value_or(INT64_MIN),
+                                   record.completed_at.value_or(INT64_MIN), record.crashed_at.value_or(INT64_MIN)});
+      log_.delivered_at.erase(delivered);
+    }
+    void execution(const ExecutionRecord& execution) override {
+      log_.folded_last = std::max(log_.folded_last, execution.at);
+    }
+    void eviction(const EvictionRecord&) override {}
+    void wait(const WaitRecord&) override {}
+
+   private:
+    EventLog& log_;
+  };
+
+  // The second pass of a log in time order: every line applied in order through a LedgerFolding, so that each
+  // settled group is folded as it settles (as a run folds it) and crashes end the attempts active on their node.
+  // Throws NotFoldable (or Error) where the whole reading must decide.
+  EventLog read_folding(const std::vector<EventFile>& files, std::vector<Delivered>& deliveries,
+                        bool execution_lines) {
+    number_delivery_nodes(deliveries);
+    std::vector<Delivered>().swap(deliveries);  // its memory, not only its elements (= {} keeps the capacity)
+    log_.provider_log = execution_lines;
+    LedgerFolding folding(log_.ledger);
+    FoldedSpan span(log_);
+    folding.set_folding(true);
+    folding.set_observer(&span);
+    folding_ = &folding;
+    bool past_run = false;
+    for_each_line(files, [&](const Line& line) {
+      if (past_run) apply(line);
+      past_run = true;
+    });
+    folding.flush();
+    folding_ = nullptr;
+    std::stable_sort(log_.ledger.member_removals.begin(), log_.ledger.member_removals.end(),
+                     [](const MemberRemoval& x, const MemberRemoval& y) { return x.at < y.at; });
+    for (const ExecutionRecord& e : log_.ledger.executions) {
+      if (log_.ledger.has_attempt(e.attempt)) log_.ledger.attempt(e.attempt).executed = true;
+    }
+    return std::move(log_);
+  }
 
   Line parsed(std::size_t file, std::size_t number, std::string_view content) const {
     std::string why;
@@ -280,6 +376,13 @@ class Reader {
 
   // Every attempt, in attempt-id order, before anything refers to one.
   void add_deliveries(std::vector<Delivered>& deliveries) {
+    number_delivery_nodes(deliveries, &log_.ledger.attempts);
+    std::vector<Delivered>().swap(deliveries);  // its memory, not only its elements (= {} keeps the capacity)
+  }
+
+  // Checks the deliveries (one per attempt id, processors of the run line) and numbers their nodes in attempt
+  // order, before any other line's; adds each attempt to `attempts`, when given, with its delivery time.
+  void number_delivery_nodes(std::vector<Delivered>& deliveries, AttemptLog* attempts = nullptr) {
     std::stable_sort(deliveries.begin(), deliveries.end(),
                      [](const Delivered& x, const Delivered& y) { return x.attempt < y.attempt; });
     for (std::size_t i = 0; i < deliveries.size(); ++i) {
@@ -301,10 +404,10 @@ class Reader {
           node_ids_.emplace(delivery_node_names_[d.node], static_cast<std::uint32_t>(log_.nodes.size()));
       if (added) log_.nodes.push_back(it->first);
       record.node = it->second;
-      log_.ledger.attempts.add_with_id(d.attempt, record);
+      if (attempts == nullptr) continue;
+      attempts->add_with_id(d.attempt, record);
       log_.delivered_at[d.attempt] = d.at;
     }
-    deliveries = {};
     delivery_nodes_.clear();
     delivery_node_names_.clear();
     delivery_processors_.clear();
@@ -314,6 +417,7 @@ class Reader {
   AttemptRecord& attempt(const Line& line) {
     const AttemptId id = line.unsigned_field("attempt");
     if (!log_.ledger.has_attempt(id)) {
+      if (folding_ != nullptr) throw NotFoldable{};  // folded away, or not delivered yet: the whole reading decides
       line.fail(fmt::format("field \"attempt\": attempt {} has no delivery line: expected a delivery of it", id));
     }
     return log_.ledger.attempt(id);
@@ -321,7 +425,11 @@ class Reader {
 
   void apply(const Line& line) {
     const std::string kind = line.kind();
-    if (kind == "run" || kind == "delivery") return;
+    if (kind == "run") return;
+    if (kind == "delivery") {
+      if (folding_ != nullptr) deliver(line);
+      return;
+    }
     if (kind == "publish") return publish(line);
     if (kind == "decision") return decision(line);
     if (kind == "wait") return wait(line);
@@ -342,6 +450,18 @@ class Reader {
                           "outcome, completion, effect, execution, evict, memo_overwrite, ack, due, member, "
                           "refused, crash, restart, pause, skew",
                           kind));
+  }
+
+  // A delivery, in the order of the lines (reading folding). A delivery at the instant of a crash of its node
+  // that came before it is one the whole reading crashes: left to it.
+  void deliver(const Line& line) {
+    const AttemptId attempt = line.unsigned_field("attempt");
+    const std::uint32_t on = node(line);
+    const sim::Time at = line.nanoseconds("at");
+    const auto crash = last_crash_.find(on);
+    if (crash != last_crash_.end() && crash->second == at) throw NotFoldable{};
+    folding_->begin_recorded(attempt, line.unsigned_field("id"), processor(line), on);
+    log_.delivered_at[attempt] = at;
   }
 
   void publish(const Line& line) {
@@ -379,11 +499,15 @@ class Reader {
 
   void wait(const Line& line) {
     const AttemptRecord& record = attempt(line);
-    log_.ledger.waits.push_back(WaitRecord{record.id, record.processor, record.attempt, line.nanoseconds("waited")});
+    const WaitRecord waited{record.id, record.processor, record.attempt, line.nanoseconds("waited")};
+    if (folding_ != nullptr) return folding_->record_wait(waited);
+    log_.ledger.waits.push_back(waited);
   }
 
   void outcome(const Line& line) {
     AttemptRecord& record = attempt(line);
+    // A second end, or an end after its node crashed: the whole reading keeps the last line's.
+    if (folding_ != nullptr && !folding_->active(record.attempt)) throw NotFoldable{};
     const std::string name = line.text("outcome");
     const auto it = std::find_if(kOutcomes.begin(), kOutcomes.end(),
                                  [&name](Outcome o) { return name == to_string(o); });
@@ -391,6 +515,7 @@ class Reader {
     record.outcome = static_cast<std::int8_t>(*it);
     record.ended_at = line.nanoseconds("at");
     if (line.has("value")) record.set_returned_value(line.unsigned_field("value"));
+    if (folding_ != nullptr) folding_->ended(record.attempt);
   }
 
   void completion(const Line& line) {
@@ -422,14 +547,19 @@ class Reader {
     return e;
   }
 
+  // Reading folding, the effects stand in for the provider's log as they come when the log has no execution line.
   void effect(const Line& line) {
-    effects_.push_back(call_of(line));
+    const ExecutionRecord call = call_of(line);
     ++log_.effect_lines;
+    if (folding_ == nullptr) return effects_.push_back(call);
+    if (!log_.provider_log) folding_->record_execution(call);
   }
 
   void execution(const Line& line) {
-    log_.ledger.executions.push_back(call_of(line));
+    const ExecutionRecord executed = call_of(line);
     log_.provider_log = true;
+    if (folding_ != nullptr) return folding_->record_execution(executed);
+    log_.ledger.executions.push_back(executed);
   }
 
   // A copy of a published message that the source hands out only after the log ends (at `at`): if the message is
@@ -444,7 +574,9 @@ class Reader {
     EvictionRecord record{make_key(Table::Dedupe, processor(line), line.unsigned_field("id")), line.nanoseconds("at"),
                           {}, EvictionRecord::kUnknown};
     const std::string reason = line.has("reason") ? line.text("reason") : "ttl";
-    if (reason == "ttl") {
+    if (reason == "ttl" && folding_ != nullptr) {
+      folding_->record_eviction(record.key, record.at);
+    } else if (reason == "ttl") {
       log_.ledger.evictions.push_back(record);
     } else if (reason == "capacity") {
       // What made the record the least recently written, when the log says (both or neither).
@@ -504,6 +636,7 @@ class Reader {
   void refused(const Line& line) {
     const AttemptId attempt = line.unsigned_field("attempt");
     if (!log_.ledger.has_attempt(attempt)) {
+      if (folding_ != nullptr) throw NotFoldable{};
       line.fail(fmt::format("field \"attempt\": attempt {} has no delivery line: expected a delivery of it", attempt));
     }
     log_.ledger.payload_refusals.emplace_back(line.nanoseconds("at"), attempt);
@@ -519,6 +652,10 @@ class Reader {
     if (kind == NodeEventKind::Pause) event.amount = line.nanoseconds("duration");
     if (kind == NodeEventKind::Skew) event.amount = line.nanoseconds("skew");
     log_.node_events.push_back(event);
+    if (folding_ != nullptr && kind == NodeEventKind::Crash) {
+      folding_->node_crashed(event.node, event.at);
+      last_crash_[event.node] = event.at;
+    }
   }
 
   // A crash ends every attempt of its node delivered at or before it that has not ended (nor crashed already).
@@ -542,6 +679,9 @@ class Reader {
     for (const ExecutionRecord& e : log_.ledger.executions) log_.ledger.attempt(e.attempt).executed = true;
   }
 
+  bool fold_ = false;
+  LedgerFolding* folding_ = nullptr;   // while reading folding
+  std::map<std::uint32_t, sim::Time> last_crash_;  // reading folding: each node's latest crash so far
   EventLog log_;
   std::deque<std::string> names_;  // the file names the lines point to (stable addresses)
   std::map<std::string, ProcessorId> processor_ids_;
@@ -557,7 +697,7 @@ class Reader {
 
 std::string_view to_string(NodeEventKind kind) { return kNodeEventNames[static_cast<std::size_t>(kind)]; }
 
-EventLog read_events(const std::vector<EventFile>& files) { return Reader().read(files); }
+EventLog read_events(const std::vector<EventFile>& files, bool fold) { return Reader(fold).read(files); }
 
 void write_events(std::ostream& out, const EventLog& log) {
   EventSpool spool;
@@ -572,9 +712,9 @@ std::string processor_name(const EventLog& log, ProcessorId processor) {
 namespace {
 // From the first delivery to the last instant an attempt ended, completed or a provider executed.
 sim::Duration span_of(const EventLog& log) {
-  if (log.delivered_at.empty()) return 0;
-  sim::Time first = INT64_MAX;
-  sim::Time last = INT64_MIN;
+  if (log.delivered_at.empty() && log.ledger.folded_attempts == 0) return 0;
+  sim::Time first = log.folded_first;
+  sim::Time last = log.folded_last;
   for (const auto& [attempt, at] : log.delivered_at) {
     first = std::min(first, at);
     last = std::max(last, at);
@@ -601,7 +741,7 @@ RunResult judge_events(const EventLog& log) {
   input.provider_key_window = log.provider_key_window;
   judge(input, result);
   if (log.saga_steps > 0) judge_sagas(SagaOracleInput{log.ledger, log.saga_steps}, result);
-  result.deliveries = log.ledger.attempts.size();
+  result.deliveries = log.ledger.attempts.size() + log.ledger.folded_attempts;
   result.payload_mismatches = log.ledger.payload_refusals.size();  // its refused lines
   result.sim_time = span_of(log);
   return result;
@@ -631,7 +771,7 @@ std::vector<std::string> limits_of(const EventLog& log, const RunResult& result)
     limits.emplace_back("no evict lines: a record that TTL (or a bounded store, for room) removed looks like one that "
                         "was never written, so expired and capacity_evicted duplicates may be classed unprotected");
   }
-  if (log.decision_lines == 0 && log.ledger.attempts.size() > 0) {
+  if (log.decision_lines == 0 && log.ledger.attempts.size() + log.ledger.folded_attempts > 0) {
     limits.emplace_back("no decision lines: every duplicate of an attempt without a recorded decision is classed "
                         "unprotected");
   }

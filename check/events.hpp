@@ -15,6 +15,12 @@
 //   decision, its end, its completion; executions in the order of the lines; a crash marks every attempt of its
 //   node that was delivered at or before it and has no outcome. Without execution lines the effect lines stand
 //   in for the provider's log (EventLog::provider_log is then false).
+// - Read folding (`fold`), a log whose lines are in time order (every "at" at or after the one before, attempt
+//   ids growing from one delivery line to the next: as `lethe run --events` writes it) is replayed through a
+//   LedgerFolding (check/ledger_folding.hpp), which folds each settled group into its summary as a run does:
+//   memory then grows with the groups that did not settle cleanly, not with the log. The oracle's verdict is the
+//   same as from the whole ledger. A log not in time order, or with a line the folding cannot take (one naming
+//   an attempt already folded or not yet delivered, a second end of an attempt), is read whole.
 // - Bad input (not JSON, an unknown kind, a missing or mistyped field, an unknown processor, an attempt never
 //   delivered, a second delivery of one attempt id) throws history::Error naming the file, the line, the field
 //   and what was expected.
@@ -28,6 +34,7 @@
 #pragma once
 
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
@@ -82,6 +89,10 @@ struct EventLog {
   std::uint64_t effect_lines = 0;       // effect lines (the workers' provider calls)
   std::uint64_t decision_lines = 0;     // decision lines of any basis
   bool provider_log = false;            // execution lines were given (else effect lines stood in)
+  // Read folding: the earliest delivery and the latest end, completion, crash or execution of the attempts
+  // folded away (their delivered_at entries are erased).
+  sim::Time folded_first = INT64_MAX;
+  sim::Time folded_last = INT64_MIN;
 };
 
 // The result fields an event log cannot give (RunResult's table, core/result.cpp), with why; judge_events leaves
@@ -108,8 +119,8 @@ struct EventFile {
 };
 
 // Reads the files as one log, in two passes over each file's lines (each line parsed when it is read and dropped
-// after). Throws history::Error on bad input.
-EventLog read_events(const std::vector<EventFile>& files);
+// after), folding settled groups when `fold` (see the contract above). Throws history::Error on bad input.
+EventLog read_events(const std::vector<EventFile>& files, bool fold = false);
 
 // Writes `log` as JSON lines: the run line, then every event ordered by time (ties: the kinds in the order
 // publish, delivery, decision, wait, execution, effect, completion, memo_overwrite, outcome, evict, ack, crash,

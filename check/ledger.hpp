@@ -379,7 +379,7 @@ struct Ledger {
   }
 };
 
-// Told of the ledger's records as the world writes them and as folding lets them go (world/ledger_folding.hpp),
+// Told of the ledger's records as the world writes them and as folding lets them go (check/ledger_folding.hpp),
 // so that a log of the whole run can be written while the ledger keeps only what the oracle needs (`lethe run
 // --events`). Each attempt folded away reaches attempt_folded once, in its final state; every execution, TTL
 // eviction and wait reaches its hook once, in the order the world records them, folded or not. What the ledger

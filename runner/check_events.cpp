@@ -111,7 +111,7 @@ int check_events(const CheckEventsOptions& options) {
   events::EventLog log;
   lethe::RunResult result;
   try {
-    log = events::read_events(files);
+    log = events::read_events(files, /*fold=*/options.html.empty());  // the page draws every attempt
     result = events::judge_events(log);
   } catch (const lethe::history::Error& e) {
     std::cerr << "lethe check: " << e.what() << "\n";

@@ -5,7 +5,7 @@
 #include "check/ledger.hpp"
 #include "protocol/decision.hpp"
 #include "protocol/strategies.hpp"
-#include "world/ledger_folding.hpp"
+#include "check/ledger_folding.hpp"
 
 namespace lethe {
 namespace {

@@ -28,7 +28,7 @@
 #include "sim/random.hpp"
 #include "sim/simulation.hpp"
 #include "world/counterfactual.hpp"
-#include "world/ledger_folding.hpp"
+#include "check/ledger_folding.hpp"
 #include "world/observations.hpp"
 #include "world/source.hpp"
 

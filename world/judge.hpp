@@ -20,7 +20,7 @@
 #include "sim/network.hpp"
 #include "sim/simulation.hpp"
 #include "world/faults.hpp"
-#include "world/ledger_folding.hpp"
+#include "check/ledger_folding.hpp"
 #include "world/observations.hpp"
 #include "world/topology.hpp"
 #include "world/world.hpp"

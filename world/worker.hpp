@@ -27,7 +27,7 @@
 #include "sim/simulation.hpp"
 #include "world/external_shared.hpp"
 #include "world/faults.hpp"
-#include "world/ledger_folding.hpp"
+#include "check/ledger_folding.hpp"
 #include "world/observations.hpp"
 #include "world/topology.hpp"
 

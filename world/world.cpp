@@ -13,7 +13,7 @@
 #include "sim/node.hpp"
 #include "world/faults.hpp"
 #include "world/judge.hpp"
-#include "world/ledger_folding.hpp"
+#include "check/ledger_folding.hpp"
 #include "world/observations.hpp"
 #include "world/producer.hpp"
 #include "world/topology.hpp"

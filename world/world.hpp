@@ -5,7 +5,7 @@
 //   topology.hpp        links and partitions, then the nodes, the store server (store_server.hpp), the sink
 //                       (sink.hpp, its provider by sink.kind), the workers and the source (source.hpp, by
 //                       topology.source);
-//   ledger_folding.hpp  the ledger's writes (the store's and sink's hooks feed it), folding settled groups;
+//   check/ledger_folding.hpp  the ledger's writes (the store's and sink's hooks feed it), folding settled groups;
 //   worker.hpp          what each worker incarnation runs: strategies, the protocol's hooks, attempts;
 //   producer.hpp        the producer (direct, dual-write, outbox and its relay), unless the source makes its
 //                       own requests;

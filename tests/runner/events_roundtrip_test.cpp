@@ -25,12 +25,23 @@ namespace events = lethe::events;
 
 struct Judged {
   lethe::RunResult simulated;
-  lethe::RunResult from_events;
+  lethe::RunResult from_events;  // the log read whole
   std::string log;
+  std::string folded_differs;    // how the log read folding was judged otherwise ("" when alike)
 };
 
-Judged round_trip(const std::filesystem::path& file, std::uint64_t seed) {
-  const lethe::ScenarioConfig config = test_support::load_config(file);
+// Where the judgements of a log read whole and read folding differ: the whole result JSON, explanations included.
+std::string folding_differences(const std::string& log) {
+  const auto whole = reports::to_json(events::judge_events(events::read_events({{"log", log}}, false)));
+  const auto folded = reports::to_json(events::judge_events(events::read_events({{"log", log}}, true)));
+  std::string out;
+  for (const auto& [key, value] : whole.items()) {
+    if (!folded.contains(key) || folded[key] != value) out += key + ": whole " + value.dump().substr(0, 300) + "\n";
+  }
+  return out;
+}
+
+Judged round_trip(const lethe::ScenarioConfig& config, std::uint64_t seed) {
   lethe::WorldOptions options;
   options.keep_trace = true;
   lethe::WorldRecord record;
@@ -38,8 +49,12 @@ Judged round_trip(const std::filesystem::path& file, std::uint64_t seed) {
   if (!run.error.empty()) throw std::runtime_error(run.error);
   std::ostringstream lines;
   events::write_events(lines, runner::event_log_of(config, record, run.result));
-  const events::EventLog log = events::read_events({{file.filename().string(), lines.str()}});
-  return Judged{run.result, events::judge_events(log), lines.str()};
+  const events::EventLog log = events::read_events({{config.scenario.name, lines.str()}});
+  return Judged{run.result, events::judge_events(log), lines.str(), folding_differences(lines.str())};
+}
+
+Judged round_trip(const std::filesystem::path& file, std::uint64_t seed) {
+  return round_trip(test_support::load_config(file), seed);
 }
 
 // The same log with every line of one kind left out, judged again.
@@ -109,6 +124,7 @@ TEST(EventLogRoundTripSlow, EveryLibraryScenarioSeed1GivesTheSameResultFieldsFro
   for (const auto& file : files) {
     const Judged j = round_trip(file, 1);
     EXPECT_EQ(differences(j), "") << file.filename();
+    EXPECT_EQ(j.folded_differs, "") << file.filename();
     if (j.simulated.duplicate_effects > 0) ++with_duplicates;
   }
   EXPECT_GE(with_duplicates, 20u) << "the library's failures must be in the comparison";
@@ -120,6 +136,7 @@ TEST(EventLogRoundTrip, SeveralSeedsOfScenariosWithEveryKindOfEventGiveTheSameRe
     for (std::uint64_t seed : {2, 3}) {
       const Judged j = round_trip(std::filesystem::path(LETHE_SOURCE_DIR) / "scenarios" / (std::string(name) + ".toml"), seed);
       EXPECT_EQ(differences(j), "") << name << " seed " << seed;
+      EXPECT_EQ(j.folded_differs, "") << name << " seed " << seed;
     }
   }
 }
@@ -136,8 +153,10 @@ TEST(EventLogRoundTrip, ALiveRunAgainstTheMemoryStoreGivesTheSameResultFieldsFro
   ASSERT_TRUE(o.events.has_value());
   std::ostringstream lines;
   events::write_events(lines, *o.events);
-  const Judged j{o.result, events::judge_events(events::read_events({{"live", lines.str()}})), lines.str()};
+  const Judged j{o.result, events::judge_events(events::read_events({{"live", lines.str()}})), lines.str(),
+                 folding_differences(lines.str())};
   EXPECT_EQ(differences(j), "");
+  EXPECT_EQ(j.folded_differs, "");
   EXPECT_GT(o.result.duplicate_effects, 0u) << "the faults must make duplicates for the comparison to mean much";
   EXPECT_GT(o.result.recovery_latency.count, 0u);
 }
@@ -162,7 +181,7 @@ TEST(EventLogRoundTrip, LeavingOutAnyKindOfEventLineMakesTheRoundTripDiffer) {
       EXPECT_THROW(judged_without(j.log, kind), lethe::history::Error);
       continue;
     }
-    const Judged without{j.simulated, judged_without(j.log, kind), ""};
+    const Judged without{j.simulated, judged_without(j.log, kind), "", ""};
     EXPECT_NE(differences(without), "") << "leaving out " << kind << " lines of " << scenario << " changed nothing";
   }
 }
@@ -262,6 +281,102 @@ TEST(EventLogStreaming, ALogReadFromItsFileLineByLineIsTheLogItsTextGives) {
   EXPECT_EQ(reports::to_json(events::judge_events(from_file)).dump(),
             reports::to_json(events::judge_events(from_text)).dump());
   std::filesystem::remove_all(path.parent_path());
+}
+
+// ---------------------------------------------------------------- reading folding (`lethe check --events`)
+
+std::string lines_of(const std::string& log, const std::string& kind) {
+  std::istringstream in(log);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"event\":\"" + kind + "\"") != std::string::npos) out += line + "\n";
+  }
+  return out;
+}
+
+// The run line, then `first`, then every other line of `log` in its order.
+std::string moved_first(const std::string& log, const std::string& kind) {
+  const std::size_t run_end = log.find('\n') + 1;
+  std::string rest;
+  std::istringstream in(log.substr(run_end));
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"event\":\"" + kind + "\"") == std::string::npos) rest += line + "\n";
+  }
+  return log.substr(0, run_end) + lines_of(log, kind) + rest;
+}
+
+// A time-ordered log of a clean run, read folding, holds no attempt whole: each settled group is folded as it
+// settles, as the run itself folds it, and the judgement is the one of the whole log.
+TEST(EventLogFolding, ATimeOrderedLogOfACleanRunHoldsNoSettledAttemptAndIsJudgedAsTheWholeLog) {
+  const auto config = test_support::load_config(std::filesystem::path(LETHE_SOURCE_DIR) / "scenarios" / "bench" /
+                                                "messages-10m.toml", {"workload.messages=3000"});
+  const Judged j = round_trip(config, 1);
+  ASSERT_EQ(differences(j), "");
+  EXPECT_EQ(j.folded_differs, "");
+  const events::EventLog whole = events::read_events({{"log", j.log}}, false);
+  const events::EventLog folded = events::read_events({{"log", j.log}}, true);
+  EXPECT_GE(whole.ledger.attempts.size(), 3000u);
+  EXPECT_EQ(folded.ledger.attempts.size(), 0u);
+  EXPECT_EQ(folded.ledger.folded_attempts, whole.ledger.attempts.size());
+  EXPECT_EQ(folded.ledger.executions.size(), 0u);
+  EXPECT_EQ(folded.delivered_at.size(), 0u);
+  EXPECT_EQ(folded.ledger.settled.size(), 3000u);
+}
+
+// Lines out of time order are read whole: a crash line moved before the deliveries it crashes would, replayed in
+// the order of the lines, crash nothing.
+TEST(EventLogFolding, ALogOutOfTimeOrderIsReadWholeAndJudgedAsTheWholeLog) {
+  const Judged j = round_trip(std::filesystem::path(LETHE_SOURCE_DIR) / "scenarios" / "crash-window-after-effect.toml", 1);
+  ASSERT_GT(j.simulated.duplicate_effects, 0u);
+  const std::string moved = moved_first(j.log, "crash");
+  ASSERT_NE(lines_of(moved, "crash"), "");
+  EXPECT_EQ(folding_differences(moved), "");
+  const events::EventLog folded = events::read_events({{"log", moved}}, true);
+  EXPECT_EQ(folded.ledger.folded_attempts, 0u);
+  EXPECT_EQ(reports::to_json(events::judge_events(folded)).dump(), reports::to_json(j.from_events).dump());
+}
+
+// A line after its attempt was folded away (here the provider executing a settled attempt's call again, late)
+// makes the folding give up: the log is read whole and judged as the whole log, the late execution a duplicate.
+TEST(EventLogFolding, ALateLineNamingAFoldedAttemptMakesTheLogReadWholeAndJudgedAsTheWholeLog) {
+  const auto config = test_support::load_config(std::filesystem::path(LETHE_SOURCE_DIR) / "scenarios" / "bench" /
+                                                "messages-10m.toml", {"workload.messages=200"});
+  const Judged j = round_trip(config, 1);
+  ASSERT_EQ(j.simulated.duplicate_effects, 0u);
+  const std::string late = j.log + "{\"event\":\"execution\",\"at\":999000000000000,\"attempt\":1,\"call\":2,\"value\":7}\n";
+  EXPECT_EQ(folding_differences(late), "");
+  const events::EventLog folded = events::read_events({{"log", late}}, true);
+  EXPECT_EQ(folded.ledger.folded_attempts, 0u);
+  EXPECT_EQ(events::judge_events(folded).duplicate_effects, 1u);
+}
+
+// Lines in time order that the folding would take otherwise than the whole reading are left to it: an attempt
+// that ends after its node's crash (the whole reading keeps its end: it was not crashed), and a delivery at the
+// very instant of a crash of its node written after the crash line (the whole reading crashes it).
+TEST(EventLogFolding, AnEndAfterACrashAndADeliveryAtTheCrashInstantAreReadAsTheWholeLogReadsThem) {
+  const std::string run = R"({"event":"run","protocol":"mnemosyne","processors":["billing"]})" "\n"
+                          R"({"event":"publish","id":1})" "\n";
+  const std::string second = R"({"event":"delivery","at":6,"id":1,"processor":"billing","node":"n1","attempt":2})" "\n"
+                             R"({"event":"decision","at":6,"attempt":2,"basis":"absent"})" "\n"
+                             R"({"event":"execution","at":7,"id":1,"attempt":2,"call":1,"value":8})" "\n"
+                             R"({"event":"completion","at":8,"attempt":2,"applied":true})" "\n"
+                             R"({"event":"outcome","at":8,"attempt":2,"outcome":"executed","value":8})" "\n";
+  const std::string ended_after_crash = run +
+      R"({"event":"delivery","at":1,"id":1,"processor":"billing","node":"n0","attempt":1})" "\n"
+      R"({"event":"decision","at":2,"attempt":1,"basis":"absent"})" "\n"
+      R"({"event":"execution","at":3,"id":1,"attempt":1,"call":1,"value":7})" "\n"
+      R"({"event":"crash","at":4,"node":"n0"})" "\n"
+      R"({"event":"outcome","at":5,"attempt":1,"outcome":"executed","value":7})" "\n" + second;
+  const std::string delivered_at_crash = run +
+      R"({"event":"crash","at":4,"node":"n0"})" "\n"
+      R"({"event":"delivery","at":4,"id":1,"processor":"billing","node":"n0","attempt":1})" "\n"
+      R"({"event":"decision","at":4,"attempt":1,"basis":"absent"})" "\n"
+      R"({"event":"execution","at":4,"id":1,"attempt":1,"call":1,"value":7})" "\n" + second;
+  for (const std::string& log : {ended_after_crash, delivered_at_crash}) {
+    const lethe::RunResult whole = events::judge_events(events::read_events({{"log", log}}, false));
+    ASSERT_EQ(whole.duplicate_effects, 1u) << log;
+    EXPECT_EQ(folding_differences(log), "") << log;
+  }
 }
 
 }  // namespace events_roundtrip_test

@@ -1,4 +1,4 @@
-// world/ledger_folding.hpp — the world's writes about attempts and effects into the Ledger, folding each settled
+// check/ledger_folding.hpp — the world's writes about attempts and effects into the Ledger, folding each settled
 // group into its summary as it settles (check/ledger.hpp, SettledGroup).
 //
 // Every attempt is begun here (its record, the node it runs on) and ended here (outcome, value), or marked
@@ -44,8 +44,15 @@ class LedgerFolding {
 
   // A new attempt of (id, processor) on node `node`: its record, active on the node. Returns its id.
   AttemptId begin(MessageId id, ProcessorId processor, std::uint32_t node);
+  // The same for an attempt whose id a recorded log gave. REQUIRES: `attempt` above every id held or issued.
+  void begin_recorded(AttemptId attempt, MessageId id, ProcessorId processor, std::uint32_t node);
   // The attempt returned `result` at `now`. Returns a copy of its record (folding may erase the record).
   AttemptRecord end(AttemptId attempt, const ProtectResult& result, sim::Time now);
+  // The caller set the active attempt's end (ended_at, outcome, value) in its record: it is no longer active,
+  // and its group may close (the record may be erased). REQUIRES: the attempt is active (begun, not over).
+  void ended(AttemptId attempt);
+  // Whether the attempt was begun here and is not over (ended or crashed).
+  bool active(AttemptId attempt) const;
   // Node `node` crashed at `now`: every attempt active on it is marked crashed.
   void node_crashed(std::uint32_t node, sim::Time now);
   // The attempt of (id, processor) active on node `node` (begun, not ended nor crashed), or 0 if none.
@@ -74,6 +81,7 @@ class LedgerFolding {
     absl::InlinedVector<ExecutionRecord, 1> executions;  // the provider's executions while open
   };
 
+  void opened(AttemptId attempt, MessageId id, ProcessorId processor, std::uint32_t node);
   void attempt_over(const AttemptRecord& record);  // it ended, or its node crashed
   void close_group(std::uint64_t key, OpenGroup& group);
   std::vector<AttemptId>& active_on(std::uint32_t node);

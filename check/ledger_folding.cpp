@@ -1,4 +1,4 @@
-#include "world/ledger_folding.hpp"
+#include "check/ledger_folding.hpp"
 
 #include <algorithm>
 
@@ -15,6 +15,20 @@ AttemptId LedgerFolding::begin(MessageId id, ProcessorId processor, std::uint32_
   record.processor = processor;
   record.node = node;
   const AttemptId attempt = ledger_.attempts.add(record);
+  opened(attempt, id, processor, node);
+  return attempt;
+}
+
+void LedgerFolding::begin_recorded(AttemptId attempt, MessageId id, ProcessorId processor, std::uint32_t node) {
+  AttemptRecord record;
+  record.id = id;
+  record.processor = processor;
+  record.node = node;
+  ledger_.attempts.add_with_id(attempt, record);
+  opened(attempt, id, processor, node);
+}
+
+void LedgerFolding::opened(AttemptId attempt, MessageId id, ProcessorId processor, std::uint32_t node) {
   active_on(node).push_back(attempt);
   if (folding_) {
     const std::uint64_t key = group_key(id, processor);
@@ -24,7 +38,6 @@ AttemptId LedgerFolding::begin(MessageId id, ProcessorId processor, std::uint32_
       group.attempts.push_back(attempt);
     }
   }
-  return attempt;
 }
 
 AttemptRecord LedgerFolding::end(AttemptId attempt, const ProtectResult& result, sim::Time now) {
@@ -32,11 +45,24 @@ AttemptRecord LedgerFolding::end(AttemptId attempt, const ProtectResult& result,
   record.ended_at = now;
   record.outcome = static_cast<std::int8_t>(result.outcome);
   if (result.outcome != Outcome::Failed && result.value) record.set_returned_value(*result.value);
+  const AttemptRecord ended_record = record;
+  ended(attempt);
+  return ended_record;
+}
+
+void LedgerFolding::ended(AttemptId attempt) {
+  const AttemptRecord& record = ledger_.attempt(attempt);
   auto& active = active_on(record.node);
   active.erase(std::remove(active.begin(), active.end(), attempt), active.end());
-  const AttemptRecord ended = record;
   if (folding_) attempt_over(record);
-  return ended;
+}
+
+bool LedgerFolding::active(AttemptId attempt) const {
+  if (!ledger_.has_attempt(attempt)) return false;
+  const std::uint32_t node = ledger_.attempt(attempt).node;
+  if (node >= active_attempts_.size()) return false;
+  const auto& on = active_attempts_[node];
+  return std::find(on.begin(), on.end(), attempt) != on.end();
 }
 
 void LedgerFolding::node_crashed(std::uint32_t node, sim::Time now) {
