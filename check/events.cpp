@@ -558,6 +558,7 @@ class Reader {
   void execution(const Line& line) {
     const ExecutionRecord executed = call_of(line);
     log_.provider_log = true;
+    ++log_.execution_lines;
     if (folding_ != nullptr) return folding_->record_execution(executed);
     log_.ledger.executions.push_back(executed);
   }
@@ -571,6 +572,7 @@ class Reader {
 
   // reason "ttl" (the default): the TTL sweeper removed the record; "capacity": the store evicted it for room.
   void evict(const Line& line) {
+    ++log_.evict_lines;
     EvictionRecord record{make_key(Table::Dedupe, processor(line), line.unsigned_field("id")), line.nanoseconds("at"),
                           {}, EvictionRecord::kUnknown};
     const std::string reason = line.has("reason") ? line.text("reason") : "ttl";
@@ -732,7 +734,7 @@ RunResult judge_events(const EventLog& log) {
   result.scenario = log.scenario;
   result.seed = log.seed;
   const std::uint64_t calls =
-      log.provider_calls.value_or(log.effect_lines > 0 ? log.effect_lines : log.ledger.executions.size());
+      log.provider_calls.value_or(log.effect_lines > 0 ? log.effect_lines : log.execution_lines);
   OracleInput input{log.ledger, log.protocol, calls,
                     [&log](std::uint32_t node) {
                       return node < log.nodes.size() ? log.nodes[node] : fmt::format("node{}", node);
@@ -766,7 +768,7 @@ std::vector<std::string> limits_of(const EventLog& log, const RunResult& result)
                             : "takeover_while_alive is not split by reason: the log has no pause or skew lines, so "
                               "slow work, a pause and clock skew look alike");
   }
-  if (log.ledger.evictions.empty() && log.ledger.capacity_evictions.empty() &&
+  if (log.evict_lines == 0 &&
       result.duplicates[static_cast<std::size_t>(Cause::Unprotected)] > 0) {
     limits.emplace_back("no evict lines: a record that TTL (or a bounded store, for room) removed looks like one that "
                         "was never written, so expired and capacity_evicted duplicates may be classed unprotected");

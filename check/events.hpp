@@ -87,7 +87,9 @@ struct EventLog {
   std::vector<NodeEvent> node_events;   // in the order of the lines
   std::vector<AckEvent> acks;
   std::uint64_t effect_lines = 0;       // effect lines (the workers' provider calls)
+  std::uint64_t execution_lines = 0;    // execution lines (read folding, most are folded away)
   std::uint64_t decision_lines = 0;     // decision lines of any basis
+  std::uint64_t evict_lines = 0;        // evict lines of either reason (read folding, a TTL one may be folded)
   bool provider_log = false;            // execution lines were given (else effect lines stood in)
   // Read folding: the earliest delivery and the latest end, completion, crash or execution of the attempts
   // folded away (their delivered_at entries are erased).

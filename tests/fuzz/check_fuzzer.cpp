@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "check/events.hpp"
 #include "check/history.hpp"
@@ -48,14 +49,19 @@ void check_history(std::string_view text) {
 // What the oracle said of the log, read whole or folding: its counts, causes and explanations, or the error.
 std::string judged(std::string_view text, bool fold) {
   lethe::RunResult r;
+  std::vector<std::string> limits;
   try {
-    r = lethe::events::judge_events(lethe::events::read_events({lethe::events::EventFile{"fuzz", text}}, fold));
+    const lethe::events::EventLog log = lethe::events::read_events({lethe::events::EventFile{"fuzz", text}}, fold);
+    r = lethe::events::judge_events(log);
+    limits = lethe::events::limits_of(log, r);
   } catch (const history::Error& e) {
     return std::string("bad input: ") + e.what();
   }
   std::string out = std::to_string(r.effects) + " " + std::to_string(r.duplicate_effects) + " " +
                     std::to_string(r.lost_messages) + " " + std::to_string(r.memo_mismatches) + " " +
-                    std::to_string(r.deliveries) + " " + std::to_string(r.sim_time) + "\n";
+                    std::to_string(r.deliveries) + " " + std::to_string(r.sim_time) + " " +
+                    std::to_string(r.sink_calls) + "\n";
+  for (const std::string& limit : limits) out += limit + "\n";
   for (const std::uint64_t n : r.duplicates) out += std::to_string(n) + " ";
   for (const auto& x : r.explanations) out += "\n" + x.because;
   for (const auto& x : r.memo_explanations) out += "\n" + x.because;

@@ -30,10 +30,18 @@ struct Judged {
   std::string folded_differs;    // how the log read folding was judged otherwise ("" when alike)
 };
 
-// Where the judgements of a log read whole and read folding differ: the whole result JSON, explanations included.
+// Where the judgements of a log read whole and read folding differ: the whole result JSON, explanations included,
+// and what the log cannot tell apart.
 std::string folding_differences(const std::string& log) {
-  const auto whole = reports::to_json(events::judge_events(events::read_events({{"log", log}}, false)));
-  const auto folded = reports::to_json(events::judge_events(events::read_events({{"log", log}}, true)));
+  const auto judged = [&log](bool fold) {
+    const events::EventLog read = events::read_events({{"log", log}}, fold);
+    const lethe::RunResult result = events::judge_events(read);
+    auto json = reports::to_json(result);
+    json["cannot_tell_apart"] = events::limits_of(read, result);
+    return json;
+  };
+  const auto whole = judged(false);
+  const auto folded = judged(true);
   std::string out;
   for (const auto& [key, value] : whole.items()) {
     if (!folded.contains(key) || folded[key] != value) out += key + ": whole " + value.dump().substr(0, 300) + "\n";
@@ -377,6 +385,36 @@ TEST(EventLogFolding, AnEndAfterACrashAndADeliveryAtTheCrashInstantAreReadAsTheW
     ASSERT_EQ(whole.duplicate_effects, 1u) << log;
     EXPECT_EQ(folding_differences(log), "") << log;
   }
+}
+
+// What a log cannot tell apart is said of its lines, not of what folding kept: a TTL eviction folded into its
+// settled message's summary is still an evict line of the log.
+TEST(EventLogFolding, AnEvictionFoldedIntoASettledMessageStillCountsAsTheLogsEvictLine) {
+  const std::string log =
+      R"({"event":"run","protocol":"mnemosyne","processors":["billing"]})" "\n"
+      R"({"event":"publish","id":1})" "\n"
+      R"({"event":"publish","id":2})" "\n"
+      R"({"event":"delivery","at":1,"id":1,"processor":"billing","node":"n0","attempt":1})" "\n"
+      R"({"event":"decision","at":1,"attempt":1,"basis":"absent"})" "\n"
+      R"({"event":"execution","at":2,"id":1,"attempt":1,"call":1,"value":7})" "\n"
+      R"({"event":"completion","at":3,"attempt":1,"applied":true})" "\n"
+      R"({"event":"outcome","at":3,"attempt":1,"outcome":"executed","value":7})" "\n"
+      R"({"event":"evict","at":4,"id":1,"processor":"billing"})" "\n"
+      R"({"event":"delivery","at":5,"id":2,"processor":"billing","node":"n0","attempt":2})" "\n"
+      R"({"event":"execution","at":6,"id":2,"attempt":2,"call":1,"value":8})" "\n"
+      R"({"event":"outcome","at":6,"attempt":2,"outcome":"executed","value":8})" "\n"
+      R"({"event":"delivery","at":7,"id":2,"processor":"billing","node":"n1","attempt":3})" "\n"
+      R"({"event":"execution","at":8,"id":2,"attempt":3,"call":1,"value":9})" "\n"
+      R"({"event":"outcome","at":8,"attempt":3,"outcome":"executed","value":9})" "\n";
+  const events::EventLog folded = events::read_events({{"log", log}}, true);
+  ASSERT_EQ(folded.ledger.settled.size(), 1u);
+  ASSERT_TRUE(folded.ledger.evictions.empty()) << "the eviction is folded into message 1's summary";
+  const lethe::RunResult result = events::judge_events(folded);
+  ASSERT_EQ(result.duplicates[static_cast<std::size_t>(lethe::Cause::Unprotected)], 1u);
+  for (const std::string& limit : events::limits_of(folded, result)) {
+    EXPECT_EQ(limit.find("no evict lines"), std::string::npos) << limit;
+  }
+  EXPECT_EQ(folding_differences(log), "");
 }
 
 }  // namespace events_roundtrip_test
