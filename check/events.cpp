@@ -141,7 +141,8 @@ class Reader {
           bad_delivery = e;
         }
       }
-      order.line(line.json, kind);
+      if (kind == "execution") ++log_.execution_lines;
+      order.line(line.json);
     });
     if (!first) throw Error(files.empty() ? std::string("(no file)") : files.front().name, 0,
                             "no event: expected a run line ({\"event\":\"run\", ...}) first");
@@ -150,23 +151,22 @@ class Reader {
     if (bad_delivery) throw *bad_delivery;
     if (fold_ && order.ordered) {
       try {
-        return read_folding(files, deliveries, order.execution_lines);
+        return read_folding(files, deliveries);
       } catch (const Error&) {
       } catch (const NotFoldable&) {
       }
       return Reader(false).read(files);  // says what is wrong, or holds what folding could not
     }
-    add_deliveries(deliveries);
+    check_deliveries(deliveries, /*hold=*/true);
     bool past_run = false;
     for_each_line(files, [&](const Line& line) {
       if (past_run) apply(line);
       past_run = true;
     });
     apply_crashes();
-    std::stable_sort(log_.ledger.member_removals.begin(), log_.ledger.member_removals.end(),
-                     [](const MemberRemoval& x, const MemberRemoval& y) { return x.at < y.at; });
-    close();
-    return std::move(log_);
+    // Without the provider's log, the workers' calls stand in for it.
+    if (!log_.provider_log) log_.ledger.executions.assign(effects_.begin(), effects_.end());
+    return finish();
   }
 
  private:
@@ -183,16 +183,13 @@ class Reader {
   };
 
   // Whether the lines, in the order of the files, are in time order (every "at" at or after the one before) with
-  // attempt ids growing from one delivery line to the next, as `lethe run --events` writes them; and whether any
-  // is an execution line (then effect lines do not stand in for the provider's log).
+  // attempt ids growing from one delivery line to the next, as `lethe run --events` writes them.
   struct TimeOrder {
     bool ordered = true;
-    bool execution_lines = false;
     sim::Time last_at = INT64_MIN;
     AttemptId last_attempt = 0;
 
-    void line(const Json& json, const std::string& kind) {
-      if (kind == "execution") execution_lines = true;
+    void line(const Json& json) {
       const auto at = json.find("at");
       if (at == json.end()) return;
       if (!at->is_number_integer() || (at->is_number_unsigned() && at->get<std::uint64_t>() > INT64_MAX)) {
@@ -233,11 +230,9 @@ class Reader {
   // The second pass of a log in time order: every line applied in order through a LedgerFolding, so that each
   // settled group is folded as it settles (as a run folds it) and crashes end the attempts active on their node.
   // Throws NotFoldable (or Error) where the whole reading must decide.
-  EventLog read_folding(const std::vector<EventFile>& files, std::vector<Delivered>& deliveries,
-                        bool execution_lines) {
-    number_delivery_nodes(deliveries);
-    std::vector<Delivered>().swap(deliveries);  // its memory, not only its elements (= {} keeps the capacity)
-    log_.provider_log = execution_lines;
+  EventLog read_folding(const std::vector<EventFile>& files, std::vector<Delivered>& deliveries) {
+    check_deliveries(deliveries, /*hold=*/false);
+    log_.provider_log = log_.execution_lines > 0;
     LedgerFolding folding(log_.ledger);
     FoldedSpan span(log_);
     folding.set_folding(true);
@@ -250,6 +245,11 @@ class Reader {
     });
     folding.flush();
     folding_ = nullptr;
+    return finish();
+  }
+
+  // Member removals in time order, and every attempt held that executed marked (a folded one is not held).
+  EventLog finish() {
     std::stable_sort(log_.ledger.member_removals.begin(), log_.ledger.member_removals.end(),
                      [](const MemberRemoval& x, const MemberRemoval& y) { return x.at < y.at; });
     for (const ExecutionRecord& e : log_.ledger.executions) {
@@ -374,15 +374,10 @@ class Reader {
     return d;
   }
 
-  // Every attempt, in attempt-id order, before anything refers to one.
-  void add_deliveries(std::vector<Delivered>& deliveries) {
-    number_delivery_nodes(deliveries, &log_.ledger.attempts);
-    std::vector<Delivered>().swap(deliveries);  // its memory, not only its elements (= {} keeps the capacity)
-  }
-
   // Checks the deliveries (one per attempt id, processors of the run line) and numbers their nodes in attempt
-  // order, before any other line's; adds each attempt to `attempts`, when given, with its delivery time.
-  void number_delivery_nodes(std::vector<Delivered>& deliveries, AttemptLog* attempts = nullptr) {
+  // order, before any other line's; with `hold`, adds every attempt, in attempt-id order, before anything refers
+  // to one. Frees the deliveries.
+  void check_deliveries(std::vector<Delivered>& deliveries, bool hold) {
     std::stable_sort(deliveries.begin(), deliveries.end(),
                      [](const Delivered& x, const Delivered& y) { return x.attempt < y.attempt; });
     for (std::size_t i = 0; i < deliveries.size(); ++i) {
@@ -404,10 +399,11 @@ class Reader {
           node_ids_.emplace(delivery_node_names_[d.node], static_cast<std::uint32_t>(log_.nodes.size()));
       if (added) log_.nodes.push_back(it->first);
       record.node = it->second;
-      if (attempts == nullptr) continue;
-      attempts->add_with_id(d.attempt, record);
+      if (!hold) continue;
+      log_.ledger.attempts.add_with_id(d.attempt, record);
       log_.delivered_at[d.attempt] = d.at;
     }
+    std::vector<Delivered>().swap(deliveries);  // its memory, not only its elements (= {} keeps the capacity)
     delivery_nodes_.clear();
     delivery_node_names_.clear();
     delivery_processors_.clear();
@@ -507,7 +503,7 @@ class Reader {
   void outcome(const Line& line) {
     AttemptRecord& record = attempt(line);
     // A second end, or an end after its node crashed: the whole reading keeps the last line's.
-    if (folding_ != nullptr && !folding_->active(record.attempt)) throw NotFoldable{};
+    if (folding_ != nullptr && (record.ended_at || record.crashed_at)) throw NotFoldable{};
     const std::string name = line.text("outcome");
     const auto it = std::find_if(kOutcomes.begin(), kOutcomes.end(),
                                  [&name](Outcome o) { return name == to_string(o); });
@@ -558,7 +554,6 @@ class Reader {
   void execution(const Line& line) {
     const ExecutionRecord executed = call_of(line);
     log_.provider_log = true;
-    ++log_.execution_lines;
     if (folding_ != nullptr) return folding_->record_execution(executed);
     log_.ledger.executions.push_back(executed);
   }
@@ -673,12 +668,6 @@ class Reader {
         if (log_.delivered_at.at(a.attempt) <= crash.at) a.crashed_at = crash.at;
       });
     }
-  }
-
-  // Without the provider's log, the workers' calls stand in for it; every executed attempt marked.
-  void close() {
-    if (!log_.provider_log) log_.ledger.executions.assign(effects_.begin(), effects_.end());
-    for (const ExecutionRecord& e : log_.ledger.executions) log_.ledger.attempt(e.attempt).executed = true;
   }
 
   bool fold_ = false;

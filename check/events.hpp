@@ -34,7 +34,6 @@
 #pragma once
 
 #include <array>
-#include <climits>
 #include <cstdint>
 #include <iosfwd>
 #include <optional>

@@ -9,29 +9,31 @@ std::vector<AttemptId>& LedgerFolding::active_on(std::uint32_t node) {
   return active_attempts_[node];
 }
 
-AttemptId LedgerFolding::begin(MessageId id, ProcessorId processor, std::uint32_t node) {
+AttemptRecord LedgerFolding::fresh(MessageId id, ProcessorId processor, std::uint32_t node) {
   AttemptRecord record;
   record.id = id;
   record.processor = processor;
   record.node = node;
+  return record;
+}
+
+AttemptId LedgerFolding::begin(MessageId id, ProcessorId processor, std::uint32_t node) {
+  const AttemptRecord record = fresh(id, processor, node);
   const AttemptId attempt = ledger_.attempts.add(record);
-  opened(attempt, id, processor, node);
+  opened(attempt, record);
   return attempt;
 }
 
 void LedgerFolding::begin_recorded(AttemptId attempt, MessageId id, ProcessorId processor, std::uint32_t node) {
-  AttemptRecord record;
-  record.id = id;
-  record.processor = processor;
-  record.node = node;
+  const AttemptRecord record = fresh(id, processor, node);
   ledger_.attempts.add_with_id(attempt, record);
-  opened(attempt, id, processor, node);
+  opened(attempt, record);
 }
 
-void LedgerFolding::opened(AttemptId attempt, MessageId id, ProcessorId processor, std::uint32_t node) {
-  active_on(node).push_back(attempt);
+void LedgerFolding::opened(AttemptId attempt, const AttemptRecord& record) {
+  active_on(record.node).push_back(attempt);
   if (folding_) {
-    const std::uint64_t key = group_key(id, processor);
+    const std::uint64_t key = group_key(record.id, record.processor);
     if (!kept_groups_.contains(key)) {
       OpenGroup& group = open_groups_[key];
       ++group.running;
@@ -55,14 +57,6 @@ void LedgerFolding::ended(AttemptId attempt) {
   auto& active = active_on(record.node);
   active.erase(std::remove(active.begin(), active.end(), attempt), active.end());
   if (folding_) attempt_over(record);
-}
-
-bool LedgerFolding::active(AttemptId attempt) const {
-  if (!ledger_.has_attempt(attempt)) return false;
-  const std::uint32_t node = ledger_.attempt(attempt).node;
-  if (node >= active_attempts_.size()) return false;
-  const auto& on = active_attempts_[node];
-  return std::find(on.begin(), on.end(), attempt) != on.end();
 }
 
 void LedgerFolding::node_crashed(std::uint32_t node, sim::Time now) {

@@ -1,5 +1,6 @@
-// check/ledger_folding.hpp — the world's writes about attempts and effects into the Ledger, folding each settled
-// group into its summary as it settles (check/ledger.hpp, SettledGroup).
+// check/ledger_folding.hpp — writes about attempts and effects into the Ledger, in the order they happen, folding
+// each settled group into its summary as it settles (check/ledger.hpp, SettledGroup). The world writes through it
+// during a run; the event log reader (check/events.hpp) replays a log in time order through it.
 //
 // Every attempt is begun here (its record, the node it runs on) and ended here (outcome, value), or marked
 // crashed with every other attempt running on its node. Effects (the provider's executions, or the inbox's
@@ -51,8 +52,6 @@ class LedgerFolding {
   // The caller set the active attempt's end (ended_at, outcome, value) in its record: it is no longer active,
   // and its group may close (the record may be erased). REQUIRES: the attempt is active (begun, not over).
   void ended(AttemptId attempt);
-  // Whether the attempt was begun here and is not over (ended or crashed).
-  bool active(AttemptId attempt) const;
   // Node `node` crashed at `now`: every attempt active on it is marked crashed.
   void node_crashed(std::uint32_t node, sim::Time now);
   // The attempt of (id, processor) active on node `node` (begun, not ended nor crashed), or 0 if none.
@@ -81,7 +80,8 @@ class LedgerFolding {
     absl::InlinedVector<ExecutionRecord, 1> executions;  // the provider's executions while open
   };
 
-  void opened(AttemptId attempt, MessageId id, ProcessorId processor, std::uint32_t node);
+  static AttemptRecord fresh(MessageId id, ProcessorId processor, std::uint32_t node);
+  void opened(AttemptId attempt, const AttemptRecord& record);
   void attempt_over(const AttemptRecord& record);  // it ended, or its node crashed
   void close_group(std::uint64_t key, OpenGroup& group);
   std::vector<AttemptId>& active_on(std::uint32_t node);

@@ -65,14 +65,19 @@ Judged round_trip(const std::filesystem::path& file, std::uint64_t seed) {
   return round_trip(test_support::load_config(file), seed);
 }
 
+// The lines of `log` of one kind (`of_kind`), or every other line.
+std::string lines_of(const std::string& log, const std::string& kind, bool of_kind = true) {
+  std::istringstream in(log);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    if ((line.find("\"event\":\"" + kind + "\"") != std::string::npos) == of_kind) out += line + "\n";
+  }
+  return out;
+}
+
 // The same log with every line of one kind left out, judged again.
 lethe::RunResult judged_without(const std::string& log, const std::string& kind) {
-  std::istringstream in(log);
-  std::string kept;
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("\"event\":\"" + kind + "\"") == std::string::npos) kept += line + "\n";
-  }
-  return events::judge_events(events::read_events({{"log", kept}}));
+  return events::judge_events(events::read_events({{"log", lines_of(log, kind, false)}}));
 }
 
 bool derived(std::string_view field) {
@@ -293,24 +298,10 @@ TEST(EventLogStreaming, ALogReadFromItsFileLineByLineIsTheLogItsTextGives) {
 
 // ---------------------------------------------------------------- reading folding (`lethe check --events`)
 
-std::string lines_of(const std::string& log, const std::string& kind) {
-  std::istringstream in(log);
-  std::string out;
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("\"event\":\"" + kind + "\"") != std::string::npos) out += line + "\n";
-  }
-  return out;
-}
-
-// The run line, then `first`, then every other line of `log` in its order.
+// The run line, then the lines of one kind, then every other line of `log` in its order.
 std::string moved_first(const std::string& log, const std::string& kind) {
   const std::size_t run_end = log.find('\n') + 1;
-  std::string rest;
-  std::istringstream in(log.substr(run_end));
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("\"event\":\"" + kind + "\"") == std::string::npos) rest += line + "\n";
-  }
-  return log.substr(0, run_end) + lines_of(log, kind) + rest;
+  return log.substr(0, run_end) + lines_of(log, kind) + lines_of(log.substr(run_end), kind, false);
 }
 
 // A time-ordered log of a clean run, read folding, holds no attempt whole: each settled group is folded as it
