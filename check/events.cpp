@@ -50,7 +50,7 @@ using history::Error;
 
 constexpr std::array<std::string_view, 4> kNodeEventNames = {"crash", "restart", "pause", "skew"};
 constexpr std::array<Outcome, 3> kOutcomes = {Outcome::Executed, Outcome::Skipped, Outcome::Failed};
-constexpr int kBasisCount = static_cast<int>(Basis::InboxDuplicate) + 1;
+constexpr int kBasisCount = static_cast<int>(Basis::WeakStore) + 1;
 
 // ---------------------------------------------------------------- one line, its fields
 

@@ -41,6 +41,7 @@ inline bool is_process_basis(Basis basis) {
     case Basis::ExpiredCompleted:
     case Basis::StaleTakeover:
     case Basis::MaxWaitProcess:
+    case Basis::WeakStore:
       return true;
     case Basis::Completed:
     case Basis::InFlightRecent:

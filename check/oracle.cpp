@@ -343,6 +343,23 @@ class Judge {
     return Cause::Unprotected;
   }
 
+  // weak_store for an attempt that checked nothing lethe could read when the first executor's claim was itself
+  // answered stale: of two claims made both ways, the stale one may have been the first to run its effect.
+  std::optional<Cause> stale_first_claim(const ExecutionRecord& e, const ExecutionRecord& first,
+                                         std::string& why) const {
+    const std::optional<ProcessDecision> d = process_decision(first.attempt);
+    if (!d || d->basis != Basis::WeakStore) return std::nullopt;
+    why = fmt::format("{} got a stale answer from seq-kv or lww-kv (not linearizable) and ran the effect first; {} "
+                      "ran it again (at {})", who(first.attempt), who(e.attempt), t(e.at));
+    return Cause::WeakStore;
+  }
+
+  Cause weak_store(const ExecutionRecord& e, const ExecutionRecord& first, std::string& why) const {
+    why = fmt::format("{} got a stale answer from seq-kv or lww-kv (not linearizable) and ran the effect again "
+                      "(first run by {} at {})", who(e.attempt), who(first.attempt), t(first.at));
+    return Cause::WeakStore;
+  }
+
   // Each duplicate gets the first cause that applies: the provider's (whatever the strategy decided), this
   // attempt's ownership overtaken, then the basis of this attempt's own decision.
   Cause classify(const ExecutionRecord& e, const std::vector<const ExecutionRecord*>& earlier, std::string& why) {
@@ -355,6 +372,7 @@ class Judge {
     read_nothing_ = (d && d->basis == Basis::Unprotected) || (!d && !strategy_.decisions_inferred);
     if (d && d->basis == Basis::Unprotected) {
       if (const std::optional<Cause> cause = member_removed(e, earlier, why)) return *cause;
+      if (const std::optional<Cause> cause = stale_first_claim(e, first, why)) return *cause;
       return unprotected(e, first, why);
     }
     if (const std::optional<Cause> cause = owner_overtaken(e, earlier, why)) return *cause;
@@ -365,6 +383,7 @@ class Judge {
       case Basis::Absent: return on_absent(e, earlier, *d, why);
       case Basis::StaleTakeover: return on_stale_takeover(e, earlier, *d, why);
       case Basis::MaxWaitProcess: return on_max_wait_process(e, *earlier.back(), *d, why);
+      case Basis::WeakStore: return weak_store(e, first, why);
       case Basis::Completed:
       case Basis::InFlightRecent:
       case Basis::TakeoverLost:

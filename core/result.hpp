@@ -41,6 +41,7 @@ enum class Cause : std::uint8_t {
   SinkRetry,
   ProviderKeyExpired,
   MemberRemoved,
+  WeakStore,
   NotAttributable,
   Count,  // not a cause: the number of causes
 };
@@ -60,6 +61,7 @@ enum class Intervention : std::uint8_t {
   ProviderDedupes,    // the provider executes that message's key once
   ProviderKeyKept,    // the provider keeps that message's idempotency key for the whole run
   MemberKept,         // the consumer group does not remove the member holding that message (kafka)
+  KvLinearizable,     // the pair's seq-kv and lww-kv operations are answered as lin-kv answers them (external)
   None,               // no intervention: lethe does not know which clause broke (nothing to verify)
 };
 
@@ -203,6 +205,22 @@ inline constexpr CauseRow kCauses[] = {
      "(GC tuning, smaller heaps) and work below `topology.max_poll_interval` (smaller batches, a bounded effect, "
      "no retries in place past it); commit before long work only if a lost message is acceptable.",
      Intervention::MemberKept, "the group keeps the member that holds that message"},
+    {Cause::WeakStore, "weak_store",
+     "an external node claimed the message on a store that is not linearizable (Maelstrom's seq-kv or lww-kv)",
+     "an external node ([external.md](external.md)) kept its claim on one of Maelstrom's key-value services that "
+     "do not promise linearizability, and ran the effect again. `lww-kv` answers each request from one of three "
+     "replicas, and a write reaches the others up to 500 ms later: two `cas` from the same value on two replicas "
+     "both hold. `seq-kv` answers a read from an earlier point of its one order of writes: a check before a write "
+     "finds the key absent after another node wrote it. Each attempt found the message unclaimed, and both ran "
+     "the effect. lethe does not know which key is the message's: the attempt is read as deciding on the service "
+     "when, while its delivery was open, its node sent no `lethe-store` operation and `seq-kv` or `lww-kv` gave it "
+     "a stale answer (one that `lin-kv`, holding the same writes, would not have given).",
+     "\"only one caller may find the record absent\" (each claim was checked against a copy of the store that had "
+     "not seen the other).",
+     "keep the claim on a linearizable store: Maelstrom's `lin-kv`, or a conditional write of `lethe-store`. On "
+     "`seq-kv` a `cas` compares the latest value, so a claim made by `cas` alone holds there; a read followed by "
+     "a write does not, on any store.",
+     Intervention::KvLinearizable, "the pair's seq-kv and lww-kv operations are answered as lin-kv answers them"},
     {Cause::NotAttributable, "not_attributable",
      "an external node ran the effect and what lethe observed of it (its store traffic) does not tell which "
      "clause broke",

@@ -24,6 +24,7 @@ const char* to_string(Basis basis) {
     case Basis::MaxWaitError: return "max_wait_error";
     case Basis::StoreUnavailable: return "store_unavailable";
     case Basis::InboxDuplicate: return "inbox_duplicate";
+    case Basis::WeakStore: return "weak_store";
   }
   return "?";
 }

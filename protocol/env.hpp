@@ -59,6 +59,7 @@ enum class Basis : std::uint8_t {
   MaxWaitError,       // waited max_wait and on_max_wait = "error": gave up (message redelivered later)
   StoreUnavailable,   // the store did not answer: gave up
   InboxDuplicate,     // inbox row already there: transaction rejected
+  WeakStore,          // an external node's claim after a stale seq-kv or lww-kv answer (the last basis)
 };
 const char* to_string(Basis basis);
 

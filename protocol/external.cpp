@@ -22,7 +22,7 @@ StrategyInfo external_strategy() {
   };
   info.bases = {Basis::Unprotected,    Basis::Absent,         Basis::Completed,     Basis::ExpiredCompleted,
                 Basis::InFlightRecent, Basis::StaleTakeover,  Basis::TakeoverLost,  Basis::MaxWaitProcess,
-                Basis::MaxWaitError,   Basis::StoreUnavailable, Basis::InboxDuplicate};
+                Basis::MaxWaitError,   Basis::StoreUnavailable, Basis::InboxDuplicate, Basis::WeakStore};
   info.decisions_inferred = true;
   info.windows = {
       {Cause::Unprotected, WindowOpens::Always, {}, "the node ran the effect without a start write that applied"},
@@ -33,6 +33,8 @@ StrategyInfo external_strategy() {
       {Cause::Expired, WindowOpens::Always, {}, "the record was gone (TTL) when the node wrote its start"},
       {Cause::CapacityEvicted, WindowOpens::Always, {},
        "a bounded store (store.capacity) had evicted the record for room when the node wrote its start"},
+      {Cause::WeakStore, WindowOpens::Always, {},
+       "seq-kv or lww-kv gave the node a stale answer (they are not linearizable): two claims both held"},
       {Cause::NotAttributable, WindowOpens::Always, {},
        "the node ran the effect after store traffic lethe cannot read as a decision (no start write it recognises)"},
   };

@@ -264,7 +264,8 @@ constexpr std::size_t kMaxSeries = 8;
 constexpr std::size_t kMaxBars = 60;
 // One colour per cause, in lethe::Cause order (max_wait_exceeded the third, completion_lost the sixth).
 constexpr const char* kCauseColors[] = {"#7f7f7f", "#d62728", "#ff9896", "#ff7f0e", "#9467bd", "#e377c2",
-                                        "#1f77b4", "#aec7e8", "#2ca02c", "#8c564b", "#17becf", "#bcbd22"};
+                                        "#1f77b4", "#aec7e8", "#2ca02c", "#8c564b", "#17becf", "#c49c94",
+                                        "#bcbd22"};
 static_assert(std::size(kCauseColors) == lethe::kCauseCount, "kCauseColors needs exactly one colour per lethe::Cause");
 // Series that coincide stay apart by their dash and point types, not by colour alone (a curve drawn exactly
 // under another would otherwise hide it).

@@ -36,7 +36,10 @@
 //                      completed (check-then-insert, record-after), completed then;
 //   ProviderDedupes    the provider answers every call of the message after its first execution with that
 //                      execution's value (it still executes the call for its own draws, and logs nothing);
-//   ProviderKeyKept    the provider never prunes the message's idempotency key.
+//   ProviderKeyKept    the provider never prunes the message's idempotency key;
+//   KvLinearizable     the seq-kv and lww-kv operations an external node sends while one of the pair's two attempts
+//                      is open on it are answered as lin-kv answers them: a seq-kv read at the head of its order,
+//                      an lww-kv read or cas from the replicas' latest write (world/external_services.hpp).
 // Every random draw stays where it was: an intervention changes what is done with a draw, never whether it is
 // made. The protocol never learns of it: the store replies and the provider's answers are what it sees.
 //
@@ -109,6 +112,10 @@ class Intervener {
   // The intervention is `kind` and (id, processor) is its message.
   bool acts(Intervention kind, MessageId id, ProcessorId processor) const {
     return cf_.closes(kind) && cf_.id == id && cf_.processor == processor;
+  }
+  // KvLinearizable: `attempt` is one of the pair's two attempts.
+  bool linearizes(AttemptId attempt) const {
+    return cf_.closes(Intervention::KvLinearizable) && (attempt == cf_.attempt || attempt == cf_.first_attempt);
   }
   // `key` is the message's dedupe or inbox record and the intervention is `kind`.
   bool acts_on_record(Intervention kind, Key key) const { return cf_.closes(kind) && record_of_message(key); }

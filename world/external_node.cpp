@@ -252,6 +252,7 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
     std::optional<std::uint64_t> value;
     bool store_touched = false;  // the node read or wrote the message's record during this attempt
     bool store_used = false;     // the node sent a store operation on no open delivery's record meanwhile
+    bool weak_kv_stale = false;  // a seq-kv or lww-kv answer to the node meanwhile was stale (lin-kv's would differ)
     bool read_absent = false;    // its latest read of the record found none (a check before an insert)
     bool decided = false;        // a process-type decision was inferred
     bool effect_called = false;
@@ -281,6 +282,10 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
   Json serve_tso();
   Json serve_weak_kv(const std::string& service, const Json& body);
   void infer(const Op& op, const Reply& reply, std::optional<CrashAt>& crash);
+  // Marks `flag` on every delivery open on this node: traffic that may be any of theirs.
+  void used_meanwhile(bool Delivery::*flag);
+  // KvLinearizable (a counterfactual replay): one of the pair's attempts is open on this node.
+  bool linearized_here() const;
   Delivery* open_delivery(MessageId id, ProcessorId processor);
   void decide(Delivery& delivery, Basis basis, const std::optional<Item>& seen);
   Json convert_keys(Json op) const;
@@ -702,12 +707,13 @@ Json ExternalSession::serve_sink(const Json& body, std::optional<CrashAt>& crash
     return error_body(kErrorMalformed, fmt::format("attempt {} is not an open delivery of message {} for processor "
                                                    "{} on this node", attempt, id, processor));
   }
-  // An effect with no store traffic on the record before it: the node checked nothing. After a read that found
-  // none (and no start write): it decided on an absent record, as check-then-insert does.
-  // Store traffic elsewhere (another table, another key) may be the node's own record: no decision is inferred,
-  // and the oracle calls a duplicate of it not_attributable rather than guess "checked nothing".
+  // An effect with no store traffic before it: the node checked nothing; when seq-kv or lww-kv gave it a stale
+  // answer meanwhile (and no store traffic), it decided on a store that is not linearizable. After a read of the record that found none (and no
+  // start write): it decided on an absent record, as check-then-insert does. Store traffic elsewhere (another
+  // table, another key) may be the node's own record: no decision is inferred, and the oracle calls a
+  // duplicate of it not_attributable rather than guess "checked nothing".
   if (!delivery->decided && !delivery->store_touched && !delivery->store_used) {
-    decide(*delivery, Basis::Unprotected, std::nullopt);
+    decide(*delivery, delivery->weak_kv_stale ? Basis::WeakStore : Basis::Unprotected, std::nullopt);
   }
   if (!delivery->decided && delivery->read_absent) decide(*delivery, Basis::Absent, std::nullopt);
   delivery->effect_called = true;
@@ -810,21 +816,32 @@ Json ExternalSession::serve_weak_kv(const std::string& service, const Json& body
   const std::string from = type == "cas" ? exact_dump(body["from"]) : std::string();
   const bool create_key = create.get<bool>();
   const std::string node = self_.name();
+  const bool linear = linearized_here();
   const std::optional<KvAnswer> answer = environment_.network.call(
       services(),
       [=] {
-        if (type == "read") return seq != nullptr ? seq->read(node, key) : lww->read(key);
+        if (type == "read") return seq != nullptr ? seq->read(node, key, linear) : lww->read(key, linear);
         if (type == "write") return seq != nullptr ? seq->write(node, key, value) : lww->write(key, value);
-        return seq != nullptr ? seq->cas(node, key, from, value, create_key) : lww->cas(key, from, value, create_key);
+        return seq != nullptr ? seq->cas(node, key, from, value, create_key)
+                              : lww->cas(key, from, value, create_key, linear);
       },
       environment_.config.network.rpc_timeout);
   if (!answer.has_value()) return error_body(kErrorTimeout, "timeout");
+  if (answer->stale) used_meanwhile(&Delivery::weak_kv_stale);
   if (answer->code == kErrorKeyMissing) return error_body(kErrorKeyMissing, "key does not exist");
   if (answer->code == kErrorPrecondition) {
     return error_body(kErrorPrecondition, fmt::format("expected {}, found {}", from, answer->value.value_or("")));
   }
   if (type == "read") return Json{{"type", "read_ok"}, {"value", parse_exact_json(answer->value.value_or("null"))}};
   return Json{{"type", type + "_ok"}};
+}
+
+bool ExternalSession::linearized_here() const {
+  if (environment_.intervener == nullptr) return false;
+  for (const auto& entry : deliveries_) {
+    if (!entry.second.answered && environment_.intervener->linearizes(entry.second.attempt)) return true;
+  }
+  return false;
 }
 
 Json ExternalSession::linkv_value(std::uint64_t owner) const {
@@ -890,9 +907,12 @@ void ExternalSession::infer(const Op& op, const Reply& reply, std::optional<Cras
              seen);
     }
   }
-  if (on_a_delivery) return;
+  if (!on_a_delivery) used_meanwhile(&Delivery::store_used);
+}
+
+void ExternalSession::used_meanwhile(bool Delivery::*flag) {
   for (auto& entry : deliveries_) {
-    if (!entry.second.answered) entry.second.store_used = true;
+    if (!entry.second.answered) entry.second.*flag = true;
   }
 }
 

@@ -25,12 +25,14 @@ void SeqKv::put(const std::string& node, const std::string& key, const std::stri
   seen_[node] = head_;
 }
 
-KvAnswer SeqKv::read(const std::string& node, const std::string& key) {
+KvAnswer SeqKv::read(const std::string& node, const std::string& key, bool linearizable) {
   std::uint64_t& seen = seen_[node];
   seen += rng_.below(head_ - seen + 1);  // from what the node saw to the head
+  if (linearizable) seen = head_;
   const std::optional<std::string> value = at(key, seen);
-  if (!value.has_value()) return KvAnswer{kKeyMissing, std::nullopt};
-  return KvAnswer{0, value};
+  const bool stale = value != at(key, head_);
+  if (!value.has_value()) return KvAnswer{kKeyMissing, std::nullopt, stale};
+  return KvAnswer{0, value, stale};
 }
 
 KvAnswer SeqKv::write(const std::string& node, const std::string& key, const std::string& value) {
@@ -66,11 +68,30 @@ void LwwKv::put(std::size_t replica, const std::string& key, const std::string& 
   }
 }
 
-KvAnswer LwwKv::read(const std::string& key) {
-  const auto& replica_state = replicas_[replica()];
-  const auto found = replica_state.find(key);
-  if (found == replica_state.end() || found->second.stamp == 0) return KvAnswer{kKeyMissing, std::nullopt};
-  return KvAnswer{0, found->second.value};
+// The entry a request that reached `replica` sees: that replica's, or the highest stamp of all when linearizable
+// (a write is on its own replica at once, so the highest stamp anywhere is the latest write). Null when absent.
+const LwwKv::Entry* LwwKv::latest(std::size_t replica, const std::string& key, bool linearizable) const {
+  const Entry* seen = nullptr;
+  for (std::size_t r = 0; r < kReplicas; ++r) {
+    if (r != replica && !linearizable) continue;
+    const auto found = replicas_[r].find(key);
+    if (found != replicas_[r].end() && found->second.stamp != 0 && (seen == nullptr || found->second.stamp > seen->stamp)) {
+      seen = &found->second;
+    }
+  }
+  return seen;
+}
+
+// Whether `seen` (null: absent) is other than the latest write of `key` (stamps are unique to writes).
+bool LwwKv::stale(const Entry* seen, const std::string& key) const {
+  const Entry* newest = latest(0, key, true);
+  return (seen == nullptr ? 0 : seen->stamp) != (newest == nullptr ? 0 : newest->stamp);
+}
+
+KvAnswer LwwKv::read(const std::string& key, bool linearizable) {
+  const Entry* seen = latest(replica(), key, linearizable);
+  if (seen == nullptr) return KvAnswer{kKeyMissing, std::nullopt, stale(seen, key)};
+  return KvAnswer{0, seen->value, stale(seen, key)};
 }
 
 KvAnswer LwwKv::write(const std::string& key, const std::string& value) {
@@ -78,14 +99,15 @@ KvAnswer LwwKv::write(const std::string& key, const std::string& value) {
   return KvAnswer{};
 }
 
-KvAnswer LwwKv::cas(const std::string& key, const std::string& from, const std::string& to, bool create) {
+KvAnswer LwwKv::cas(const std::string& key, const std::string& from, const std::string& to, bool create,
+                    bool linearizable) {
   const std::size_t chosen = replica();
-  const auto found = replicas_[chosen].find(key);
-  const bool present = found != replicas_[chosen].end() && found->second.stamp != 0;
-  if (!present && !create) return KvAnswer{kKeyMissing, std::nullopt};
-  if (present && found->second.value != from) return KvAnswer{kPrecondition, found->second.value};
+  const Entry* seen = latest(chosen, key, linearizable);
+  const bool was_stale = stale(seen, key);
+  if (seen == nullptr && !create) return KvAnswer{kKeyMissing, std::nullopt, was_stale};
+  if (seen != nullptr && seen->value != from) return KvAnswer{kPrecondition, seen->value, was_stale};
   put(chosen, key, to);
-  return KvAnswer{};
+  return KvAnswer{0, std::nullopt, was_stale};
 }
 
 }  // namespace lethe

@@ -26,6 +26,7 @@ namespace lethe {
 struct KvAnswer {
   int code = 0;                      // 0: ok; 20 or 22
   std::optional<std::string> value;  // read: the value's JSON text; cas refused with 22: the value found
+  bool stale = false;  // it saw a value (or an absence) other than the latest write's: lin-kv would differ
 };
 
 // lin-tso: each ts is above every one before it in the run.
@@ -44,7 +45,8 @@ class LinTso {
 class SeqKv {
  public:
   explicit SeqKv(sim::Rng rng) : rng_(rng) {}
-  KvAnswer read(const std::string& node, const std::string& key);
+  // `linearizable` (a counterfactual replay, KvLinearizable): the read is at the head, its draw still made.
+  KvAnswer read(const std::string& node, const std::string& key, bool linearizable = false);
   KvAnswer write(const std::string& node, const std::string& key, const std::string& value);
   KvAnswer cas(const std::string& node, const std::string& key, const std::string& from, const std::string& to,
                bool create);
@@ -69,9 +71,12 @@ class LwwKv {
   static constexpr sim::Duration kMaxLag = 500 * sim::kMillisecond;
 
   LwwKv(sim::Simulation& simulation, sim::Rng rng) : simulation_(simulation), rng_(rng) {}
-  KvAnswer read(const std::string& key);
+  // `linearizable` (a counterfactual replay, KvLinearizable): the read or cas sees the latest write of any replica,
+  // its replica still drawn and a cas's write still made there.
+  KvAnswer read(const std::string& key, bool linearizable = false);
   KvAnswer write(const std::string& key, const std::string& value);
-  KvAnswer cas(const std::string& key, const std::string& from, const std::string& to, bool create);
+  KvAnswer cas(const std::string& key, const std::string& from, const std::string& to, bool create,
+               bool linearizable = false);
 
  private:
   struct Entry {
@@ -79,6 +84,8 @@ class LwwKv {
     std::uint64_t stamp = 0;
   };
   std::size_t replica();
+  const Entry* latest(std::size_t replica, const std::string& key, bool linearizable) const;
+  bool stale(const Entry* seen, const std::string& key) const;
   void put(std::size_t replica, const std::string& key, const std::string& value);
   void apply(std::size_t replica, const std::string& key, const Entry& entry);
 

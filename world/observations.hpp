@@ -39,7 +39,7 @@ class Observations {
   std::map<std::string, std::uint64_t> counters_;
   std::array<std::uint64_t, kCrashPointCount> crash_points_reached_{};
   std::array<std::uint64_t, kCrashPointCount> crash_points_fired_{};
-  std::array<std::uint64_t, static_cast<std::size_t>(Basis::InboxDuplicate) + 1> decisions_by_basis_{};
+  std::array<std::uint64_t, static_cast<std::size_t>(Basis::WeakStore) + 1> decisions_by_basis_{};
   sim::Time last_activity_ = 0;
 };
 

@@ -257,4 +257,29 @@ TEST(CauseVerification, GiveUpsSagaLeasesAndShownTakeoversAreRemovedByTheirInter
   }
 }
 
+// A claim on Maelstrom's lww-kv or seq-kv that two attempts both made, one of them on a stale answer, is
+// weak_store, and answering the pair's kv operations as lin-kv would (KvLinearizable) removes it; closing another
+// window (the record shown, as for a race) leaves it.
+TEST(CauseVerification, AWeakStoreDuplicateIsRemovedByLinearizableAnswersAndNotByAnotherIntervention) {
+  for (const char* name : {"external-lwwkv-cas.toml", "external-seqkv-read-then-write.toml"}) {
+    const auto config = test_support::load_config(std::string(LETHE_SOURCE_DIR) + "/scenarios/" + name);
+    const lethe::RunResult result = judged(config, 1);
+    const auto weak = std::find_if(result.explanations.begin(), result.explanations.end(),
+                                   [](const auto& y) { return y.cause == lethe::Cause::WeakStore; });
+    ASSERT_NE(weak, result.explanations.end()) << name;
+    const lethe::DuplicateExplanation x = *weak;
+    const auto same = [&x](const lethe::RunResult& r) {
+      return std::any_of(r.explanations.begin(), r.explanations.end(), [&x](const lethe::DuplicateExplanation& y) {
+        return y.id == x.id && y.processor == x.processor;
+      });
+    };
+    EXPECT_TRUE(same(judged(config, 1, lethe::Counterfactual{lethe::Intervention::RecordSeen, x.id, x.processor,
+                                                              x.attempt, x.first_attempt})))
+        << name;
+    EXPECT_FALSE(same(judged(config, 1, lethe::Counterfactual{lethe::Intervention::KvLinearizable, x.id,
+                                                               x.processor, x.attempt, x.first_attempt})))
+        << name;
+  }
+}
+
 }  // namespace verify_test
