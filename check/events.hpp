@@ -98,7 +98,7 @@ struct EventLog {
 
 // The result fields an event log cannot give (RunResult's table, core/result.cpp), with why; judge_events leaves
 // them at their defaults but deliveries (the attempts). Every other field of the table comes from the events.
-inline constexpr std::array<std::string_view, 21> kFieldsNotFromEvents = {
+inline constexpr std::array<std::string_view, 23> kFieldsNotFromEvents = {
     "trace_hash", "trace_events", "sim_time", "coverage", "swarm", "schedule",  // the simulator's trace and faults
     "deliveries",                     // hand-overs to a worker: the events count attempts (one per processor)
     "store_peak_records",             // the store's size: not an event
@@ -109,6 +109,7 @@ inline constexpr std::array<std::string_view, 21> kFieldsNotFromEvents = {
     "undelivered", "undelivered_latest",  // the producer's copies still due when the run ended: not events
     "commit_failed",                  // the broker's refusals of offset commits: an ack line says only accepted
     "payload_ignored",                // payloads: an event line names the id, not its payload
+    "kv_consistent", "kv_checks",     // external nodes' seq-kv and lww-kv histories: not events
 };
 
 // A file's name and its text, or the file itself, read a line at a time (then `text` is not read): a log larger

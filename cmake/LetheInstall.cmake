@@ -23,7 +23,7 @@ set(LETHE_INSTALL_SCENARIOSDIR ${CMAKE_INSTALL_DATADIR}/lethe/scenarios)
 # against the installed prefix, so a public header that starts including an uninstalled one fails there.
 set(LETHE_PUBLIC_HEADERS
     check/ledger.hpp check/linearizability.hpp check/linearizability_batch.hpp check/linearizability_core.hpp
-    check/linearizability_incremental.hpp check/store_model.hpp
+    check/linearizability_incremental.hpp check/store_model.hpp check/weak_kv.hpp
     core/btree.hpp core/config.hpp core/registry.hpp core/result.hpp core/settings.hpp
     external/child_process.hpp
     protocol/decision.hpp protocol/env.hpp protocol/registry.hpp protocol/store_ops.hpp protocol/strategies.hpp

@@ -12,8 +12,8 @@ using K = FieldKind;
 // `expectable`) after the rest, in this order: coverage, swarm, schedule, memo_overwrites, store_peak_records,
 // trace_events, linearizable_unknown, the saga fields, drawn, not_reproducible, defaults_replaced,
 // lost_examples, store_errors, store_error_first, undelivered, undelivered_latest, unanswered, unanswered_examples,
-// commit_failed, payload_mismatches, payload_ignored.
-constexpr std::array<ResultField, 47> kResultFields = {{
+// commit_failed, payload_mismatches, payload_ignored, kv_consistent, kv_checks.
+constexpr std::array<ResultField, 49> kResultFields = {{
     {"scenario", K::Text, false, false, "scenario.name of the run", &RunResult::scenario},
     {"seed", K::Count, false, false, "the seed of the run", &RunResult::seed},
     {"trace_hash", K::Hash, false, false, "the determinism fingerprint: a hash of every trace record",
@@ -122,6 +122,14 @@ constexpr std::array<ResultField, 47> kResultFields = {{
      "workload.redelivery.payload = \"changed\": deliveries skipped as duplicates although their payload was not "
      "the one whose effect ran (the intent they carried was lost)",
      &RunResult::payload_ignored},
+    {"kv_consistent", K::Boolean, true, true,
+     "external nodes: the seq-kv and lww-kv histories held their own models (seq-kv sequentially consistent per key, "
+     "lww-kv's reads read from writes); null when no node used them or the check was not run",
+     &RunResult::kv_consistent},
+    {"kv_checks", K::Words, false, true,
+     "external nodes: one line per kv service used (seq-kv, lww-kv): its operations, its own model's verdict and "
+     "linearizability's (left out otherwise)",
+     &RunResult::kv_checks},
 }};
 
 const ResultField* find_field(std::string_view name) {

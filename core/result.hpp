@@ -310,6 +310,7 @@ inline constexpr DefaultExpectation kDefaultExpectations[] = {
     {"saga_duplicate_compensations", "==", 0, ""},
     {"undelivered", "==", 0, ""},
     {"unanswered", "==", 0, ""},
+    {"kv_consistent", "==", 1, ""},  // only when an external node used seq-kv or lww-kv (null otherwise)
 };
 
 // Results that count something going wrong that the default invariants do not check (a run is not failed for
@@ -396,6 +397,8 @@ struct RunResult {
   std::uint64_t commit_failed = 0;                 // kafka: offset commits the consumer group refused
   std::uint64_t payload_mismatches = 0;            // deliveries refused: the record was kept for another payload
   std::uint64_t payload_ignored = 0;               // changed payloads skipped as duplicates of another payload
+  std::optional<bool> kv_consistent;               // seq-kv and lww-kv held their own models (null: not used)
+  std::vector<std::string> kv_checks;              // one line per kv service used: its models' verdicts
   // Not in the JSON (like explanations): the coverage keys (".fired") of the fault points the run armed, a
   // configured non-zero probability switched on for the seed; the summary's "never fired" names only these.
   std::vector<std::string> armed_fault_points;

@@ -191,6 +191,7 @@ std::string run_summary(const lethe::RunResult& r, bool live) {
                      r.linearizable.has_value()          ? (*r.linearizable ? "yes" : "NO")
                      : r.linearizable_unknown.empty() ? "not checked"
                                                       : r.linearizable_unknown.front());
+  for (const std::string& line : r.kv_checks) out += fmt::format("  {}\n", line);
   if (!r.swarm.empty()) {
     std::string kinds;
     for (const auto& k : r.swarm) kinds += (kinds.empty() ? "" : " ") + k;

@@ -60,7 +60,8 @@ class Collector {
     add("RESULT_FIELD", schema::kExpectationAllowed, "none", description);
     add("defaults", "`true` or `false`", "`true`",
         "check lethe's default invariants (duplicate_effects, lost_messages, linearizable when checked, saga_stuck "
-        "and saga_duplicate_compensations when sagas run) on every field no entry names");
+        "and saga_duplicate_compensations when sagas run, undelivered, unanswered, kv_consistent when external nodes "
+        "used seq-kv or lww-kv) on every field no entry names");
   }
   // The default kind's keys: the page lists every kind's under [protocol] (strategy_keys_section).
   void strategy_keys(const lethe::ProtocolSection& protocol) {

@@ -817,6 +817,9 @@ Json ExternalSession::serve_weak_kv(const std::string& service, const Json& body
   const bool create_key = create.get<bool>();
   const std::string node = self_.name();
   const bool linear = linearized_here();
+  WeakKvOp record{static_cast<std::uint32_t>(self_.id()), environment_.simulation.now(), lin::kNever, key,
+                  type == "read" ? WeakKvType::Read : type == "write" ? WeakKvType::Write : WeakKvType::Cas,
+                  value, from, create_key, 0, std::nullopt};
   const std::optional<KvAnswer> answer = environment_.network.call(
       services(),
       [=] {
@@ -826,6 +829,12 @@ Json ExternalSession::serve_weak_kv(const std::string& service, const Json& body
                               : lww->cas(key, from, value, create_key, linear);
       },
       environment_.config.network.rpc_timeout);
+  if (answer.has_value()) {
+    record.returned_at = environment_.simulation.now();
+    record.code = answer->code;
+    record.found = answer->value;
+  }
+  shared_.weak_kv_history[service].push_back(std::move(record));
   if (!answer.has_value()) return error_body(kErrorTimeout, "timeout");
   if (answer->stale) used_meanwhile(&Delivery::weak_kv_stale);
   if (answer->code == kErrorKeyMissing) return error_body(kErrorKeyMissing, "key does not exist");

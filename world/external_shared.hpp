@@ -77,6 +77,7 @@ struct ExternalShared {
   LinTso lin_tso;
   std::optional<SeqKv> seq_kv;
   std::optional<LwwKv> lww_kv;
+  std::map<std::string, std::vector<WeakKvOp>> weak_kv_history;  // "seq-kv", "lww-kv" -> what the nodes were answered
 
   // Ends every process still running, side by side (the end of a run: the world calls it before the nodes'
   // fibers unwind, each of which would otherwise end its own process in turn).

@@ -242,6 +242,7 @@ RunResult World::run(WorldRecord* record) {
   RunResult result = judge_run(JudgeInput{config_, seed_, options_, *simulation_, *network_, *topology_, ledger_,
                                           ledger_folding_, observations_, *faults_});
   if (config_.saga.steps > 0) judge_sagas(SagaOracleInput{ledger_, config_.saga.steps}, result);
+  if (options_.check_linearizability) judge_weak_kv(workers_->external().weak_kv_history, result);
   // One entry for the run, however many nodes: the summary prints each entry.
   if (const std::set<std::string>& plain = workers_->external().plain_nodes; !plain.empty()) {
     constexpr std::size_t kNamed = 8;

@@ -791,7 +791,7 @@ ScenarioConfig arbitrary_config() {
   for (const std::string& key : subset(scenario::expectation_keys())) {
     lethe::Expectation e;
     e.key = key;
-    if (key == "linearizable") {
+    if (lethe::expectation_kind(key) == lethe::FieldKind::Boolean) {
       e.op = *gen::element(lethe::ExpectationOp::Equal, lethe::ExpectationOp::NotEqual);
       e.number = *gen::element(0.0, 1.0);
     } else {

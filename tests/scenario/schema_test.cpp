@@ -151,6 +151,7 @@ TEST(ScenarioSchema, AnUnknownKeyOneLetterOffSuggestsTheTablesKeyInAFileAndWithS
 TEST(ResultFieldTable, EveryNameExpectMayUseIsAnsweredByFieldAndTheJsonKeysAreTheTablesRows) {
   lethe::RunResult result;
   result.linearizable = true;
+  result.kv_consistent = true;
   for (const std::string& name : lethe::expectation_field_names()) {
     EXPECT_TRUE(result.field(name).has_value()) << name;
     EXPECT_TRUE(lethe::expectation_kind(name).has_value()) << name;
@@ -170,6 +171,7 @@ TEST(ResultFieldTable, EveryNameExpectMayUseIsAnsweredByFieldAndTheJsonKeysAreTh
   result.lost_examples = {"message 3 (billing)"};  // written only when something was lost
   result.store_error_first = {"bad op"};  // written only when an external node's store operation was rejected
   result.unanswered_examples = {"message 3 (billing) attempt 7 on billing-0"};  // written only when one was held
+  result.kv_checks = {"seq-kv history (2 operations): ..."};  // written only when a node used seq-kv or lww-kv
   const nlohmann::ordered_json json = reports::to_json(result);
   std::vector<std::string> rows;
   for (const lethe::ResultField& field : lethe::result_fields()) {
