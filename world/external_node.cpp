@@ -708,9 +708,9 @@ Json ExternalSession::serve_sink(const Json& body, std::optional<CrashAt>& crash
                                                    "{} on this node", attempt, id, processor));
   }
   // An effect with no store traffic before it: the node checked nothing; when seq-kv or lww-kv gave it a stale
-  // answer meanwhile (and no store traffic), it decided on a store that is not linearizable. After a read of the record that found none (and no
-  // start write): it decided on an absent record, as check-then-insert does. Store traffic elsewhere (another
-  // table, another key) may be the node's own record: no decision is inferred, and the oracle calls a
+  // answer meanwhile, it decided on a store that is not linearizable. After a read of the record that found none
+  // (and no start write): it decided on an absent record, as check-then-insert does. Store traffic elsewhere
+  // (another table, another key) may be the node's own record: no decision is inferred, and the oracle calls a
   // duplicate of it not_attributable rather than guess "checked nothing".
   if (!delivery->decided && !delivery->store_touched && !delivery->store_used) {
     decide(*delivery, delivery->weak_kv_stale ? Basis::WeakStore : Basis::Unprotected, std::nullopt);

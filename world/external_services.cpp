@@ -78,9 +78,8 @@ const LwwKv::Entry* LwwKv::latest(std::size_t replica, const std::string& key, b
   for (std::size_t r = 0; r < kReplicas; ++r) {
     if (r != replica && !linearizable) continue;
     const auto found = replicas_[r].find(key);
-    if (found != replicas_[r].end() && found->second.stamp != 0 && (seen == nullptr || found->second.stamp > seen->stamp)) {
-      seen = &found->second;
-    }
+    if (found == replicas_[r].end() || found->second.stamp == 0) continue;
+    if (seen == nullptr || found->second.stamp > seen->stamp) seen = &found->second;
   }
   return seen;
 }
@@ -131,9 +130,9 @@ void judge_weak_kv(const std::map<std::string, std::vector<WeakKvOp>>& histories
     failed = failed || own.holds == false;
     unknown = unknown || !own.holds.has_value();
     const WeakKvVerdict linear = check_weak_kv_linearizable(history);
+    const char* model = seq ? "sequentially consistent per key" : "reads from writes";
     result.kv_checks.push_back(fmt::format("{} history ({} operations): {}: {}; linearizable: {}{}", service,
-                                           history.size(), seq ? "sequentially consistent per key" : "reads from writes",
-                                           verdict_text(own), verdict_text(linear),
+                                           history.size(), model, verdict_text(own), verdict_text(linear),
                                            linear.holds == false ? ", which " + service + " does not promise" : ""));
   }
   if (histories.empty()) return;

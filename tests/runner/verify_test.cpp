@@ -262,7 +262,8 @@ TEST(CauseVerification, GiveUpsSagaLeasesAndShownTakeoversAreRemovedByTheirInter
 // window (the record shown, as for a race) leaves it.
 TEST(CauseVerification, AWeakStoreDuplicateIsRemovedByLinearizableAnswersAndNotByAnotherIntervention) {
   for (const char* name : {"external-lwwkv-cas.toml", "external-seqkv-read-then-write.toml"}) {
-    const auto config = test_support::load_config(std::string(LETHE_SOURCE_DIR) + "/scenarios/" + name);
+    auto config = test_support::load_config(std::string(LETHE_SOURCE_DIR) + "/scenarios/" + name);
+    config.external.node_timeout = 60 * sim::kSecond;  // four interpreters starting on a loaded machine
     const lethe::RunResult result = judged(config, 1);
     const auto weak = std::find_if(result.explanations.begin(), result.explanations.end(),
                                    [](const auto& y) { return y.cause == lethe::Cause::WeakStore; });
