@@ -21,11 +21,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "check/linearizability_core.hpp"
+#include "core/result.hpp"
 
 namespace lethe {
 
@@ -55,5 +57,11 @@ inline constexpr std::size_t kMaxStatesPerKey = 200'000;
 WeakKvVerdict check_weak_kv_linearizable(const std::vector<WeakKvOp>& history);
 WeakKvVerdict check_weak_kv_sequential(const std::vector<WeakKvOp>& history);
 WeakKvVerdict check_weak_kv_reads_from_writes(const std::vector<WeakKvOp>& history);
+
+// Judges each service's history ("seq-kv", "lww-kv" -> its operations): seq-kv as sequentially consistent,
+// lww-kv as reading from writes, both as linearizable, and writes `result.kv_checks` (a line per service, in name
+// order) and `result.kv_consistent` (every service held its own model; null when one is unknown and none failed,
+// or when `histories` is empty).
+void judge_weak_kv(const std::map<std::string, std::vector<WeakKvOp>>& histories, RunResult& result);
 
 }  // namespace lethe

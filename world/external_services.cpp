@@ -1,7 +1,5 @@
 #include "world/external_services.hpp"
 
-#include <fmt/format.h>
-
 namespace lethe {
 
 namespace {
@@ -110,37 +108,6 @@ KvAnswer LwwKv::cas(const std::string& key, const std::string& from, const std::
   if (seen != nullptr && seen->value != from) return KvAnswer{kPrecondition, seen->value, was_stale};
   put(chosen, key, to);
   return KvAnswer{0, std::nullopt, was_stale};
-}
-
-// ---------------------------------------------------------------- judging the histories
-
-namespace {
-std::string verdict_text(const WeakKvVerdict& verdict) {
-  if (!verdict.holds.has_value()) return "unknown (" + verdict.why + ")";
-  return *verdict.holds ? "yes" : "NO (" + verdict.why + ")";
-}
-}  // namespace
-
-void judge_weak_kv(const std::map<std::string, std::vector<WeakKvOp>>& histories, RunResult& result) {
-  bool failed = false;
-  bool unknown = false;
-  for (const auto& [service, history] : histories) {
-    const bool seq = service == "seq-kv";
-    const WeakKvVerdict own = seq ? check_weak_kv_sequential(history) : check_weak_kv_reads_from_writes(history);
-    failed = failed || own.holds == false;
-    unknown = unknown || !own.holds.has_value();
-    const WeakKvVerdict linear = check_weak_kv_linearizable(history);
-    const char* model = seq ? "sequentially consistent per key" : "reads from writes";
-    result.kv_checks.push_back(fmt::format("{} history ({} operations): {}: {}; linearizable: {}{}", service,
-                                           history.size(), model, verdict_text(own), verdict_text(linear),
-                                           linear.holds == false ? ", which " + service + " does not promise" : ""));
-  }
-  if (histories.empty()) return;
-  if (failed) {
-    result.kv_consistent = false;
-  } else if (!unknown) {
-    result.kv_consistent = true;
-  }
 }
 
 }  // namespace lethe

@@ -1,7 +1,7 @@
 // world/external_services.hpp — Maelstrom's services besides lin-kv for external nodes (docs/external.md,
 // "Services"): lin-tso, a timestamp oracle; seq-kv, sequentially consistent; lww-kv, last write wins over replicas
 // that lag. Each is a state of its own beside lethe's store (their operations are not in the store's history, so
-// the store's linearizability check does not judge them: judge_weak_kv does, each against its own model); the node
+// the store's linearizability check does not judge them: check/weak_kv.hpp's judge_weak_kv does, each against its own model); the node
 // reaches them over the network on the store's node.
 //
 // Keys and values are JSON texts, compared as written. Every choice (the replica an operation reaches, how stale a
@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "check/weak_kv.hpp"
-#include "core/result.hpp"
 #include "sim/random.hpp"
 #include "sim/simulation.hpp"
 
@@ -97,11 +96,5 @@ class LwwKv {
   std::uint64_t stamps_ = 0;
   std::array<std::map<std::string, Entry>, kReplicas> replicas_;
 };
-
-// Judges each service's history (check/weak_kv.hpp): seq-kv as sequentially consistent, lww-kv as reading from
-// writes, both as linearizable, and writes `result.kv_checks` (a line per service, in name order) and
-// `result.kv_consistent` (every service held its own model; null when one is unknown and none failed, or when
-// `histories` is empty).
-void judge_weak_kv(const std::map<std::string, std::vector<WeakKvOp>>& histories, RunResult& result);
 
 }  // namespace lethe
