@@ -9,6 +9,7 @@
 #include <deque>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -78,6 +79,19 @@ constexpr bool read_only_input(const Input& input) {
     return M::read_only(input);
   } else {
     return false;
+  }
+}
+// Steps `input` at `state` in place if that gives `observed` (true); otherwise leaves `state` as it was (false). A
+// model may do it without a copy (Model::step_in_place, same contract).
+template <class M, class State, class Input, class Output>
+bool step_in_place(State& state, const Input& input, const Output& observed) {
+  if constexpr (requires { { M::step_in_place(state, input, observed) } -> std::convertible_to<bool>; }) {
+    return M::step_in_place(state, input, observed);
+  } else {
+    auto [next, output] = M::step(state, input);
+    if (!M::output_matches(output, observed)) return false;
+    state = std::move(next);
+    return true;
   }
 }
 }  // namespace detail
@@ -163,7 +177,7 @@ class IncrementalChecker {
   // What is kept (memory checks): live operations, groups with operations in flight or several possible states,
   // single-key groups settled in one state, queued events, configurations.
   std::size_t live_operations() const { return ops_.size(); }
-  std::size_t open_groups() const { return groups_.size(); }
+  std::size_t open_groups() const { return groups_.size() + alone_.size(); }  // an operation alone counts as one
   std::size_t settled_keys() const {  // not counting the entries of keys whose group is open (emptied)
     return static_cast<std::size_t>(std::count_if(settled_.begin(), settled_.end(),
                                                   [](const auto& entry) { return !(entry.second == Model::initial()); }));
@@ -247,8 +261,14 @@ class IncrementalChecker {
   std::uint64_t group_for(std::uint64_t key) {
     auto found = group_of_.find(key);
     if (found != group_of_.end()) return found->second;
+    if (auto lone = alone_.find(key); lone != alone_.end()) return open_alone(lone);
     const std::uint64_t id = next_group_++;
     ++groups_created_;
+    ++configurations_;
+    return open_group(key, id);
+  }
+  // Group `id` for `key` from its settled state (or the initial one); the caller has counted it.
+  std::uint64_t open_group(std::uint64_t key, std::uint64_t id) {
     // A spare group's vectors are empty, with their capacity (a settled one keeps its first configuration).
     Group& group = insert_recycled(groups_, spare_groups_, id, Group{})->second;
     group.keys.push_back(key);
@@ -261,9 +281,77 @@ class IncrementalChecker {
     } else {
       config.path.push_back(PathEntry{Model::initial(), kOpen});
     }
-    ++configurations_;
     insert_recycled(group_of_, spare_group_of_, key, std::uint64_t{id});
     return id;
+  }
+
+  // --- a single-key operation alone on its key, without a group
+  //
+  // Nearly every operation is invoked on a key with nothing in flight and answered before anything else touches the
+  // key. Its group would hold one configuration (the key's settled state) and the operation in flight, and be
+  // settled at the response by one model step (return_alone). Such an operation is kept in alone_ instead, with the
+  // group id and the counts the group would have taken, and its key's state stays where it is settled: the
+  // response steps it there. Anything else touching the key before the response (another invocation, the
+  // operation's abandon) or a response the one step cannot explain opens the group it would have had, with the same
+  // id, so every later step, verdict and explanation is the group's.
+  struct Alone {
+    OpId op;
+    std::uint64_t group;  // the id its group takes if it is opened
+  };
+  using AloneMap = BTreeMap<std::uint64_t, Alone>;
+
+  // True if `op` (invoked, not abandoned) is now alone on its key.
+  bool begin_alone(OpId id, OpRecord& op) {
+    if (op.abandoned || op.keys.size() != 1) return false;
+    const std::uint64_t key = op.keys.front();
+    if (group_of_.find(key) != group_of_.end() || alone_.find(key) != alone_.end()) return false;
+    const std::uint64_t group = next_group_++;
+    ++groups_created_;
+    ++configurations_;
+    alone_.emplace(key, Alone{id, group});
+    op.status = Status::InFlight;
+    return true;
+  }
+
+  // Opens the group of the operation alone on `lone`'s key, with that operation in flight; returns its id.
+  std::uint64_t open_alone(typename AloneMap::iterator lone) {
+    const std::uint64_t key = lone->first;
+    const Alone alone = lone->second;
+    alone_.erase(lone);
+    const std::uint64_t id = open_group(key, alone.group);
+    groups_.at(id).inflight.push_back(alone.op);
+    return id;
+  }
+
+  // The response of the operation alone on its key: return_alone's step, on the settled state in place. False
+  // (nothing changed) when it does not explain the response or a budget would run out: the group is then opened.
+  bool return_alone_in_place(OpId id, const OpRecord& o) {
+    const std::uint64_t key = o.keys.front();
+    auto lone = alone_.find(key);
+    if (lone == alone_.end() || lone->second.op != id) return false;
+    if (budget_.steps_per_response < 1 || result_.steps + 1 > budget_.total_steps ||
+        1 + configurations_ > budget_.states) {
+      open_alone(lone);
+      return false;
+    }
+    auto settled = settled_.find(key);
+    const bool found = settled != settled_.end();
+    std::optional<State> fresh;
+    if (!found) fresh.emplace(Model::initial());
+    State& state = found ? settled->second : *fresh;
+    if (!detail::step_in_place<Model>(state, o.input, o.output)) {
+      open_alone(lone);
+      return false;
+    }
+    alone_.erase(lone);
+    result_.steps += 1;
+    max_steps_ = std::max<std::uint64_t>(max_steps_, 1);
+    configurations_ -= 1;
+    const bool initial = state == Model::initial();
+    if (found && initial) settled_.erase(settled);
+    if (!found && !initial) settled_.emplace(key, std::move(*fresh));
+    erase_recycled(ops_, spare_ops_, ops_.find(id));
+    return true;
   }
 
   // Joins group `from` into `into`: every pair of configurations, states merged (their keys are disjoint).
@@ -339,6 +427,7 @@ class IncrementalChecker {
       erase_recycled(ops_, spare_ops_, ops_.find(id));
       return;
     }
+    if (begin_alone(id, op)) return;
     std::uint64_t group_id = group_for(op.keys.front());
     for (std::size_t index = 1; index < op.keys.size() && !stopped(); ++index) {
       const std::uint64_t other = group_for(op.keys[index]);
@@ -361,7 +450,7 @@ class IncrementalChecker {
     op.abandoned = true;
     if (op.status == Status::Queued) return;  // its invocation comes first
     if (op.status != Status::InFlight) return;
-    const std::uint64_t group_id = group_of_.at(op.keys.front());
+    const std::uint64_t group_id = group_for(op.keys.front());  // opens the group of an operation alone
     Group& group = groups_.at(group_id);
     erase_sorted(group.inflight, id);
     if (op.read_only) {
@@ -571,6 +660,7 @@ class IncrementalChecker {
     if (o.status != Status::InFlight) {
       throw std::logic_error("linearizability: a response of an operation that is not in flight");
     }
+    if (return_alone_in_place(id, o)) return;
     const std::uint64_t group_id = group_of_.at(o.keys.front());
     Group& group = groups_.at(group_id);
     if (return_alone(id, o, group_id, group)) return;
@@ -769,6 +859,7 @@ class IncrementalChecker {
     groups_.clear();
     group_of_.clear();
     settled_.clear();
+    alone_.clear();
     spare_ops_.clear();
     spare_groups_.clear();
     spare_group_of_.clear();
@@ -791,6 +882,7 @@ class IncrementalChecker {
   std::map<std::uint64_t, Group> groups_;
   std::vector<typename std::map<std::uint64_t, Group>::node_type> spare_groups_;
   std::map<std::uint64_t, std::uint64_t> group_of_;  // key -> group, for keys of open groups
+  AloneMap alone_;  // key -> its operation alone (as many as operations in flight)
   std::vector<typename std::map<std::uint64_t, std::uint64_t>::node_type> spare_group_of_;
   // key -> its one possible state (single-key, nothing pending): one entry per key the run ever wrote, so a B-tree
   // (a red-black tree's node per key cost a cache miss per level at every lookup of millions of keys), searched

@@ -78,6 +78,23 @@ std::pair<StoreState, Reply> StoreModel::step(const StoreState& state, const Op&
   return {std::move(next), std::move(reply)};
 }
 
+bool StoreModel::step_in_place(StoreState& state, const Op& op, const Reply& observed) {
+  if (op.kind == OpKind::Transaction) {
+    auto [next, reply] = step(state, op);
+    if (!output_matches(reply, observed)) return false;
+    state = std::move(next);
+    return true;
+  }
+  const Reply reply = apply(state, op);
+  if (output_matches(reply, observed)) return true;
+  if (reply.previous.has_value()) {
+    state.insert_or_assign(op.key, *reply.previous);
+  } else {
+    state.erase(op.key);
+  }
+  return false;
+}
+
 std::uint64_t StoreModel::hash(const StoreState& state) {
   std::uint64_t hash = 0x51ed270b27f1d3a5ULL;
   for (const auto& [key, item] : state) {

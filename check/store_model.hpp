@@ -28,6 +28,11 @@ struct StoreModel {
   static std::uint64_t hash(const State& state);
   static bool output_matches(const Reply& observed, const Reply& expected) { return observed == expected; }
   static std::string describe(const Op& op, const Reply& reply);
+  // For lin::IncrementalChecker's common response: if stepping `op` at `state` gives `observed`, `state` becomes the
+  // state after it and the result is true; otherwise `state` is left as it was and the result is false. A
+  // single-key op is applied in place and, on a mismatch, its key put back from the reply's `previous` (the item
+  // before it): no copy of the state.
+  static bool step_in_place(State& state, const Op& op, const Reply& observed);
   // For lin::IncrementalChecker: a Get never changes the state; two groups' states over disjoint keys join.
   static bool read_only(const Op& op) { return op.kind == OpKind::Get; }
   static void merge(State& into, const State& from) { into.insert(from.begin(), from.end()); }
