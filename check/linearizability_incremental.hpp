@@ -94,6 +94,40 @@ bool step_in_place(State& state, const Input& input, const Output& observed) {
     return true;
   }
 }
+
+// What a settled single-key group keeps of its state (one per key the history left in a state other than the
+// initial one, so millions in a long run): the state itself, or Model::Settled when the model has a smaller form
+// of a single-key state, with Model::settle(key, State&&) -> Settled, Model::unsettle(key, Settled&&) -> State and
+// Model::step_settled(key, std::optional<Settled>&, input, observed) -> bool (step_in_place's contract on the form,
+// nullopt standing for the initial state).
+template <class M, class Input, class Output>
+struct SettledForm {
+  using State = typename M::State;
+  using Type = State;
+  static Type settle(std::uint64_t /*key*/, State&& state) { return std::move(state); }
+  static State unsettle(std::uint64_t /*key*/, Type&& settled) { return std::move(settled); }
+  static bool step(std::uint64_t /*key*/, std::optional<Type>& settled, const Input& input, const Output& observed) {
+    State state = settled.has_value() ? std::move(*settled) : M::initial();
+    const bool matched = step_in_place<M>(state, input, observed);
+    if (matched && state == M::initial()) {
+      settled.reset();
+    } else if (matched || settled.has_value()) {
+      settled = std::move(state);  // the state after, or (not matched) the one taken out, unchanged
+    }
+    return matched;
+  }
+};
+template <class M, class Input, class Output>
+  requires requires { typename M::Settled; }
+struct SettledForm<M, Input, Output> {
+  using State = typename M::State;
+  using Type = typename M::Settled;
+  static Type settle(std::uint64_t key, State&& state) { return M::settle(key, std::move(state)); }
+  static State unsettle(std::uint64_t key, Type&& settled) { return M::unsettle(key, std::move(settled)); }
+  static bool step(std::uint64_t key, std::optional<Type>& settled, const Input& input, const Output& observed) {
+    return M::step_settled(key, settled, input, observed);
+  }
+};
 }  // namespace detail
 
 template <class Model, class Input, class Output>
@@ -103,6 +137,8 @@ class IncrementalChecker {
  public:
   using State = typename Model::State;
   using OpId = std::uint64_t;
+  using Form = detail::SettledForm<Model, Input, Output>;
+  using Settled = typename Form::Type;
 
   explicit IncrementalChecker(IncrementalBudget budget = {}) : budget_(budget) {}
 
@@ -178,10 +214,7 @@ class IncrementalChecker {
   // single-key groups settled in one state, queued events, configurations.
   std::size_t live_operations() const { return ops_.size(); }
   std::size_t open_groups() const { return groups_.size() + alone_.size(); }  // an operation alone counts as one
-  std::size_t settled_keys() const {  // not counting the entries of keys whose group is open (emptied)
-    return static_cast<std::size_t>(std::count_if(settled_.begin(), settled_.end(),
-                                                  [](const auto& entry) { return !(entry.second == Model::initial()); }));
-  }
+  std::size_t settled_keys() const { return settled_.size(); }
   std::size_t queued_events() const { return events_.size(); }
   std::uint64_t configurations() const { return configurations_; }
   std::uint64_t max_steps_per_response() const { return max_steps_; }
@@ -275,9 +308,9 @@ class IncrementalChecker {
     if (group.configs.empty()) group.configs.emplace_back();
     Config& config = group.configs.front();
     auto settled = settled_.find(key);
-    if (settled != settled_.end() && !(settled->second == Model::initial())) {
-      config.path.push_back(PathEntry{std::move(settled->second), kOpen});
-      settled->second = Model::initial();  // the entry stays, empty, for settle() to fill
+    if (settled != settled_.end()) {  // a key in an open group has no settled entry
+      config.path.push_back(PathEntry{Form::unsettle(key, std::move(settled->second)), kOpen});
+      settled_.erase(settled);
     } else {
       config.path.push_back(PathEntry{Model::initial(), kOpen});
     }
@@ -336,10 +369,10 @@ class IncrementalChecker {
     }
     auto settled = settled_.find(key);
     const bool found = settled != settled_.end();
-    std::optional<State> fresh;
-    if (!found) fresh.emplace(Model::initial());
-    State& state = found ? settled->second : *fresh;
-    if (!detail::step_in_place<Model>(state, o.input, o.output)) {
+    std::optional<Settled> form;
+    if (found) form.emplace(std::move(settled->second));
+    if (!Form::step(key, form, o.input, o.output)) {
+      if (found) settled->second = std::move(*form);  // unchanged: the group opens from it
       open_alone(lone);
       return false;
     }
@@ -347,9 +380,13 @@ class IncrementalChecker {
     result_.steps += 1;
     max_steps_ = std::max<std::uint64_t>(max_steps_, 1);
     configurations_ -= 1;
-    const bool initial = state == Model::initial();
-    if (found && initial) settled_.erase(settled);
-    if (!found && !initial) settled_.emplace(key, std::move(*fresh));
+    if (form.has_value() && found) {
+      settled->second = std::move(*form);
+    } else if (form.has_value()) {
+      settled_.emplace(key, std::move(*form));
+    } else if (found) {
+      settled_.erase(settled);
+    }
     erase_recycled(ops_, spare_ops_, ops_.find(id));
     return true;
   }
@@ -789,10 +826,9 @@ class IncrementalChecker {
     const bool initial = config.state() == Model::initial();
     if (!initial && group.keys.size() != 1) return;
     for (std::uint64_t key : group.keys) erase_recycled(group_of_, spare_group_of_, group_of_.find(key));
-    if (!initial) {
-      settled_[group.keys.front()] = std::move(config.path.front().state);
-    } else {
-      for (std::uint64_t key : group.keys) settled_.erase(key);
+    if (!initial) {  // (the keys of an open group have no settled entry: an initial state needs none)
+      const std::uint64_t key = group.keys.front();
+      settled_.insert_or_assign(key, Form::settle(key, std::move(config.path.front().state)));
     }
     configurations_ -= 1;
     config.path.clear();
@@ -884,15 +920,15 @@ class IncrementalChecker {
   std::map<std::uint64_t, std::uint64_t> group_of_;  // key -> group, for keys of open groups
   AloneMap alone_;  // key -> its operation alone (as many as operations in flight)
   std::vector<typename std::map<std::uint64_t, std::uint64_t>::node_type> spare_group_of_;
-  // key -> its one possible state (single-key, nothing pending): one entry per key the run ever wrote, so a B-tree
-  // (a red-black tree's node per key cost a cache miss per level at every lookup of millions of keys), searched
-  // by bisection within a node (SettledOrder). A key whose group is open keeps its entry, emptied, so that
-  // opening and settling a group are a lookup each, not an erase and an insert that shift a node's entries.
+  // key -> its one possible state (single-key, nothing pending, not the initial state), in its settled form: one
+  // entry per key the run left written, so a B-tree (a red-black tree's node per key cost a cache miss per level at
+  // every lookup of millions of keys), searched by bisection within a node (SettledOrder). A key in an open group
+  // has no entry; a key with an operation alone keeps its entry, stepped in place at the response.
   struct SettledOrder {  // std::less; a comparator of its own makes absl search a node by bisection, not linearly
     bool operator()(std::uint64_t x, std::uint64_t y) const { return x < y; }
   };
   absl::container_internal::btree_map_container<absl::container_internal::btree<absl::container_internal::map_params<
-      std::uint64_t, State, SettledOrder, std::allocator<std::pair<const std::uint64_t, State>>, 1024, false>>>
+      std::uint64_t, Settled, SettledOrder, std::allocator<std::pair<const std::uint64_t, Settled>>, 1024, false>>>
       settled_;
 };
 

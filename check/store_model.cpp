@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 namespace lethe {
 
 template class lin::IncrementalChecker<StoreModel, Op, Reply>;
@@ -76,6 +78,33 @@ std::pair<StoreState, Reply> StoreModel::step(const StoreState& state, const Op&
   StoreState next = state;
   Reply reply = apply(next, op);
   return {std::move(next), std::move(reply)};
+}
+
+StoreModel::Settled StoreModel::settle(std::uint64_t key, StoreState&& state) {
+  if (state.size() != 1 || state.begin()->first != key) {
+    throw std::logic_error("StoreModel::settle: a settled state holds its own key's item alone");
+  }
+  return state.begin()->second;
+}
+
+StoreState StoreModel::unsettle(std::uint64_t key, Settled&& settled) {
+  StoreState state;
+  state.emplace(key, settled);
+  return state;
+}
+
+bool StoreModel::step_settled(std::uint64_t key, std::optional<Item>& item, const Op& op, const Reply& observed) {
+  if (op.kind == OpKind::Transaction) {  // of one key (several parts on it)
+    StoreState state;
+    if (item.has_value()) state.emplace(key, *item);
+    if (!step_in_place(state, op, observed)) return false;
+    item = state.empty() ? std::nullopt : std::optional<Item>(state.begin()->second);
+    return true;
+  }
+  Reply reply = apply_to_item(item, op);
+  if (output_matches(reply, observed)) return true;
+  item = std::move(reply.previous);
+  return false;
 }
 
 bool StoreModel::step_in_place(StoreState& state, const Op& op, const Reply& observed) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,13 @@ struct StoreModel {
   // single-key op is applied in place and, on a mismatch, its key put back from the reply's `previous` (the item
   // before it): no copy of the state.
   static bool step_in_place(State& state, const Op& op, const Reply& observed);
+  // For lin::IncrementalChecker's settled keys (one per key the store holds): a single-key state kept as the key's
+  // item alone, without a map around it (80 bytes an entry instead of about 150 with the map's own node).
+  using Settled = Item;
+  static Settled settle(std::uint64_t key, State&& state);  // REQUIRES: `state` holds `key`'s item and nothing else
+  static State unsettle(std::uint64_t key, Settled&& settled);
+  // step_in_place on the key's item (nullopt: absent, the initial state); `op` touches `key` alone.
+  static bool step_settled(std::uint64_t key, std::optional<Settled>& item, const Op& op, const Reply& observed);
   // For lin::IncrementalChecker: a Get never changes the state; two groups' states over disjoint keys join.
   static bool read_only(const Op& op) { return op.kind == OpKind::Get; }
   static void merge(State& into, const State& from) { into.insert(from.begin(), from.end()); }

@@ -1,6 +1,7 @@
 #include "protocol/store_ops.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <fmt/format.h>
 
 #include "protocol/key_text.hpp"
@@ -95,10 +96,10 @@ void write(StoreState& state, const Slot& slot, Key key, const std::optional<Ite
 }  // namespace
 
 Reply apply(StoreState& state, const Op& op, std::optional<Item>* after) {
-  Reply reply;
   std::optional<Item> unused;
   std::optional<Item>& now = after != nullptr ? *after : unused;  // the item after the op (single-key ops)
   if (op.kind == OpKind::Transaction) {
+    Reply reply;
     reply.previous_parts.reserve(op.parts.size());
     for (const auto& part : op.parts) reply.previous_parts.push_back(read(find_slot(state, part.key)));
     for (std::size_t i = 0; i < op.parts.size(); ++i) {
@@ -116,40 +117,46 @@ Reply apply(StoreState& state, const Op& op, std::optional<Item>* after) {
     return reply;
   }
   const Slot slot = find_slot(state, op.key);
-  reply.previous = read(slot);
-  now = reply.previous;
+  now = read(slot);
+  Reply reply = apply_to_item(now, op);
+  if (reply.applied && op.kind != OpKind::Get) write(state, slot, op.key, now);
+  return reply;
+}
+
+Reply apply_to_item(std::optional<Item>& item, const Op& op) {
+  Reply reply;
+  reply.previous = item;
   switch (op.kind) {
     case OpKind::Get:
       return reply;
     case OpKind::Put:
-      now = op.item;
-      break;
+      item = op.item;
+      return reply;
     case OpKind::Delete:
-      if (!op.condition.holds(now)) {  // a default condition always holds: an unconditional delete
+      if (!op.condition.holds(item)) {  // a default condition always holds: an unconditional delete
         reply.applied = false;
         return reply;
       }
-      now.reset();
-      break;
+      item.reset();
+      return reply;
     case OpKind::Upsert:
-      if (!op.condition.holds(now)) {
+      if (!op.condition.holds(item)) {
         reply.applied = false;
         return reply;
       }
-      op.update.apply_to(now);
-      break;
+      op.update.apply_to(item);
+      return reply;
     case OpKind::Evict:
-      if (!now.has_value() || !now->expired_at(op.at)) {
+      if (!item.has_value() || !item->expired_at(op.at)) {
         reply.applied = false;
         return reply;
       }
-      now.reset();
-      break;
+      item.reset();
+      return reply;
     case OpKind::Transaction:
-      return reply;  // applied above
+      break;
   }
-  write(state, slot, op.key, now);
-  return reply;
+  throw std::invalid_argument("apply_to_item: a transaction touches more than one item");
 }
 
 std::string describe(const std::optional<Item>& item) {

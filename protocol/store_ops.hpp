@@ -168,6 +168,9 @@ using StoreState = BTreeMap<Key, Item>;  // 1 KiB nodes (core/btree.hpp)
 // replica versions need both sides of a change; reading it back cost one more B-tree descent per operation).
 // Every single-key op finds its key once.
 Reply apply(StoreState& state, const Op& op, std::optional<Item>* after = nullptr);
+// Executes single-key `op` (REQUIRES: not a Transaction; throws std::invalid_argument) on its key's item (absent:
+// nullopt), in place: what apply() does to that key. reply.previous is the item before.
+Reply apply_to_item(std::optional<Item>& item, const Op& op);
 
 std::string describe(const Op& op);
 std::string describe(const Reply& reply);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -57,8 +58,8 @@ Update random_update(sim::Rng& rng) {
   return update;
 }
 
-Op random_op(sim::Rng& rng) {
-  const Key key = kKeys[rng.below(3)];
+Op random_op(sim::Rng& rng, const std::vector<Key>& keys = {std::begin(kKeys), std::end(kKeys)}) {
+  const Key key = keys[rng.below(keys.size())];
   switch (rng.below(7)) {
     case 0: return get_op(key);
     case 1: return put_op(key, random_item(rng));
@@ -67,7 +68,7 @@ Op random_op(sim::Rng& rng) {
     case 4: return evict_op(key, rng.between(0, 3) * 10);
     case 5: {
       std::vector<TransactionPart> parts;
-      for (Key part_key : kKeys) {
+      for (Key part_key : keys) {
         if (rng.bernoulli(0.6)) parts.push_back(TransactionPart{part_key, random_condition(rng), random_update(rng)});
       }
       if (parts.empty()) parts.push_back(TransactionPart{key, random_condition(rng), random_update(rng)});
@@ -119,6 +120,35 @@ TEST(StoreModelProperty, StepInPlaceMatchesExactlyWhenStepDoesAndLeavesStepsStat
     (step_matches ? matched : refused) += 1;
   }
   EXPECT_GT(matched, 1000);  // both sides of the contract were exercised
+  EXPECT_GT(refused, 1000);
+}
+
+// The settled form (the key's item alone) steps as the one-key state it stands for.
+TEST(StoreModelProperty, StepSettledOnAKeysItemGivesWhatStepGivesOnTheStateHoldingIt) {
+  sim::Rng rng(20261206);
+  const Key key = kKeys[0];
+  int matched = 0;
+  int refused = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::optional<Item> item;
+    if (rng.bernoulli(0.7)) item = random_item(rng);
+    StoreState state;
+    if (item.has_value()) state.emplace(key, *item);
+    const Op op = random_op(rng, {key});
+    const auto [next, reply] = StoreModel::step(state, op);
+    const Reply observed = observed_reply(rng, reply);
+    const bool step_matches = StoreModel::output_matches(reply, observed);
+    std::optional<Item> settled = item;
+    ASSERT_EQ(StoreModel::step_settled(key, settled, op, observed), step_matches) << describe(op);
+    StoreState after;
+    if (settled.has_value()) after = StoreModel::unsettle(key, Item(*settled));
+    ASSERT_TRUE(after == (step_matches ? next : state)) << describe(op) << " observed " << describe(observed);
+    if (settled.has_value()) {
+      ASSERT_TRUE(StoreModel::settle(key, StoreState(after)) == *settled);
+    }
+    (step_matches ? matched : refused) += 1;
+  }
+  EXPECT_GT(matched, 1000);
   EXPECT_GT(refused, 1000);
 }
 
