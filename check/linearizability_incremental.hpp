@@ -81,25 +81,12 @@ constexpr bool read_only_input(const Input& input) {
     return false;
   }
 }
-// Steps `input` at `state` in place if that gives `observed` (true); otherwise leaves `state` as it was (false). A
-// model may do it without a copy (Model::step_in_place, same contract).
-template <class M, class State, class Input, class Output>
-bool step_in_place(State& state, const Input& input, const Output& observed) {
-  if constexpr (requires { { M::step_in_place(state, input, observed) } -> std::convertible_to<bool>; }) {
-    return M::step_in_place(state, input, observed);
-  } else {
-    auto [next, output] = M::step(state, input);
-    if (!M::output_matches(output, observed)) return false;
-    state = std::move(next);
-    return true;
-  }
-}
-
 // What a settled single-key group keeps of its state (one per key the history left in a state other than the
 // initial one, so millions in a long run): the state itself, or Model::Settled when the model has a smaller form
 // of a single-key state, with Model::settle(key, State&&) -> Settled, Model::unsettle(key, Settled&&) -> State and
-// Model::step_settled(key, std::optional<Settled>&, input, observed) -> bool (step_in_place's contract on the form,
-// nullopt standing for the initial state).
+// Model::step_settled(key, std::optional<Settled>&, input, observed) -> bool. step: if stepping `input` at the
+// settled state (nullopt: the initial one) gives `observed`, it becomes the state after (nullopt when initial) and
+// the result is true; otherwise it is left as it was and the result is false.
 template <class M, class Input, class Output>
 struct SettledForm {
   using State = typename M::State;
@@ -107,14 +94,14 @@ struct SettledForm {
   static Type settle(std::uint64_t /*key*/, State&& state) { return std::move(state); }
   static State unsettle(std::uint64_t /*key*/, Type&& settled) { return std::move(settled); }
   static bool step(std::uint64_t /*key*/, std::optional<Type>& settled, const Input& input, const Output& observed) {
-    State state = settled.has_value() ? std::move(*settled) : M::initial();
-    const bool matched = step_in_place<M>(state, input, observed);
-    if (matched && state == M::initial()) {
+    auto [next, output] = M::step(settled.has_value() ? *settled : M::initial(), input);
+    if (!M::output_matches(output, observed)) return false;
+    if (next == M::initial()) {
       settled.reset();
-    } else if (matched || settled.has_value()) {
-      settled = std::move(state);  // the state after, or (not matched) the one taken out, unchanged
+    } else {
+      settled = std::move(next);
     }
-    return matched;
+    return true;
   }
 };
 template <class M, class Input, class Output>
@@ -356,14 +343,23 @@ class IncrementalChecker {
     return id;
   }
 
+  // The fast paths' one step: the search would make it with these budget checks and count it so.
+  bool one_step_fits() const {
+    return budget_.steps_per_response >= 1 && result_.steps + 1 <= budget_.total_steps &&
+           1 + configurations_ <= budget_.states;
+  }
+  void count_one_step() {
+    result_.steps += 1;
+    max_steps_ = std::max<std::uint64_t>(max_steps_, 1);
+  }
+
   // The response of the operation alone on its key: return_alone's step, on the settled state in place. False
   // (nothing changed) when it does not explain the response or a budget would run out: the group is then opened.
   bool return_alone_in_place(OpId id, const OpRecord& o) {
     const std::uint64_t key = o.keys.front();
     auto lone = alone_.find(key);
     if (lone == alone_.end() || lone->second.op != id) return false;
-    if (budget_.steps_per_response < 1 || result_.steps + 1 > budget_.total_steps ||
-        1 + configurations_ > budget_.states) {
+    if (!one_step_fits()) {
       open_alone(lone);
       return false;
     }
@@ -377,8 +373,7 @@ class IncrementalChecker {
       return false;
     }
     alone_.erase(lone);
-    result_.steps += 1;
-    max_steps_ = std::max<std::uint64_t>(max_steps_, 1);
+    count_one_step();
     configurations_ -= 1;
     if (form.has_value() && found) {
       settled->second = std::move(*form);
@@ -754,15 +749,11 @@ class IncrementalChecker {
     if (group.inflight.size() != 1 || !group.carried.empty() || group.configs.size() != 1) return false;
     Config& config = group.configs.front();
     if (!config.done.empty() || !config.used.empty() || config.path.size() != 1) return false;
-    if (budget_.steps_per_response < 1 || result_.steps + 1 > budget_.total_steps ||
-        1 + configurations_ > budget_.states) {
-      return false;
-    }
+    if (!one_step_fits()) return false;
     auto [next, output] = Model::step(config.state(), o.input);
     if (!Model::output_matches(output, o.output)) return false;
     if (!(next == config.state())) config.path.front() = PathEntry{std::move(next), kOpen};
-    result_.steps += 1;
-    max_steps_ = std::max<std::uint64_t>(max_steps_, 1);
+    count_one_step();
     group.inflight.clear();
     erase_recycled(ops_, spare_ops_, ops_.find(id));
     settle(group_id);

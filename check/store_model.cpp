@@ -97,30 +97,14 @@ bool StoreModel::step_settled(std::uint64_t key, std::optional<Item>& item, cons
   if (op.kind == OpKind::Transaction) {  // of one key (several parts on it)
     StoreState state;
     if (item.has_value()) state.emplace(key, *item);
-    if (!step_in_place(state, op, observed)) return false;
-    item = state.empty() ? std::nullopt : std::optional<Item>(state.begin()->second);
+    auto [next, reply] = step(state, op);
+    if (!output_matches(reply, observed)) return false;
+    item = next.empty() ? std::nullopt : std::optional<Item>(next.begin()->second);
     return true;
   }
   Reply reply = apply_to_item(item, op);
   if (output_matches(reply, observed)) return true;
   item = std::move(reply.previous);
-  return false;
-}
-
-bool StoreModel::step_in_place(StoreState& state, const Op& op, const Reply& observed) {
-  if (op.kind == OpKind::Transaction) {
-    auto [next, reply] = step(state, op);
-    if (!output_matches(reply, observed)) return false;
-    state = std::move(next);
-    return true;
-  }
-  const Reply reply = apply(state, op);
-  if (output_matches(reply, observed)) return true;
-  if (reply.previous.has_value()) {
-    state.insert_or_assign(op.key, *reply.previous);
-  } else {
-    state.erase(op.key);
-  }
   return false;
 }
 

@@ -29,17 +29,14 @@ struct StoreModel {
   static std::uint64_t hash(const State& state);
   static bool output_matches(const Reply& observed, const Reply& expected) { return observed == expected; }
   static std::string describe(const Op& op, const Reply& reply);
-  // For lin::IncrementalChecker's common response: if stepping `op` at `state` gives `observed`, `state` becomes the
-  // state after it and the result is true; otherwise `state` is left as it was and the result is false. A
-  // single-key op is applied in place and, on a mismatch, its key put back from the reply's `previous` (the item
-  // before it): no copy of the state.
-  static bool step_in_place(State& state, const Op& op, const Reply& observed);
   // For lin::IncrementalChecker's settled keys (one per key the store holds): a single-key state kept as the key's
   // item alone in the settled entry, without a map (and the map's own node) around it.
   using Settled = Item;
   static Settled settle(std::uint64_t key, State&& state);  // REQUIRES: `state` holds `key`'s item and nothing else
   static State unsettle(std::uint64_t key, Settled&& settled);
-  // step_in_place on the key's item (nullopt: absent, the initial state); `op` touches `key` alone.
+  // The checker's step on a settled form (lin::detail::SettledForm's contract): `op` (touching `key` alone) applied
+  // to the key's item in place (nullopt: absent, the initial state) if its reply is `observed`, and true; otherwise
+  // the item is put back from the reply's `previous` (the item before it), and false.
   static bool step_settled(std::uint64_t key, std::optional<Settled>& item, const Op& op, const Reply& observed);
   // For lin::IncrementalChecker: a Get never changes the state; two groups' states over disjoint keys join.
   static bool read_only(const Op& op) { return op.kind == OpKind::Get; }

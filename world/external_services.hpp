@@ -1,8 +1,8 @@
 // world/external_services.hpp — Maelstrom's services besides lin-kv for external nodes (docs/external.md,
 // "Services"): lin-tso, a timestamp oracle; seq-kv, sequentially consistent; lww-kv, last write wins over replicas
 // that lag. Each is a state of its own beside lethe's store (their operations are not in the store's history, so
-// the store's linearizability check does not judge them: check/weak_kv.hpp's judge_weak_kv does, each against its own model); the node
-// reaches them over the network on the store's node.
+// the store's linearizability check does not judge them: check/weak_kv.hpp's judge_weak_kv does, each against its
+// own model); the node reaches them over the network on the store's node.
 //
 // Keys and values are JSON texts, compared as written. Every choice (the replica an operation reaches, how stale a
 // read is, how long a replica lags) is drawn from the run's seeded stream of the service; maps are ordered.
