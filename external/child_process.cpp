@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -107,7 +108,7 @@ struct ChildPlumbing {
   int in = -1;      // the node's stdin (read end)
   int out = -1;     // its stdout (write end)
   int err = -1;     // its stderr (write end)
-  int report = -1;  // close-on-exec: an exec failure's errno
+  int report = -1;  // close-on-exec: Reports, the node's pid and an exec failure's errno
   const char* cwd = "";
   const char* program = "";
   char* const* argv = nullptr;
@@ -307,6 +308,18 @@ void close_all_but(int keep[], int count) {
   }
 }
 
+// What the shepherd and the node tell lethe on the report pipe, one atomic write each, before exec closes it.
+struct Report {
+  enum Kind : int { node_pid = 1, exec_errno = 2 };
+  int kind;
+  int value;
+};
+
+void report(int fd, Report::Kind kind, int value) {
+  const Report record{kind, value};
+  [[maybe_unused]] const auto written = ::write(fd, &record, sizeof record);
+}
+
 // The node itself, between fork and exec. Reports a failure's errno on `report`.
 [[noreturn]] void exec_node(int shepherd, const ChildPlumbing& p) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -319,8 +332,7 @@ void close_all_but(int keep[], int count) {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   if (p.cwd[0] == '\0' || ::chdir(p.cwd) == 0) ::execve(p.program, p.argv, p.envp);
-  const int error = errno;
-  [[maybe_unused]] const auto written = ::write(p.report, &error, sizeof error);
+  report(p.report, Report::exec_errno, errno);
   ::_exit(127);
 }
 
@@ -337,8 +349,7 @@ void close_all_but(int keep[], int count) {
   if (::getppid() != lethe) ::_exit(127);  // lethe died before prctl
   Scratch scratch;
   if (!map_scratch(scratch)) {
-    const int error = ENOMEM;
-    [[maybe_unused]] const auto written = ::write(p.report, &error, sizeof error);
+    report(p.report, Report::exec_errno, ENOMEM);
     ::_exit(127);
   }
   int keep[] = {p.in, p.out, p.err, p.report};
@@ -347,10 +358,10 @@ void close_all_but(int keep[], int count) {
   const pid_t node = ::fork();
   if (node == 0) exec_node(shepherd, p);
   if (node < 0) {
-    const int error = errno;
-    [[maybe_unused]] const auto written = ::write(p.report, &error, sizeof error);
+    report(p.report, Report::exec_errno, errno);
     ::_exit(127);
   }
+  report(p.report, Report::node_pid, node);
   for (const int fd : {p.in, p.out, p.err, p.report}) ::close(fd);
   int status = 0;
   bool node_ended = false;
@@ -445,15 +456,20 @@ ChildProcess::~ChildProcess() { kill(); }
 
 void ChildProcess::wait_for_exec() {
   if (report_fd_ < 0) return;
-  int exec_errno = 0;
-  ssize_t got = 0;
-  do {
-    got = ::read(report_fd_, &exec_errno, sizeof exec_errno);
-  } while (got < 0 && errno == EINTR);
+  // Records until every writer closed the pipe: the shepherd after its fork, the node at exec (or its exit).
+  std::optional<int> exec_errno;
+  for (;;) {
+    Report record{};
+    const ssize_t got = ::read(report_fd_, &record, sizeof record);
+    if (got < 0 && errno == EINTR) continue;
+    if (got != static_cast<ssize_t>(sizeof record)) break;
+    if (record.kind == Report::node_pid) node_pid_ = record.value;
+    if (record.kind == Report::exec_errno) exec_errno = record.value;
+  }
   close_fd(report_fd_);
-  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
+  if (exec_errno.has_value()) {
     kill();
-    throw ChildProcessError(fmt::format("cannot start {}: {}", start_what_, std::strerror(exec_errno)));
+    throw ChildProcessError(fmt::format("cannot start {}: {}", start_what_, std::strerror(*exec_errno)));
   }
 }
 
@@ -560,20 +576,25 @@ std::optional<std::string> ChildProcess::take_line() {
   return line;
 }
 
-std::optional<std::string> ChildProcess::read_line(std::chrono::milliseconds timeout) {
+std::optional<std::string> ChildProcess::read_line(std::chrono::microseconds timeout) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point deadline = Clock::now() + timeout;
   for (;;) {
     if (std::optional<std::string> line = take_line()) return line;
     if (stdout_fd_ < 0) throw ChildProcessError("its stdout is closed");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() < 0) return std::nullopt;
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now());
+    const bool last_look = left.count() <= 0;  // once more without waiting, so that a 0 timeout still reads
+    const auto wait = last_look ? std::chrono::nanoseconds(0) : left;
+    const timespec span{static_cast<time_t>(wait.count() / 1'000'000'000), static_cast<long>(wait.count() % 1'000'000'000)};
     std::array<pollfd, 2> fds{pollfd{stdout_fd_, POLLIN, 0}, pollfd{stderr_fd_, POLLIN, 0}};
-    const int ready = ::poll(fds.data(), stderr_fd_ >= 0 ? 2 : 1, static_cast<int>(left.count()) + 1);
+    const int ready = ::ppoll(fds.data(), stderr_fd_ >= 0 ? 2 : 1, &span, nullptr);
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) throw ChildProcessError(fmt::format("poll: {}", std::strerror(errno)));
     if (stderr_fd_ >= 0 && fds[1].revents != 0) drain_stderr();
-    if (fds[0].revents == 0) continue;
+    if (fds[0].revents == 0) {
+      if (last_look) return std::nullopt;
+      continue;
+    }
     const ssize_t n = ::read(stdout_fd_, chunk_.data(), chunk_.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
@@ -583,6 +604,30 @@ std::optional<std::string> ChildProcess::read_line(std::chrono::milliseconds tim
     }
     out_buffer_.append(chunk_.data(), static_cast<std::size_t>(n));
   }
+}
+
+bool ChildProcess::output_pending() {
+  if (line_start_ < out_buffer_.size()) return true;
+  if (stdout_fd_ < 0) return false;
+  pollfd fd{stdout_fd_, POLLIN, 0};
+  return ::poll(&fd, 1, 0) > 0;
+}
+
+Stillness ChildProcess::stillness() {
+  Stillness busy;
+  if (output_pending()) return busy;
+  int unread = 0;
+  if (stdin_fd_ >= 0 && ::ioctl(stdin_fd_, FIONREAD, &unread) == 0 && unread > 0) return busy;
+  if (node_pid_ <= 0) {
+    return Stillness{Stillness::Kind::unknown, "the node's process id is not known (its shepherd did not report it)", "", false};
+  }
+  drain_stderr();  // a node blocked writing to a full stderr pipe is not still
+  const ProcessLook first = look_at(node_pid_);
+  const ProcessLook second = look_at(node_pid_);
+  Stillness result = compare(first, second);
+  // What it wrote before it fell asleep is read before its turn is called over.
+  if (result.kind == Stillness::Kind::still && output_pending()) return busy;
+  return result;
 }
 
 WallBudget::WallBudget(std::chrono::milliseconds budget) : deadline_(std::chrono::steady_clock::now() + budget) {}

@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "external/stillness.hpp"
+
 namespace lethe::external {
 
 // Spawning failed, the child closed its pipes or exited, or a write failed. what() says which.
@@ -66,7 +68,13 @@ class ChildProcess {
   // The next line the child wrote (without its '\n'), waiting at most `timeout` of wall-clock time.
   // nullopt: nothing within the timeout. Throws ChildProcessError when stdout closed (the child exited) or when a
   // line is longer than kMaxLineBytes. Linear in what the child writes, however long its lines.
-  std::optional<std::string> read_line(std::chrono::milliseconds timeout);
+  std::optional<std::string> read_line(std::chrono::microseconds timeout);
+  // Whether the node has finished reacting to what it was written, as the kernel shows it (stillness.hpp): busy
+  // while a line is left unread on its stdin, a line of its own waits on stdout or stderr, or its threads are not
+  // still across two looks. The look is at the node's own process (its threads), not at processes it started.
+  Stillness stillness();
+  // Whether the node has written anything lethe has not taken yet (without waiting).
+  bool output_pending();
   // Ends the node and all its descendants (through the shepherd) and reaps the shepherd (idempotent).
   void kill();
   // kill() of several children side by side: every shepherd is asked at once, all are awaited together for at
@@ -75,6 +83,7 @@ class ChildProcess {
   static void kill_together(const std::vector<ChildProcess*>& children);
 
   int pid() const { return pid_; }  // the shepherd's (the node's process group)
+  int node_pid() const { return node_pid_; }  // the node's own (-1 until wait_for_exec() learnt it)
   // When it was spawned (steady clock): a start-up budget counts from here.
   std::chrono::steady_clock::time_point started() const { return started_; }
   // Wall-clock time since it was spawned: the one read of a real clock a start-up budget needs, kept here in the
@@ -96,6 +105,7 @@ class ChildProcess {
   std::optional<std::string> take_line();  // a whole line from out_buffer_, if one is there
 
   int pid_ = -1;
+  int node_pid_ = -1;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   int stdin_fd_ = -1;
   int stdout_fd_ = -1;

@@ -352,9 +352,9 @@ void visit_workload_to_protocol(V& v, Config& c) {
 
 }
 
-// [sink], [producer], [saga] and [external].
+// [sink], [producer] and [saga].
 template <class V, class Config>
-void visit_sink_to_external(V& v, Config& c) {
+void visit_sink_to_saga(V& v, Config& c) {
   const Words<lethe::Jitter> jitter = jitter_words();
   const Language backoff{kBackoffAllowed};
   v.table("sink");
@@ -407,7 +407,11 @@ void visit_sink_to_external(V& v, Config& c) {
   v.key("decline_last", Probability{}, c.saga.decline_last,
         "the same for the last step, instead of decline (0: decline applies to it too)");
   v.rule(Rule::SagaRuns, c.saga);
+}
 
+// [external] and [expect].
+template <class V, class Config>
+void visit_external_and_expect(V& v, Config& c) {
   v.table("external");
   v.key("command", Names{false, false}, c.external.command,
         "protocol.kind = \"external\": the program each consumer node runs and its arguments (a program path "
@@ -416,8 +420,14 @@ void visit_sink_to_external(V& v, Config& c) {
   v.key("cwd", Text{}, c.external.cwd, "the nodes' working directory, relative to the scenario file (\"\": its folder)");
   v.key("node_timeout", Duration{1}, c.external.node_timeout,
         "wall-clock limit for one reaction of a node (its turn); beyond it the run stops with exit code 2");
+  v.key("plain_turn_end", Choice<lethe::PlainTurnEnd>{words_of({lethe::PlainTurnEnd::Kernel,
+                                                                 lethe::PlainTurnEnd::Silence})},
+        c.external.plain_turn_end,
+        "a node without lethe_turns in init_ok: its turn ends when the kernel shows all its threads asleep and its "
+        "input read (kernel), or after quiet_period of silence (silence; not reproducible)");
   v.key("quiet_period", Duration{1}, c.external.quiet_period,
-        "a node without lethe_turns in init_ok: wall-clock silence that ends its turn (not reproducible)");
+        "a node without lethe_turns in init_ok: wall-clock silence that ends its turn when plain_turn_end = "
+        "\"silence\" or when the kernel cannot tell (not reproducible)");
   v.rule(Rule::ExternalNodes, c.external);
 
   v.expect(c.expect, "\"RESULT_FIELD\" = \"OP NUMBER\", checked for every seed");
@@ -427,7 +437,8 @@ template <class V, class Config>
 void visit_schema(V& v, Config& c) {
   visit_run_and_topology(v, c);
   visit_workload_to_protocol(v, c);
-  visit_sink_to_external(v, c);
+  visit_sink_to_saga(v, c);
+  visit_external_and_expect(v, c);
 }
 
 }  // namespace scenario::schema

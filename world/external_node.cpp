@@ -292,7 +292,10 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
   ProcessorId processor_of(const Json& value) const;
   std::uint64_t intern(std::map<std::string, std::uint64_t>& table, const Json& value);
   Json linkv_value(std::uint64_t owner) const;  // the JSON value numbered `owner`; null when none is
-  std::optional<std::string> read_line(std::chrono::milliseconds timeout);
+  std::optional<std::string> read_line(std::chrono::microseconds timeout);
+  // A plain node's next line in this turn; nullopt once the turn is over (its threads still, or silence), which it
+  // counts in shared_.plain_nodes. `left`: the turn's wall-clock budget.
+  std::optional<std::string> next_plain_line(std::chrono::milliseconds left);
   std::unique_ptr<external::ChildProcess> first_incarnation_process(const external::ChildSpec& spec);
   void record_line(std::uint64_t turn, bool sent, const std::string& text);
   // Stops the run on a bad node; with `await_exit` once the node ended or the run's exit grace is spent.
@@ -358,7 +361,7 @@ void ExternalSession::record_line(std::uint64_t turn, bool sent, const std::stri
   if (shared_.lines != nullptr) shared_.lines->push_back(ExternalLine{self_.name(), self_.incarnation(), turn, sent, text});
 }
 
-std::optional<std::string> ExternalSession::read_line(std::chrono::milliseconds timeout) {
+std::optional<std::string> ExternalSession::read_line(std::chrono::microseconds timeout) {
   try {
     return process_->read_line(timeout);
   } catch (const external::LineTooLong& e) {
@@ -422,6 +425,9 @@ void ExternalSession::turn(const std::string& src, Json body) {
                       {"time_ns", self_.local_now()}};
   last_sent_ = exact_dump(envelope);
   record_line(turn, true, last_sent_);
+  // A plain node that wrote since its last turn ended reacted to something of its own (a timer, a thread): what it
+  // wrote is read in this turn, as if it were this turn's.
+  if (!turns_ && initialized_ && process_->output_pending()) ++shared_.plain_nodes[self_.name()].wrote_between;
   try {
     process_->write_line(last_sent_);
   } catch (const external::ChildProcessError& e) {
@@ -429,7 +435,6 @@ void ExternalSession::turn(const std::string& src, Json body) {
   }
   const ExternalSection& settings = environment_.config.external;
   const auto node_timeout = std::chrono::milliseconds(settings.node_timeout / 1'000'000);
-  const auto quiet = std::chrono::milliseconds(std::max<sim::Duration>(1, settings.quiet_period / 1'000'000));
   // Once a node of the run failed to start (the run is lost), another's init turn has what is left of
   // node_timeout since its spawn (the processes started together) or of the grace all of them share, whichever
   // ends later: nodes that never start cost one node_timeout and one grace for the run, not one each. Otherwise
@@ -444,15 +449,49 @@ void ExternalSession::turn(const std::string& src, Json body) {
       fail(fmt::format("no turn_end within external.node_timeout ({} ms of wall-clock time)", node_timeout.count()),
            fmt::format("{{\"type\":\"turn_end\",\"turn\":{}}} to \"lethe\"", turn), false);
     }
-    const bool exact = turns_ || !initialized_;  // a plain node's turns end by silence, once it answered init
-    const auto wait = exact ? left : std::min(quiet, left);
-    const std::optional<std::string> line = read_line(wait);
+    const bool exact = turns_ || !initialized_;  // a plain node's turns end by themselves, once it answered init
+    const std::optional<std::string> line = exact ? read_line(left) : next_plain_line(left);
     if (!line.has_value()) {
       if (exact) continue;  // the timeout check above reports it
-      return;                             // a plain Maelstrom node: the quiet period ended its turn
+      return;               // a plain Maelstrom node's turn is over
     }
     record_line(turn, false, *line);
     if (dispatch(*line, turn)) return;
+  }
+}
+
+std::optional<std::string> ExternalSession::next_plain_line(std::chrono::milliseconds left) {
+  const ExternalSection& settings = environment_.config.external;
+  const auto quiet = std::chrono::milliseconds(std::max<sim::Duration>(1, settings.quiet_period / 1'000'000));
+  PlainNodeTurns& ended = shared_.plain_nodes[self_.name()];
+  const auto by_silence = [&](const std::string& why) {
+    std::optional<std::string> line = read_line(std::min(quiet, left));
+    if (line.has_value()) return line;
+    ++ended.turns;
+    if (ended.by_silence++ == 0) ended.silence_why = why;
+    return line;
+  };
+  if (settings.plain_turn_end == PlainTurnEnd::Silence) return by_silence("external.plain_turn_end = \"silence\"");
+  // Waits for a line in short steps while the kernel shows the node at work; a node that never falls still (a
+  // thread that keeps running) ends its turn after quiet_period of silence, as with "silence".
+  const external::WallBudget silence(quiet);
+  std::chrono::microseconds wait{0};
+  for (;;) {
+    if (std::optional<std::string> line = read_line(wait)) return line;
+    const external::Stillness stillness = process_->stillness();
+    if (stillness.kind == external::Stillness::Kind::unknown) {
+      return by_silence(fmt::format("the kernel could not tell whether it had finished: {}", stillness.why));
+    }
+    if (stillness.kind == external::Stillness::Kind::still) {
+      ++ended.turns;
+      if (!stillness.timers_known) ++ended.timers_unread;
+      if (!stillness.timer.empty() && ended.with_timer++ == 0) ended.first_timer = stillness.timer;
+      return std::nullopt;
+    }
+    if (silence.left().count() <= 0) {
+      return by_silence("its threads never all slept (one kept running)");
+    }
+    wait = std::min(std::max(wait * 2, std::chrono::microseconds(50)), std::chrono::microseconds(2000));
   }
 }
 
@@ -535,7 +574,7 @@ void ExternalSession::answer_init(const Json& body, const std::string& line) {
   }
   turns_ = turns.get<bool>();
   initialized_ = true;
-  if (!turns_) shared_.plain_nodes.insert(self_.name());
+  if (!turns_) shared_.plain_nodes.try_emplace(self_.name());
 }
 
 void ExternalSession::answer_delivery(const Json& body, const std::string& line) {

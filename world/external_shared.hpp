@@ -33,6 +33,29 @@ struct ExternalLine {
   std::string text;
 };
 
+// How the turns of a node without lethe_turns (a plain Maelstrom node) ended, over all its processes: what the
+// run's reproducibility depends on (World says so in RunResult::not_reproducible).
+struct PlainNodeTurns {
+  std::uint64_t turns = 0;       // turns after its init_ok
+  std::uint64_t by_silence = 0;  // ended after external.quiet_period of silence (not seen still)
+  std::string silence_why;       // the first such turn's reason ("plain_turn_end = \"silence\"", what the kernel lacked)
+  std::uint64_t with_timer = 0;  // ended still, with a wall-clock timer of the node's own pending
+  std::string first_timer;       // the first such timer ("thread 812 in epoll_wait with a 1000 ms timeout")
+  std::uint64_t timers_unread = 0;  // ended still, but what its threads sleep in could not be read
+  std::uint64_t wrote_between = 0;  // lines it wrote after a turn ended, before the next (read in the next turn)
+  bool reproducible() const { return by_silence == 0 && with_timer == 0 && timers_unread == 0 && wrote_between == 0; }
+  // Adds another node's counts; the first reason and timer seen are kept.
+  void add(const PlainNodeTurns& other) {
+    turns += other.turns;
+    by_silence += other.by_silence;
+    with_timer += other.with_timer;
+    timers_unread += other.timers_unread;
+    wrote_between += other.wrote_between;
+    if (silence_why.empty()) silence_why = other.silence_why;
+    if (first_timer.empty()) first_timer = other.first_timer;
+  }
+};
+
 // What every external node of one run shares: the nodes' sessions (peer messages find their receiver there),
 // lin-kv's interning of JSON keys and values (first seen, first
 // numbered), the failures (the world rethrows them), the lines exchanged when asked for, and the processes started
@@ -65,7 +88,7 @@ struct ExternalShared {
   // Set at the first bad node: what is left of the wall-clock time the run's bad nodes share to exit before their
   // status is read (ExternalSession::fail).
   std::optional<external::WallBudget> exit_grace;
-  std::set<std::string> plain_nodes;                  // nodes whose init_ok had no lethe_turns (not reproducible)
+  std::map<std::string, PlainNodeTurns> plain_nodes;  // nodes whose init_ok had no lethe_turns: how their turns ended
   std::vector<ExternalLine>* lines = nullptr;         // set: every line exchanged (WorldOptions::external_lines)
   // Each node's session once it answered init: where a peer message to the node is written (a session of a
   // crashed incarnation stays here until the next one replaces it; the receiver checks it is still the node's).

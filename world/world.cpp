@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <exception>
 #include <memory>
 #include <set>
@@ -25,6 +26,46 @@ namespace lethe {
 namespace {
 
 constexpr sim::Duration kCheckStep = sim::kSecond;
+
+// What makes a run with plain Maelstrom nodes possibly irreproducible, in one line naming the nodes ("" when every
+// turn of every plain node ended with the node seen still and no timer of its own pending).
+std::string plain_nodes_unreproducible(const std::map<std::string, PlainNodeTurns>& plain) {
+  constexpr std::size_t kNamed = 8;
+  PlainNodeTurns sum;
+  std::vector<std::string> named;
+  std::size_t nodes = 0;
+  for (const auto& [node, ended] : plain) {
+    if (ended.reproducible()) continue;
+    if (++nodes <= kNamed) named.push_back(node);
+    sum.add(ended);
+  }
+  if (nodes == 0) return "";
+  std::string names = fmt::format("{}", fmt::join(named, ", "));
+  if (nodes > kNamed) names += fmt::format(" and {} more", nodes - kNamed);
+  std::vector<std::string> reasons;
+  if (sum.by_silence > 0) {
+    reasons.push_back(fmt::format("{} of {} turns ended after external.quiet_period of silence ({})", sum.by_silence,
+                                  sum.turns, sum.silence_why));
+  }
+  if (sum.with_timer > 0) {
+    reasons.push_back(fmt::format("{} of {} turns ended with a wall-clock timer of the node's own pending ({}): lethe "
+                                  "does not run a node's timers in virtual time, so the run repeats only if none "
+                                  "fires before what it waits for",
+                                  sum.with_timer, sum.turns, sum.first_timer));
+  }
+  if (sum.timers_unread > 0) {
+    reasons.push_back(fmt::format("{} of {} turns ended with the node still, but what its threads slept in could not "
+                                  "be read (/proc/PID/task/TID/syscall): a timer of its own may have been pending",
+                                  sum.timers_unread, sum.turns));
+  }
+  if (sum.wrote_between > 0) {
+    reasons.push_back(fmt::format("{} time{} a node wrote between its turns (a timer or a thread of its own): read "
+                                  "as part of its next turn",
+                                  sum.wrote_between, sum.wrote_between == 1 ? "" : "s"));
+  }
+  return fmt::format("external node{} {} speak{} no turn protocol (no lethe_turns in init_ok): {}", nodes == 1 ? "" : "s",
+                     names, nodes == 1 ? "s" : "", fmt::join(reasons, "; "));
+}
 
 class World {
  public:
@@ -244,21 +285,8 @@ RunResult World::run(WorldRecord* record) {
   if (config_.saga.steps > 0) judge_sagas(SagaOracleInput{ledger_, config_.saga.steps}, result);
   if (options_.check_linearizability) judge_weak_kv(workers_->external().weak_kv_history, result);
   // One entry for the run, however many nodes: the summary prints each entry.
-  if (const std::set<std::string>& plain = workers_->external().plain_nodes; !plain.empty()) {
-    constexpr std::size_t kNamed = 8;
-    std::string names;
-    std::size_t named = 0;
-    for (const std::string& node : plain) {
-      if (named == kNamed) {
-        names += fmt::format(" and {} more", plain.size() - kNamed);
-        break;
-      }
-      names += (named++ == 0 ? "" : ", ") + node;
-    }
-    result.not_reproducible.push_back(fmt::format("external node{} {} speak{} no turn protocol (no lethe_turns in "
-                                                  "init_ok): {} turns end after external.quiet_period of silence",
-                                                  plain.size() == 1 ? "" : "s", names, plain.size() == 1 ? "s" : "",
-                                                  plain.size() == 1 ? "its" : "their"));
+  if (std::string why = plain_nodes_unreproducible(workers_->external().plain_nodes); !why.empty()) {
+    result.not_reproducible.push_back(std::move(why));
   }
   if (options_.counterfactual && options_.counterfactual_fate != nullptr) {
     *options_.counterfactual_fate = pair_fate(ledger_, options_.counterfactual->id, options_.counterfactual->processor);

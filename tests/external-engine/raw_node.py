@@ -7,6 +7,8 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
                     completion; a completed record is skipped with its memoized value
   random            like effect, but sleeps a random (unseeded) time first: not deterministic
   plain             like effect, without lethe_turns in init_ok (a plain Maelstrom node)
+  plain-timer       like plain, with a thread of its own started at init that waits an hour with a timeout (a
+                    wall-clock timer, as a library's RPC timeout is)
   garbage           writes a line that is not JSON on its first delivery
   unknown-type      sends a request of an unknown type to the store
   reply-to-nothing  answers a delivery lethe never sent
@@ -44,6 +46,7 @@ import json
 import os
 import random
 import sys
+import threading
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "effect"
 node_id = None
@@ -326,9 +329,11 @@ def main():
                 with open(os.environ["RAW_NODE_LOG"], "a") as log:
                     log.write(f"{node_id} incarnation {body['lethe']['incarnation']}\n")
             reply = {"type": "init_ok", "in_reply_to": body["msg_id"]}
-            if MODE != "plain":
+            if not MODE.startswith("plain"):
                 reply["lethe_turns"] = True
             send(envelope["src"], reply)
+            if MODE == "plain-timer":
+                threading.Thread(target=threading.Event().wait, args=(3600,), daemon=True).start()
             if MODE == "forks":
                 start_descendants()
         elif body["type"] == "deliver":
@@ -338,7 +343,7 @@ def main():
         elif "in_reply_to" in body and body["in_reply_to"] in waiting:
             continuation, delivery = waiting.pop(body["in_reply_to"])
             continuation(body, delivery)
-        if MODE != "plain":
+        if not MODE.startswith("plain"):
             send("lethe", {"type": "turn_end", "turn": turn})
         sys.stdout.flush()
 

@@ -98,12 +98,32 @@ class EndToEnd(unittest.TestCase):
             self.assertGreaterEqual(result["coverage"][f"crash_point.{point}.fired"], 1, point)
         self.assertTrue(result["linearizable"])
 
-    def test_a_plain_maelstrom_node_runs_and_is_marked_not_reproducible(self):
-        run = lethe("run", EFFECT, "--json", "--set", command("plain"), "--set", "faults.crash_every=1h")
+    def test_a_plain_node_the_kernel_sees_finish_each_turn_runs_reproducibly_and_unmarked(self):
+        runs = [lethe("run", EFFECT, "--json", "--seed", 3, "--set", command("plain"), "--set", "faults.crash_every=1h")
+                for _ in range(2)]
+        for run in runs:
+            self.assertEqual(run.returncode, 0, run.stderr)
+        first, second = (json.loads(run.stdout) for run in runs)
+        self.assertEqual(first["lost_messages"], 0)
+        self.assertNotIn("not_reproducible", first)  # written only when something is not reproducible
+        self.assertEqual(first["trace_hash"], second["trace_hash"])
+
+    def test_a_plain_node_with_a_wall_clock_timer_of_its_own_is_marked_naming_the_timer(self):
+        run = lethe("run", EFFECT, "--json", "--set", command("plain-timer"), "--set", "faults.crash_every=1h")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        [why] = json.loads(run.stdout)["not_reproducible"]
+        self.assertRegex(why, r"\d+ of \d+ turns ended with a wall-clock timer of the node's own pending "
+                              r"\(thread \d+ in a futex wait with a timeout\)")
+
+    def test_a_plain_node_whose_turns_end_by_silence_is_marked_not_reproducible(self):
+        run = lethe("run", EFFECT, "--json", "--set", command("plain"), "--set", "faults.crash_every=1h",
+                    "--set", "external.plain_turn_end=silence")
         self.assertEqual(run.returncode, 0, run.stderr)
         result = json.loads(run.stdout)
         self.assertEqual(result["lost_messages"], 0)
-        self.assertTrue(any("no lethe_turns" in why for why in result["not_reproducible"]), result)
+        [why] = result["not_reproducible"]
+        self.assertRegex(why, r"no lethe_turns.*: (\d+) of \1 turns ended after external.quiet_period of silence "
+                              r"\(external.plain_turn_end = \"silence\"\)")
 
 
 class Determinism(unittest.TestCase):
@@ -256,7 +276,7 @@ class Precision(unittest.TestCase):
         self.assertIn("process exited with status 1", texts.pop())
 
     def test_a_run_with_several_plain_nodes_says_it_is_not_reproducible_once(self):
-        run = lethe("run", EFFECT, "--set", command("plain"), "--set", "topology.consumers=3",
+        run = lethe("run", EFFECT, "--set", command("plain-timer"), "--set", "topology.consumers=3",
                     "--set", "faults.crash_every=1h")
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertEqual(run.stdout.count("NOT GUARANTEED REPRODUCIBLE"), 1, run.stdout)
