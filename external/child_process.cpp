@@ -622,9 +622,12 @@ Stillness ChildProcess::stillness() {
     return Stillness{Stillness::Kind::unknown, "the node's process id is not known (its shepherd did not report it)", "", false};
   }
   drain_stderr();  // a node blocked writing to a full stderr pipe is not still
-  const ProcessLook first = look_at(node_pid_);
-  const ProcessLook second = look_at(node_pid_);
-  Stillness result = compare(first, second);
+  Stillness result = compare(look_at(node_pid_), look_at(node_pid_));
+  if (result.waits_for_child) {
+    // The node waits for a process of its own: the look widens to the node's process group (the shepherd's), which
+    // holds what it started unless that left the group.
+    result = compare(look_at_group(pid_, pid_), look_at_group(pid_, pid_), true);
+  }
   // What it wrote before it fell asleep is read before its turn is called over.
   if (result.kind == Stillness::Kind::still && output_pending()) return busy;
   return result;

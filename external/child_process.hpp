@@ -71,7 +71,8 @@ class ChildProcess {
   std::optional<std::string> read_line(std::chrono::microseconds timeout);
   // Whether the node has finished reacting to what it was written, as the kernel shows it (stillness.hpp): busy
   // while a line is left unread on its stdin, a line of its own waits on stdout or stderr, or its threads are not
-  // still across two looks. The look is at the node's own process (its threads), not at processes it started.
+  // still across two looks. The look is at the node's own process (its threads), and at every process of its group
+  // (the shepherd's) when a thread of the node waits for a child.
   Stillness stillness();
   // Whether the node has written anything lethe has not taken yet (without waiting).
   bool output_pending();

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string_view>
@@ -126,7 +127,12 @@ bool read_status(const std::string& task, ThreadLook& thread) {
 // Fills the system call from /proc/.../syscall ("NR ARG1 ... ARG6 SP PC", "running" or "-1 SP PC").
 void read_syscall(const std::string& task, ThreadLook& thread) {
   const std::optional<std::string> text = read_small_file(task + "/syscall");
-  if (!text.has_value() || text->empty() || (*text)[0] == 'r' || (*text)[0] == '-') return;
+  if (!text.has_value() || text->empty()) return;
+  // Read after its status: a thread seen asleep there that runs (or faults) here has woken in between.
+  if ((*text)[0] == 'r' || (*text)[0] == '-') {
+    thread.woke = true;
+    return;
+  }
   std::string_view rest(*text);
   auto field = [&rest]() {
     const std::size_t start = rest.find_first_not_of(' ');
@@ -211,7 +217,39 @@ ProcessLook look_at(int pid) {
   return look;
 }
 
-Stillness compare(const ProcessLook& first, const ProcessLook& second) {
+ProcessLook look_at_group(int group, int except) {
+  ProcessLook look;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) {
+    look.unreadable = fmt::format("/proc: {}", std::strerror(errno));
+    return look;
+  }
+  while (const dirent* entry = ::readdir(proc)) {
+    int pid = 0;
+    const std::string_view name(entry->d_name);
+    if (std::from_chars(name.data(), name.data() + name.size(), pid).ec != std::errc{} || pid <= 0 || pid == except) {
+      continue;
+    }
+    const std::optional<std::string> stat = read_small_file(fmt::format("/proc/{}/stat", pid));
+    // "PID (COMM) STATE PPID PGRP ...": COMM may hold spaces and parentheses, so fields count from the last ')'.
+    const std::size_t close = stat.has_value() ? stat->rfind(')') : std::string::npos;
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int parent = 0;
+    int process_group = 0;
+    if (std::sscanf(stat->c_str() + close + 1, " %c %d %d", &state, &parent, &process_group) != 3) continue;
+    if (process_group != group || state == 'Z') continue;
+    ProcessLook one = look_at(pid);
+    look.threads.insert(look.threads.end(), one.threads.begin(), one.threads.end());
+  }
+  ::closedir(proc);
+  std::sort(look.threads.begin(), look.threads.end(),
+            [](const ThreadLook& a, const ThreadLook& b) { return a.tid < b.tid; });
+  if (look.threads.empty()) look.unreadable = fmt::format("no process of group {} could be read", group);
+  return look;
+}
+
+Stillness compare(const ProcessLook& first, const ProcessLook& second, bool children_watched) {
   Stillness result;
   if (!first.unreadable.empty() || !second.unreadable.empty()) {
     result.kind = Stillness::Kind::unknown;
@@ -222,7 +260,9 @@ Stillness compare(const ProcessLook& first, const ProcessLook& second) {
   for (std::size_t i = 0; i < first.threads.size(); ++i) {
     const ThreadLook& a = first.threads[i];
     const ThreadLook& b = second.threads[i];
-    if (a.tid != b.tid || a.state != 'S' || b.state != 'S' || a.switches != b.switches) return result;
+    if (a.tid != b.tid || a.state != 'S' || b.state != 'S' || a.switches != b.switches || a.woke || b.woke) {
+      return result;
+    }
   }
   result.kind = Stillness::Kind::still;
   for (const ThreadLook& thread : second.threads) {
@@ -236,8 +276,9 @@ Stillness compare(const ProcessLook& first, const ProcessLook& second) {
       result.kind = Stillness::Kind::busy;  // lethe has yet to read what it writes
       return result;
     }
-    if (call->wait == Wait::child) {
+    if (call->wait == Wait::child && !children_watched) {
       result.kind = Stillness::Kind::unknown;
+      result.waits_for_child = true;
       result.why = fmt::format("thread {} waits for a child process ({}), which lethe does not watch", thread.tid,
                                call->name);
       return result;

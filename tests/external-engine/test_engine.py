@@ -108,6 +108,15 @@ class EndToEnd(unittest.TestCase):
         self.assertNotIn("not_reproducible", first)  # written only when something is not reproducible
         self.assertEqual(first["trace_hash"], second["trace_hash"])
 
+    def test_a_plain_node_started_through_a_shell_that_waits_for_it_is_watched_with_the_shell(self):
+        # The shell waits for python3 (not exec'd: `||` follows); the node's process group is watched instead.
+        run = lethe("run", EFFECT, "--json", "--set", "external.command=sh,-c,python3 raw_node.py plain || exit 1",
+                    "--set", "faults.crash_every=1h")
+        self.assertEqual(run.returncode, 0, run.stderr)
+        result = json.loads(run.stdout)
+        self.assertEqual(result["lost_messages"], 0)
+        self.assertNotIn("not_reproducible", result)
+
     def test_a_plain_node_with_a_wall_clock_timer_of_its_own_is_marked_naming_the_timer(self):
         run = lethe("run", EFFECT, "--json", "--set", command("plain-timer"), "--set", "faults.crash_every=1h")
         self.assertEqual(run.returncode, 0, run.stderr)

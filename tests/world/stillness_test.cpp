@@ -101,6 +101,37 @@ TEST(Stillness, AProcessWaitingForAChildOfItsOwnIsUnknownNotStill) {
   EXPECT_NE(seen.why.find("waits for a child process"), std::string::npos) << seen.why;
 }
 
+TEST(Stillness, AProcessWaitingForAChildIsStillWhenItsGroupIsWatchedAndTheChildWaitsForInput) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  Child child([&] {
+    ::setpgid(0, 0);
+    const pid_t parent = ::getpid();
+    const pid_t grandchild = ::fork();
+    if (grandchild == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(0);
+      char byte = 0;
+      [[maybe_unused]] const auto got = ::read(fds[0], &byte, 1);
+      ::_exit(0);
+    }
+    ::waitpid(grandchild, nullptr, 0);
+  });
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  Stillness seen;
+  while (std::chrono::steady_clock::now() < end) {
+    seen = compare(look_at_group(child.pid(), -1), look_at_group(child.pid(), -1), true);
+    if (seen.kind != Stillness::Kind::busy) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ::close(fds[0]);
+  ::close(fds[1]);
+  ASSERT_EQ(seen.kind, Stillness::Kind::still) << seen.why;
+  EXPECT_EQ(seen.timer, "");
+  // The grandchild counts: one more thread than the waiting process alone has.
+  EXPECT_EQ(look_at_group(child.pid(), -1).threads.size(), look_at(child.pid()).threads.size() + 1);
+}
+
 TEST(Stillness, AProcessThatIsGoneIsUnknownWithTheReason) {
   const pid_t pid = ::fork();
   if (pid == 0) ::_exit(0);
