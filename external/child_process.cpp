@@ -108,7 +108,7 @@ struct ChildPlumbing {
   int in = -1;      // the node's stdin (read end)
   int out = -1;     // its stdout (write end)
   int err = -1;     // its stderr (write end)
-  int report = -1;  // close-on-exec: Reports, the node's pid and an exec failure's errno
+  int report = -1;  // close-on-exec: the Report records (the node's pid, an exec failure's errno)
   const char* cwd = "";
   const char* program = "";
   char* const* argv = nullptr;
@@ -585,7 +585,8 @@ std::optional<std::string> ChildProcess::read_line(std::chrono::microseconds tim
     const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now());
     const bool last_look = left.count() <= 0;  // once more without waiting, so that a 0 timeout still reads
     const auto wait = last_look ? std::chrono::nanoseconds(0) : left;
-    const timespec span{static_cast<time_t>(wait.count() / 1'000'000'000), static_cast<long>(wait.count() % 1'000'000'000)};
+    const timespec span{static_cast<time_t>(wait.count() / 1'000'000'000),
+                        static_cast<long>(wait.count() % 1'000'000'000)};
     std::array<pollfd, 2> fds{pollfd{stdout_fd_, POLLIN, 0}, pollfd{stderr_fd_, POLLIN, 0}};
     const int ready = ::ppoll(fds.data(), stderr_fd_ >= 0 ? 2 : 1, &span, nullptr);
     if (ready < 0 && errno == EINTR) continue;
@@ -619,7 +620,10 @@ Stillness ChildProcess::stillness() {
   int unread = 0;
   if (stdin_fd_ >= 0 && ::ioctl(stdin_fd_, FIONREAD, &unread) == 0 && unread > 0) return busy;
   if (node_pid_ <= 0) {
-    return Stillness{Stillness::Kind::unknown, "the node's process id is not known (its shepherd did not report it)", "", false};
+    Stillness unknown;
+    unknown.kind = Stillness::Kind::unknown;
+    unknown.why = "the node's process id is not known (its shepherd did not report it)";
+    return unknown;
   }
   drain_stderr();  // a node blocked writing to a full stderr pipe is not still
   Stillness result = compare(look_at(node_pid_), look_at(node_pid_));

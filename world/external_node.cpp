@@ -473,7 +473,7 @@ std::optional<std::string> ExternalSession::next_plain_line(std::chrono::millise
   };
   if (settings.plain_turn_end == PlainTurnEnd::Silence) return by_silence("external.plain_turn_end = \"silence\"");
   // Waits for a line in short steps while the kernel shows the node at work; a node that never falls still (a
-  // thread that keeps running) ends its turn after quiet_period of silence, as with "silence".
+  // thread that keeps running, a line left unfinished) ends its turn after quiet_period of silence.
   const external::WallBudget silence(quiet);
   std::chrono::microseconds wait{0};
   for (;;) {
@@ -489,7 +489,7 @@ std::optional<std::string> ExternalSession::next_plain_line(std::chrono::millise
       return std::nullopt;
     }
     if (silence.left().count() <= 0) {
-      return by_silence("its threads never all slept (one kept running)");
+      return by_silence("it never fell still: a thread kept running, or a line it wrote stayed unfinished");
     }
     wait = std::min(std::max(wait * 2, std::chrono::microseconds(50)), std::chrono::microseconds(2000));
   }

@@ -63,8 +63,8 @@ std::string plain_nodes_unreproducible(const std::map<std::string, PlainNodeTurn
                                   "as part of its next turn",
                                   sum.wrote_between, sum.wrote_between == 1 ? "" : "s"));
   }
-  return fmt::format("external node{} {} speak{} no turn protocol (no lethe_turns in init_ok): {}", nodes == 1 ? "" : "s",
-                     names, nodes == 1 ? "s" : "", fmt::join(reasons, "; "));
+  return fmt::format("external node{} {} speak{} no turn protocol (no lethe_turns in init_ok): {}",
+                     nodes == 1 ? "" : "s", names, nodes == 1 ? "s" : "", fmt::join(reasons, "; "));
 }
 
 class World {
