@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 // A deliver handler on Maelstrom's own demo library (node.js, from jepsen-io/maelstrom's demo folder, copied
 // next to this file, unchanged): the lin-kv read-then-write dedupe. A plain Maelstrom node: no lethe_turns.
 var node = require('./node');
