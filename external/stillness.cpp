@@ -65,11 +65,12 @@ constexpr Call kCalls[] = {
     {95, "waitid", Wait::child, -1},
 };
 #else
-constexpr Call kCalls[] = {{-2, "", Wait::input, -1}};
-constexpr bool kUnknownMachine = true;
+constexpr Call kCalls[] = {{-2, "", Wait::input, -1}};  // no numbers known: timers are reported unknown
 #endif
 #if defined(__x86_64__) || defined(__aarch64__)
 constexpr bool kUnknownMachine = false;
+#else
+constexpr bool kUnknownMachine = true;
 #endif
 
 const Call* call_of(long number) {
@@ -99,14 +100,13 @@ std::optional<std::string> read_small_file(const std::string& path) {
   }
 }
 
-std::uint64_t number_after(std::string_view text, std::string_view label, int base = 10) {
+std::uint64_t number_after(std::string_view text, std::string_view label) {
   const std::size_t at = text.find(label);
   if (at == std::string_view::npos) return 0;
   std::size_t from = at + label.size();
   while (from < text.size() && (text[from] == ' ' || text[from] == '\t')) ++from;
-  if (base == 16 && text.substr(from, 2) == "0x") from += 2;
   std::uint64_t value = 0;
-  std::from_chars(text.data() + from, text.data() + text.size(), value, base);
+  std::from_chars(text.data() + from, text.data() + text.size(), value);
   return value;
 }
 
@@ -266,11 +266,11 @@ Stillness compare(const ProcessLook& first, const ProcessLook& second, bool chil
   }
   result.kind = Stillness::Kind::still;
   for (const ThreadLook& thread : second.threads) {
-    const Call* call = thread.syscall_known && !kUnknownMachine ? call_of(thread.syscall) : nullptr;
     if (!thread.syscall_known || kUnknownMachine) {
       result.timers_known = false;
       continue;
     }
+    const Call* call = call_of(thread.syscall);
     if (call == nullptr) continue;  // any other call: a wait for input (a socket, a signal)
     if (call->wait == Wait::writing) {
       result.kind = Stillness::Kind::busy;  // lethe has yet to read what it writes
