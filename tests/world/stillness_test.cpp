@@ -137,7 +137,8 @@ TEST(Stillness, AProcessWaitingForAChildIsStillWhenItsGroupIsWatchedAndTheChildW
   Stillness seen;
   while (std::chrono::steady_clock::now() < end) {
     seen = compare(look_at_group(child.pid(), -1), look_at_group(child.pid(), -1), true);
-    if (seen.kind != Stillness::Kind::busy) break;
+    // Until the child has run setpgid its group is empty (unknown): only still ends the wait.
+    if (seen.kind == Stillness::Kind::still) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ::close(fds[0]);
