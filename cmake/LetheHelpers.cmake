@@ -9,6 +9,7 @@ function(lethe_add_test name)
   # rapidcheck_gtest does not link GTest itself (Debian package).
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} rapidcheck_gtest rapidcheck GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE LETHE_SOURCE_DIR="${PROJECT_SOURCE_DIR}" LETHE_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  add_dependencies(${name} lethe_vclock)  # the tests of external nodes preload it
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
 endfunction()
 

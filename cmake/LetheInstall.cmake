@@ -61,6 +61,8 @@ add_custom_target(lethe-libraries DEPENDS ${LETHE_LIBRARY_TARGETS})
 if(TARGET lethe)
   install(TARGETS lethe RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+# Where find_vclock_library (external/node_clock.hpp) looks for it, relative to the installed binary.
+install(TARGETS lethe_vclock LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/lethe)
 install(TARGETS ${LETHE_LIBRARY_TARGETS} lethe_package EXPORT lethe-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 foreach(header ${LETHE_PUBLIC_HEADERS})

@@ -113,6 +113,7 @@ struct ChildPlumbing {
   const char* program = "";
   char* const* argv = nullptr;
   char* const* envp = nullptr;
+  int inherited = -1;  // >= 0: kept open across exec (ChildSpec::inherited_fd)
 };
 
 // ---------------------------------------------------------------- the shepherd
@@ -331,6 +332,8 @@ void report(int fd, Report::Kind kind, int value) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // lethe's descriptors are close-on-exec; this one the node keeps (its clock's page, say).
+  if (p.inherited >= 0) ::fcntl(p.inherited, F_SETFD, 0);
   if (p.cwd[0] == '\0' || ::chdir(p.cwd) == 0) ::execve(p.program, p.argv, p.envp);
   report(p.report, Report::exec_errno, errno);
   ::_exit(127);
@@ -352,8 +355,8 @@ void report(int fd, Report::Kind kind, int value) {
     report(p.report, Report::exec_errno, ENOMEM);
     ::_exit(127);
   }
-  int keep[] = {p.in, p.out, p.err, p.report};
-  close_all_but(keep, 4);
+  int keep[] = {p.in, p.out, p.err, p.report, p.inherited};
+  close_all_but(keep, p.inherited >= 0 ? 5 : 4);
   const int shepherd = ::getpid();
   const pid_t node = ::fork();
   if (node == 0) exec_node(shepherd, p);
@@ -362,7 +365,9 @@ void report(int fd, Report::Kind kind, int value) {
     ::_exit(127);
   }
   report(p.report, Report::node_pid, node);
-  for (const int fd : {p.in, p.out, p.err, p.report}) ::close(fd);
+  for (const int fd : {p.in, p.out, p.err, p.report, p.inherited}) {
+    if (fd >= 0) ::close(fd);
+  }
   int status = 0;
   bool node_ended = false;
   for (;;) {
@@ -420,7 +425,7 @@ ChildProcess::ChildProcess(const ChildSpec& spec, bool wait_for_exec) {
   make_pipe(report);
   const int parent = ::getpid();
   const ChildPlumbing plumbing{in[0], out[1], err[1], report[1], spec.cwd.c_str(), program.c_str(), argv.data(),
-                               envp.data()};
+                               envp.data(), spec.inherited_fd};
   // Every signal blocked across fork: the shepherd must not run lethe's handlers before it replaced them.
   sigset_t all;
   sigset_t before;

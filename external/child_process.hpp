@@ -45,6 +45,7 @@ struct ChildSpec {
   std::vector<std::string> argv;  // argv[0]: a path (with '/') or a name looked up in PATH
   std::vector<std::string> env;   // "NAME=VALUE", added to (and overriding) lethe's own environment
   std::string cwd;                // "" = lethe's
+  int inherited_fd = -1;          // >= 0: a descriptor of lethe's the node keeps across exec, at the same number
 };
 
 // The longest line a child may write (its '\n' excluded): a protocol message is a small JSON object.

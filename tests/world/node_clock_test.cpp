@@ -1,0 +1,163 @@
+// A node's clocks and timed waits in virtual time (external/node_clock.hpp and the preloaded library
+// vclock/lethe_vclock.c), on real processes: CPython with the library built beside lethe.
+#include "external/node_clock.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "external/child_process.hpp"
+#include "external/stillness.hpp"
+#include "vclock/vclock_abi.h"
+
+namespace lethe::external {
+namespace node_clock_test {
+
+using std::chrono::milliseconds;
+
+constexpr std::int64_t kSecond = 1'000'000'000;
+constexpr std::int64_t kMonotonicBase = 1'000'000 * kSecond;  // node_clock.cpp's bases
+constexpr std::int64_t kRealtimeBase = 946'684'800 * kSecond;
+constexpr milliseconds kPrompt{3000};  // a line the node writes at once arrives well within it
+constexpr milliseconds kQuiet{300};    // a wait in wall-clock time would have ended within it
+
+std::string library() {
+  std::string searched;
+  const std::optional<std::string> found = find_vclock_library(searched);
+  if (!found) ADD_FAILURE() << "liblethe-vclock.so not found in " << searched;
+  return found.value_or("");
+}
+
+// /usr/bin/python3 running `code`, unbuffered, with the clock's page and (when `preload`) the library.
+ChildSpec python(const NodeClock& clock, const std::string& code, bool preload = true) {
+  ChildSpec spec;
+  spec.argv = {"/usr/bin/python3", "-u", "-c", code};
+  spec.env = clock.environment(library(), "");
+  if (!preload) spec.env.pop_back();  // LD_PRELOAD
+  spec.inherited_fd = clock.fd();
+  return spec;
+}
+
+std::string line(ChildProcess& node, milliseconds timeout = kPrompt) {
+  return node.read_line(timeout).value_or("<nothing>");
+}
+
+// The node's earliest deadline once it is still with a thread waiting for one (nullopt if that never comes).
+std::optional<std::int64_t> deadline_once_asleep(ChildProcess& node, const NodeClock& clock) {
+  const WallBudget budget{milliseconds(5000)};
+  while (budget.left().count() > 0) {
+    if (clock.next_deadline() && node.stillness().kind == Stillness::Kind::still) return clock.next_deadline();
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  return std::nullopt;
+}
+
+// The node still, with no thread waiting with a timeout.
+bool still_without_deadline(ChildProcess& node, const NodeClock& clock) {
+  const WallBudget budget{milliseconds(5000)};
+  while (budget.left().count() > 0) {
+    if (node.stillness().kind == Stillness::Kind::still) return !clock.next_deadline();
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  return false;
+}
+
+TEST(NodeClock, ANodeReadsItsMonotonicAndRealtimeClocksFromThePage) {
+  NodeClock clock(5 * kSecond);
+  ChildProcess node(python(clock,
+                           "import os, time\n"
+                           "print(time.monotonic_ns(), time.time_ns())\n"
+                           "os.read(0, 100)\n"
+                           "print(time.monotonic_ns(), time.time_ns())\n"));
+  EXPECT_EQ(line(node), std::to_string(kMonotonicBase + 5 * kSecond) + " " +
+                            std::to_string(kRealtimeBase + 5 * kSecond));
+  EXPECT_TRUE(clock.loaded());
+  clock.set_now(7 * kSecond + 250);
+  node.write_line("again");
+  EXPECT_EQ(line(node), std::to_string(kMonotonicBase + 7 * kSecond + 250) + " " +
+                            std::to_string(kRealtimeBase + 7 * kSecond + 250));
+}
+
+// `code` prints "asleep", waits `timeout` of the node's time, then prints what the wait returned.
+void expect_virtual_wait(const std::string& code, std::int64_t timeout, const std::string& returned) {
+  NodeClock clock(5 * kSecond);
+  ChildProcess node(python(clock, "import select, time\nprint('asleep')\n" + code));
+  ASSERT_EQ(line(node), "asleep");
+  ASSERT_EQ(deadline_once_asleep(node, clock), 5 * kSecond + timeout);
+  EXPECT_EQ(node.read_line(kQuiet), std::nullopt) << "the wait ended in wall-clock time";
+  // Short of the deadline, nobody is due: lethe wakes no one.
+  clock.set_now(5 * kSecond + timeout - 1);
+  EXPECT_EQ(clock.wake_due(), 0);
+  // And a wake-up sent anyway (the node has one thread) is no reason to return before the deadline.
+  ASSERT_EQ(::kill(node.node_pid(), LETHE_VCLOCK_SIGNAL), 0);
+  EXPECT_EQ(node.read_line(milliseconds(100)), std::nullopt) << "woken before its deadline";
+  EXPECT_EQ(clock.next_deadline(), 5 * kSecond + timeout);
+  clock.set_now(5 * kSecond + timeout);
+  EXPECT_EQ(clock.wake_due(), 1);
+  EXPECT_EQ(line(node), returned);
+  EXPECT_EQ(clock.next_deadline(), std::nullopt);
+}
+
+TEST(NodeClock, ASleepEndsAtItsVirtualDeadlineNotInWallClockTime) {
+  expect_virtual_wait("time.sleep(5)\nprint(time.monotonic_ns())", 5 * kSecond,
+                      std::to_string(kMonotonicBase + 10 * kSecond));
+}
+
+TEST(NodeClock, AnEpollWaitEndsAtItsVirtualDeadlineNotInWallClockTime) {
+  expect_virtual_wait("print(select.epoll().poll(2.0))", 2 * kSecond, "[]");
+}
+
+TEST(NodeClock, APollEndsAtItsVirtualDeadlineNotInWallClockTime) {
+  expect_virtual_wait("print(select.poll().poll(3000))", 3 * kSecond, "[]");
+}
+
+TEST(NodeClock, DataOnThePolledDescriptorEndsTheWaitAtOnceAndFreesTheSlot) {
+  NodeClock clock(0);
+  ChildProcess node(python(clock,
+                           "import os, select\n"
+                           "e = select.epoll()\n"
+                           "e.register(0, select.EPOLLIN)\n"
+                           "print('asleep')\n"
+                           "print(len(e.poll(10.0)))\n"
+                           "os.read(0, 100)\n"
+                           "e.poll()\n"));
+  ASSERT_EQ(line(node), "asleep");
+  ASSERT_EQ(deadline_once_asleep(node, clock), 10 * kSecond);
+  node.write_line("data");
+  EXPECT_EQ(line(node), "1");
+  EXPECT_TRUE(still_without_deadline(node, clock)) << "the slot outlived the wait";
+}
+
+TEST(NodeClock, WithTimersOffASleepEndsInWallClockTime) {
+  NodeClock clock(0);
+  clock.set_timers_virtual(false);
+  ChildProcess node(python(clock, "import time\ntime.sleep(0.05)\nprint('slept')"));
+  EXPECT_EQ(line(node), "slept");
+  EXPECT_EQ(clock.next_deadline(), std::nullopt);
+}
+
+TEST(NodeClock, TurningTimersOffWakesASleeperThatThenEndsInWallClockTime) {
+  NodeClock clock(0);
+  ChildProcess node(python(clock, "import time\nprint('asleep')\ntime.sleep(0.2)\nprint('slept')"));
+  ASSERT_EQ(line(node), "asleep");
+  ASSERT_EQ(deadline_once_asleep(node, clock), kSecond / 5);
+  clock.set_timers_virtual(false);
+  EXPECT_EQ(line(node), "slept");
+}
+
+TEST(NodeClock, ANodeWithoutTheLibraryLeavesLoadedFalse) {
+  NodeClock clock(0);
+  ChildProcess node(python(clock, "import time\nprint(time.time_ns())", false));
+  const std::string printed = line(node);
+  EXPECT_GT(std::stoll(printed), kRealtimeBase + 20 * 365 * 24 * 3600 * kSecond) << "not the kernel's clock";
+  node.await_exit(milliseconds(3000));
+  EXPECT_FALSE(clock.loaded());
+}
+
+}  // namespace node_clock_test
+}  // namespace lethe::external

@@ -1,0 +1,367 @@
+/* liblethe-vclock.so — preloaded (LD_PRELOAD) into a node process so that its clocks and timed waits follow lethe's
+ * virtual time. The contract, shared with lethe (external/node_clock.cpp), is vclock_abi.h.
+ *
+ * At load: LETHE_VCLOCK_FD names lethe's page. Without it, or with a page of another magic or version, the library
+ * does nothing and every interposed call is the real one. Otherwise it maps the page (the descriptor stays open:
+ * a shell that loads the library and then execs the interpreter passes it on), sets `loaded`, and installs a
+ * handler for LETHE_VCLOCK_SIGNAL that only notes, per thread, that lethe woke it.
+ *
+ * Clock reads (clock_gettime, gettimeofday, time) return the page's time. A timed wait (epoll_wait, epoll_pwait,
+ * poll, ppoll, nanosleep, clock_nanosleep, usleep, sleep) with a timeout > 0, while `timers_virtual` is set, takes a
+ * slot with its deadline and waits with no timeout for its descriptors or lethe's signal (timed_wait below); a
+ * timeout of 0 or none is the real call unchanged. The node's observable behaviour then depends on lethe's clock
+ * only, except for a wait that finds no free slot: that one is made in wall-clock time and counted.
+ *
+ * Plain C, no C++ runtime, no allocation: it runs inside every process of the node, signal handlers included. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vclock_abi.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define NS_PER_SEC 1000000000LL
+#define NS_PER_MS 1000000LL
+#define WAIT_FOREVER (-1LL)
+/* The kernel's signal set is 64 bits, whatever glibc's sigset_t reserves. */
+#define KERNEL_SIGSET_BYTES (_NSIG / 8)
+
+static struct lethe_vclock_page *page; /* NULL: the library passes every call through */
+/* LETHE_VCLOCK_SIGNAL arrived in this thread. Initial-exec: preloaded, the library's TLS is static, and the handler
+ * then reads it without a call that might allocate. */
+static __thread volatile sig_atomic_t woken __attribute__((tls_model("initial-exec")));
+
+static int64_t load64(int64_t *field) { return __atomic_load_n(field, __ATOMIC_SEQ_CST); }
+static uint32_t load32(uint32_t *field) { return __atomic_load_n(field, __ATOMIC_SEQ_CST); }
+
+/* The next definition of `name` (libc's): the real call. Resolved on first use, so a call made before the
+ * constructor ran (another library's constructor) still works. */
+static void *next_symbol(void **cache, const char *name) {
+  void *found = __atomic_load_n(cache, __ATOMIC_RELAXED);
+  if (!found) {
+    found = dlsym(RTLD_NEXT, name);
+    __atomic_store_n(cache, found, __ATOMIC_RELAXED);
+  }
+  return found;
+}
+#define REAL(name)                  \
+  static void *real_##name##_cache; \
+  __typeof__(&name) real_##name = (__typeof__(&name))next_symbol(&real_##name##_cache, #name)
+
+static void note_wake(int number) {
+  (void)number;
+  woken = 1;
+}
+
+__attribute__((constructor)) static void map_page(void) {
+  const char *text = getenv(LETHE_VCLOCK_FD_ENV);
+  if (!text || !*text) return;
+  char *end = NULL;
+  const long fd = strtol(text, &end, 10);
+  if (*end != '\0' || fd < 0 || fd > INT_MAX) return;
+  void *mapped = mmap(NULL, LETHE_VCLOCK_PAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+  if (mapped == MAP_FAILED) return;
+  struct lethe_vclock_page *candidate = mapped;
+  if (__atomic_load_n(&candidate->magic, __ATOMIC_SEQ_CST) != LETHE_VCLOCK_MAGIC ||
+      load32(&candidate->version) != LETHE_VCLOCK_VERSION) {
+    munmap(mapped, LETHE_VCLOCK_PAGE_BYTES);
+    return;
+  }
+  struct sigaction action = {0};
+  action.sa_handler = note_wake;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(LETHE_VCLOCK_SIGNAL, &action, NULL) != 0) {
+    munmap(mapped, LETHE_VCLOCK_PAGE_BYTES);
+    return;
+  }
+  page = candidate;
+  __atomic_store_n(&page->loaded, 1u, __ATOMIC_SEQ_CST);
+}
+
+/* ------------------------------------------------------------------ clocks */
+
+/* The page's time on `clock` (base + now_ns), or -1 when `clock` is not one the page serves. */
+static int64_t virtual_time(clockid_t clock) {
+  switch (clock) {
+    case CLOCK_MONOTONIC:
+    case CLOCK_MONOTONIC_RAW:
+    case CLOCK_MONOTONIC_COARSE:
+    case CLOCK_BOOTTIME:
+      return load64(&page->monotonic_base_ns) + load64(&page->now_ns);
+    case CLOCK_REALTIME:
+    case CLOCK_REALTIME_COARSE:
+    case CLOCK_TAI:
+      return load64(&page->realtime_base_ns) + load64(&page->now_ns);
+    default:
+      return -1;
+  }
+}
+
+EXPORT int clock_gettime(clockid_t clock, struct timespec *ts) {
+  const int64_t t = page ? virtual_time(clock) : -1;
+  if (t < 0) {
+    REAL(clock_gettime);
+    return real_clock_gettime(clock, ts);
+  }
+  ts->tv_sec = (time_t)(t / NS_PER_SEC);
+  ts->tv_nsec = (long)(t % NS_PER_SEC);
+  return 0;
+}
+
+EXPORT int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
+  if (!page) {
+    REAL(gettimeofday);
+    return real_gettimeofday(tv, tz);
+  }
+  const int64_t t = virtual_time(CLOCK_REALTIME);
+  tv->tv_sec = (time_t)(t / NS_PER_SEC); /* non-null: glibc declares it so */
+  tv->tv_usec = (suseconds_t)(t % NS_PER_SEC / 1000);
+  if (tz) {
+    struct timezone *zone = tz; /* the kernel's is UTC too unless someone set it with settimeofday */
+    zone->tz_minuteswest = 0;
+    zone->tz_dsttime = 0;
+  }
+  return 0;
+}
+
+EXPORT time_t time(time_t *out) {
+  if (!page) {
+    REAL(time);
+    return real_time(out);
+  }
+  const time_t seconds = (time_t)(virtual_time(CLOCK_REALTIME) / NS_PER_SEC);
+  if (out) *out = seconds;
+  return seconds;
+}
+
+/* ------------------------------------------------------------------ timed waits */
+
+/* One kind of wait made as a raw system call under `mask`: with no timeout (WAIT_FOREVER), at once (0) or for
+ * `timeout_ns` of the kernel's clock. Returns what the call returns (-1 with errno on error). */
+typedef long wait_call(void *args, const sigset_t *mask, int64_t timeout_ns);
+
+static struct timespec *to_timespec(int64_t timeout_ns, struct timespec *ts) {
+  if (timeout_ns < 0) return NULL;
+  ts->tv_sec = (time_t)(timeout_ns / NS_PER_SEC);
+  ts->tv_nsec = (long)(timeout_ns % NS_PER_SEC);
+  return ts;
+}
+
+struct epoll_args {
+  int epfd;
+  struct epoll_event *events;
+  int max;
+};
+static long epoll_call(void *args, const sigset_t *mask, int64_t timeout_ns) {
+  const struct epoll_args *a = args;
+  /* Milliseconds rounded up, as the kernel would never return before the timeout. */
+  const int64_t ms = timeout_ns < 0 ? -1 : (timeout_ns + NS_PER_MS - 1) / NS_PER_MS;
+  return syscall(SYS_epoll_pwait, a->epfd, a->events, a->max, (int)(ms > INT_MAX ? INT_MAX : ms), mask,
+                 KERNEL_SIGSET_BYTES);
+}
+
+struct poll_args {
+  struct pollfd *fds;
+  nfds_t count;
+};
+static long poll_call(void *args, const sigset_t *mask, int64_t timeout_ns) {
+  const struct poll_args *a = args;
+  struct timespec ts;
+  return syscall(SYS_ppoll, a->fds, a->count, to_timespec(timeout_ns, &ts), mask, KERNEL_SIGSET_BYTES);
+}
+
+/* A sleep: a poll of no descriptor, which only a signal or the timeout ends (0 at the timeout). */
+static long sleep_call(void *args, const sigset_t *mask, int64_t timeout_ns) {
+  (void)args;
+  struct timespec ts;
+  return syscall(SYS_ppoll, NULL, 0, to_timespec(timeout_ns, &ts), mask, KERNEL_SIGSET_BYTES);
+}
+
+/* Whether a wait of `timeout_ns` is one lethe serves: the page mapped, timers virtual, a timeout > 0. */
+static int virtual_wait(int64_t timeout_ns) {
+  return page && timeout_ns > 0 && load32(&page->timers_virtual);
+}
+
+static struct lethe_vclock_slot *take_slot(int64_t deadline) {
+  const int32_t pid = (int32_t)getpid();
+  for (int i = 0; i < LETHE_VCLOCK_SLOTS; ++i) {
+    struct lethe_vclock_slot *slot = &page->slots[i];
+    int32_t expected = 0;
+    if (__atomic_compare_exchange_n(&slot->pid, &expected, pid, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+      __atomic_store_n(&slot->tid, (int32_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+      __atomic_store_n(&slot->deadline_ns, deadline, __ATOMIC_SEQ_CST);
+      return slot;
+    }
+  }
+  return NULL;
+}
+
+static void free_slot(struct lethe_vclock_slot *slot) {
+  __atomic_store_n(&slot->deadline_ns, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&slot->tid, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&slot->pid, 0, __ATOMIC_SEQ_CST); /* last: the slot is taken again only once clean */
+}
+
+/* Waits `timeout_ns` (> 0) of virtual time, or less if the call returns earlier (its descriptors, a signal of the
+ * caller's). `caller_mask`: the mask the caller gave (epoll_pwait, ppoll), or NULL. `left_ns`, if not NULL,
+ * receives the virtual time left (for nanosleep's `rem`).
+ *
+ * No lost wake-up: LETHE_VCLOCK_SIGNAL is blocked from before the slot is taken and unblocked only inside the
+ * system call (its mask), so a signal lethe sends at any point after it read the slot interrupts that call. */
+static long timed_wait(wait_call *call, void *args, const sigset_t *caller_mask, int64_t timeout_ns,
+                       int64_t *left_ns) {
+  sigset_t ours, saved, mask;
+  sigemptyset(&ours);
+  sigaddset(&ours, LETHE_VCLOCK_SIGNAL);
+  pthread_sigmask(SIG_BLOCK, &ours, &saved);
+  const sigset_t *given = caller_mask ? caller_mask : &saved;
+  const int64_t deadline = load64(&page->now_ns) + timeout_ns;
+  struct lethe_vclock_slot *slot = take_slot(deadline);
+  if (!slot) {
+    __atomic_add_fetch(&page->slots_missed, 1u, __ATOMIC_SEQ_CST);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    return call(args, given, timeout_ns);
+  }
+  mask = *given;
+  sigdelset(&mask, LETHE_VCLOCK_SIGNAL);
+  woken = 0; /* a signal meant for an earlier wait of this thread is no news now */
+  long result;
+  int64_t now;
+  for (;;) {
+    now = load64(&page->now_ns);
+    if (now >= deadline) {
+      result = call(args, &mask, 0); /* the timeout came: what is ready now, as the real call at its timeout */
+      break;
+    }
+    if (!load32(&page->timers_virtual)) {
+      /* lethe turned timers off while this thread waited: the rest of the wait in the kernel's time, its signal
+       * blocked (one it sent before the slot was freed is no wake-up of this wait). */
+      free_slot(slot);
+      slot = NULL;
+      sigaddset(&mask, LETHE_VCLOCK_SIGNAL);
+      result = call(args, &mask, deadline - now);
+      break;
+    }
+    result = call(args, &mask, WAIT_FOREVER);
+    if (result >= 0 || errno != EINTR || !woken) break; /* ready, an error, or the caller's own signal */
+    woken = 0;
+  }
+  const int saved_errno = errno;
+  if (left_ns) *left_ns = deadline - now;
+  if (slot) free_slot(slot);
+  pthread_sigmask(SIG_SETMASK, &saved, NULL);
+  errno = saved_errno;
+  return result;
+}
+
+EXPORT int epoll_wait(int epfd, struct epoll_event *events, int max, int timeout_ms) {
+  if (!virtual_wait(timeout_ms)) {
+    REAL(epoll_wait);
+    return real_epoll_wait(epfd, events, max, timeout_ms);
+  }
+  struct epoll_args args = {epfd, events, max};
+  return (int)timed_wait(epoll_call, &args, NULL, timeout_ms * NS_PER_MS, NULL);
+}
+
+EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int max, int timeout_ms, const sigset_t *sigmask) {
+  if (!virtual_wait(timeout_ms)) {
+    REAL(epoll_pwait);
+    return real_epoll_pwait(epfd, events, max, timeout_ms, sigmask);
+  }
+  struct epoll_args args = {epfd, events, max};
+  return (int)timed_wait(epoll_call, &args, sigmask, timeout_ms * NS_PER_MS, NULL);
+}
+
+EXPORT int poll(struct pollfd *fds, nfds_t count, int timeout_ms) {
+  if (!virtual_wait(timeout_ms)) {
+    REAL(poll);
+    return real_poll(fds, count, timeout_ms);
+  }
+  struct poll_args args = {fds, count};
+  return (int)timed_wait(poll_call, &args, NULL, timeout_ms * NS_PER_MS, NULL);
+}
+
+static int64_t timespec_ns(const struct timespec *ts) { return (int64_t)ts->tv_sec * NS_PER_SEC + ts->tv_nsec; }
+
+EXPORT int ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *sigmask) {
+  if (!timeout || !virtual_wait(timespec_ns(timeout))) {
+    REAL(ppoll);
+    return real_ppoll(fds, count, timeout, sigmask);
+  }
+  struct poll_args args = {fds, count};
+  return (int)timed_wait(poll_call, &args, sigmask, timespec_ns(timeout), NULL);
+}
+
+/* A sleep of `ns` (> 0) of virtual time: 0 at its end, or EINTR (not -1) with the time left in `left`. */
+static int virtual_sleep(int64_t ns, struct timespec *left) {
+  int64_t left_ns = 0;
+  if (timed_wait(sleep_call, NULL, NULL, ns, &left_ns) == 0) return 0;
+  const int error = errno;
+  if (left) to_timespec(left_ns > 0 ? left_ns : 0, left);
+  return error;
+}
+
+EXPORT int nanosleep(const struct timespec *request, struct timespec *remaining) {
+  if (!request || request->tv_nsec < 0 || request->tv_nsec >= NS_PER_SEC || !virtual_wait(timespec_ns(request))) {
+    REAL(nanosleep);
+    return real_nanosleep(request, remaining);
+  }
+  const int error = virtual_sleep(timespec_ns(request), remaining);
+  if (error == 0) return 0;
+  errno = error;
+  return -1;
+}
+
+EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec *request, struct timespec *remaining) {
+  const int64_t start = page && request ? virtual_time(clock) : -1;
+  if (start < 0 || request->tv_nsec < 0 || request->tv_nsec >= NS_PER_SEC) {
+    REAL(clock_nanosleep);
+    return real_clock_nanosleep(clock, flags, request, remaining);
+  }
+  const int absolute = flags & TIMER_ABSTIME;
+  /* An absolute time is on the virtual clock: the kernel's clock must never see it, even with timers off. */
+  const int64_t ns = absolute ? timespec_ns(request) - start : timespec_ns(request);
+  if (ns <= 0) return 0;
+  if (!virtual_wait(ns)) {
+    struct timespec relative;
+    REAL(clock_nanosleep);
+    return real_clock_nanosleep(clock, 0, to_timespec(ns, &relative), absolute ? NULL : remaining);
+  }
+  return virtual_sleep(ns, absolute ? NULL : remaining);
+}
+
+EXPORT int usleep(useconds_t microseconds) {
+  const int64_t ns = (int64_t)microseconds * 1000;
+  if (!virtual_wait(ns)) {
+    REAL(usleep);
+    return real_usleep(microseconds);
+  }
+  const int error = virtual_sleep(ns, NULL);
+  if (error == 0) return 0;
+  errno = error;
+  return -1;
+}
+
+EXPORT unsigned int sleep(unsigned int seconds) {
+  const int64_t ns = (int64_t)seconds * NS_PER_SEC;
+  if (!virtual_wait(ns)) {
+    REAL(sleep);
+    return real_sleep(seconds);
+  }
+  struct timespec left = {0, 0};
+  if (virtual_sleep(ns, &left) == 0) return 0;
+  return (unsigned int)left.tv_sec + (left.tv_nsec > 0); /* as glibc: the seconds left, rounded up */
+}
