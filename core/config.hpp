@@ -82,6 +82,8 @@ enum class BackoffKind { None, Constant, Exponential };  // "none" | "constant(d
 enum class Jitter { None, Full, Equal, Decorrelated };   // "none" | "full" | "equal" | "decorrelated"
 // How lethe tells that a node without lethe_turns (a plain Maelstrom node) has finished reacting.
 enum class PlainTurnEnd { Kernel, Silence };              // "kernel" | "silence"
+// Whose clock a node process reads and waits on: lethe's virtual time (a preloaded library) or the machine's.
+enum class NodeClockKind { Virtual, Wall };               // "virtual" | "wall"
 enum class ProducerMode { Direct, DualWrite, Outbox };   // "direct" | "dual-write" | "outbox"
 enum class PartitionGroup { Consumers, Store, Broker, Sink, Clients };
 enum class ExpectationOp { Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual };  // == != < <= > >=
@@ -203,6 +205,7 @@ inline std::string to_string(BackoffKind v) {
 }
 inline std::string to_string(RedeliveryPayload v) { return v == RedeliveryPayload::Same ? "same" : "changed"; }
 inline std::string to_string(PlainTurnEnd v) { return v == PlainTurnEnd::Kernel ? "kernel" : "silence"; }
+inline std::string to_string(NodeClockKind v) { return v == NodeClockKind::Virtual ? "virtual" : "wall"; }
 inline std::string to_string(Jitter v) {
   switch (v) {
     case Jitter::None: return "none";
@@ -478,6 +481,7 @@ struct ExternalSection {
   sim::Duration node_timeout = 10'000'000'000;  // default "10s"; > 0; wall-clock limit for one reaction
   sim::Duration quiet_period = 50'000'000;      // default "50ms"; > 0; wall clock that ends a plain node's turn
   PlainTurnEnd plain_turn_end = PlainTurnEnd::Kernel;  // default "kernel"
+  NodeClockKind clock = NodeClockKind::Virtual;        // default "virtual"
   std::string base_dir;  // not a key: the scenario file's folder (the loader sets it), "" = lethe's own
 };
 

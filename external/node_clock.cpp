@@ -83,7 +83,9 @@ NodeClock::~NodeClock() {
 std::vector<std::string> NodeClock::environment(const std::string& library,
                                                 const std::string& existing_preload) const {
   std::string preload = "LD_PRELOAD=" + library;
-  if (!existing_preload.empty()) preload += " " + existing_preload;
+  const char* own = std::getenv("LD_PRELOAD");
+  const std::string kept = !existing_preload.empty() ? existing_preload : own != nullptr ? own : "";
+  if (!kept.empty()) preload += " " + kept;
   return {fmt::format("{}={}", LETHE_VCLOCK_FD_ENV, fd_), preload};
 }
 

@@ -27,7 +27,7 @@ class NodeClock {
 
   int fd() const { return fd_; }  // for ChildSpec::inherited_fd
   // The environment a node needs to load the library: LETHE_VCLOCK_FD=<fd> and LD_PRELOAD=`library` followed by
-  // what `existing_preload` held (lethe's own LD_PRELOAD, if any).
+  // what `existing_preload` holds (the nodes' own LD_PRELOAD from external.env), or else lethe's own LD_PRELOAD.
   std::vector<std::string> environment(const std::string& library, const std::string& existing_preload) const;
 
   void set_now(std::int64_t now_ns);        // the node's clock, before a turn

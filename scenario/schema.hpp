@@ -425,6 +425,10 @@ void visit_external_and_expect(V& v, Config& c) {
         c.external.plain_turn_end,
         "a node without lethe_turns in init_ok: its turn ends when the kernel shows all its threads asleep and its "
         "input read (kernel), or after quiet_period of silence (silence; not reproducible)");
+  v.key("clock", Choice<lethe::NodeClockKind>{words_of({lethe::NodeClockKind::Virtual, lethe::NodeClockKind::Wall})},
+        c.external.clock,
+        "the clock a node's processes read and time their waits by: lethe's virtual time, through a preloaded "
+        "library (virtual; a plain node's timers then fire in virtual time), or the machine's (wall)");
   v.key("quiet_period", Duration{1}, c.external.quiet_period,
         "a node without lethe_turns in init_ok: wall-clock silence that ends its turn when plain_turn_end = "
         "\"silence\" or when the kernel cannot tell (not reproducible)");

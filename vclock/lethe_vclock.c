@@ -243,7 +243,10 @@ static long timed_wait(wait_call *call, void *args, const sigset_t *caller_mask,
   for (;;) {
     now = load64(&page->now_ns);
     if (now >= deadline) {
-      result = call(args, &mask, 0); /* the timeout came: what is ready now, as the real call at its timeout */
+      /* The timeout came: what is ready now, as the real call at its timeout; lethe's signal blocked, so that one
+       * still pending is not this call's EINTR (it is delivered, harmlessly, once the mask is restored). */
+      sigaddset(&mask, LETHE_VCLOCK_SIGNAL);
+      result = call(args, &mask, 0);
       break;
     }
     if (!load32(&page->timers_virtual)) {

@@ -15,6 +15,7 @@
 #include "core/utf8.hpp"
 #include "check/store_json.hpp"
 #include "external/child_process.hpp"
+#include "external/node_clock.hpp"
 #include "sim/channel.hpp"
 #include "sim/random.hpp"
 
@@ -25,6 +26,8 @@ using Json = nlohmann::json;
 namespace {
 
 constexpr sim::TraceKind kTraceLine{"node_line", "turn", "hash", "sent"};
+// A plain node's timer firing in virtual time: the turn it opens and the deadline on the node's clock.
+constexpr sim::TraceKind kTraceTimer{"node_timer", "turn", "deadline"};
 // A node's message to a peer, when the sender wrote it (its network tag, the receiving node, a hash of the body),
 // and one that reached a node with no process to read it (a node between a crash and its next init_ok).
 constexpr sim::TraceKind kTracePeer{"peer_message", "tag", "to_node", "hash"};
@@ -296,7 +299,17 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
   // A plain node's next line in this turn; nullopt once the turn is over (its threads still, or silence), which it
   // counts in shared_.plain_nodes. `left`: the turn's wall-clock budget.
   std::optional<std::string> next_plain_line(std::chrono::milliseconds left);
-  std::unique_ptr<external::ChildProcess> first_incarnation_process(const external::ChildSpec& spec);
+  // Reads and dispatches what the node writes in turn `turn` until the turn is over.
+  void react(std::uint64_t turn);
+  // A plain node's timers in virtual time: once it is still, a fiber that wakes at its earliest deadline (if not
+  // armed already) and runs timer_turn() there.
+  void arm_timer();
+  void timer_turn(std::int64_t deadline);
+  void open_timer_turn();  // the node wrote in a timer's wake: the timer is a turn, numbered and traced
+  // The process for this incarnation: one of the first processes spawned together, or a new one; with its clock.
+  NodeProcess take_process(const external::ChildSpec& spec);
+  NodeProcess spawn_process(external::ChildSpec spec, bool wait_for_exec, std::int64_t now_ns);
+  void note_wall_clock(const std::string& why);  // a plain node's clock is the machine's, for `why`
   void record_line(std::uint64_t turn, bool sent, const std::string& text);
   // Stops the run on a bad node; with `await_exit` once the node ended or the run's exit grace is spent.
   [[noreturn]] void fail(const std::string& what, const std::string& expected, bool await_exit = true);
@@ -311,6 +324,9 @@ class ExternalSession final : public std::enable_shared_from_this<ExternalSessio
   std::vector<ProcessorId> processors_;
   std::uint32_t incarnation_;  // the node's incarnation this process is
   sim::Rng work_;  // workload.processing_time of the effect calls
+  std::unique_ptr<external::NodeClock> clock_;  // null: the node reads the machine's clock
+  std::optional<std::int64_t> armed_;           // the deadline a timer fiber waits for (the node's clock)
+  std::optional<std::int64_t> pending_timer_;   // a timer woke the node, which has written nothing yet
   std::unique_ptr<external::ChildProcess> process_;
   bool turns_ = true;         // init_ok said lethe_turns
   bool initialized_ = false;  // init_ok came
@@ -380,7 +396,9 @@ void ExternalSession::start() {
   spec.env = settings.env;
   spec.cwd = (base / settings.cwd).lexically_normal().string();
   try {
-    process_ = first_incarnation_process(spec);
+    NodeProcess taken = take_process(spec);
+    clock_ = std::move(taken.clock);
+    process_ = std::move(taken.process);
     shared_.processes.push_back(process_.get());
     process_->wait_for_exec();
   } catch (const external::ChildProcessError& e) {
@@ -404,19 +422,41 @@ void ExternalSession::start() {
 
 // Every worker's first process is spawned when the first one is needed, none waiting for another's exec: they
 // start up side by side, and each node's init turn has external.node_timeout from its spawn. Later incarnations
-// spawn their own.
-std::unique_ptr<external::ChildProcess> ExternalSession::first_incarnation_process(const external::ChildSpec& spec) {
-  if (self_.incarnation() != 0) return std::make_unique<external::ChildProcess>(spec);
+// spawn their own. Until its first turn a node's clock reads the instant it was spawned at (the first processes:
+// the run's, without the node's skew, which is not known for a process none has taken yet).
+NodeProcess ExternalSession::take_process(const external::ChildSpec& spec) {
+  if (self_.incarnation() != 0) return spawn_process(spec, true, self_.local_now());
   if (!shared_.first_spawned) {
     shared_.first_spawned = true;
     for (std::size_t i = 0; i < environment_.topology.workers().size(); ++i) {
-      shared_.first_processes.push_back(std::make_unique<external::ChildProcess>(spec, false));
+      shared_.first_processes.push_back(spawn_process(spec, false, environment_.simulation.now()));
     }
   }
-  if (shared_.first_processes.empty()) return std::make_unique<external::ChildProcess>(spec);
-  std::unique_ptr<external::ChildProcess> process = std::move(shared_.first_processes.back());
+  if (shared_.first_processes.empty()) return spawn_process(spec, true, self_.local_now());
+  NodeProcess taken = std::move(shared_.first_processes.back());
   shared_.first_processes.pop_back();
-  return process;
+  return taken;
+}
+
+NodeProcess ExternalSession::spawn_process(external::ChildSpec spec, bool wait_for_exec, std::int64_t now_ns) {
+  NodeProcess made;
+  if (environment_.config.external.clock == NodeClockKind::Virtual) {
+    if (!shared_.vclock_looked) {
+      shared_.vclock_looked = true;
+      shared_.vclock_library = external::find_vclock_library(shared_.vclock_searched).value_or("");
+    }
+    if (!shared_.vclock_library.empty()) {
+      made.clock = std::make_unique<external::NodeClock>(now_ns);
+      std::string preload;
+      for (const std::string& entry : spec.env) {
+        if (entry.starts_with("LD_PRELOAD=")) preload = entry.substr(11);
+      }
+      for (std::string& entry : made.clock->environment(shared_.vclock_library, preload)) spec.env.push_back(std::move(entry));
+      spec.inherited_fd = made.clock->fd();
+    }
+  }
+  made.process = std::make_unique<external::ChildProcess>(spec, wait_for_exec);
+  return made;
 }
 
 void ExternalSession::turn(const std::string& src, Json body) {
@@ -425,6 +465,7 @@ void ExternalSession::turn(const std::string& src, Json body) {
                       {"time_ns", self_.local_now()}};
   last_sent_ = exact_dump(envelope);
   record_line(turn, true, last_sent_);
+  if (clock_) clock_->set_now(self_.local_now());
   // A plain node that wrote since its last turn ended reacted to something of its own (a timer, a thread): what it
   // wrote is read in this turn, as if it were this turn's.
   if (!turns_ && initialized_ && process_->output_pending()) ++shared_.plain_nodes[self_.name()].wrote_between;
@@ -433,6 +474,10 @@ void ExternalSession::turn(const std::string& src, Json body) {
   } catch (const external::ChildProcessError& e) {
     fail(e.what(), "it to read the line");
   }
+  react(turn);
+}
+
+void ExternalSession::react(std::uint64_t turn) {
   const ExternalSection& settings = environment_.config.external;
   const auto node_timeout = std::chrono::milliseconds(settings.node_timeout / 1'000'000);
   // Once a node of the run failed to start (the run is lost), another's init turn has what is left of
@@ -453,8 +498,10 @@ void ExternalSession::turn(const std::string& src, Json body) {
     const std::optional<std::string> line = exact ? read_line(left) : next_plain_line(left);
     if (!line.has_value()) {
       if (exact) continue;  // the timeout check above reports it
-      return;               // a plain Maelstrom node's turn is over
+      arm_timer();          // a plain Maelstrom node's turn is over
+      return;
     }
+    if (pending_timer_) open_timer_turn();
     record_line(turn, false, *line);
     if (dispatch(*line, turn)) return;
   }
@@ -574,7 +621,67 @@ void ExternalSession::answer_init(const Json& body, const std::string& line) {
   }
   turns_ = turns.get<bool>();
   initialized_ = true;
-  if (!turns_) shared_.plain_nodes.try_emplace(self_.name());
+  if (turns_) {
+    // A node that speaks turns is told the time in every line and ends its turns itself: its clock stays virtual,
+    // its timed waits are its own business (a timer of its own cannot open a turn).
+    if (clock_) clock_->set_timers_virtual(false);
+    return;
+  }
+  shared_.plain_nodes.try_emplace(self_.name());
+  if (environment_.config.external.clock == NodeClockKind::Wall) {
+    note_wall_clock("external.clock = \"wall\"");
+  } else if (!clock_) {
+    note_wall_clock(fmt::format("the virtual-clock library liblethe-vclock.so was not found ({})", shared_.vclock_searched));
+  } else if (!clock_->loaded()) {
+    note_wall_clock("the virtual-clock library was not loaded: the program ignores LD_PRELOAD (a static binary, such "
+                    "as Go's)");
+  }
+}
+
+void ExternalSession::note_wall_clock(const std::string& why) {
+  PlainNodeTurns& ended = shared_.plain_nodes[self_.name()];
+  if (ended.wall_clock_why.empty()) ended.wall_clock_why = why;
+}
+
+// ---------------------------------------------------------------- a plain node's timers, in virtual time
+
+void ExternalSession::arm_timer() {
+  if (!clock_ || turns_) return;
+  PlainNodeTurns& ended = shared_.plain_nodes[self_.name()];
+  ended.slots_missed = std::max<std::uint64_t>(ended.slots_missed, clock_->slots_missed());
+  const std::optional<std::int64_t> deadline = clock_->next_deadline();
+  if (deadline == armed_) return;
+  armed_ = deadline;
+  if (!deadline.has_value()) return;
+  // The deadline is on the node's clock (virtual time plus its skew): it comes at that instant minus the skew.
+  const sim::Time at = std::max(environment_.simulation.now(), *deadline - self_.clock_skew());
+  self_.spawn([weak = weak_from_this(), at, deadline = *deadline] {
+    sim::sleep_until(at);
+    const std::shared_ptr<ExternalSession> session = weak.lock();
+    if (session == nullptr || !session->process_ || session->armed_ != deadline) return;  // disarmed meanwhile
+    session->timer_turn(deadline);
+  });
+}
+
+// Like a line's turn, but nothing is written: the clock moves to the deadline and the threads waiting for it are
+// woken; what the node writes is read until it is still again. A timer after which the node writes nothing is no
+// turn (neither numbered nor traced): a runtime's own timers (V8's delayed tasks follow its garbage collector,
+// which runs on threads of its own) come and go from run to run without changing what the node does.
+void ExternalSession::timer_turn(std::int64_t deadline) {
+  armed_.reset();
+  pending_timer_ = deadline;
+  clock_->set_now(self_.local_now());
+  clock_->wake_due();
+  react(turn_ + 1);
+  pending_timer_.reset();
+}
+
+void ExternalSession::open_timer_turn() {
+  const std::uint64_t turn = ++turn_;
+  environment_.simulation.trace().record(environment_.simulation.now(), kTraceTimer, self_.id(), turn,
+                                         static_cast<std::uint64_t>(*pending_timer_));
+  ++shared_.plain_nodes[self_.name()].timer_turns;
+  pending_timer_.reset();
 }
 
 void ExternalSession::answer_delivery(const Json& body, const std::string& line) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "external/child_process.hpp"
+#include "external/node_clock.hpp"
 #include "sim/network.hpp"
 #include "world/external_services.hpp"
 
@@ -43,7 +44,12 @@ struct PlainNodeTurns {
   std::string first_timer;       // the first such timer ("thread 812 in epoll_wait with a 1000 ms timeout")
   std::uint64_t timers_unread = 0;  // ended still, but what its threads sleep in could not be read
   std::uint64_t wrote_between = 0;  // lines it wrote after a turn ended, before the next (read in the next turn)
-  bool reproducible() const { return by_silence == 0 && with_timer == 0 && timers_unread == 0 && wrote_between == 0; }
+  std::uint64_t timer_turns = 0;    // turns that were a timer of its own firing in virtual time
+  std::string wall_clock_why;       // why its clock was the machine's (external.clock = "wall", no library...)
+  std::uint64_t slots_missed = 0;   // timed waits the virtual-clock library made in wall time (no slot was free)
+  bool reproducible() const {
+    return by_silence == 0 && with_timer == 0 && timers_unread == 0 && wrote_between == 0 && slots_missed == 0;
+  }
   // Adds another node's counts; the first reason and timer seen are kept.
   void add(const PlainNodeTurns& other) {
     turns += other.turns;
@@ -51,9 +57,18 @@ struct PlainNodeTurns {
     with_timer += other.with_timer;
     timers_unread += other.timers_unread;
     wrote_between += other.wrote_between;
+    timer_turns += other.timer_turns;
+    slots_missed += other.slots_missed;
     if (silence_why.empty()) silence_why = other.silence_why;
+    if (wall_clock_why.empty()) wall_clock_why = other.wall_clock_why;
     if (first_timer.empty()) first_timer = other.first_timer;
   }
+};
+
+// A node's process and, with external.clock = "virtual", the page that serves its clock and timers.
+struct NodeProcess {
+  std::unique_ptr<external::NodeClock> clock;  // null: the node reads the machine's clock
+  std::unique_ptr<external::ChildProcess> process;
 };
 
 // What every external node of one run shares: the nodes' sessions (peer messages find their receiver there),
@@ -80,7 +95,7 @@ struct ExternalShared {
     for (std::size_t i = 0; i < same_failures.size(); ++i) text += (i == 0 ? " " : ", ") + same_failures[i];
     return text;
   }
-  std::vector<std::unique_ptr<external::ChildProcess>> first_processes;  // spawned, not yet taken by a node
+  std::vector<NodeProcess> first_processes;           // spawned, not yet taken by a node
   std::vector<external::ChildProcess*> processes;     // every node's process, while its session lives
   bool first_spawned = false;                         // first_processes was filled
   // Set when a node failed in its init turn: what is left of the grace the other nodes share to answer init.
@@ -94,6 +109,11 @@ struct ExternalShared {
   // crashed incarnation stays here until the next one replaces it; the receiver checks it is still the node's).
   std::map<std::string, std::weak_ptr<ExternalSession>> sessions;
   std::uint64_t peer_messages = 0;                    // peer messages sent so far: the next one's network tag
+  // The virtual-clock library (external.clock = "virtual"), looked for once per run: its path, or "" and where
+  // it was looked for.
+  bool vclock_looked = false;
+  std::string vclock_library;
+  std::string vclock_searched;
   // Maelstrom's lin-tso, seq-kv and lww-kv (world/external_services.hpp), made at their first use, served by one
   // service on the store's node.
   std::optional<sim::Service> services;
@@ -106,7 +126,7 @@ struct ExternalShared {
   // fibers unwind, each of which would otherwise end its own process in turn).
   void end_processes() {
     std::vector<external::ChildProcess*> all = processes;
-    for (const auto& process : first_processes) all.push_back(process.get());
+    for (const NodeProcess& first : first_processes) all.push_back(first.process.get());
     external::ChildProcess::kill_together(all);
   }
 };

@@ -48,15 +48,25 @@ std::string plain_nodes_unreproducible(const std::map<std::string, PlainNodeTurn
                                   sum.turns, sum.silence_why));
   }
   if (sum.with_timer > 0) {
-    reasons.push_back(fmt::format("{} of {} turns ended with a wall-clock timer of the node's own pending ({}): lethe "
-                                  "does not run a node's timers in virtual time, so the run repeats only if none "
-                                  "fires before what it waits for",
-                                  sum.with_timer, sum.turns, sum.first_timer));
+    // Why the timer was the machine's: the node's whole clock was (wall_clock_why), or the wait was one the
+    // virtual-clock library does not serve (a futex or select wait, a raw system call).
+    const std::string whose = sum.wall_clock_why.empty()
+                                  ? "a wait the virtual-clock library does not serve (a futex or select wait, or a "
+                                    "system call made without the C library)"
+                                  : "the node's clock is the machine's: " + sum.wall_clock_why;
+    reasons.push_back(fmt::format("{} of {} turns ended with a wall-clock timer of the node's own pending ({}; {}): "
+                                  "the run repeats only if none fires before what it waits for",
+                                  sum.with_timer, sum.turns, sum.first_timer, whose));
   }
   if (sum.timers_unread > 0) {
     reasons.push_back(fmt::format("{} of {} turns ended with the node still, but what its threads slept in could not "
                                   "be read (/proc/PID/task/TID/syscall): a timer of its own may have been pending",
                                   sum.timers_unread, sum.turns));
+  }
+  if (sum.slots_missed > 0) {
+    reasons.push_back(fmt::format("{} timed wait{} of a node's threads ran on the machine's clock: more threads waited "
+                                  "with a timeout at once than the virtual-clock library has slots for",
+                                  sum.slots_missed, sum.slots_missed == 1 ? "" : "s"));
   }
   if (sum.wrote_between > 0) {
     reasons.push_back(fmt::format("{} time{} a node wrote between its turns (a timer or a thread of its own): read "

@@ -9,7 +9,10 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
   plain             like effect, without lethe_turns in init_ok (a plain Maelstrom node)
   plain-timer       like plain, with a thread of its own started at init that waits an hour with a timeout (a
                     wall-clock timer, as a library's RPC timeout is)
-  garbage           writes a line that is not JSON on its first delivery
+  plain-clock       like plain, but runs each delivery's effect 2 s after it came, by its own clock: its main
+                    loop waits in poll() with a timeout (time.monotonic); logs to RAW_NODE_LOG, per delivery,
+                    "NODE clock MSG LINE_TIME_NS MONOTONIC_NS REALTIME_NS" when it came and "NODE fired MSG
+                    MONOTONIC_NS REALTIME_NS" when its effect was asked for
   unknown-type      sends a request of an unknown type to the store
   reply-to-nothing  answers a delivery lethe never sent
   wrong-src         writes a message whose src is another node
@@ -312,39 +315,87 @@ def after_effect(reply, delivery):
 
 
 NOW = [0]
+DELAY_NS = 2 * 10**9
+
+
+def handle(line):
+    """Handles one line lethe wrote (the plain-clock mode's loop and main()'s share it)."""
+    LINE[0] = line
+    envelope = json.loads(line)
+    body = envelope["body"]
+    NOW[0] = envelope["time_ns"]
+    if body["type"] == "init":
+        init(envelope)
+    elif body["type"] == "deliver":
+        on_deliver(body, envelope["time_ns"])
+    elif envelope["src"] in node_ids:
+        on_peer(envelope, envelope["time_ns"])
+    elif "in_reply_to" in body and body["in_reply_to"] in waiting:
+        continuation, delivery = waiting.pop(body["in_reply_to"])
+        continuation(body, delivery)
+    return envelope
+
+
+def init(envelope):
+    global node_id
+    body = envelope["body"]
+    node_id = body["node_id"]
+    node_ids[:] = body["node_ids"]
+    if os.environ.get("RAW_NODE_LOG"):  # the test of crashes and restarts reads it
+        with open(os.environ["RAW_NODE_LOG"], "a") as log:
+            log.write(f"{node_id} incarnation {body['lethe']['incarnation']}\n")
+    reply = {"type": "init_ok", "in_reply_to": body["msg_id"]}
+    if not MODE.startswith("plain"):
+        reply["lethe_turns"] = True
+    send(envelope["src"], reply)
+    if MODE == "plain-timer":
+        threading.Thread(target=threading.Event().wait, args=(3600,), daemon=True).start()
+    if MODE == "forks":
+        start_descendants()
+
+
+def main_plain_clock():
+    """Deliveries wait DELAY_NS on the node's own monotonic clock, kept by poll()'s timeout, before their effect."""
+    import select
+    import time
+    due = []  # (deadline on time.monotonic_ns(), delivery), in arrival order
+    poller = select.poll()
+    poller.register(0, select.POLLIN)
+    pending = b""
+    while True:
+        timeout = None
+        if due:
+            timeout = max(0, -(-(min(d for d, _ in due) - time.monotonic_ns()) // 10**6))
+        if poller.poll(timeout):
+            chunk = os.read(0, 65536)
+            if not chunk:
+                return
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                envelope = json.loads(line)
+                body = envelope["body"]
+                if body["type"] == "deliver":
+                    log_line(f"clock {body['message']} {envelope['time_ns']} {time.monotonic_ns()} {time.time_ns()}")
+                    due.append((time.monotonic_ns() + DELAY_NS, body))
+                else:
+                    handle(line.decode())
+        now = time.monotonic_ns()
+        for entry in [e for e in due if e[0] <= now]:
+            due.remove(entry)
+            log_line(f"fired {entry[1]['message']} {now} {time.time_ns()}")
+            effect(entry[1], lambda reply, d: ack(d, reply.get("value")))
+        sys.stdout.flush()
 
 
 def main():
-    global node_id
+    if MODE == "plain-clock":
+        main_plain_clock()
+        return
     for line in sys.stdin:
-        LINE[0] = line.rstrip("\n")
-        envelope = json.loads(line)
-        body = envelope["body"]
-        turn = envelope["turn"]
-        NOW[0] = envelope["time_ns"]
-        if body["type"] == "init":
-            node_id = body["node_id"]
-            node_ids[:] = body["node_ids"]
-            if os.environ.get("RAW_NODE_LOG"):  # the test of crashes and restarts reads it
-                with open(os.environ["RAW_NODE_LOG"], "a") as log:
-                    log.write(f"{node_id} incarnation {body['lethe']['incarnation']}\n")
-            reply = {"type": "init_ok", "in_reply_to": body["msg_id"]}
-            if not MODE.startswith("plain"):
-                reply["lethe_turns"] = True
-            send(envelope["src"], reply)
-            if MODE == "plain-timer":
-                threading.Thread(target=threading.Event().wait, args=(3600,), daemon=True).start()
-            if MODE == "forks":
-                start_descendants()
-        elif body["type"] == "deliver":
-            on_deliver(body, envelope["time_ns"])
-        elif envelope["src"] in node_ids:
-            on_peer(envelope, envelope["time_ns"])
-        elif "in_reply_to" in body and body["in_reply_to"] in waiting:
-            continuation, delivery = waiting.pop(body["in_reply_to"])
-            continuation(body, delivery)
+        envelope = handle(line.rstrip("\n"))
         if not MODE.startswith("plain"):
-            send("lethe", {"type": "turn_end", "turn": turn})
+            send("lethe", {"type": "turn_end", "turn": envelope["turn"]})
         sys.stdout.flush()
 
 

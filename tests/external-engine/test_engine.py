@@ -138,7 +138,8 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         [why] = json.loads(run.stdout)["not_reproducible"]
         self.assertRegex(why, r"\d+ of \d+ turns ended with a wall-clock timer of the node's own pending "
-                              r"\(thread \d+ in a futex wait with a timeout\)")
+                              r"\(thread \d+ in a futex wait with a timeout; a wait the virtual-clock library does "
+                              r"not serve")
 
     def test_a_plain_node_whose_turns_end_by_silence_is_marked_not_reproducible(self):
         run = lethe("run", EFFECT, "--json", "--set", command("plain"), "--set", "faults.crash_every=1h",
@@ -149,6 +150,68 @@ class EndToEnd(unittest.TestCase):
         [why] = result["not_reproducible"]
         self.assertRegex(why, r"no lethe_turns.*: (\d+) of \1 turns ended after external.quiet_period of silence "
                               r"\(external.plain_turn_end = \"silence\"\)")
+
+
+class VirtualClock(unittest.TestCase):
+    """A plain node's clock and timers in virtual time (external.clock = "virtual", the default): raw_node.py's
+    plain-clock mode runs each delivery's effect 2 s after it came, timed by poll() and time.monotonic()."""
+
+    def run_plain_clock(self, *extra, extra_env=None):
+        with tempfile.TemporaryDirectory() as scratch:
+            log = Path(scratch) / "log"
+            started = time.monotonic()
+            run = lethe("run", EFFECT, "--json", "--seed", 4, "--set", command("plain-clock"),
+                        "--set", "faults.crash_every=1h", "--set", "workload.messages=20",
+                        "--set", "topology.visibility_timeout=30s", *extra,
+                        extra_env={"RAW_NODE_LOG": str(log), **(extra_env or {})})
+            wall = time.monotonic() - started
+            lines = log.read_text().split("\n") if log.exists() else []
+        return run, wall, [line.split() for line in lines if line]
+
+    @unittest.skipUnless(syscalls_readable(), "this machine hides /proc/PID/syscall: lethe then says timers are unread")
+    def test_a_plain_nodes_poll_timeout_fires_in_virtual_time_and_its_clock_reads_virtual_time(self):
+        run, wall, log = self.run_plain_clock()
+        self.assertEqual(run.returncode, 0, run.stderr)
+        result = json.loads(run.stdout)
+        self.assertEqual(result["lost_messages"], 0)
+        self.assertNotIn("not_reproducible", result)
+        came = {(entry[0], entry[2]): entry for entry in log if entry[1] == "clock"}
+        fired = {(entry[0], entry[2]): entry for entry in log if entry[1] == "fired"}
+        self.assertEqual(len(came), 20, log)
+        self.assertEqual(set(fired), set(came))
+        offsets = set()
+        for key, entry in came.items():
+            line_ns, monotonic_ns, realtime_ns = map(int, entry[3:6])
+            offsets.add((monotonic_ns - line_ns, realtime_ns - line_ns))
+            # Each effect fires 2 s of the node's own clock after its delivery came (poll's ms rounding: up to 1 ms).
+            waited = int(fired[key][3]) - monotonic_ns
+            self.assertTrue(2_000 * MS <= waited <= 2_001 * MS, (key, waited))
+        # The node's clocks are the line's time_ns plus fixed bases: the monotonic 10^6 s, the realtime 2000-01-01.
+        self.assertEqual(offsets, {(10**6 * 10**9, 946684800 * 10**9)})
+        # 20 deliveries each waiting 2 s of their own clock, run in far less wall time than one such wait each.
+        self.assertLess(wall, 20.0)
+
+    @unittest.skipUnless(syscalls_readable(), "this machine hides /proc/PID/syscall: lethe then says timers are unread")
+    def test_a_plain_node_with_virtual_timers_passes_the_determinism_check(self):
+        run, _, _ = self.run_plain_clock("--check-determinism")
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+
+    @unittest.skipUnless(syscalls_readable(), "this machine hides /proc/PID/syscall: lethe then says timers are unread")
+    def test_without_the_library_a_plain_nodes_timers_are_the_machines_and_the_run_says_why(self):
+        run, _, _ = self.run_plain_clock("--set", "workload.messages=1",
+                                         extra_env={"LETHE_VCLOCK_LIBRARY": "/nonexistent/liblethe-vclock.so"})
+        self.assertIn(run.returncode, (0, 1), run.stderr)
+        [why] = json.loads(run.stdout)["not_reproducible"]
+        self.assertRegex(why, r"turns ended with a wall-clock timer of the node's own pending \(thread \d+ in poll "
+                              r"with a \d+ ms timeout; the node's clock is the machine's: the virtual-clock library "
+                              r"liblethe-vclock.so was not found \(.*/nonexistent/liblethe-vclock.so")
+
+    @unittest.skipUnless(syscalls_readable(), "this machine hides /proc/PID/syscall: lethe then says timers are unread")
+    def test_with_external_clock_wall_a_plain_nodes_timers_are_the_machines_and_the_run_says_so(self):
+        run, _, _ = self.run_plain_clock("--set", "workload.messages=1", "--set", "external.clock=wall")
+        self.assertIn(run.returncode, (0, 1), run.stderr)
+        [why] = json.loads(run.stdout)["not_reproducible"]
+        self.assertRegex(why, r"ms timeout; the node's clock is the machine's: external.clock = \"wall\"\)")
 
 
 class Determinism(unittest.TestCase):
