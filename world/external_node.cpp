@@ -447,11 +447,16 @@ NodeProcess ExternalSession::spawn_process(external::ChildSpec spec, bool wait_f
     }
     if (!shared_.vclock_library.empty()) {
       made.clock = std::make_unique<external::NodeClock>(now_ns);
+      // Until init_ok says the node is plain, its waits are the kernel's: a node that sleeps before answering
+      // init (a turn-speaking one may) must not wait for a timer lethe fires only for plain nodes.
+      made.clock->set_timers_virtual(false);
       std::string preload;
       for (const std::string& entry : spec.env) {
         if (entry.starts_with("LD_PRELOAD=")) preload = entry.substr(11);
       }
-      for (std::string& entry : made.clock->environment(shared_.vclock_library, preload)) spec.env.push_back(std::move(entry));
+      for (std::string& entry : made.clock->environment(shared_.vclock_library, preload)) {
+        spec.env.push_back(std::move(entry));
+      }
       spec.inherited_fd = made.clock->fd();
     }
   }
@@ -621,13 +626,11 @@ void ExternalSession::answer_init(const Json& body, const std::string& line) {
   }
   turns_ = turns.get<bool>();
   initialized_ = true;
-  if (turns_) {
-    // A node that speaks turns is told the time in every line and ends its turns itself: its clock stays virtual,
-    // its timed waits are its own business (a timer of its own cannot open a turn).
-    if (clock_) clock_->set_timers_virtual(false);
-    return;
-  }
+  // A node that speaks turns is told the time in every line and ends its turns itself: its clock stays virtual,
+  // its timed waits its own (a timer of its own cannot open a turn).
+  if (turns_) return;
   shared_.plain_nodes.try_emplace(self_.name());
+  if (clock_) clock_->set_timers_virtual(true);
   if (environment_.config.external.clock == NodeClockKind::Wall) {
     note_wall_clock("external.clock = \"wall\"");
   } else if (!clock_) {
@@ -680,7 +683,6 @@ void ExternalSession::open_timer_turn() {
   const std::uint64_t turn = ++turn_;
   environment_.simulation.trace().record(environment_.simulation.now(), kTraceTimer, self_.id(), turn,
                                          static_cast<std::uint64_t>(*pending_timer_));
-  ++shared_.plain_nodes[self_.name()].timer_turns;
   pending_timer_.reset();
 }
 

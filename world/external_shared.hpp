@@ -44,7 +44,6 @@ struct PlainNodeTurns {
   std::string first_timer;       // the first such timer ("thread 812 in epoll_wait with a 1000 ms timeout")
   std::uint64_t timers_unread = 0;  // ended still, but what its threads sleep in could not be read
   std::uint64_t wrote_between = 0;  // lines it wrote after a turn ended, before the next (read in the next turn)
-  std::uint64_t timer_turns = 0;    // turns that were a timer of its own firing in virtual time
   std::string wall_clock_why;       // why its clock was the machine's (external.clock = "wall", no library...)
   std::uint64_t slots_missed = 0;   // timed waits the virtual-clock library made in wall time (no slot was free)
   bool reproducible() const {
@@ -57,7 +56,6 @@ struct PlainNodeTurns {
     with_timer += other.with_timer;
     timers_unread += other.timers_unread;
     wrote_between += other.wrote_between;
-    timer_turns += other.timer_turns;
     slots_missed += other.slots_missed;
     if (silence_why.empty()) silence_why = other.silence_why;
     if (wall_clock_why.empty()) wall_clock_why = other.wall_clock_why;

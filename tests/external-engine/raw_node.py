@@ -9,10 +9,10 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
   plain             like effect, without lethe_turns in init_ok (a plain Maelstrom node)
   plain-timer       like plain, with a thread of its own started at init that waits an hour with a timeout (a
                     wall-clock timer, as a library's RPC timeout is)
-  plain-clock       like plain, but runs each delivery's effect 2 s after it came, by its own clock: its main
-                    loop waits in poll() with a timeout (time.monotonic); logs to RAW_NODE_LOG, per delivery,
-                    "NODE clock MSG LINE_TIME_NS MONOTONIC_NS REALTIME_NS" when it came and "NODE fired MSG
-                    MONOTONIC_NS REALTIME_NS" when its effect was asked for
+  plain-clock       like plain, but sleeps 50 ms at start-up, then runs each delivery's effect 2 s after it came,
+                    by its own clock: its main loop waits in poll() with a timeout (time.monotonic); logs to
+                    RAW_NODE_LOG, per delivery, "NODE clock MSG LINE_TIME_NS MONOTONIC_NS REALTIME_NS" when it
+                    came and "NODE fired MSG MONOTONIC_NS REALTIME_NS" when its effect was asked for
   unknown-type      sends a request of an unknown type to the store
   reply-to-nothing  answers a delivery lethe never sent
   wrong-src         writes a message whose src is another node
@@ -362,6 +362,9 @@ def main_plain_clock():
     poller = select.poll()
     poller.register(0, select.POLLIN)
     pending = b""
+    # Before init_ok a node's waits are the kernel's (lethe serves timers only once a node said it is plain): a
+    # node that sleeps at start-up must not hang.
+    time.sleep(0.05)
     while True:
         timeout = None
         if due:
