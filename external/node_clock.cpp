@@ -40,12 +40,20 @@ void store(T& field, T value) {
   throw ChildProcessError(fmt::format("{}: {}", what, std::strerror(errno)));
 }
 
-// Signals the waiting thread of `slot` if `due`; returns whether it was signalled (false too when it has exited).
+// Signals the waiting thread of `slot` if `due`; returns whether it was signalled. A thread that no longer exists
+// (its process was killed while it waited, so the library never freed its slot) has its slot freed here: its
+// deadline would otherwise come back as the node's next timer for ever.
 bool signal_slot(lethe_vclock_slot& slot, bool due) {
   const std::int32_t pid = load(slot.pid);
   const std::int32_t tid = load(slot.tid);
   if (pid == 0 || tid == 0 || load(slot.deadline_ns) == 0 || !due) return false;
-  return ::syscall(SYS_tgkill, pid, tid, LETHE_VCLOCK_SIGNAL) == 0;
+  if (::syscall(SYS_tgkill, pid, tid, LETHE_VCLOCK_SIGNAL) == 0) return true;
+  if (errno == ESRCH) {
+    store(slot.deadline_ns, std::int64_t{0});
+    store(slot.tid, std::int32_t{0});
+    store(slot.pid, std::int32_t{0});
+  }
+  return false;
 }
 
 }  // namespace

@@ -150,6 +150,29 @@ TEST(NodeClock, TurningTimersOffWakesASleeperThatThenEndsInWallClockTime) {
   EXPECT_EQ(line(node), "slept");
 }
 
+TEST(NodeClock, TheSlotOfAProcessKilledWhileItWaitedIsFreedAtItsDeadlineAndDoesNotComeBack) {
+  NodeClock clock(0);
+  // A child of the node (coreutils' sleep, which loads the library too, given the page's descriptor: Python's
+  // subprocess closes the others) killed in its virtual sleep: the library never frees its slot.
+  ChildProcess node(python(clock,
+                           "import os, subprocess\n"
+                           "child = subprocess.Popen(['sleep', '5'], pass_fds=[int(os.environ['LETHE_VCLOCK_FD'])])\n"
+                           "print('started')\n"
+                           "os.read(0, 100)\n"
+                           "child.kill()\n"
+                           "child.wait()\n"
+                           "print('killed')\n"
+                           "os.read(0, 100)\n"));
+  ASSERT_EQ(line(node), "started");
+  ASSERT_EQ(deadline_once_asleep(node, clock), 5 * kSecond);
+  node.write_line("kill it");
+  ASSERT_EQ(line(node), "killed");
+  EXPECT_EQ(clock.next_deadline(), 5 * kSecond) << "the killed sleeper's slot was freed by someone else";
+  clock.set_now(5 * kSecond);
+  EXPECT_EQ(clock.wake_due(), 0);
+  EXPECT_EQ(clock.next_deadline(), std::nullopt) << "a dead thread's deadline would come back as a timer for ever";
+}
+
 TEST(NodeClock, ANodeWithoutTheLibraryLeavesLoadedFalse) {
   NodeClock clock(0);
   ChildProcess node(python(clock, "import time\nprint(time.time_ns())", false));
