@@ -25,7 +25,7 @@ set(LETHE_PUBLIC_HEADERS
     check/ledger.hpp check/linearizability.hpp check/linearizability_batch.hpp check/linearizability_core.hpp
     check/linearizability_incremental.hpp check/store_model.hpp check/weak_kv.hpp
     core/btree.hpp core/config.hpp core/registry.hpp core/result.hpp core/settings.hpp
-    external/child_process.hpp external/stillness.hpp
+    external/child_process.hpp external/node_clock.hpp external/stillness.hpp
     protocol/decision.hpp protocol/env.hpp protocol/registry.hpp protocol/store_ops.hpp protocol/strategies.hpp
     protocol/strategy_support.hpp
     runner/cli.hpp
