@@ -138,8 +138,8 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         [why] = json.loads(run.stdout)["not_reproducible"]
         self.assertRegex(why, r"\d+ of \d+ turns ended with a wall-clock timer of the node's own pending "
-                              r"\(thread \d+ in a futex wait with a timeout; a wait the virtual-clock library does "
-                              r"not serve")
+                              r"\(thread \d+ in a futex wait with a timeout; a wait lethe did not serve: one the "
+                              r"virtual-clock library does not cover")
 
     def test_a_plain_node_whose_turns_end_by_silence_is_marked_not_reproducible(self):
         run = lethe("run", EFFECT, "--json", "--set", command("plain"), "--set", "faults.crash_every=1h",
