@@ -85,6 +85,21 @@ class EndToEnd(unittest.TestCase):
         # The node checks nothing: every duplicate is unprotected, none is left unattributed.
         self.assertEqual(a["duplicates"]["unprotected"], a["duplicate_effects"])
 
+    def test_the_benchmarks_c_node_runs_as_raw_node_effect_does_with_the_same_counts(self):
+        # scripts/bench-external --nodes times effect_node.c as lethe's share of a turn: it must be a real node.
+        with tempfile.TemporaryDirectory() as scratch:
+            binary = Path(scratch) / "effect_node"
+            subprocess.run(["cc", "-O2", "-o", str(binary), str(HERE / "effect_node.c")], check=True)
+            runs = [lethe("run", EFFECT, "--json", "--seed", 1, "--set", f"external.command={node}")
+                    for node in (binary, "python3,raw_node.py,effect")]
+        for run in runs:
+            self.assertEqual(run.returncode, 0, run.stderr)
+        c_node, python_node = (json.loads(run.stdout) for run in runs)
+        self.assertEqual(c_node["messages"], 40)
+        self.assertEqual(c_node["duplicate_effects"], 1)  # seed 1: a crash after an effect, redelivered
+        for key in ("deliveries", "effects", "duplicate_effects", "lost_messages", "sink_calls", "duplicates"):
+            self.assertEqual(c_node[key], python_node[key], key)
+
     def test_a_crashed_node_restarts_as_a_fresh_process_with_the_next_incarnation(self):
         with tempfile.TemporaryDirectory() as scratch:
             log = Path(scratch) / "inits"
