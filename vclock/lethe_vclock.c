@@ -7,18 +7,26 @@
  * handler for LETHE_VCLOCK_SIGNAL that only notes, per thread, that lethe woke it.
  *
  * Clock reads (clock_gettime, gettimeofday, time) return the page's time. A timed wait (epoll_wait, epoll_pwait,
- * poll, ppoll, nanosleep, clock_nanosleep, usleep, sleep) with a timeout > 0, while `timers_virtual` is set, takes a
- * slot with its deadline and waits with no timeout for its descriptors or lethe's signal (timed_wait below); a
- * timeout of 0 or none is the real call unchanged. The node's observable behaviour then depends on lethe's clock
- * only, except for a wait that finds no free slot: that one is made in wall-clock time and counted.
+ * poll, ppoll, nanosleep, clock_nanosleep, usleep, sleep, sem_timedwait, sem_clockwait) with a timeout > 0, while
+ * `timers_virtual` is set, takes a slot with its deadline and waits with no timeout for its descriptors (its
+ * semaphore) or lethe's signal (timed_wait below); a timeout of 0 or none is the real call unchanged. The node's
+ * observable behaviour then depends on lethe's clock only, except for a wait that finds no free slot: that one is
+ * made in wall-clock time and counted.
+ *
+ * A wait until an absolute time the node read from the virtual clock is never handed to the kernel as it is (the
+ * kernel's clock is another): a condition variable's timed wait (pthread_cond_timedwait, pthread_cond_clockwait),
+ * and a semaphore's when timers are not virtual, wait for the same length of the kernel's time instead. Those are
+ * wall-clock timers, as the run's stillness looks say.
  *
  * Plain C, no C++ runtime, no allocation: it runs inside every process of the node, signal handlers included. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -60,9 +68,14 @@ static void *next_symbol(void **cache, const char *name) {
   static void *real_##name##_cache; \
   __typeof__(&name) real_##name = (__typeof__(&name))next_symbol(&real_##name##_cache, #name)
 
+/* Bumped with `woken`: a semaphore wait compares it in the kernel (futex_waitv), so a signal that came just before
+ * the wait began ends the wait at once instead of being lost. */
+static __thread uint32_t wake_word __attribute__((tls_model("initial-exec")));
+
 static void note_wake(int number) {
   (void)number;
   woken = 1;
+  __atomic_add_fetch(&wake_word, 1u, __ATOMIC_SEQ_CST);
 }
 
 __attribute__((constructor)) static void map_page(void) {
@@ -367,4 +380,169 @@ EXPORT unsigned int sleep(unsigned int seconds) {
   struct timespec left = {0, 0};
   if (virtual_sleep(ns, &left) == 0) return 0;
   return (unsigned int)left.tv_sec + (left.tv_nsec > 0); /* as glibc: the seconds left, rounded up */
+}
+
+/* ------------------------------------------------------------------ semaphores and condition variables */
+
+#ifndef SYS_futex_waitv
+#define SYS_futex_waitv 449
+#endif
+
+/* The kernel's time on `clock` in nanoseconds (libc's clock_gettime, not this library's). */
+static int64_t kernel_time(clockid_t clock) {
+  struct timespec now;
+  REAL(clock_gettime);
+  if (real_clock_gettime(clock, &now) != 0) return 0;
+  return timespec_ns(&now);
+}
+
+/* The instant `ns` from now on the kernel's `clock`, into `at`. */
+static struct timespec *kernel_deadline(clockid_t clock, int64_t ns, struct timespec *at) {
+  return to_timespec(kernel_time(clock) + (ns > 0 ? ns : 0), at);
+}
+
+/* glibc's semaphore on 64-bit little-endian machines (its struct new_sem since glibc 2.21): the value in the low 32
+ * bits of `data` (the futex word), the number of waiters in the high 32. sem_post adds 1 to the value and wakes the
+ * futex when there are waiters. On other machines semaphore waits are not served (serves_semaphores). */
+struct glibc_sem {
+  uint64_t data;
+  int shared; /* 0: process-private (glibc's FUTEX_PRIVATE is 0, its FUTEX_SHARED is FUTEX_PRIVATE_FLAG) */
+  int pad;
+};
+_Static_assert(sizeof(struct glibc_sem) <= sizeof(sem_t), "glibc's semaphore layout");
+#define SEM_WAITER ((uint64_t)1 << 32)
+#if (defined(__x86_64__) || defined(__aarch64__)) && defined(__GLIBC__)
+static const int serves_semaphores = 1;
+#else
+static const int serves_semaphores = 0;
+#endif
+
+/* futex_waitv (Linux 5.16 on) is there: with none, semaphore waits are not served. Asked once, at first need. */
+static int futex_waitv_works(void) {
+  static int known; /* 0 unknown, 1 yes, -1 no */
+  int state = __atomic_load_n(&known, __ATOMIC_RELAXED);
+  if (state == 0) {
+    const int saved_errno = errno;
+    state = syscall(SYS_futex_waitv, NULL, 0u, 0u, NULL, 0) < 0 && errno == EINVAL ? 1 : -1;
+    errno = saved_errno;
+    __atomic_store_n(&known, state, __ATOMIC_RELAXED);
+  }
+  return state == 1;
+}
+
+/* Waits for a token of `sem` with no timeout under `mask`: 0 once it took one, -1 with EINTR when a signal came
+ * (lethe's: `woken` says so; or the caller's). Both the semaphore's futex and this thread's wake word are waited
+ * on at once, so lethe's signal, even one handled just before the wait began, ends it. */
+static long sem_wait_or_wake(sem_t *sem, const sigset_t *mask) {
+  struct glibc_sem *inside = (struct glibc_sem *)(void *)sem;
+  const unsigned privacy = inside->shared ? 0u : FUTEX_PRIVATE_FLAG;
+  for (;;) {
+    if (sem_trywait(sem) == 0) return 0;
+    const uint32_t seen = __atomic_load_n(&wake_word, __ATOMIC_SEQ_CST);
+    sigset_t saved;
+    pthread_sigmask(SIG_SETMASK, mask, &saved); /* a signal of lethe's already pending is handled here */
+    __atomic_add_fetch(&inside->data, SEM_WAITER, __ATOMIC_SEQ_CST);
+    struct futex_waitv both[2] = {
+        {.val = 0, .uaddr = (uintptr_t)&inside->data, .flags = FUTEX_32 | privacy},
+        {.val = seen, .uaddr = (uintptr_t)&wake_word, .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG},
+    };
+    const long result = syscall(SYS_futex_waitv, both, 2u, 0u, NULL, 0);
+    const int error = errno;
+    const uint64_t left = __atomic_sub_fetch(&inside->data, SEM_WAITER, __ATOMIC_SEQ_CST);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (woken || (result < 0 && error == EINTR)) {
+      /* A post's wake-up this thread took but will not use goes to another waiter, as glibc's own waits do. */
+      if ((uint32_t)left > 0 && (left >> 32) > 0) {
+        syscall(SYS_futex, &inside->data, FUTEX_WAKE | privacy, 1, NULL, NULL, 0);
+      }
+      errno = EINTR;
+      return -1;
+    }
+    /* A post woke it, or the value or the wake word had moved: look again. */
+  }
+}
+
+struct sem_args {
+  sem_t *sem;
+};
+/* A semaphore wait as a wait_call: a try (0), the kernel's wait for `timeout_ns`, or sem_wait_or_wake (none). */
+static long sem_call(void *args, const sigset_t *mask, int64_t timeout_ns) {
+  sem_t *sem = ((struct sem_args *)args)->sem;
+  if (timeout_ns == 0) {
+    if (sem_trywait(sem) == 0) return 0;
+    if (errno == EAGAIN) errno = ETIMEDOUT;
+    return -1;
+  }
+  if (timeout_ns < 0) return sem_wait_or_wake(sem, mask);
+  struct timespec at;
+  sigset_t saved;
+  REAL(sem_clockwait);
+  pthread_sigmask(SIG_SETMASK, mask, &saved);
+  const int result = real_sem_clockwait(sem, CLOCK_MONOTONIC, kernel_deadline(CLOCK_MONOTONIC, timeout_ns, &at));
+  const int error = errno;
+  pthread_sigmask(SIG_SETMASK, &saved, NULL);
+  errno = error;
+  return result;
+}
+
+/* A semaphore wait until `at` on a virtual clock that reads `start` now: served when timers are virtual, else the
+ * same length of the kernel's time. */
+static int virtual_sem_wait(sem_t *sem, int64_t start, const struct timespec *at) {
+  const int64_t ns = timespec_ns(at) - start;
+  struct sem_args args = {sem};
+  sigset_t current;
+  pthread_sigmask(SIG_SETMASK, NULL, &current);
+  if (ns <= 0) return (int)sem_call(&args, &current, 0);
+  if (!serves_semaphores || !virtual_wait(ns) || !futex_waitv_works()) return (int)sem_call(&args, &current, ns);
+  return (int)timed_wait(sem_call, &args, NULL, ns, NULL);
+}
+
+static int64_t valid_time(const struct timespec *at, clockid_t clock) {
+  return page && at && at->tv_nsec >= 0 && at->tv_nsec < NS_PER_SEC ? virtual_time(clock) : -1;
+}
+
+EXPORT int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *at) {
+  const int64_t start = valid_time(at, clock);
+  if (start < 0) {
+    REAL(sem_clockwait);
+    return real_sem_clockwait(sem, clock, at);
+  }
+  return virtual_sem_wait(sem, start, at);
+}
+
+EXPORT int sem_timedwait(sem_t *sem, const struct timespec *at) {
+  const int64_t start = valid_time(at, CLOCK_REALTIME);
+  if (start < 0) {
+    REAL(sem_timedwait);
+    return real_sem_timedwait(sem, at);
+  }
+  return virtual_sem_wait(sem, start, at);
+}
+
+/* The clock an absolute time of a condition variable is on (its attribute, which glibc keeps inside), told by the
+ * time itself: the virtual clocks read 10^6 s and 9.5 * 10^8 s after their bases' start, so a time nearer the
+ * real-time one is on CLOCK_REALTIME (a timeout of more than 15 years would be misread). */
+static clockid_t cond_clock(const struct timespec *at) {
+  const int64_t monotonic = load64(&page->monotonic_base_ns);
+  const int64_t realtime = load64(&page->realtime_base_ns);
+  return timespec_ns(at) - monotonic < (realtime - monotonic) / 2 ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+}
+
+EXPORT int pthread_cond_timedwait(pthread_cond_t *restrict cond, pthread_mutex_t *restrict mutex,
+                                  const struct timespec *restrict at) {
+  REAL(pthread_cond_timedwait);
+  if (valid_time(at, CLOCK_MONOTONIC) < 0) return real_pthread_cond_timedwait(cond, mutex, at);
+  const clockid_t clock = cond_clock(at);
+  struct timespec kernel_at;
+  return real_pthread_cond_timedwait(cond, mutex,
+                                     kernel_deadline(clock, timespec_ns(at) - virtual_time(clock), &kernel_at));
+}
+
+EXPORT int pthread_cond_clockwait(pthread_cond_t *restrict cond, pthread_mutex_t *restrict mutex, clockid_t clock,
+                                  const struct timespec *restrict at) {
+  REAL(pthread_cond_clockwait);
+  const int64_t start = valid_time(at, clock);
+  if (start < 0) return real_pthread_cond_clockwait(cond, mutex, clock, at);
+  struct timespec kernel_at;
+  return real_pthread_cond_clockwait(cond, mutex, clock, kernel_deadline(clock, timespec_ns(at) - start, &kernel_at));
 }

@@ -12,12 +12,13 @@
  * realtime_base_ns + now_ns. CPU-time clocks are the kernel's.
  *
  * Timers: with `timers_virtual` set, a thread that waits with a timeout > 0 (epoll_wait, epoll_pwait, poll, ppoll,
- * nanosleep, clock_nanosleep, usleep, sleep) takes a free slot, writes its deadline (in now_ns units) and its
- * process and thread ids, and waits without a timeout for its descriptors or for LETHE_VCLOCK_SIGNAL. lethe, once
- * the node is still, reads the earliest deadline of the slots in use; when virtual time reaches it, lethe writes
- * now_ns and sends LETHE_VCLOCK_SIGNAL (tgkill) to each thread whose deadline has come. A woken thread whose
- * deadline has come returns as the real call would at its timeout. A wait that finds no free slot is made with
- * its wall-clock timeout, counted in `slots_missed`. With `timers_virtual` clear, waits are the kernel's. */
+ * nanosleep, clock_nanosleep, usleep, sleep, sem_timedwait, sem_clockwait) takes a free slot, writes its deadline
+ * (in now_ns units) and its process and thread ids, and waits without a timeout for its descriptors (its semaphore)
+ * or for LETHE_VCLOCK_SIGNAL. lethe, once the node is still, reads the earliest deadline of the slots in use; when
+ * virtual time reaches it, lethe writes now_ns and sends LETHE_VCLOCK_SIGNAL (tgkill) to each thread whose deadline
+ * has come. A woken thread whose deadline has come returns as the real call would at its timeout. A wait that finds
+ * no free slot is made with its wall-clock timeout, counted in `slots_missed`. With `timers_virtual` clear, waits
+ * are the kernel's. */
 #ifndef LETHE_VCLOCK_ABI_H
 #define LETHE_VCLOCK_ABI_H
 

@@ -46,7 +46,8 @@ int main(void) {
     if (strcmp(type, "\"init\"") == 0) {
       value_of(line, "node_id", node);
       value_of(line, "msg_id", id);
-      printf("{\"src\":%s,\"dest\":\"lethe\",\"body\":{\"type\":\"init_ok\",\"in_reply_to\":%s,\"lethe_turns\":true}}\n",
+      printf("{\"src\":%s,\"dest\":\"lethe\",\"body\":{\"type\":\"init_ok\",\"in_reply_to\":%s,"
+             "\"lethe_turns\":true}}\n",
              node, id);
     } else if (strcmp(type, "\"deliver\"") == 0) {
       value_of(line, "msg_id", id);

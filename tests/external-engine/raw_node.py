@@ -7,12 +7,15 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
                     completion; a completed record is skipped with its memoized value
   random            like effect, but sleeps a random (unseeded) time first: not deterministic
   plain             like effect, without lethe_turns in init_ok (a plain Maelstrom node)
-  plain-timer       like plain, with a thread of its own started at init that waits an hour with a timeout (a
-                    wall-clock timer, as a library's RPC timeout is)
+  plain-timer       like plain, with a thread of its own started at init that waits an hour in select (a
+                    wall-clock timer: select is a wait lethe does not serve in virtual time)
   plain-clock       like plain, but sleeps 50 ms at start-up, then runs each delivery's effect 2 s after it came,
                     by its own clock: its main loop waits in poll() with a timeout (time.monotonic); logs to
                     RAW_NODE_LOG, per delivery, "NODE clock MSG LINE_TIME_NS MONOTONIC_NS REALTIME_NS" when it
                     came and "NODE fired MSG MONOTONIC_NS REALTIME_NS" when its effect was asked for
+  plain-thread-clock
+                    like plain-clock, but each delivery's effect is run by a threading.Timer of 2 s (a thread
+                    waiting in a semaphore with a timeout); logs as plain-clock does
   unknown-type      sends a request of an unknown type to the store
   reply-to-nothing  answers a delivery lethe never sent
   wrong-src         writes a message whose src is another node
@@ -48,6 +51,7 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
 import json
 import os
 import random
+import select
 import sys
 import threading
 
@@ -348,15 +352,14 @@ def init(envelope):
     if not MODE.startswith("plain"):
         reply["lethe_turns"] = True
     send(envelope["src"], reply)
-    if MODE == "plain-timer":
-        threading.Thread(target=threading.Event().wait, args=(3600,), daemon=True).start()
+    if MODE == "plain-timer":  # select: a wait the virtual-clock library does not serve
+        threading.Thread(target=select.select, args=([], [], [], 3600), daemon=True).start()
     if MODE == "forks":
         start_descendants()
 
 
 def main_plain_clock():
     """Deliveries wait DELAY_NS on the node's own monotonic clock, kept by poll()'s timeout, before their effect."""
-    import select
     import time
     due = []  # (deadline on time.monotonic_ns(), delivery), in arrival order
     poller = select.poll()
@@ -391,9 +394,35 @@ def main_plain_clock():
         sys.stdout.flush()
 
 
+def main_plain_thread_clock():
+    """Each delivery's effect runs in a threading.Timer of DELAY_NS, on its own thread; the main thread reads."""
+    import time
+    out = threading.Lock()  # the timers' threads and the main thread write whole lines, one at a time
+
+    def fire(delivery):
+        with out:
+            log_line(f"fired {delivery['message']} {time.monotonic_ns()} {time.time_ns()}")
+            effect(delivery, lambda reply, d: ack(d, reply.get("value")))
+            sys.stdout.flush()
+
+    for line in sys.stdin:
+        with out:
+            envelope = json.loads(line)
+            body = envelope["body"]
+            if body["type"] == "deliver":
+                log_line(f"clock {body['message']} {envelope['time_ns']} {time.monotonic_ns()} {time.time_ns()}")
+                threading.Timer(DELAY_NS / 10**9, fire, (body,)).start()
+            else:
+                handle(line.rstrip("\n"))
+            sys.stdout.flush()
+
+
 def main():
     if MODE == "plain-clock":
         main_plain_clock()
+        return
+    if MODE == "plain-thread-clock":
+        main_plain_thread_clock()
         return
     for line in sys.stdin:
         envelope = handle(line.rstrip("\n"))

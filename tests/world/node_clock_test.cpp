@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -103,6 +104,18 @@ void expect_virtual_wait(const std::string& code, std::int64_t timeout, const st
   EXPECT_EQ(clock.next_deadline(), std::nullopt);
 }
 
+// `code` prints "asleep", then waits with a 10 s timeout for something the next line lethe writes brings; that
+// line ends the wait at once (it prints `printed`), and its slot is freed.
+void expect_ended_by_the_next_line(const std::string& code, const std::string& printed) {
+  NodeClock clock(0);
+  ChildProcess node(python(clock, code));
+  ASSERT_EQ(line(node), "asleep");
+  ASSERT_EQ(deadline_once_asleep(node, clock), 10 * kSecond);
+  node.write_line("data");
+  EXPECT_EQ(line(node), printed);
+  EXPECT_TRUE(still_without_deadline(node, clock)) << "the slot outlived the wait";
+}
+
 TEST(NodeClock, ASleepEndsAtItsVirtualDeadlineNotInWallClockTime) {
   expect_virtual_wait("time.sleep(5)\nprint(time.monotonic_ns())", 5 * kSecond,
                       std::to_string(kMonotonicBase + 10 * kSecond));
@@ -116,21 +129,71 @@ TEST(NodeClock, APollEndsAtItsVirtualDeadlineNotInWallClockTime) {
   expect_virtual_wait("print(select.poll().poll(3000))", 3 * kSecond, "[]");
 }
 
-TEST(NodeClock, DataOnThePolledDescriptorEndsTheWaitAtOnceAndFreesTheSlot) {
+TEST(NodeClock, AThreadingEventWaitASemaphoreWaitEndsAtItsVirtualDeadlineNotInWallClockTime) {
+  // CPython's timed lock acquire (Event.wait, Condition.wait, queue.get) is sem_clockwait on CLOCK_MONOTONIC.
+  expect_virtual_wait("import threading\nprint(threading.Event().wait(4))", 4 * kSecond, "False");
+}
+
+TEST(NodeClock, ALockReleasedByAnotherThreadEndsAServedSemaphoreWaitAtOnce) {
+  expect_ended_by_the_next_line("import os, threading\n"
+                                "lock = threading.Lock()\n"
+                                "lock.acquire()\n"
+                                "threading.Thread(target=lambda: (os.read(0, 100), lock.release())).start()\n"
+                                "print('asleep')\n"
+                                "print(lock.acquire(timeout=10))\n"
+                                "os.read(0, 100)\n",
+                                "True");
+}
+
+TEST(NodeClock, WithTimersOffASemaphoreWaitUntilAVirtualInstantLastsItsLengthOfWallClockTime) {
+  // The instant is on the virtual clock (10^6 s after its base): handed to the kernel as it is, it would be days
+  // away on the machine's monotonic clock.
+  NodeClock clock(0);
+  clock.set_timers_virtual(false);
+  ChildProcess node(python(clock, "import threading\nprint(threading.Event().wait(0.2))"));
+  EXPECT_EQ(node.read_line(milliseconds(100)), std::nullopt) << "the wait ended before its length";
+  EXPECT_EQ(line(node), "False");
+  EXPECT_EQ(clock.next_deadline(), std::nullopt);
+}
+
+TEST(NodeClock, AConditionVariablesTimedWaitUntilAVirtualInstantLastsItsLengthOfTheKernelsClock) {
+  // On either clock of the condition variable (CPython's GIL and V8's platform use CLOCK_MONOTONIC ones): the
+  // virtual instant would be days away on the machine's monotonic clock and decades past on its real-time one.
   NodeClock clock(0);
   ChildProcess node(python(clock,
-                           "import os, select\n"
-                           "e = select.epoll()\n"
-                           "e.register(0, select.EPOLLIN)\n"
-                           "print('asleep')\n"
-                           "print(len(e.poll(10.0)))\n"
-                           "os.read(0, 100)\n"
-                           "e.poll()\n"));
-  ASSERT_EQ(line(node), "asleep");
-  ASSERT_EQ(deadline_once_asleep(node, clock), 10 * kSecond);
-  node.write_line("data");
-  EXPECT_EQ(line(node), "1");
-  EXPECT_TRUE(still_without_deadline(node, clock)) << "the slot outlived the wait";
+                           "import ctypes, os, time\n"
+                           "libc = ctypes.CDLL(None)\n"
+                           "class Time(ctypes.Structure):\n"
+                           "    _fields_ = [('s', ctypes.c_long), ('ns', ctypes.c_long)]\n"
+                           "for clock in (time.CLOCK_REALTIME, time.CLOCK_MONOTONIC):\n"
+                           "    attr, cond, mutex = (ctypes.create_string_buffer(64) for _ in range(3))\n"
+                           "    libc.pthread_condattr_init(attr)\n"
+                           "    libc.pthread_condattr_setclock(attr, clock)\n"
+                           "    libc.pthread_cond_init(cond, attr)\n"
+                           "    libc.pthread_mutex_init(mutex, None)\n"
+                           "    libc.pthread_mutex_lock(mutex)\n"
+                           "    at = time.clock_gettime_ns(clock) + 300_000_000\n"
+                           "    print('waiting')\n"
+                           "    until = ctypes.byref(Time(at // 10**9, at % 10**9))\n"
+                           "    print(libc.pthread_cond_timedwait(cond, mutex, until))\n"
+                           "    os.read(0, 100)\n"));
+  for (const char* clock_name : {"CLOCK_REALTIME", "CLOCK_MONOTONIC"}) {
+    ASSERT_EQ(line(node), "waiting") << clock_name;
+    EXPECT_EQ(node.read_line(milliseconds(150)), std::nullopt) << clock_name << ": ended before its length";
+    EXPECT_EQ(line(node), std::to_string(ETIMEDOUT)) << clock_name;
+    node.write_line("next");
+  }
+}
+
+TEST(NodeClock, DataOnThePolledDescriptorEndsTheWaitAtOnceAndFreesTheSlot) {
+  expect_ended_by_the_next_line("import os, select\n"
+                                "e = select.epoll()\n"
+                                "e.register(0, select.EPOLLIN)\n"
+                                "print('asleep')\n"
+                                "print(len(e.poll(10.0)))\n"
+                                "os.read(0, 100)\n"
+                                "e.poll()\n",
+                                "1");
 }
 
 TEST(NodeClock, WithTimersOffASleepEndsInWallClockTime) {
