@@ -7,7 +7,8 @@
  * handler for LETHE_VCLOCK_SIGNAL that only notes, per thread, that lethe woke it.
  *
  * Clock reads (clock_gettime, gettimeofday, time) return the page's time. A timed wait (epoll_wait, epoll_pwait,
- * poll, ppoll, nanosleep, clock_nanosleep, usleep, sleep, sem_timedwait, sem_clockwait) with a timeout > 0, while
+ * epoll_pwait2, poll, ppoll, select, pselect, nanosleep, clock_nanosleep, usleep, sleep, sem_timedwait,
+ * sem_clockwait) with a timeout > 0, while
  * `timers_virtual` is set, takes a slot with its deadline and waits with no timeout for its descriptors (its
  * semaphore) or lethe's signal (timed_wait below); a timeout of 0 or none is the real call unchanged. The node's
  * observable behaviour then depends on lethe's clock only, except for a wait that finds no free slot: that one is
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -319,6 +321,72 @@ EXPORT int ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeou
   }
   struct poll_args args = {fds, count};
   return (int)timed_wait(poll_call, &args, sigmask, timespec_ns(timeout), NULL);
+}
+
+#ifndef SYS_epoll_pwait2
+#define SYS_epoll_pwait2 441
+#endif
+
+static long epoll2_call(void *args, const sigset_t *mask, int64_t timeout_ns) {
+  const struct epoll_args *a = args;
+  struct timespec ts;
+  return syscall(SYS_epoll_pwait2, a->epfd, a->events, a->max, to_timespec(timeout_ns, &ts), mask,
+                 KERNEL_SIGSET_BYTES);
+}
+
+EXPORT int epoll_pwait2(int epfd, struct epoll_event *events, int max, const struct timespec *timeout,
+                        const sigset_t *sigmask) {
+  if (!timeout || !virtual_wait(timespec_ns(timeout))) {
+    REAL(epoll_pwait2);
+    return real_epoll_pwait2(epfd, events, max, timeout, sigmask);
+  }
+  struct epoll_args args = {epfd, events, max};
+  return (int)timed_wait(epoll2_call, &args, sigmask, timespec_ns(timeout), NULL);
+}
+
+/* select and pselect as the kernel's pselect6 (which leaves the sets alone when a signal interrupts it, so a wait
+ * lethe's signal interrupted is made again on the sets as given). */
+struct select_args {
+  int count;
+  fd_set *read, *write, *except;
+};
+static long select_call(void *args, const sigset_t *mask, int64_t timeout_ns) {
+  const struct select_args *a = args;
+  struct timespec ts;
+  const struct {
+    const sigset_t *set;
+    size_t bytes;
+  } given_mask = {mask, KERNEL_SIGSET_BYTES};
+  return syscall(SYS_pselect6, a->count, a->read, a->write, a->except, to_timespec(timeout_ns, &ts), &given_mask);
+}
+
+EXPORT int select(int count, fd_set *restrict read, fd_set *restrict write, fd_set *restrict except,
+                  struct timeval *restrict timeout) {
+  const int64_t ns = timeout && timeout->tv_sec >= 0 && timeout->tv_usec >= 0 && timeout->tv_usec < 1000000
+                         ? (int64_t)timeout->tv_sec * NS_PER_SEC + (int64_t)timeout->tv_usec * 1000
+                         : -1;
+  if (!virtual_wait(ns)) {
+    REAL(select);
+    return real_select(count, read, write, except, timeout);
+  }
+  struct select_args args = {count, read, write, except};
+  int64_t left_ns = 0;
+  const int result = (int)timed_wait(select_call, &args, NULL, ns, &left_ns);
+  /* Linux's select writes the time it did not wait into the timeout (none once it timed out). */
+  left_ns = result != 0 && left_ns > 0 ? left_ns : 0;
+  timeout->tv_sec = (time_t)(left_ns / NS_PER_SEC);
+  timeout->tv_usec = (suseconds_t)(left_ns % NS_PER_SEC / 1000);
+  return result;
+}
+
+EXPORT int pselect(int count, fd_set *restrict read, fd_set *restrict write, fd_set *restrict except,
+                   const struct timespec *restrict timeout, const sigset_t *restrict sigmask) {
+  if (!timeout || timeout->tv_nsec < 0 || timeout->tv_nsec >= NS_PER_SEC || !virtual_wait(timespec_ns(timeout))) {
+    REAL(pselect);
+    return real_pselect(count, read, write, except, timeout, sigmask);
+  }
+  struct select_args args = {count, read, write, except};
+  return (int)timed_wait(select_call, &args, sigmask, timespec_ns(timeout), NULL);
 }
 
 /* A sleep of `ns` (> 0) of virtual time: 0 at its end, or EINTR (not -1) with the time left in `left`. */

@@ -52,8 +52,8 @@ std::string plain_nodes_unreproducible(const std::map<std::string, PlainNodeTurn
     // which of the waits it does not serve this one is, so it names all three.
     const std::string whose = sum.wall_clock_why.empty()
                                   ? "a wait lethe did not serve: one the virtual-clock library does not cover (a "
-                                    "condition variable's timed wait, select, or a system call made without the C "
-                                    "library), one begun before init_ok, or one that found no free slot"
+                                    "condition variable's timed wait, or a system call made without the C library), "
+                                    "one begun before init_ok, or one that found no free slot"
                                   : "the node's clock is the machine's: " + sum.wall_clock_why;
     reasons.push_back(fmt::format("{} of {} turns ended with a wall-clock timer of the node's own pending ({}; {}): "
                                   "the run repeats only if none fires before what it waits for",

@@ -7,8 +7,8 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
                     completion; a completed record is skipped with its memoized value
   random            like effect, but sleeps a random (unseeded) time first: not deterministic
   plain             like effect, without lethe_turns in init_ok (a plain Maelstrom node)
-  plain-timer       like plain, with a thread of its own started at init that waits an hour in select (a
-                    wall-clock timer: select is a wait lethe does not serve in virtual time)
+  plain-timer       like plain, with a thread of its own started at init that sleeps an hour in a bare
+                    nanosleep system call (a wall-clock timer: a wait lethe does not serve in virtual time)
   plain-clock       like plain, but sleeps 50 ms at start-up, then runs each delivery's effect 2 s after it came,
                     by its own clock: its main loop waits in poll() with a timeout (time.monotonic); logs to
                     RAW_NODE_LOG, per delivery, "NODE clock MSG LINE_TIME_NS MONOTONIC_NS REALTIME_NS" when it
@@ -117,6 +117,18 @@ def start_descendants():
     if log:
         with open(log, "a") as out:
             out.write(f"{node_id} child {child}\n{node_id} daemon {daemon_pid}\n")
+
+
+def raw_nanosleep(seconds):
+    """A sleep made as a bare system call, as Go's runtime makes its waits: no C library call the virtual-clock
+    library could serve."""
+    import ctypes
+    number = {"x86_64": 35, "aarch64": 101}[os.uname().machine]
+
+    class Time(ctypes.Structure):
+        _fields_ = [("s", ctypes.c_long), ("ns", ctypes.c_long)]
+
+    ctypes.CDLL(None).syscall(number, ctypes.byref(Time(seconds, 0)), None)
 
 
 def log_line(text):
@@ -352,8 +364,8 @@ def init(envelope):
     if not MODE.startswith("plain"):
         reply["lethe_turns"] = True
     send(envelope["src"], reply)
-    if MODE == "plain-timer":  # select: a wait the virtual-clock library does not serve
-        threading.Thread(target=select.select, args=([], [], [], 3600), daemon=True).start()
+    if MODE == "plain-timer":
+        threading.Thread(target=raw_nanosleep, args=(3600,), daemon=True).start()
     if MODE == "forks":
         start_descendants()
 

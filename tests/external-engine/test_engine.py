@@ -153,7 +153,7 @@ class EndToEnd(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         [why] = json.loads(run.stdout)["not_reproducible"]
         self.assertRegex(why, r"\d+ of \d+ turns ended with a wall-clock timer of the node's own pending "
-                              r"\(thread \d+ in p?select6? with a timeout; a wait lethe did not serve: one the "
+                              r"\(thread \d+ in nanosleep; a wait lethe did not serve: one the "
                               r"virtual-clock library does not cover")
 
     def test_a_plain_node_whose_turns_end_by_silence_is_marked_not_reproducible(self):

@@ -22,6 +22,7 @@ namespace node_clock_test {
 using std::chrono::milliseconds;
 
 constexpr std::int64_t kSecond = 1'000'000'000;
+constexpr std::int64_t kMillisecond = 1'000'000;
 constexpr std::int64_t kMonotonicBase = 1'000'000 * kSecond;  // node_clock.cpp's bases
 constexpr std::int64_t kRealtimeBase = 946'684'800 * kSecond;
 constexpr milliseconds kPrompt{3000};  // a line the node writes at once arrives well within it
@@ -127,6 +128,34 @@ TEST(NodeClock, AnEpollWaitEndsAtItsVirtualDeadlineNotInWallClockTime) {
 
 TEST(NodeClock, APollEndsAtItsVirtualDeadlineNotInWallClockTime) {
   expect_virtual_wait("print(select.poll().poll(3000))", 3 * kSecond, "[]");
+}
+
+TEST(NodeClock, ASelectEndsAtItsVirtualDeadlineNotInWallClockTime) {
+  expect_virtual_wait("print(select.select([], [], [], 2.5))", 2500 * kMillisecond, "([], [], [])");
+}
+
+TEST(NodeClock, APselectAndAnEpollPwait2EndAtTheirVirtualDeadlinesNotInWallClockTime) {
+  const std::string call_with_a_timespec =
+      "import ctypes\n"
+      "libc = ctypes.CDLL(None, use_errno=True)\n"
+      "class Time(ctypes.Structure):\n"
+      "    _fields_ = [('s', ctypes.c_long), ('ns', ctypes.c_long)]\n"
+      "timeout = ctypes.byref(Time(1, 500_000_000))\n";
+  expect_virtual_wait(call_with_a_timespec + "print(libc.pselect(0, None, None, None, timeout, None))",
+                      1500 * kMillisecond, "0");
+  expect_virtual_wait(call_with_a_timespec +
+                          "events, polled = ctypes.create_string_buffer(12), select.epoll()\n"
+                          "print(libc.epoll_pwait2(polled.fileno(), events, 1, timeout, None))",
+                      1500 * kMillisecond, "0");
+}
+
+TEST(NodeClock, DataOnASelectedDescriptorEndsTheWaitAtOnceAndFreesTheSlot) {
+  expect_ended_by_the_next_line("import os, select\n"
+                                "print('asleep')\n"
+                                "print(select.select([0], [], [], 10.0)[0])\n"
+                                "os.read(0, 100)\n"
+                                "os.read(0, 100)\n",
+                                "[0]");
 }
 
 TEST(NodeClock, AThreadingEventWaitASemaphoreWaitEndsAtItsVirtualDeadlineNotInWallClockTime) {
