@@ -174,6 +174,31 @@ TEST(NodeClock, ALockReleasedByAnotherThreadEndsAServedSemaphoreWaitAtOnce) {
                                 "True");
 }
 
+TEST(NodeClock, ThreadsPassingManyItemsThroughServedSemaphoreWaitsLoseNoneAndNeverHang) {
+  // Eight threads take 40,000 items from a queue with a timeout that never comes (Condition.wait: a semaphore
+  // each), while four put them: every post must reach a waiter, with the waiters' count glibc keeps in the
+  // semaphore right through lethe's waits.
+  NodeClock clock(0);
+  ChildProcess node(python(clock,
+                           "import queue, threading\n"
+                           "items, taken = queue.Queue(maxsize=2), []\n"
+                           "def take():\n"
+                           "    while (item := items.get(timeout=3600)) is not None:\n"
+                           "        taken.append(item)\n"
+                           "def put(start):\n"
+                           "    for i in range(start, 40_000, 4):\n"
+                           "        items.put(i, timeout=3600)\n"
+                           "takers = [threading.Thread(target=take) for _ in range(8)]\n"
+                           "putters = [threading.Thread(target=put, args=(k,)) for k in range(4)]\n"
+                           "for t in takers + putters: t.start()\n"
+                           "for t in putters: t.join(timeout=3600)\n"
+                           "for _ in takers: items.put(None)\n"
+                           "for t in takers: t.join(timeout=3600)\n"
+                           "print(len(taken), sorted(taken) == list(range(40_000)))\n"));
+  EXPECT_EQ(line(node, milliseconds(60'000)), "40000 True");
+  EXPECT_EQ(clock.slots_missed(), 0U);
+}
+
 TEST(NodeClock, WithTimersOffASemaphoreWaitUntilAVirtualInstantLastsItsLengthOfWallClockTime) {
   // The instant is on the virtual clock (10^6 s after its base): handed to the kernel as it is, it would be days
   // away on the machine's monotonic clock.
