@@ -8,11 +8,10 @@
  *
  * Clock reads (clock_gettime, gettimeofday, time) return the page's time. A timed wait (epoll_wait, epoll_pwait,
  * epoll_pwait2, poll, ppoll, select, pselect, nanosleep, clock_nanosleep, usleep, sleep, sem_timedwait,
- * sem_clockwait) with a timeout > 0, while
- * `timers_virtual` is set, takes a slot with its deadline and waits with no timeout for its descriptors (its
- * semaphore) or lethe's signal (timed_wait below); a timeout of 0 or none is the real call unchanged. The node's
- * observable behaviour then depends on lethe's clock only, except for a wait that finds no free slot: that one is
- * made in wall-clock time and counted.
+ * sem_clockwait) with a timeout > 0, while `timers_virtual` is set, takes a slot with its deadline and waits with
+ * no timeout for its descriptors (its semaphore) or lethe's signal (timed_wait below); a timeout of 0 or none is
+ * the real call unchanged. The node's observable behaviour then depends on lethe's clock only, except for a wait
+ * that finds no free slot: that one is made in wall-clock time and counted.
  *
  * A wait until an absolute time the node read from the virtual clock is never handed to the kernel as it is (the
  * kernel's clock is another): a condition variable's timed wait (pthread_cond_timedwait, pthread_cond_clockwait),
@@ -526,6 +525,10 @@ static long sem_wait_or_wake(sem_t *sem, const sigset_t *mask) {
       errno = EINTR;
       return -1;
     }
+    if (result < 0 && error != EAGAIN) { /* not a wait this call can make (EFAULT, ENOMEM): no spinning on it */
+      errno = error;
+      return -1;
+    }
     /* A post woke it, or the value or the wake word had moved: look again. */
   }
 }
@@ -588,8 +591,8 @@ EXPORT int sem_timedwait(sem_t *sem, const struct timespec *at) {
 }
 
 /* The clock an absolute time of a condition variable is on (its attribute, which glibc keeps inside), told by the
- * time itself: the virtual clocks read 10^6 s and 9.5 * 10^8 s after their bases' start, so a time nearer the
- * real-time one is on CLOCK_REALTIME (a timeout of more than 15 years would be misread). */
+ * time itself: the monotonic clocks read 10^6 s plus virtual time, the real-time ones 946,684,800 s plus it, so a
+ * time below halfway between is on CLOCK_MONOTONIC (a monotonic timeout of more than 15 years would be misread). */
 static clockid_t cond_clock(const struct timespec *at) {
   const int64_t monotonic = load64(&page->monotonic_base_ns);
   const int64_t realtime = load64(&page->realtime_base_ns);
