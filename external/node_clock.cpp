@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <elf.h>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -156,10 +157,56 @@ std::optional<std::string> find_vclock_library(std::string& searched) {
     if (!searched.empty()) searched += ", ";
     searched += candidate.string();
     std::error_code error;
-    if (fs::is_regular_file(candidate, error)) return candidate.lexically_normal().string();
+    if (!fs::is_regular_file(candidate, error)) continue;
+    const std::string path = candidate.lexically_normal().string();
+    if (path.find_first_of(" :") == std::string::npos) return path;
+    searched += " (there, but LD_PRELOAD cannot hold a path with a space or a colon: name a copy elsewhere with "
+                "LETHE_VCLOCK_LIBRARY)";
   }
   if (candidates.empty()) searched = "/proc/self/exe unreadable";
   return std::nullopt;
+}
+
+namespace {
+
+// Reads exactly `bytes` at `offset` of `fd`; false when the file is shorter or unreadable.
+bool read_at(int fd, void* into, std::size_t bytes, off_t offset) {
+  return ::pread(fd, into, bytes, offset) == static_cast<ssize_t>(bytes);
+}
+
+// Whether the 64-bit ELF program open on `fd`, whose header is `header`, names a dynamic loader (PT_INTERP).
+bool names_a_loader(int fd, const Elf64_Ehdr& header) {
+  for (unsigned i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr segment{};
+    const auto offset = static_cast<off_t>(header.e_phoff + std::uint64_t{i} * header.e_phentsize);
+    if (!read_at(fd, &segment, sizeof segment, offset)) return false;
+    if (segment.p_type == PT_INTERP) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string why_not_preloaded(const std::string& program) {
+  const int fd = ::open(program.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return fmt::format("lethe could not read its program to tell why ({}: {})", program, std::strerror(errno));
+  }
+  Elf64_Ehdr header{};
+  const bool elf = read_at(fd, header.e_ident, EI_NIDENT, 0) && std::memcmp(header.e_ident, ELFMAG, SELFMAG) == 0;
+  std::string why;
+  if (elf && header.e_ident[EI_CLASS] == ELFCLASS32) {
+    why = "its program is 32-bit, and the library 64-bit";
+  } else if (!elf || header.e_ident[EI_CLASS] != ELFCLASS64 || !read_at(fd, &header, sizeof header, 0)) {
+    why = "its program is not an ELF file lethe can read, so lethe cannot tell why";
+  } else if (!names_a_loader(fd, header)) {
+    why = "its program is a static binary, which has no dynamic loader to preload a library (such as Go's)";
+  } else {
+    why = "its program is dynamically linked, yet its loader did not preload the library: its environment lost "
+          "LD_PRELOAD, or it runs set-user-ID (lethe cannot tell which)";
+  }
+  ::close(fd);
+  return why;
 }
 
 }  // namespace lethe::external

@@ -48,7 +48,14 @@ class NodeClock {
 
 // The preloaded library's path: $LETHE_VCLOCK_LIBRARY when set, else liblethe-vclock.so beside the running
 // executable, one or two folders above it (a build tree), or in the installed library folder relative to it.
-// nullopt, with `searched` listing the places looked at, when none exists.
+// nullopt, with `searched` listing the places looked at, when none exists or none can be preloaded (a path with a
+// space or a colon: LD_PRELOAD splits on them; `searched` says so for such a file).
 std::optional<std::string> find_vclock_library(std::string& searched);
+
+// Why the library did not load in a node whose program is `program` (an executable's path; /proc/PID/exe for a
+// running process), as the program's ELF headers tell it: not a program lethe can read, a static binary (no
+// dynamic loader: Go's), one of another class (32-bit), or a dynamically linked one whose loader did not preload
+// it (its environment lost LD_PRELOAD, or it runs set-user-ID: lethe cannot tell which). Reads the file only.
+std::string why_not_preloaded(const std::string& program);
 
 }  // namespace lethe::external

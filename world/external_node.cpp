@@ -634,10 +634,12 @@ void ExternalSession::answer_init(const Json& body, const std::string& line) {
   if (environment_.config.external.clock == NodeClockKind::Wall) {
     note_wall_clock("external.clock = \"wall\"");
   } else if (!clock_) {
-    note_wall_clock(fmt::format("the virtual-clock library liblethe-vclock.so was not found ({})", shared_.vclock_searched));
+    note_wall_clock(fmt::format("the virtual-clock library liblethe-vclock.so was not found or cannot be preloaded "
+                                "({})",
+                                shared_.vclock_searched));
   } else if (!clock_->loaded()) {
-    note_wall_clock("the virtual-clock library was not loaded: the program ignores LD_PRELOAD (a static binary, such "
-                    "as Go's)");
+    note_wall_clock("the virtual-clock library was not loaded: " +
+                    external::why_not_preloaded(fmt::format("/proc/{}/exe", process_->node_pid())));
   }
 }
 

@@ -72,6 +72,15 @@ def command(mode):
     return f"external.command=python3,raw_node.py,{mode}"
 
 
+def the_one_mark(test, run):
+    """The one not_reproducible reason of a run that lost nothing (the test fails otherwise)."""
+    test.assertEqual(run.returncode, 0, run.stderr)
+    result = json.loads(run.stdout)
+    test.assertEqual(result["lost_messages"], 0)
+    [why] = result["not_reproducible"]
+    return why
+
+
 class EndToEnd(unittest.TestCase):
     def test_a_node_runs_end_to_end_and_the_same_seed_gives_the_same_trace(self):
         first = lethe("run", EFFECT, "--seed", 2, "--json")
@@ -159,11 +168,7 @@ class EndToEnd(unittest.TestCase):
     def test_a_plain_node_whose_turns_end_by_silence_is_marked_not_reproducible(self):
         run = lethe("run", EFFECT, "--json", "--set", command("plain"), "--set", "faults.crash_every=1h",
                     "--set", "external.plain_turn_end=silence")
-        self.assertEqual(run.returncode, 0, run.stderr)
-        result = json.loads(run.stdout)
-        self.assertEqual(result["lost_messages"], 0)
-        [why] = result["not_reproducible"]
-        self.assertRegex(why, r"no lethe_turns.*: (\d+) of \1 turns ended after external.quiet_period of silence "
+        self.assertRegex(the_one_mark(self, run), r"no lethe_turns.*: (\d+) of \1 turns ended after external.quiet_period of silence "
                               r"\(external.plain_turn_end = \"silence\"\)")
 
 
@@ -231,7 +236,19 @@ class VirtualClock(unittest.TestCase):
         [why] = json.loads(run.stdout)["not_reproducible"]
         self.assertRegex(why, r"turns ended with a wall-clock timer of the node's own pending \(thread \d+ in poll "
                               r"with a \d+ ms timeout; the node's clock is the machine's: the virtual-clock library "
-                              r"liblethe-vclock.so was not found \(.*/nonexistent/liblethe-vclock.so")
+                              r"liblethe-vclock.so was not found or cannot be preloaded \(.*/nonexistent/liblethe-vclock.so")
+
+    @unittest.skipUnless(syscalls_readable(), "this machine hides /proc/PID/syscall: lethe then says timers are unread")
+    def test_a_static_plain_nodes_timers_are_the_machines_and_the_run_names_its_static_program(self):
+        # effect_node.c's plain mode waits in poll() with an hour's timeout; built static, nothing preloads into it.
+        with tempfile.TemporaryDirectory() as scratch:
+            binary = Path(scratch) / "effect_node"
+            subprocess.run(["cc", "-O2", "-static", "-o", str(binary), str(HERE / "effect_node.c")], check=True)
+            run = lethe("run", EFFECT, "--json", "--seed", 1, "--set", f"external.command={binary},plain",
+                        "--set", "faults.crash_every=1h")
+        self.assertRegex(the_one_mark(self, run), r"(\d+) of \1 turns ended with a wall-clock timer of the node's own pending \(thread \d+ "
+                              r"in poll with a 3600000 ms timeout; the node's clock is the machine's: the "
+                              r"virtual-clock library was not loaded: its program is a static binary")
 
     @unittest.skipUnless(syscalls_readable(), "this machine hides /proc/PID/syscall: lethe then says timers are unread")
     def test_with_external_clock_wall_a_plain_nodes_timers_are_the_machines_and_the_run_says_so(self):

@@ -2,11 +2,14 @@
 // vclock/lethe_vclock.c), on real processes: CPython with the library built beside lethe.
 #include "external/node_clock.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +23,7 @@ namespace lethe::external {
 namespace node_clock_test {
 
 using std::chrono::milliseconds;
+using ::testing::HasSubstr;
 
 constexpr std::int64_t kSecond = 1'000'000'000;
 constexpr std::int64_t kMillisecond = 1'000'000;
@@ -288,6 +292,37 @@ TEST(NodeClock, TheSlotOfAProcessKilledWhileItWaitedIsFreedAtItsDeadlineAndDoesN
   clock.set_now(5 * kSecond);
   EXPECT_EQ(clock.wake_due(), 0);
   EXPECT_EQ(clock.next_deadline(), std::nullopt) << "a dead thread's deadline would come back as a timer for ever";
+}
+
+TEST(NodeClock, WhyALibraryWasNotPreloadedIsReadFromTheProgramsElfHeaders) {
+  EXPECT_THAT(why_not_preloaded("/sbin/ldconfig"), HasSubstr("a static binary"));  // static-pie on Debian
+  EXPECT_THAT(why_not_preloaded("/usr/bin/python3"), HasSubstr("dynamically linked, yet its loader did not"));
+  const std::filesystem::path folder = std::filesystem::temp_directory_path() / "lethe-node-clock-test";
+  std::filesystem::create_directories(folder);
+  const auto write = [&folder](const std::string& name, const std::string& bytes) {
+    std::ofstream(folder / name, std::ios::binary) << bytes;
+    return (folder / name).string();
+  };
+  EXPECT_THAT(why_not_preloaded(write("script", "#!/bin/sh\nexec sleep 1\n")), HasSubstr("not an ELF file"));
+  std::string elf32(52, '\0');
+  elf32.replace(0, 5, "\x7f" "ELF\x01");  // ELFCLASS32
+  EXPECT_THAT(why_not_preloaded(write("elf32", elf32)), HasSubstr("32-bit"));
+  EXPECT_THAT(why_not_preloaded((folder / "absent").string()), HasSubstr("could not read its program"));
+  std::filesystem::remove_all(folder);
+}
+
+TEST(NodeClock, ALibraryWhosePathHoldsASpaceIsNotOfferedToLdPreloadAndTheSearchSaysWhy) {
+  const std::filesystem::path folder = std::filesystem::temp_directory_path() / "lethe node clock test";
+  std::filesystem::create_directories(folder);
+  const std::filesystem::path copy = folder / "liblethe-vclock.so";
+  std::filesystem::copy_file(library(), copy, std::filesystem::copy_options::overwrite_existing);
+  ::setenv("LETHE_VCLOCK_LIBRARY", copy.c_str(), 1);
+  std::string searched;
+  const std::optional<std::string> found = find_vclock_library(searched);
+  ::unsetenv("LETHE_VCLOCK_LIBRARY");
+  std::filesystem::remove_all(folder);
+  EXPECT_EQ(found, std::nullopt);
+  EXPECT_THAT(searched, HasSubstr("LD_PRELOAD cannot hold a path with a space or a colon"));
 }
 
 TEST(NodeClock, ANodeWithoutTheLibraryLeavesLoadedFalse) {
