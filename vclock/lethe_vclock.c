@@ -313,8 +313,18 @@ EXPORT int poll(struct pollfd *fds, nfds_t count, int timeout_ms) {
 
 static int64_t timespec_ns(const struct timespec *ts) { return (int64_t)ts->tv_sec * NS_PER_SEC + ts->tv_nsec; }
 
+/* A timespec the kernel would take, in nanoseconds; -1 for none or a malformed one (the real call says EINVAL). */
+static int64_t valid_ns(const struct timespec *ts) {
+  return ts && ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < NS_PER_SEC ? timespec_ns(ts) : -1;
+}
+
+/* The virtual `clock` now, when `at` is a well-formed instant to wait for and the page is mapped; else -1. */
+static int64_t valid_time(const struct timespec *at, clockid_t clock) {
+  return page && valid_ns(at) >= 0 ? virtual_time(clock) : -1;
+}
+
 EXPORT int ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout, const sigset_t *sigmask) {
-  if (!timeout || !virtual_wait(timespec_ns(timeout))) {
+  if (!virtual_wait(valid_ns(timeout))) {
     REAL(ppoll);
     return real_ppoll(fds, count, timeout, sigmask);
   }
@@ -335,7 +345,7 @@ static long epoll2_call(void *args, const sigset_t *mask, int64_t timeout_ns) {
 
 EXPORT int epoll_pwait2(int epfd, struct epoll_event *events, int max, const struct timespec *timeout,
                         const sigset_t *sigmask) {
-  if (!timeout || !virtual_wait(timespec_ns(timeout))) {
+  if (!virtual_wait(valid_ns(timeout))) {
     REAL(epoll_pwait2);
     return real_epoll_pwait2(epfd, events, max, timeout, sigmask);
   }
@@ -380,7 +390,7 @@ EXPORT int select(int count, fd_set *restrict read, fd_set *restrict write, fd_s
 
 EXPORT int pselect(int count, fd_set *restrict read, fd_set *restrict write, fd_set *restrict except,
                    const struct timespec *restrict timeout, const sigset_t *restrict sigmask) {
-  if (!timeout || timeout->tv_nsec < 0 || timeout->tv_nsec >= NS_PER_SEC || !virtual_wait(timespec_ns(timeout))) {
+  if (!virtual_wait(valid_ns(timeout))) {
     REAL(pselect);
     return real_pselect(count, read, write, except, timeout, sigmask);
   }
@@ -398,7 +408,7 @@ static int virtual_sleep(int64_t ns, struct timespec *left) {
 }
 
 EXPORT int nanosleep(const struct timespec *request, struct timespec *remaining) {
-  if (!request || request->tv_nsec < 0 || request->tv_nsec >= NS_PER_SEC || !virtual_wait(timespec_ns(request))) {
+  if (!virtual_wait(valid_ns(request))) {
     REAL(nanosleep);
     return real_nanosleep(request, remaining);
   }
@@ -409,8 +419,8 @@ EXPORT int nanosleep(const struct timespec *request, struct timespec *remaining)
 }
 
 EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec *request, struct timespec *remaining) {
-  const int64_t start = page && request ? virtual_time(clock) : -1;
-  if (start < 0 || request->tv_nsec < 0 || request->tv_nsec >= NS_PER_SEC) {
+  const int64_t start = valid_time(request, clock);
+  if (start < 0) {
     REAL(clock_nanosleep);
     return real_clock_nanosleep(clock, flags, request, remaining);
   }
@@ -536,7 +546,8 @@ static long sem_wait_or_wake(sem_t *sem, const sigset_t *mask) {
 struct sem_args {
   sem_t *sem;
 };
-/* A semaphore wait as a wait_call: a try (0), the kernel's wait for `timeout_ns`, or sem_wait_or_wake (none). */
+/* A semaphore wait as a wait_call: a try (0), the kernel's wait for `timeout_ns`, or sem_wait_or_wake (none).
+ * `mask` NULL (not from timed_wait): the thread's own mask, left as it is. */
 static long sem_call(void *args, const sigset_t *mask, int64_t timeout_ns) {
   sem_t *sem = ((struct sem_args *)args)->sem;
   if (timeout_ns == 0) {
@@ -548,10 +559,10 @@ static long sem_call(void *args, const sigset_t *mask, int64_t timeout_ns) {
   struct timespec at;
   sigset_t saved;
   REAL(sem_clockwait);
-  pthread_sigmask(SIG_SETMASK, mask, &saved);
+  if (mask) pthread_sigmask(SIG_SETMASK, mask, &saved);
   const int result = real_sem_clockwait(sem, CLOCK_MONOTONIC, kernel_deadline(CLOCK_MONOTONIC, timeout_ns, &at));
   const int error = errno;
-  pthread_sigmask(SIG_SETMASK, &saved, NULL);
+  if (mask) pthread_sigmask(SIG_SETMASK, &saved, NULL);
   errno = error;
   return result;
 }
@@ -561,15 +572,9 @@ static long sem_call(void *args, const sigset_t *mask, int64_t timeout_ns) {
 static int virtual_sem_wait(sem_t *sem, int64_t start, const struct timespec *at) {
   const int64_t ns = timespec_ns(at) - start;
   struct sem_args args = {sem};
-  sigset_t current;
-  pthread_sigmask(SIG_SETMASK, NULL, &current);
-  if (ns <= 0) return (int)sem_call(&args, &current, 0);
-  if (!serves_semaphores || !virtual_wait(ns) || !futex_waitv_works()) return (int)sem_call(&args, &current, ns);
+  if (ns <= 0) return (int)sem_call(&args, NULL, 0);
+  if (!serves_semaphores || !virtual_wait(ns) || !futex_waitv_works()) return (int)sem_call(&args, NULL, ns);
   return (int)timed_wait(sem_call, &args, NULL, ns, NULL);
-}
-
-static int64_t valid_time(const struct timespec *at, clockid_t clock) {
-  return page && at && at->tv_nsec >= 0 && at->tv_nsec < NS_PER_SEC ? virtual_time(clock) : -1;
 }
 
 EXPORT int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *at) {

@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <signal.h>
 
 #include <cerrno>
@@ -17,6 +18,7 @@
 
 #include "external/child_process.hpp"
 #include "external/stillness.hpp"
+#include "tests/runner/support.hpp"
 #include "vclock/vclock_abi.h"
 
 namespace lethe::external {
@@ -151,6 +153,25 @@ TEST(NodeClock, APselectAndAnEpollPwait2EndAtTheirVirtualDeadlinesNotInWallClock
                           "events, polled = ctypes.create_string_buffer(12), select.epoll()\n"
                           "print(libc.epoll_pwait2(polled.fileno(), events, 1, timeout, None))",
                       1500 * kMillisecond, "0");
+}
+
+TEST(NodeClock, AMalformedTimeoutIsRefusedAsTheRealCallRefusesItNotServed) {
+  // 2 * 10^9 ns in tv_nsec: the kernel's EINVAL, at once, for every wait that takes a timespec.
+  NodeClock clock(0);
+  ChildProcess node(python(clock,
+                           "import ctypes, select\n"
+                           "libc = ctypes.CDLL(None, use_errno=True)\n"
+                           "class Time(ctypes.Structure):\n"
+                           "    _fields_ = [('s', ctypes.c_long), ('ns', ctypes.c_long)]\n"
+                           "bad, polled = ctypes.byref(Time(1, 2_000_000_000)), select.epoll()\n"
+                           "events = ctypes.create_string_buffer(12)\n"
+                           "calls = [lambda: libc.ppoll(None, 0, bad, None),\n"
+                           "         lambda: libc.pselect(0, None, None, None, bad, None),\n"
+                           "         lambda: libc.epoll_pwait2(polled.fileno(), events, 1, bad, None),\n"
+                           "         lambda: libc.nanosleep(bad, None)]\n"
+                           "print(*[(call(), ctypes.get_errno())[1] for call in calls])\n"));
+  EXPECT_EQ(line(node), fmt::format("{0} {0} {0} {0}", EINVAL));
+  EXPECT_EQ(clock.next_deadline(), std::nullopt);
 }
 
 TEST(NodeClock, DataOnASelectedDescriptorEndsTheWaitAtOnceAndFreesTheSlot) {
@@ -297,8 +318,7 @@ TEST(NodeClock, TheSlotOfAProcessKilledWhileItWaitedIsFreedAtItsDeadlineAndDoesN
 TEST(NodeClock, WhyALibraryWasNotPreloadedIsReadFromTheProgramsElfHeaders) {
   EXPECT_THAT(why_not_preloaded("/sbin/ldconfig"), HasSubstr("a static binary"));  // static-pie on Debian
   EXPECT_THAT(why_not_preloaded("/usr/bin/python3"), HasSubstr("dynamically linked, yet its loader did not"));
-  const std::filesystem::path folder = std::filesystem::temp_directory_path() / "lethe-node-clock-test";
-  std::filesystem::create_directories(folder);
+  const std::filesystem::path folder = test_support::temp_dir("node-clock", "elf");
   const auto write = [&folder](const std::string& name, const std::string& bytes) {
     std::ofstream(folder / name, std::ios::binary) << bytes;
     return (folder / name).string();
@@ -312,8 +332,7 @@ TEST(NodeClock, WhyALibraryWasNotPreloadedIsReadFromTheProgramsElfHeaders) {
 }
 
 TEST(NodeClock, ALibraryWhosePathHoldsASpaceIsNotOfferedToLdPreloadAndTheSearchSaysWhy) {
-  const std::filesystem::path folder = std::filesystem::temp_directory_path() / "lethe node clock test";
-  std::filesystem::create_directories(folder);
+  const std::filesystem::path folder = test_support::temp_dir("node-clock", "a space");
   const std::filesystem::path copy = folder / "liblethe-vclock.so";
   std::filesystem::copy_file(library(), copy, std::filesystem::copy_options::overwrite_existing);
   ::setenv("LETHE_VCLOCK_LIBRARY", copy.c_str(), 1);
