@@ -49,12 +49,15 @@ std::string plain_nodes_unreproducible(const std::map<std::string, PlainNodeTurn
   }
   if (sum.with_timer > 0) {
     // Why the timer was the machine's: the node's whole clock was (wall_clock_why), or else lethe cannot tell
-    // which of the waits it does not serve this one is, so it names all three.
-    const std::string whose = sum.wall_clock_why.empty()
-                                  ? "a wait lethe did not serve: one the virtual-clock library does not cover (a "
-                                    "condition variable's timed wait, or a system call made without the C library), "
-                                    "one begun before init_ok, or one that found no free slot"
-                                  : "the node's clock is the machine's: " + sum.wall_clock_why;
+    // which of the waits it does not serve this one is, so it names each that can be (a wait without a free slot
+    // only when one was counted).
+    const std::string unserved = fmt::format(
+        "a wait lethe did not serve: one the virtual-clock library does not cover (a condition variable's timed "
+        "wait, or a system call made without the C library){}",
+        sum.slots_missed > 0 ? ", one begun before init_ok, or one that found no free slot"
+                             : " or one begun before init_ok");
+    const std::string whose =
+        sum.wall_clock_why.empty() ? unserved : "the node's clock is the machine's: " + sum.wall_clock_why;
     reasons.push_back(fmt::format("{} of {} turns ended with a wall-clock timer of the node's own pending ({}; {}): "
                                   "the run repeats only if none fires before what it waits for",
                                   sum.with_timer, sum.turns, sum.first_timer, whose));
