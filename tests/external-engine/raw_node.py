@@ -13,8 +13,6 @@ Usage: raw_node.py MODE. With RAW_NODE_LOG set, every init is logged there ("NOD
                     by its own clock: its main loop waits in poll() with a timeout (time.monotonic); logs to
                     RAW_NODE_LOG, per delivery, "NODE clock MSG LINE_TIME_NS MONOTONIC_NS REALTIME_NS" when it
                     came and "NODE fired MSG MONOTONIC_NS REALTIME_NS" when its effect was asked for
-  plain-crowd       like plain, but its first delivery starts 70 threads that each wait an hour on an Event: more
-                    timed waits than the virtual-clock library has slots (64)
   plain-thread-clock
                     like plain-clock, but each delivery's effect is run by a threading.Timer of 2 s (a thread
                     waiting in a semaphore with a timeout); logs as plain-clock does
@@ -221,9 +219,6 @@ def on_deliver(delivery, now):
     if MODE == "services" and first:
         service_step(0, delivery)
         return
-    if MODE == "plain-crowd" and first:
-        for _ in range(70):
-            threading.Thread(target=threading.Event().wait, args=(3600,), daemon=True).start()
     if MODE == "ping":
         def then(reply, d):
             ack(d, reply.get("value"))

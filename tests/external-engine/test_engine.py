@@ -171,15 +171,6 @@ class EndToEnd(unittest.TestCase):
                               r"virtual-clock library does not cover .* or one begun before init_ok\)")
         self.assertNotIn("no free slot", why)  # none was counted: not a cause
 
-    @unittest.skipUnless(syscalls_readable(), "this machine hides /proc/PID/syscall: lethe then says timers are unread")
-    def test_a_plain_node_with_more_timed_waits_than_slots_is_marked_with_the_count_and_that_cause(self):
-        run = lethe("run", EFFECT, "--json", "--set", command("plain-crowd"), "--set", "faults.crash_every=1h")
-        why = the_one_mark(self, run)
-        # Each node's 70 waits find 64 slots: 6 wait on the machine's clock, and one of them is the timer named.
-        self.assertRegex(why, r"\(thread \d+ in a futex wait with a timeout; a wait lethe did not serve: .*, one "
-                              r"begun before init_ok, or one that found no free slot\)")
-        self.assertIn("12 timed waits of a node's threads ran on the machine's clock", why)
-
     def test_a_plain_node_whose_turns_end_by_silence_is_marked_not_reproducible(self):
         run = lethe("run", EFFECT, "--json", "--set", command("plain"), "--set", "faults.crash_every=1h",
                     "--set", "external.plain_turn_end=silence")
